@@ -1,0 +1,36 @@
+// The three error classes and the documented exit codes; `main` reports each error once.
+
+/** Exit codes of the `tunebench` command. */
+export const EXIT = {
+  ok: 0,
+  /** The harness itself failed: a bug, a broken install, an unwritable directory. */
+  harness: 1,
+  /** Invalid input: a malformed experiment file, an unknown option, a missing file. */
+  invalid: 2,
+} as const;
+
+/** Invalid input from the user: an experiment file, a flag or a path. Exit code 2. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly issues: readonly { path: string; message: string }[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A trial could not be started or observed (not a failed workload: that is data). Exit code 1. */
+export class TrialError extends Error {
+  override readonly name = 'TrialError';
+}
+
+/** The run directory or journal could not be read or written. Exit code 1. */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+export function exitCodeFor(error: unknown): number {
+  return error instanceof ConfigError ? EXIT.invalid : EXIT.harness;
+}

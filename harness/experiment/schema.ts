@@ -1,0 +1,136 @@
+// The experiment file's schema: the one source of truth for validation, types and the exported JSON Schema.
+import { ARENA_POLICIES, EXECUTION_PROVIDERS } from '../workloads/onnx/spec.js';
+import { MODEL_KINDS } from '../workloads/onnx/models/index.js';
+import { optional, required, s, type Infer } from './schema-kit.js';
+import { DURATION_PATTERN, parseDuration, parseSize, SIZE_PATTERN } from './units.js';
+
+const size = (description: string) =>
+  s.unit('a size such as "2GiB", "800MB" or a number of bytes', SIZE_PATTERN, parseSize, description);
+const duration = (description: string) =>
+  s.unit('a duration such as "90s", "2m", "50ms" or a number of seconds', DURATION_PATTERN, parseDuration, description);
+const positiveInt = (description?: string) => s.number({ integer: true, min: 1, ...(description ? { description } : {}) });
+const nonNegativeInt = (description?: string) => s.number({ integer: true, min: 0, ...(description ? { description } : {}) });
+const fraction = (description: string) => s.number({ min: 0, max: 0.95, description });
+
+/** A parameter value: numbers, strings and booleans, as in PyTorch's and ONNX Runtime's own names. */
+const paramValue = s.either(s.either(s.number(), s.string()), s.boolean());
+
+const generatedModel = s.object(
+  {
+    generate: required(s.literal(MODEL_KINDS, 'which generated model to build')),
+    seed: optional(nonNegativeInt('seed for the weights'), 1),
+    input: optional(positiveInt('mlp: input features')),
+    hidden: optional(positiveInt('mlp: hidden width')),
+    layers: optional(positiveInt('mlp: hidden layers')),
+    output: optional(positiveInt('mlp: output features')),
+    channels: optional(positiveInt('conv: input channels')),
+    size: optional(positiveInt('conv: input height and width')),
+    width: optional(positiveInt('conv: channels of the first block')),
+    blocks: optional(positiveInt('conv: conv blocks')),
+    classes: optional(positiveInt('conv: output classes')),
+    seq: optional(positiveInt('transformer: sequence length')),
+    dim: optional(positiveInt('transformer: model width')),
+    heads: optional(positiveInt('transformer: attention heads')),
+    ffn: optional(positiveInt('transformer: feed-forward width')),
+  },
+  'A model that tunebench generates itself (deterministic, cached by its parameters).',
+);
+
+const dim = s.either(positiveInt(), s.string({ pattern: /^[A-Za-z_][A-Za-z0-9_]*$/, hint: 'a symbolic dimension name such as "batch"' }));
+const fileModel = s.object(
+  {
+    path: required(s.string({ description: 'path to an .onnx file, relative to the experiment file' })),
+    inputs: required(s.record(s.array(dim, { minItems: 1 }), 'input name to shape; a symbolic dimension is the batch size')),
+  },
+  'Your own ONNX model; give each float32 input its shape with a symbolic batch dimension.',
+);
+
+const onnxParams = s.object({
+  batch_size: optional(positiveInt('samples per step')),
+  intra_op_threads: optional(nonNegativeInt('ONNX Runtime intra-op threads; 0 lets ONNX Runtime choose')),
+  inter_op_threads: optional(nonNegativeInt('ONNX Runtime inter-op threads; 0 lets ONNX Runtime choose')),
+  arena: optional(s.literal(ARENA_POLICIES, 'CPU memory arena: keep, shrink after every run, or off')),
+  execution_provider: optional(s.literal(EXECUTION_PROVIDERS, 'ONNX Runtime execution provider')),
+});
+
+const onnxWorkload = s.object(
+  {
+    kind: required(s.literal(['onnx'] as const)),
+    model: required(s.either(generatedModel, fileModel)),
+    params: optional(onnxParams, {}),
+  },
+  'ONNX Runtime in a fresh Node.js child per trial (the embedded default; no Python, no GPU needed).',
+);
+
+const limits = s.object({
+  memory: optional(size('hard memory cap for each trial')),
+  mechanism: optional(s.literal(['auto', 'prlimit', 'cgroup', 'none'] as const, 'how the cap is enforced; auto picks cgroup v2 where writable, else prlimit'), 'auto'),
+  timeout: optional(duration('wall-clock limit for one trial; the whole process tree is killed after it'), 300),
+});
+
+const measure = s.object({
+  warmup_steps: optional(nonNegativeInt('untimed steps before measuring'), 2),
+  steps: optional(positiveInt('timed steps per trial'), 10),
+  repeats: optional(positiveInt('trials per configuration'), 1),
+});
+
+const objective = s.object({
+  maximize: optional(s.literal(['samples_per_second'] as const), 'samples_per_second'),
+  constraints: optional(
+    s.object({
+      p95_step_latency: optional(duration('largest allowed 95th-percentile step latency')),
+      p50_step_latency: optional(duration('largest allowed median step latency')),
+    }),
+    {},
+  ),
+});
+
+const maxBatchStage = s.object(
+  {
+    kind: required(s.literal(['max-batch'] as const)),
+    name: optional(s.string()),
+    param: optional(s.string({ pattern: /^[a-z][a-z0-9_]*$/, hint: 'a parameter name such as "batch_size"' }), 'batch_size'),
+    multiple_of: optional(positiveInt('granularity of the answer'), 8),
+    start: optional(positiveInt('first probe; defaults to multiple_of')),
+    ceiling: optional(positiveInt('largest batch the search may probe'), 1 << 20),
+    steps: optional(positiveInt('full steps a probe must survive'), 3),
+    confirm_steps: optional(positiveInt('steps of the confirmation run at the chosen max'), 10),
+    headroom: optional(fraction('memory fraction kept free by the recommended batch'), 0.1),
+    tolerance: optional(fraction('fastest: smallest batch within this fraction of peak samples/s'), 0.05),
+    throughput_points: optional(nonNegativeInt('extra batch sizes measured for the throughput curve'), 4),
+  },
+  'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
+);
+
+const stage = s.tagged('kind', { 'max-batch': maxBatchStage });
+
+export const experimentSchema = s.object(
+  {
+    $schema: optional(s.string()),
+    name: required(s.string({ pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, hint: 'a name of letters, digits, ".", "_" or "-"' })),
+    description: optional(s.string()),
+    seed: optional(nonNegativeInt('seed for everything random in the run'), 1),
+    workload: required(s.tagged('kind', { onnx: onnxWorkload })),
+    limits: optional(limits, { mechanism: 'auto', timeout: 300 }),
+    measure: optional(measure, { warmup_steps: 2, steps: 10, repeats: 1 }),
+    objective: optional(objective, { maximize: 'samples_per_second', constraints: {} }),
+    stages: required(s.array(stage, { minItems: 1 })),
+  },
+  'A tunebench experiment: a workload, limits, measurement settings and an ordered list of stages.',
+);
+
+export type Experiment = Infer<typeof experimentSchema>;
+export type StageSpec = Experiment['stages'][number];
+export type MaxBatchStageSpec = Infer<typeof maxBatchStage>;
+export type WorkloadSpec = Experiment['workload'];
+export type ParamValue = Infer<typeof paramValue>;
+export { paramValue };
+
+export function jsonSchema(): Record<string, unknown> {
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: 'https://tunebench.dev/schema/experiment.json',
+    title: 'tunebench experiment',
+    ...experimentSchema.jsonSchema(),
+  };
+}

@@ -1,0 +1,52 @@
+// Decides a trial's outcome: structured signals first (events, exit status, signal), message patterns second.
+import { INVALID_EXIT_CODE, OOM_EXIT_CODE, type WorkloadEvent } from '../workloads/protocol/events.js';
+import { matchOom } from './patterns.js';
+import type { Outcome } from './record.js';
+
+export interface Observation {
+  events: readonly WorkloadEvent[];
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** The harness sent the kill (timeout or user stop), so SIGKILL is not the OOM killer's. */
+  killedByHarness: boolean;
+  /** OOM kills counted by the trial's cgroup, when one was used. */
+  cgroupOomKills: number;
+  stderr: string;
+  /** Whether a workload without events counts as ok (command workloads get whole-process timing). */
+  eventsRequired: boolean;
+  malformedEvents: number;
+}
+
+export interface Classification {
+  outcome: Outcome;
+  reason: string;
+}
+
+export function classify(o: Observation): Classification {
+  const has = (name: string) => o.events.find((e) => e.event === name);
+  if (o.timedOut) return { outcome: 'timeout', reason: 'exceeded limits.timeout; the process tree was killed' };
+  const oom = has('oom');
+  if (oom) return { outcome: 'oom', reason: `oom event from the workload: ${String(oom['message']).slice(0, 200)}` };
+  if (o.cgroupOomKills > 0) return { outcome: 'oom', reason: `killed by the kernel OOM killer (cgroup oom_kill=${o.cgroupOomKills})` };
+  if (o.exitCode === OOM_EXIT_CODE) return { outcome: 'oom', reason: `exit code ${OOM_EXIT_CODE} (the workload's out-of-memory exit)` };
+  const error = has('error');
+  if (o.exitCode === INVALID_EXIT_CODE) {
+    return { outcome: 'invalid', reason: `the workload rejected its configuration: ${error ? String(error['message']) : `exit code ${INVALID_EXIT_CODE}`}` };
+  }
+  if (o.signal === 'SIGKILL' && !o.killedByHarness) {
+    return { outcome: 'oom', reason: 'SIGKILL not sent by tunebench (the kernel OOM killer is the usual sender)' };
+  }
+  if (o.exitCode === 0 && o.signal === null) {
+    const steps = o.events.filter((e) => e.event === 'step').length;
+    if (o.eventsRequired && steps === 0) {
+      const garbage = o.malformedEvents > 0 ? ` (${o.malformedEvents} malformed event line(s))` : '';
+      return { outcome: 'invalid', reason: `exited 0 without reporting any step${garbage}` };
+    }
+    return { outcome: 'ok', reason: steps > 0 ? `exited 0 after ${steps} step event(s)` : 'exited 0 (no events: whole-process timing)' };
+  }
+  const status = o.signal ? `signal ${o.signal}` : `exit code ${o.exitCode}`;
+  const pattern = matchOom(`${error ? String(error['message']) : ''}\n${o.stderr}`);
+  if (pattern) return { outcome: 'oom', reason: `${status} and an out-of-memory message (${pattern.source}: ${pattern.pattern.source})` };
+  return { outcome: 'crash', reason: error ? `${status}: ${String(error['message']).slice(0, 200)}` : status };
+}

@@ -1,0 +1,47 @@
+// The trial record: one line of trials.jsonl. Failed trials are data and carry their evidence.
+import type { ParamValue } from '../experiment/schema.js';
+
+export type Outcome = 'ok' | 'oom' | 'timeout' | 'crash' | 'invalid';
+export const OUTCOMES: readonly Outcome[] = ['ok', 'oom', 'timeout', 'crash', 'invalid'];
+
+export type Config = Record<string, ParamValue>;
+
+export interface StepSample {
+  samples: number;
+  seconds: number;
+  data_wait_seconds?: number;
+}
+
+export type LimitMechanism = 'prlimit-as' | 'cgroup-v2' | 'none';
+
+export interface TrialRecord {
+  /** Record format version. */
+  v: 1;
+  /** Position in the journal, 0-based; stable across resume. */
+  index: number;
+  stage: string;
+  /** What the trial was for inside its stage, e.g. "probe", "confirm", "throughput". */
+  role: string;
+  config: Config;
+  outcome: Outcome;
+  /** How the outcome was decided, e.g. "oom event from the workload" or "exit code 134 and pattern v8". */
+  reason: string;
+  exit_code: number | null;
+  signal: string | null;
+  /** Timed steps (warm-up excluded). */
+  steps: StepSample[];
+  warmup_steps: number;
+  /** Median of per-step samples/s; null when no step was timed. */
+  samples_per_second: number | null;
+  step_seconds: { median: number; p95: number } | null;
+  /** Peak resident set size of the trial's process tree (or as the workload reported it). */
+  peak_rss_bytes: number | null;
+  /** Peak of the quantity that the cap limits: address space under prlimit, cgroup memory under cgroup v2. */
+  peak_limited_bytes: number | null;
+  limit: { mechanism: LimitMechanism; bytes: number | null };
+  wall_seconds: number;
+  started_at: string;
+  malformed_events: number;
+  stderr_tail: string;
+  patterns_version: number;
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// The ONNX trial child: loads a model in onnxruntime-node, runs warm-up and timed steps, reports events.
+import { readFileSync } from 'node:fs';
+import * as ort from 'onnxruntime-node';
+import { createRng } from './models/rng.js';
+import { EventEmitterFile } from '../protocol/emitter.js';
+import { ENV, INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../protocol/events.js';
+import { ONNX_PARAM_DEFAULTS, ONNX_WORKLOAD_ENV, type OnnxChildSpec, type OnnxParams } from './spec.js';
+import { isOomMessage } from '../../trial/patterns.js';
+
+const events = new EventEmitterFile();
+
+function readJsonEnv<T>(name: string): T {
+  const raw = process.env[name];
+  if (!raw) throw new Error(`${name} is not set; this program is started by tunebench`);
+  return JSON.parse(raw) as T;
+}
+
+function memoryStatus(): { rss: number; vm: number } {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const kb = (key: string): number => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmHWM'), vm: kb('VmPeak') };
+}
+
+function buildFeeds(spec: OnnxChildSpec, batch: number): Record<string, ort.Tensor> {
+  const rng = createRng(spec.seed);
+  const feeds: Record<string, ort.Tensor> = {};
+  for (const [name, dims] of Object.entries(spec.inputs)) {
+    const shape = dims.map((d) => (typeof d === 'number' ? d : batch));
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    for (let i = 0; i < data.length; i++) data[i] = rng() * 2 - 1;
+    feeds[name] = new ort.Tensor('float32', data, shape);
+  }
+  return feeds;
+}
+
+function sessionOptions(p: OnnxParams): ort.InferenceSession.SessionOptions {
+  return {
+    executionProviders: [p.execution_provider],
+    intraOpNumThreads: p.intra_op_threads,
+    interOpNumThreads: p.inter_op_threads,
+    enableCpuMemArena: p.arena !== 'off',
+    graphOptimizationLevel: 'all',
+  };
+}
+
+async function main(): Promise<void> {
+  const spec = readJsonEnv<OnnxChildSpec>(ONNX_WORKLOAD_ENV);
+  const params: OnnxParams = { ...ONNX_PARAM_DEFAULTS, ...readJsonEnv<Partial<OnnxParams>>(ENV.config) } as OnnxParams;
+  if (!Number.isInteger(params.batch_size) || params.batch_size < 1) {
+    events.emit({ event: 'error', message: `batch_size must be a positive integer, got ${JSON.stringify(params.batch_size)}` });
+    process.exit(INVALID_EXIT_CODE);
+  }
+  const session = await ort.InferenceSession.create(spec.modelPath, sessionOptions(params));
+  const feeds = buildFeeds(spec, params.batch_size);
+  const runOptions: ort.InferenceSession.RunOptions =
+    params.arena === 'shrink-every-run' ? { extra: { memory: { enable_memory_arena_shrinkage: 'cpu:0' } } } : {};
+  const total = spec.warmupSteps + spec.steps;
+  for (let i = 0; i < total; i++) {
+    const start = process.hrtime.bigint();
+    await session.run(feeds, runOptions);
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    events.emit({ event: 'step', samples: params.batch_size, seconds, warmup: i < spec.warmupSteps });
+  }
+  const mem = memoryStatus();
+  events.emit({ event: 'memory', peak_bytes: mem.rss, peak_address_space_bytes: mem.vm });
+  events.emit({ event: 'done' });
+  await session.release();
+}
+
+main().catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isOomMessage(message)) {
+    events.emit({ event: 'oom', message });
+    process.stderr.write(`tunebench onnx child: out of memory: ${message}\n`);
+    process.exit(OOM_EXIT_CODE);
+  }
+  events.emit({ event: 'error', message });
+  process.stderr.write(`tunebench onnx child: ${error instanceof Error ? (error.stack ?? message) : message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,34 @@
+// What the ONNX child needs to know besides the tuned parameters: the model, its inputs and the step counts.
+import type { Dim } from './models/graph.js';
+
+export const ONNX_WORKLOAD_ENV = 'TUNEBENCH_ONNX_WORKLOAD';
+
+export type ArenaPolicy = 'keep' | 'shrink-every-run' | 'off';
+export const ARENA_POLICIES: readonly ArenaPolicy[] = ['keep', 'shrink-every-run', 'off'];
+export type ExecutionProvider = 'cpu' | 'cuda';
+export const EXECUTION_PROVIDERS: readonly ExecutionProvider[] = ['cpu', 'cuda'];
+
+export interface OnnxChildSpec {
+  modelPath: string;
+  /** Input name to dims; the dim `batch` (or any string) becomes the batch size. */
+  inputs: Record<string, Dim[]>;
+  warmupSteps: number;
+  steps: number;
+  seed: number;
+}
+
+/** Tuned parameters of the ONNX workload, with the values used when a config leaves one out. */
+export interface OnnxParams {
+  batch_size: number;
+  intra_op_threads: number;
+  inter_op_threads: number;
+  arena: ArenaPolicy;
+  execution_provider: ExecutionProvider;
+}
+
+export const ONNX_PARAM_DEFAULTS: Omit<OnnxParams, 'batch_size'> = {
+  intra_op_threads: 0,
+  inter_op_threads: 0,
+  arena: 'keep',
+  execution_provider: 'cpu',
+};
