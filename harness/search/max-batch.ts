@@ -1,0 +1,287 @@
+// The max-batch search: explore with small probes, fit memory against batch, probe around the predicted
+// limit, and bisect what remains. It only ever reports batch sizes that actually ran.
+import { batchForMemory, fitLinear, headroomUsed, predictLimit, predictWithSpread, type LinearFit, type Reading } from './memory-fit.js';
+import type { ProbeFn, ProbeResult } from './probe.js';
+import { summarizeThroughput, type LatencyLimit, type LatencyBound } from './throughput.js';
+
+export interface MaxBatchOptions {
+  multipleOf: number;
+  start: number;
+  ceiling: number;
+  /** The memory cap the readings are compared with; null disables prediction (doubling, then bisection). */
+  capBytes: number | null;
+  headroom: number;
+  tolerance: number;
+  throughputPoints: number;
+  /** Steps of the confirmation run at the chosen max; 0 skips it. */
+  confirmSteps: number;
+  latency?: LatencyLimit;
+  /** Safety stop for a misbehaving workload. */
+  maxProbes?: number;
+}
+
+export type MaxBatchStatus = 'exact' | 'ceiling' | 'none-fits' | 'failed';
+
+export interface MaxBatchResult {
+  status: MaxBatchStatus;
+  /** Largest batch that ran (exact when status is "exact"; the ceiling when "ceiling"). */
+  max: number | null;
+  largestOk: number | null;
+  smallestFail: number | null;
+  /** Search probes until both bounds were known (confirmation and extra points excluded). */
+  probesToMax: number;
+  confirmed: boolean;
+  recommended: number | null;
+  fastest: number | null;
+  peakSamplesPerSecond: number | null;
+  latencyBound?: LatencyBound;
+  fit?: LinearFit;
+  log: string[];
+  notes: string[];
+  probes: ProbeResult[];
+}
+
+/** Growth factor of the exploration phase when memory readings are available. */
+const EXPLORE_GROWTH = 8;
+/** Exploration ends when the readings have used this fraction of the room below the cap. */
+const EXPLORE_UNTIL_USED = 0.25;
+/** Readings needed before a fit may steer the search (two or three small probes, then the fit). */
+const MIN_FIT_READINGS = 3;
+/** Exploration goes on while the readings scatter around their line by more than this share of their span. */
+const EXPLORE_UNTIL_CLEAR = 0.25;
+/** The longest jump an exploring probe makes, even when the fit predicts a far limit. */
+const EXPLORE_MAX_JUMP = 64;
+/** A fit is trusted for a long jump only when its worst residual is below this fraction of its span. */
+const FIT_TRUSTED_RESIDUAL = 0.1;
+/** Guided probe pairs that may miss before the search bisects only. */
+const MAX_GUIDED_MISSES = 4;
+
+export async function findMaxBatch(run: ProbeFn, opts: MaxBatchOptions): Promise<MaxBatchResult> {
+  const s = new SearchState(run, opts);
+  await s.search();
+  return s.finish();
+}
+
+class SearchState {
+  readonly m: number;
+  readonly ceilK: number;
+  /** Largest ok multiple (0: none yet) and smallest failed multiple (ceilK + 1: none yet). */
+  lo = 0;
+  hi: number;
+  readonly readings: Reading[] = [];
+  readonly probes: ProbeResult[] = [];
+  readonly tried = new Map<number, ProbeResult>();
+  readonly log: string[] = [];
+  readonly notes: string[] = [];
+  probesToMax = 0;
+  broken: ProbeResult | undefined;
+
+  constructor(private readonly run: ProbeFn, readonly opts: MaxBatchOptions) {
+    this.m = opts.multipleOf;
+    this.ceilK = Math.floor(opts.ceiling / opts.multipleOf);
+    if (this.ceilK < 1) throw new RangeError(`ceiling ${opts.ceiling} is below multiple_of ${opts.multipleOf}`);
+    this.hi = this.ceilK + 1;
+  }
+
+  private get closed(): boolean {
+    return this.hi - this.lo <= 1 || this.broken !== undefined || this.probes.length >= (this.opts.maxProbes ?? 200);
+  }
+
+  async probe(k: number, why: string): Promise<ProbeResult> {
+    const known = this.tried.get(k);
+    if (known) return known;
+    const r = await this.run(k * this.m, 'probe');
+    this.record(k, r);
+    this.log.push(`${why}: ${k * this.m} ${r.ok ? 'ok' : r.outcome}`);
+    // A failure that is not about size (a crash at the smallest batch) means the workload is broken.
+    if (!r.ok && r.outcome !== 'oom' && r.outcome !== 'timeout' && this.lo === 0) this.broken = r;
+    return r;
+  }
+
+  private record(k: number, r: ProbeResult): void {
+    this.probes.push(r);
+    this.tried.set(k, r);
+    if (r.ok) {
+      this.lo = Math.max(this.lo, k);
+      if (r.limitedBytes !== null) this.readings.push({ batch: k * this.m, bytes: r.limitedBytes });
+    } else {
+      this.hi = Math.min(this.hi, k);
+    }
+  }
+
+  async search(): Promise<void> {
+    const startK = Math.min(Math.max(1, Math.ceil(this.opts.start / this.m)), this.ceilK);
+    await this.probe(startK, 'explore');
+    await this.explore();
+    let misses = 0;
+    while (!this.closed) {
+      const guided = misses < MAX_GUIDED_MISSES ? this.predictK(misses) : undefined;
+      if (guided === undefined) {
+        await this.widenOrBisect();
+        continue;
+      }
+      await this.guidedPair(guided);
+      if (!this.closed) misses += 1;
+    }
+    this.probesToMax = this.probes.length;
+    if (this.broken) return;
+    await this.confirm();
+  }
+
+  /** Geometric growth from the start until the readings say enough about the slope. */
+  private async explore(): Promise<void> {
+    while (!this.closed && this.hi === this.ceilK + 1) {
+      const cap = this.opts.capBytes;
+      if (cap === null || this.readings.length === 0) return; // no memory signal: doubling happens in widenOrBisect
+      const fit = fitLinear(this.readings);
+      // Leave once the readings have grown well past their own scatter and used a fair share of the room.
+      const clear = this.readings.length >= MIN_FIT_READINGS && fit !== undefined && fit.relativeResidual <= EXPLORE_UNTIL_CLEAR;
+      if (clear && headroomUsed(this.readings, cap) >= EXPLORE_UNTIL_USED) return;
+      let next = this.lo * EXPLORE_GROWTH;
+      const pred = predictLimit(this.readings, cap);
+      if (this.readings.length >= 3 && fit && fit.relativeResidual <= FIT_TRUSTED_RESIDUAL && pred !== undefined) {
+        // The fit is trustworthy: jump to half the predicted limit, where the next reading is informative.
+        next = Math.min(Math.max(next, Math.floor(pred / 2 / this.m)), this.lo * EXPLORE_MAX_JUMP);
+      }
+      next = Math.min(next, this.ceilK);
+      if (next <= this.lo) return;
+      await this.probe(next, 'explore');
+    }
+  }
+
+  /** The predicted limit in multiples and its spread, or undefined when there is no usable prediction. */
+  private predictK(misses: number): { k: number; spread: number } | undefined {
+    const cap = this.opts.capBytes;
+    if (cap === null || this.readings.length < 2) return undefined;
+    const pred = predictWithSpread(this.readings, cap);
+    if (pred === undefined || !Number.isFinite(pred.batch)) return undefined;
+    // Each miss shows the prediction is less precise than it claims: widen the pair geometrically.
+    const spread = Math.max(Math.ceil(pred.spread / this.m), misses === 0 ? 0 : 2 ** (misses - 1));
+    // Inside a bracket no wider than the prediction's own spread, bisection is the better bet.
+    if (spread > 0 && this.hi - this.lo <= 2 * spread + 1) return undefined;
+    const k = Math.floor(pred.batch / this.m);
+    // A predicted limit beyond a batch that already failed means the model is wrong here.
+    return k >= this.hi ? undefined : { k, spread };
+  }
+
+  /**
+   * Probes just under and just over the prediction. With a clean fit that is k and k + 1; with a
+   * noisy one the pair sits a spread either side, and the bracket between them is then bisected.
+   * A prediction below a batch that already ran is itself evidence of error: the search steps
+   * past that batch by at least the spread instead.
+   */
+  private async guidedPair({ k, spread }: { k: number; spread: number }): Promise<void> {
+    const step = Math.max(1, spread);
+    if (k <= this.lo) {
+      await this.probe(Math.min(this.ceilK, this.lo + Math.max(step, this.lo - k)), 'past prediction');
+      return;
+    }
+    const under = spread === 0 ? k : k - spread;
+    const over = Math.min(spread === 0 ? k + 1 : k + spread, this.hi - 1, this.ceilK);
+    // A side that falls on or outside a known bound is already answered: skip its probe.
+    const first = under > this.lo ? await this.probe(under, 'just under') : undefined;
+    if (this.closed) return;
+    if (first === undefined || first.ok) {
+      if (over > Math.max(under, this.lo)) await this.probe(over, 'just over');
+    } else {
+      // Overshot: step back by an eighth of the bracket; an ok there is a reading close to the limit.
+      const back = Math.max(this.lo + 1, this.hi - Math.ceil((this.hi - this.lo) / 8));
+      if (back < this.hi) await this.probe(back, 'back off');
+    }
+  }
+
+  private async widenOrBisect(): Promise<void> {
+    if (this.hi === this.ceilK + 1) {
+      const next = Math.min(Math.max(this.lo * 2, 1), this.ceilK);
+      await this.probe(next, 'double');
+      return;
+    }
+    await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect');
+  }
+
+  /** Re-runs the max for longer; if it fails there, the search continues below it. */
+  private async confirm(): Promise<void> {
+    while (this.opts.confirmSteps > 0 && this.lo > 0) {
+      const r = await this.run(this.lo * this.m, 'confirm', this.opts.confirmSteps);
+      this.probes.push(r);
+      this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? 'ok' : r.outcome}`);
+      if (r.ok) return;
+      this.notes.push(`batch ${this.lo * this.m} passed its probe but failed the ${this.opts.confirmSteps}-step confirmation (${r.outcome}); searching below it`);
+      this.hi = this.lo;
+      this.lo = Math.max(0, ...[...this.tried.entries()].filter(([k, p]) => p.ok && k < this.hi).map(([k]) => k));
+      this.tried.set(this.hi, r);
+      while (!this.closed) await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect');
+    }
+  }
+
+  async finish(): Promise<MaxBatchResult> {
+    const status: MaxBatchStatus = this.broken ? 'failed' : this.lo === 0 ? 'none-fits' : this.hi === this.ceilK + 1 ? 'ceiling' : 'exact';
+    const max = this.lo > 0 ? this.lo * this.m : null;
+    if (this.broken) this.notes.push(`the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${this.broken.reason ? `: ${this.broken.reason}` : ''}); fix it before tuning`);
+    if (status === 'ceiling') this.notes.push(`every probe up to the ceiling ${max} fit; the true max is at least ${max} (raise ceiling to search further)`);
+    if (this.probes.length >= (this.opts.maxProbes ?? 200)) this.notes.push('stopped at the probe limit before the bracket closed');
+    const base = {
+      status,
+      max,
+      largestOk: max,
+      smallestFail: this.hi <= this.ceilK ? this.hi * this.m : null,
+      probesToMax: this.probesToMax,
+      confirmed: this.probes.some((p) => p.role === 'confirm' && p.ok && p.batch === max),
+      log: this.log,
+      notes: this.notes,
+      probes: this.probes,
+      ...(this.readings.length >= 2 ? { fit: fitLinear(this.readings)! } : {}),
+    };
+    if (max === null) return { ...base, recommended: null, fastest: null, peakSamplesPerSecond: null };
+    const recommended = await this.recommend(max);
+    await this.throughputPoints(max);
+    const summary = await summarizeThroughput(this.probes, this.run, { ...this.opts, max, m: this.m });
+    return { ...base, recommended, ...summary, notes: [...this.notes, ...summary.notes] };
+  }
+
+  /** Largest batch whose memory keeps `headroom` of the cap free; it is run before it is reported. */
+  private async recommend(max: number): Promise<number | null> {
+    const cap = this.opts.capBytes;
+    const target = cap === null ? null : cap * (1 - this.opts.headroom);
+    let candidate: number;
+    if (target !== null && this.readings.length >= 2) {
+      const b = batchForMemory(this.readings, target);
+      candidate = b === undefined ? this.m : Math.floor(b / this.m) * this.m;
+    } else {
+      candidate = Math.floor((max * (1 - this.opts.headroom)) / this.m) * this.m;
+      this.notes.push('recommended uses a batch fraction: no memory readings against a cap were available');
+    }
+    candidate = Math.min(Math.max(candidate, this.m), max);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const known = this.probes.find((p) => p.batch === candidate && p.ok);
+      const r = known ?? (await this.runExtra(candidate, 'recommended'));
+      const within = target === null || r.limitedBytes === null || r.limitedBytes <= target;
+      if (r.ok && within) return candidate;
+      if (candidate === this.m) break;
+      candidate = Math.max(this.m, Math.floor((candidate * 0.9) / this.m) * this.m);
+    }
+    this.notes.push('no tested batch kept the requested headroom');
+    return null;
+  }
+
+  /** Extra batch sizes, spaced geometrically below the max, so "fastest" rests on a curve. */
+  private async throughputPoints(max: number): Promise<void> {
+    const n = this.opts.throughputPoints;
+    if (n <= 0) return;
+    const lowest = this.m;
+    for (let i = 1; i <= n; i++) {
+      const raw = lowest * (max / lowest) ** (i / (n + 1));
+      const b = Math.max(this.m, Math.round(raw / this.m) * this.m);
+      if (b >= max || this.probes.some((p) => p.batch === b && p.ok)) continue;
+      await this.runExtra(b, 'throughput');
+    }
+  }
+
+  private async runExtra(batch: number, role: 'recommended' | 'throughput'): Promise<ProbeResult> {
+    const r = await this.run(batch, role);
+    this.probes.push(r);
+    this.log.push(`${role}: ${batch} ${r.ok ? 'ok' : r.outcome}`);
+    if (!r.ok) this.notes.push(`batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: the workload's memory is not monotone in batch size or the limit is flaky`);
+    return r;
+  }
+}

@@ -1,0 +1,21 @@
+// What a batch-size search sees of one trial, and the function it calls to run one.
+
+export type ProbeRole = 'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency';
+
+export interface ProbeResult {
+  batch: number;
+  /** Ran every step without running out of memory (or failing otherwise). */
+  ok: boolean;
+  /** The trial's outcome, kept so that a non-OOM failure can be told apart. */
+  outcome: 'ok' | 'oom' | 'timeout' | 'crash' | 'invalid';
+  reason?: string;
+  /** Peak of the capped quantity, when known. */
+  limitedBytes: number | null;
+  samplesPerSecond: number | null;
+  p50Seconds: number | null;
+  p95Seconds: number | null;
+  role: ProbeRole;
+}
+
+/** Runs one fresh-process trial at a batch size. `steps` overrides the stage's steps (confirmation runs). */
+export type ProbeFn = (batch: number, role: ProbeRole, steps?: number) => Promise<ProbeResult>;

@@ -1,0 +1,72 @@
+// After the max is known: the fastest batch (max is not best) and the largest batch within a latency limit.
+import type { ProbeFn, ProbeResult } from './probe.js';
+
+export interface LatencyLimit {
+  quantile: 'p50' | 'p95';
+  seconds: number;
+}
+
+export interface LatencyBound extends LatencyLimit {
+  /** Largest tested batch meeting the limit, or null when none did. */
+  batch: number | null;
+  /** Smallest tested batch above it that broke the limit, or null when the max meets it. */
+  firstViolating: number | null;
+}
+
+/** Probes spent narrowing the latency bound. */
+const LATENCY_REFINE_PROBES = 4;
+
+export interface ThroughputSummary {
+  fastest: number | null;
+  peakSamplesPerSecond: number | null;
+  latencyBound?: LatencyBound;
+  notes: string[];
+}
+
+export async function summarizeThroughput(
+  probes: ProbeResult[],
+  run: ProbeFn,
+  opts: { tolerance: number; latency?: LatencyLimit; max: number; m: number },
+): Promise<ThroughputSummary> {
+  const notes: string[] = [];
+  let latencyBound: LatencyBound | undefined;
+  if (opts.latency) latencyBound = await boundLatency(probes, run, opts.latency, opts.m, notes);
+  const measured = probes.filter((p) => p.ok && p.samplesPerSecond !== null);
+  if (measured.length === 0) return { fastest: null, peakSamplesPerSecond: null, notes, ...(latencyBound ? { latencyBound } : {}) };
+  const best = new Map<number, number>();
+  for (const p of measured) best.set(p.batch, Math.max(best.get(p.batch) ?? 0, p.samplesPerSecond!));
+  const peak = Math.max(...best.values());
+  const fastest = Math.min(...[...best.entries()].filter(([, sps]) => sps >= (1 - opts.tolerance) * peak).map(([b]) => b));
+  if (fastest < opts.max) notes.push(`batch ${fastest} reaches within ${Math.round(opts.tolerance * 100)}% of the peak throughput; the max (${opts.max}) buys memory pressure, not speed`);
+  return { fastest, peakSamplesPerSecond: peak, notes, ...(latencyBound ? { latencyBound } : {}) };
+}
+
+function latencyOf(p: ProbeResult, q: LatencyLimit['quantile']): number | null {
+  return q === 'p50' ? p.p50Seconds : p.p95Seconds;
+}
+
+async function boundLatency(probes: ProbeResult[], run: ProbeFn, limit: LatencyLimit, m: number, notes: string[]): Promise<LatencyBound> {
+  const bracket = (): { meet?: ProbeResult; violate?: ProbeResult } => {
+    const ok = probes.filter((p) => p.ok && latencyOf(p, limit.quantile) !== null);
+    const meeting = ok.filter((p) => latencyOf(p, limit.quantile)! <= limit.seconds);
+    const meet = meeting.sort((a, b) => b.batch - a.batch)[0];
+    const violate = ok
+      .filter((p) => latencyOf(p, limit.quantile)! > limit.seconds && (!meet || p.batch > meet.batch))
+      .sort((a, b) => a.batch - b.batch)[0];
+    return { ...(meet ? { meet } : {}), ...(violate ? { violate } : {}) };
+  };
+  for (let i = 0; i < LATENCY_REFINE_PROBES; i++) {
+    const { meet, violate } = bracket();
+    if (!meet || !violate || violate.batch - meet.batch <= m) break;
+    const la = latencyOf(meet, limit.quantile)!;
+    const lb = latencyOf(violate, limit.quantile)!;
+    // Latency grows about linearly with batch; interpolate, then keep strictly inside the bracket.
+    const guess = meet.batch + ((limit.seconds - la) / Math.max(lb - la, 1e-12)) * (violate.batch - meet.batch);
+    const b = Math.min(Math.max(Math.floor(guess / m) * m, meet.batch + m), violate.batch - m);
+    const r = await run(b, 'latency');
+    probes.push(r);
+  }
+  const { meet, violate } = bracket();
+  if (!meet) notes.push(`no tested batch met ${limit.quantile} step latency <= ${limit.seconds * 1000} ms`);
+  return { ...limit, batch: meet?.batch ?? null, firstViolating: violate?.batch ?? null };
+}

@@ -1,0 +1,93 @@
+// Turns one configuration into one trial record: builds the command, runs it, summarises the steps.
+import type { Experiment } from '../experiment/schema.js';
+import { medianThroughput, stepLatency } from '../stats/summary.js';
+import type { WorkloadEvent } from '../workloads/protocol/events.js';
+import type { MeasureSteps, Workload } from '../workloads/workload.js';
+import { PATTERNS_VERSION } from './patterns.js';
+import { runProcessTrial } from './process.js';
+import type { Config, StepSample, TrialRecord } from './record.js';
+
+export interface TrialContext {
+  workload: Workload;
+  limits: Experiment['limits'];
+  scratchDir: string;
+  signal?: AbortSignal;
+  onEvent?: (event: WorkloadEvent) => void;
+}
+
+export interface TrialRequest {
+  index: number;
+  stage: string;
+  role: string;
+  config: Config;
+  measure: MeasureSteps;
+}
+
+/** The function search strategies call; tests substitute a deterministic in-memory one. */
+export type TrialFn = (config: Config, role: string, measure?: Partial<MeasureSteps>) => Promise<TrialRecord>;
+
+export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<TrialRecord> {
+  const config = { ...ctx.workload.fixedParams, ...req.config };
+  const command = ctx.workload.command(config, req.measure);
+  const startedAt = new Date().toISOString();
+  const result = await runProcessTrial({
+    argv: command.argv,
+    env: command.env,
+    ...(command.cwd ? { cwd: command.cwd } : {}),
+    timeoutSeconds: ctx.limits.timeout,
+    ...(ctx.limits.memory !== undefined ? { memoryBytes: ctx.limits.memory } : {}),
+    mechanism: ctx.limits.mechanism,
+    eventsRequired: command.eventsRequired,
+    scratchDir: ctx.scratchDir,
+    trialId: `t${String(req.index).padStart(4, '0')}`,
+    ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  const steps: StepSample[] = [];
+  let warmup = 0;
+  let reportedRss: number | null = null;
+  let reportedLimited: number | null = null;
+  for (const e of result.events) {
+    if (e.event === 'step') {
+      if (e.warmup === true) warmup += 1;
+      else steps.push(stepSample(e.samples, e.seconds, e.data_wait_seconds));
+    } else if (e.event === 'memory') {
+      reportedRss = e.peak_bytes;
+      const vm = e['peak_address_space_bytes'];
+      if (typeof vm === 'number') reportedLimited = vm;
+    }
+  }
+  if (steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired) {
+    // Whole-process timing for programs that ignore the protocol.
+    steps.push({ samples: Number(config['batch_size'] ?? 1), seconds: result.wallSeconds });
+  }
+  const peakRss = reportedRss ?? (result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null);
+  const limited = result.limit.mechanism === 'cgroup-v2' ? result.cgroupPeakBytes : result.limit.mechanism === 'prlimit-as' ? reportedLimited : peakRss;
+  return {
+    v: 1,
+    index: req.index,
+    stage: req.stage,
+    role: req.role,
+    config,
+    outcome: result.outcome,
+    reason: result.reason,
+    exit_code: result.exitCode,
+    signal: result.signal,
+    steps,
+    warmup_steps: warmup,
+    samples_per_second: medianThroughput(steps),
+    step_seconds: stepLatency(steps),
+    peak_rss_bytes: peakRss,
+    peak_limited_bytes: limited,
+    limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes },
+    wall_seconds: result.wallSeconds,
+    started_at: startedAt,
+    malformed_events: result.malformedEvents,
+    stderr_tail: result.outcome === 'ok' ? '' : result.stderrTail,
+    patterns_version: PATTERNS_VERSION,
+  };
+}
+
+function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {
+  return dataWait === undefined ? { samples, seconds } : { samples, seconds, data_wait_seconds: dataWait };
+}

@@ -1,0 +1,87 @@
+// A deterministic in-memory workload with a known memory curve, for unit tests and the benchmark.
+import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
+import { createRng } from '../../harness/workloads/onnx/models/rng.js';
+
+export type CurveShape = 'linear' | 'quadratic' | 'staircase' | 'sublinear';
+
+export interface CurveSpec {
+  shape: CurveShape;
+  /** Memory that does not depend on batch (runtime, weights). */
+  base: number;
+  /** Bytes per sample at small batch. */
+  perSample: number;
+  /** Relative noise of memory readings (standard deviation); outcomes stay exact. */
+  noise: number;
+  /** Gaussian noise, or two-valued: the reading is `noise` higher on 40% of runs (glibc arenas). */
+  noiseKind?: 'gaussian' | 'bimodal';
+  cap: number;
+  seed: number;
+  /** Allocation granularity of the staircase shape, in bytes. */
+  chunk?: number;
+}
+
+export function trueMemory(c: CurveSpec, batch: number): number {
+  switch (c.shape) {
+    case 'linear':
+      return c.base + c.perSample * batch;
+    case 'quadratic':
+      return c.base + c.perSample * batch + (c.perSample / 4096) * batch * batch;
+    case 'staircase': {
+      // An allocator that grows in fixed chunks (64 MiB unless the curve says otherwise).
+      const chunk = c.chunk ?? 64 * 2 ** 20;
+      return c.base + Math.ceil((c.perSample * batch) / chunk) * chunk;
+    }
+    case 'sublinear':
+      return c.base + c.perSample * batch ** 0.85;
+  }
+}
+
+/** The exact answer: the largest multiple of m whose memory fits the cap (memory is monotone). */
+export function trueMax(c: CurveSpec, m: number, ceiling: number): number | null {
+  let lo = 0;
+  let hi = Math.floor(ceiling / m) + 1;
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (trueMemory(c, mid * m) <= c.cap) lo = mid;
+    else hi = mid;
+  }
+  return lo > 0 ? lo * m : null;
+}
+
+/** Sets the cap so that the true max (at granularity 1) is `max`. */
+export function capFor(c: Omit<CurveSpec, 'cap'>, max: number): number {
+  return (trueMemory({ ...c, cap: 0 }, max) + trueMemory({ ...c, cap: 0 }, max + 1)) / 2;
+}
+
+export interface SyntheticWorkload {
+  run: ProbeFn;
+  calls: { batch: number; role: string }[];
+}
+
+/** Throughput saturates with batch; latency grows linearly. Readings carry seeded noise. */
+export function syntheticWorkload(c: CurveSpec): SyntheticWorkload {
+  const rng = createRng(c.seed);
+  const gauss = (): number => {
+    const u = Math.max(rng(), 1e-12);
+    return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng());
+  };
+  const calls: { batch: number; role: string }[] = [];
+  const run: ProbeFn = async (batch, role) => {
+    calls.push({ batch, role });
+    const mem = trueMemory(c, batch);
+    const ok = mem <= c.cap;
+    const seconds = 0.002 + batch / 50_000;
+    const result: ProbeResult = {
+      batch,
+      ok,
+      outcome: ok ? 'ok' : 'oom',
+      limitedBytes: ok ? mem * (1 + (c.noiseKind === 'bimodal' ? (rng() < 0.4 ? c.noise : 0) : c.noise * gauss())) : null,
+      samplesPerSecond: ok ? batch / seconds : null,
+      p50Seconds: ok ? seconds : null,
+      p95Seconds: ok ? seconds * 1.1 : null,
+      role,
+    };
+    return result;
+  };
+  return { run, calls };
+}
