@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
+import { checkExperiment } from './checks.js';
 import { experimentSchema, type Experiment } from './schema.js';
 import type { Issue } from './schema-kit.js';
 
@@ -36,6 +37,7 @@ export function parseExperimentText(text: string, source: string): Experiment {
     const lines = issues.map((i) => `  ${i.path || '(top level)'}: ${i.message}`);
     throw new ConfigError(`${source}: invalid experiment (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, issues);
   }
+  checkExperiment(experiment, source);
   const model = experiment.workload.model;
   if ('path' in model && !isAbsolute(model.path)) model.path = resolve(dirname(source), model.path);
   return experiment;

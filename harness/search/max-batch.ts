@@ -18,6 +18,8 @@ export interface MaxBatchOptions {
   latency?: LatencyLimit;
   /** Safety stop for a misbehaving workload. */
   maxProbes?: number;
+  /** Told, before each search probe, about how many trials the stage still needs (for progress). */
+  onEstimate?: (remaining: number) => void;
 }
 
 export type MaxBatchStatus = 'exact' | 'ceiling' | 'none-fits' | 'failed';
@@ -75,6 +77,10 @@ class SearchState {
   readonly notes: string[] = [];
   probesToMax = 0;
   broken: ProbeResult | undefined;
+  /** Steps per probe once a confirmation has failed (undefined: the stage's own). */
+  probeSteps: number | undefined;
+  /** Multiples that passed a run as long as the confirmation. */
+  readonly longOk = new Set<number>();
 
   constructor(private readonly run: ProbeFn, readonly opts: MaxBatchOptions) {
     this.m = opts.multipleOf;
@@ -90,12 +96,21 @@ class SearchState {
   async probe(k: number, why: string): Promise<ProbeResult> {
     const known = this.tried.get(k);
     if (known) return known;
-    const r = await this.run(k * this.m, 'probe');
+    this.opts.onEstimate?.(this.estimateRemaining());
+    const r = await this.run(k * this.m, 'probe', this.probeSteps);
     this.record(k, r);
+    if (r.ok && this.probeSteps !== undefined) this.longOk.add(k);
     this.log.push(`${why}: ${k * this.m} ${r.ok ? 'ok' : r.outcome}`);
     // A failure that is not about size (a crash at the smallest batch) means the workload is broken.
     if (!r.ok && r.outcome !== 'oom' && r.outcome !== 'timeout' && this.lo === 0) this.broken = r;
     return r;
+  }
+
+  /** Rough count of the trials still to come: bisection of the bracket plus the closing trials. */
+  private estimateRemaining(): number {
+    const open = this.hi === this.ceilK + 1 ? Math.log2(this.ceilK / Math.max(1, this.lo)) / 3 + 4 : Math.log2(Math.max(1, this.hi - this.lo));
+    const closing = (this.opts.confirmSteps > 0 ? 1 : 0) + 1 + this.opts.throughputPoints + (this.opts.latency ? 2 : 0);
+    return Math.ceil(open) + closing;
   }
 
   private record(k: number, r: ProbeResult): void {
@@ -199,18 +214,32 @@ class SearchState {
     await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect');
   }
 
-  /** Re-runs the max for longer; if it fails there, the search continues below it. */
+  /**
+   * Re-runs the max for longer. Memory that grows with steps (fragmentation, caches) can make a
+   * batch pass a short probe and fail a long run; then every later probe runs as long as the
+   * confirmation, and the search bisects again below the failure.
+   */
   private async confirm(): Promise<void> {
-    while (this.opts.confirmSteps > 0 && this.lo > 0) {
-      const r = await this.run(this.lo * this.m, 'confirm', this.opts.confirmSteps);
+    const steps = this.opts.confirmSteps;
+    if (steps <= 0) return;
+    while (this.lo > 0 && !this.longOk.has(this.lo)) {
+      const r = await this.run(this.lo * this.m, 'confirm', steps);
       this.probes.push(r);
       this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? 'ok' : r.outcome}`);
-      if (r.ok) return;
-      this.notes.push(`batch ${this.lo * this.m} passed its probe but failed the ${this.opts.confirmSteps}-step confirmation (${r.outcome}); searching below it`);
+      if (r.ok) {
+        this.longOk.add(this.lo);
+        return;
+      }
+      if (this.probeSteps === undefined) {
+        this.notes.push(`batch ${this.lo * this.m} passed its probe but failed the ${steps}-step confirmation (${r.outcome}): memory grows with steps, so the search went on with ${steps}-step probes`);
+      }
+      this.probeSteps = steps;
       this.hi = this.lo;
-      this.lo = Math.max(0, ...[...this.tried.entries()].filter(([k, p]) => p.ok && k < this.hi).map(([k]) => k));
+      // Short-run successes say nothing about long runs; short-run failures still hold.
+      for (const [k, p] of this.tried) if (p.ok) this.tried.delete(k);
       this.tried.set(this.hi, r);
-      while (!this.closed) await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect');
+      this.lo = Math.max(0, ...this.probes.filter((p) => p.ok && p.batch < this.hi * this.m).map((p) => p.batch / this.m));
+      while (!this.closed) await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect (long)');
     }
   }
 
@@ -239,26 +268,33 @@ class SearchState {
     return { ...base, recommended, ...summary, notes: [...this.notes, ...summary.notes] };
   }
 
-  /** Largest batch whose memory keeps `headroom` of the cap free; it is run before it is reported. */
+  /**
+   * Largest batch whose peak resident memory stays within (1 - headroom) of the max's. Resident
+   * memory is used, not the capped quantity, because an address-space cap is filled by allocator
+   * reservations that say little about what a batch needs. The candidate is run before it is reported.
+   */
   private async recommend(max: number): Promise<number | null> {
-    const cap = this.opts.capBytes;
-    const target = cap === null ? null : cap * (1 - this.opts.headroom);
+    const atMax = this.probes.filter((p) => p.ok && p.batch === max && p.rssBytes !== null).map((p) => p.rssBytes!);
+    const target = atMax.length > 0 ? (1 - this.opts.headroom) * Math.max(...atMax) : null;
+    const resident = (): Reading[] => this.probes.filter((p) => p.ok && p.rssBytes !== null).map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));
     let candidate: number;
-    if (target !== null && this.readings.length >= 2) {
-      const b = batchForMemory(this.readings, target);
+    if (target !== null && resident().length >= 2) {
+      const b = batchForMemory(resident(), target);
       candidate = b === undefined ? this.m : Math.floor(b / this.m) * this.m;
     } else {
       candidate = Math.floor((max * (1 - this.opts.headroom)) / this.m) * this.m;
-      this.notes.push('recommended uses a batch fraction: no memory readings against a cap were available');
+      this.notes.push('recommended uses a batch fraction: the workload reported no resident memory');
     }
     candidate = Math.min(Math.max(candidate, this.m), max);
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 4; attempt++) {
       const known = this.probes.find((p) => p.batch === candidate && p.ok);
       const r = known ?? (await this.runExtra(candidate, 'recommended'));
-      const within = target === null || r.limitedBytes === null || r.limitedBytes <= target;
+      const within = target === null || r.rssBytes === null || r.rssBytes <= target;
       if (r.ok && within) return candidate;
       if (candidate === this.m) break;
-      candidate = Math.max(this.m, Math.floor((candidate * 0.9) / this.m) * this.m);
+      // Step down in proportion to the overshoot, at least one multiple.
+      const ratio = r.rssBytes && target ? target / r.rssBytes : 0.9;
+      candidate = Math.max(this.m, Math.min(candidate - this.m, Math.floor((candidate * ratio) / this.m) * this.m));
     }
     this.notes.push('no tested batch kept the requested headroom');
     return null;
@@ -278,7 +314,8 @@ class SearchState {
   }
 
   private async runExtra(batch: number, role: 'recommended' | 'throughput'): Promise<ProbeResult> {
-    const r = await this.run(batch, role);
+    // Throughput points decide "fastest", so they run as long as the confirmation.
+    const r = await this.run(batch, role, role === 'throughput' && this.opts.confirmSteps > 0 ? this.opts.confirmSteps : undefined);
     this.probes.push(r);
     this.log.push(`${role}: ${batch} ${r.ok ? 'ok' : r.outcome}`);
     if (!r.ok) this.notes.push(`batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: the workload's memory is not monotone in batch size or the limit is flaky`);

@@ -9,8 +9,10 @@ export interface ProbeResult {
   /** The trial's outcome, kept so that a non-OOM failure can be told apart. */
   outcome: 'ok' | 'oom' | 'timeout' | 'crash' | 'invalid';
   reason?: string;
-  /** Peak of the capped quantity, when known. */
+  /** Peak of the capped quantity, when known: it steers the search. */
   limitedBytes: number | null;
+  /** Peak resident memory, when known: the recommended batch keeps headroom in it. */
+  rssBytes: number | null;
   samplesPerSecond: number | null;
   p50Seconds: number | null;
   p95Seconds: number | null;

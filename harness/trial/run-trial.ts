@@ -1,4 +1,5 @@
 // Turns one configuration into one trial record: builds the command, runs it, summarises the steps.
+import { TrialError } from '../errors.js';
 import type { Experiment } from '../experiment/schema.js';
 import { medianThroughput, stepLatency } from '../stats/summary.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
@@ -43,6 +44,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
+  if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
   const steps: StepSample[] = [];
   let warmup = 0;
   let reportedRss: number | null = null;

@@ -1,6 +1,6 @@
 // A deterministic in-memory workload with a known memory curve, for unit tests and the benchmark.
 import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
-import { createRng } from '../../harness/workloads/onnx/models/rng.js';
+import { createRng } from '../../harness/stats/rng.js';
 
 export type CurveShape = 'linear' | 'quadratic' | 'staircase' | 'sublinear';
 
@@ -76,6 +76,7 @@ export function syntheticWorkload(c: CurveSpec): SyntheticWorkload {
       ok,
       outcome: ok ? 'ok' : 'oom',
       limitedBytes: ok ? mem * (1 + (c.noiseKind === 'bimodal' ? (rng() < 0.4 ? c.noise : 0) : c.noise * gauss())) : null,
+      rssBytes: ok ? mem : null,
       samplesPerSecond: ok ? batch / seconds : null,
       p50Seconds: ok ? seconds : null,
       p95Seconds: ok ? seconds * 1.1 : null,

@@ -2,7 +2,7 @@
 // The ONNX trial child: loads a model in onnxruntime-node, runs warm-up and timed steps, reports events.
 import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
-import { createRng } from './models/rng.js';
+import { createRng } from '../../stats/rng.js';
 import { EventEmitterFile } from '../protocol/emitter.js';
 import { ENV, INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../protocol/events.js';
 import { ONNX_PARAM_DEFAULTS, ONNX_WORKLOAD_ENV, type OnnxChildSpec, type OnnxParams } from './spec.js';

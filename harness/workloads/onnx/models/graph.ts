@@ -1,7 +1,7 @@
 // A small builder over onnx-proto for writing ONNX graphs with seeded weights.
 import { createRequire } from 'node:module';
 import type { onnx as OnnxNs } from 'onnx-proto';
-import { createRng, fillUniform } from './rng.js';
+import { createRng, fillUniform } from '../../../stats/rng.js';
 
 const require = createRequire(import.meta.url);
 // onnx-proto ships CommonJS; load it through require so that ESM interop cannot hide the namespace.

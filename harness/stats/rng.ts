@@ -1,4 +1,4 @@
-// Seeded pseudo-random numbers, so generated models and synthetic data are reproducible.
+// Seeded pseudo-random numbers: reproducible weights, synthetic inputs and bootstrap resamples.
 
 /** mulberry32: a small 32-bit generator; good enough for weights and synthetic inputs. */
 export function createRng(seed: number): () => number {

@@ -1,0 +1,32 @@
+// Flags shared by every command, and turning them into typed options once.
+import type { Command } from 'commander';
+import type { ProgressMode } from '../engine/progress.js';
+
+/** Defaults of the common flags. */
+export const DEFAULTS = {
+  /** Where run directories go: <out>/<experiment>/<run-id>/ */
+  out: 'reports',
+  experiment: 'experiments/default.yaml',
+} as const;
+
+export interface CommonOptions {
+  out: string;
+  json: boolean;
+  quiet: boolean;
+}
+
+export function addCommonOptions(cmd: Command): Command {
+  return cmd
+    .option('--out <dir>', 'directory for run directories', DEFAULTS.out)
+    .option('--json', 'print a machine-readable result on stdout', false)
+    .option('--quiet', 'no progress output', false);
+}
+
+export function resolveCommon(raw: Record<string, unknown>): Readonly<CommonOptions> {
+  return Object.freeze({ out: String(raw['out'] ?? DEFAULTS.out), json: raw['json'] === true, quiet: raw['quiet'] === true });
+}
+
+export function progressMode(o: CommonOptions, stream: NodeJS.WriteStream = process.stderr): ProgressMode {
+  if (o.quiet) return 'quiet';
+  return stream.isTTY ? 'tty' : 'plain';
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// The tunebench command: wires the subcommands and reports each error once with a documented exit code.
+import { Command, CommanderError } from 'commander';
+import { createRequire } from 'node:module';
+import { ConfigError, EXIT, exitCodeFor } from '../errors.js';
+import { registerRun } from './run.js';
+import { registerSchema } from './schema.js';
+import { registerValidate } from './validate.js';
+
+const require = createRequire(import.meta.url);
+const { version } = require('../../../package.json') as { version: string };
+
+export async function main(argv: string[] = process.argv): Promise<number> {
+  const program = new Command('tunebench')
+    .description('autotuning benchmark harness for ML jobs: max batch, sweeps, claims, with evidence')
+    .version(version)
+    .exitOverride()
+    .showHelpAfterError()
+    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input.');
+  registerRun(program);
+  registerValidate(program);
+  registerSchema(program);
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; usage errors were already printed by commander.
+      return error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
+    }
+    const prefix = error instanceof ConfigError ? 'invalid input' : 'error';
+    process.stderr.write(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (!(error instanceof ConfigError) && process.env['TUNEBENCH_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+    return exitCodeFor(error);
+  }
+}
+
+main().then((code) => {
+  process.exitCode = code;
+});

@@ -1,0 +1,36 @@
+// `tunebench run [experiment]`: parse flags, call runExperiment, print the result.
+import type { Command } from 'commander';
+import { createProgress } from '../engine/progress.js';
+import { runExperiment } from '../engine/run-experiment.js';
+import { formatSeconds } from '../experiment/units.js';
+import { addCommonOptions, DEFAULTS, progressMode, resolveCommon } from './common.js';
+import { withStopSignals } from './signals.js';
+
+export function registerRun(program: Command): void {
+  addCommonOptions(
+    program
+      .command('run')
+      .description(`run an experiment file (YAML or JSON); default ${DEFAULTS.experiment}`)
+      .argument('[experiment]', 'experiment file', DEFAULTS.experiment),
+  ).action(async (experiment: string, raw: Record<string, unknown>) => {
+    const o = resolveCommon(raw);
+    const progress = createProgress(progressMode(o));
+    const result = await withStopSignals((signal) => runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal })).finally(() => progress.finish());
+    if (o.json) {
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      return;
+    }
+    if (o.quiet) return;
+    const chosen = Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ');
+    process.stdout.write(
+      [
+        `tunebench: ${result.experiment} finished in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials`,
+        `chosen: ${chosen || '(nothing)'}`,
+        ...result.warnings.map((w) => `warning: ${w}`),
+        `run directory: ${result.run_dir}`,
+        `summary: ${result.files['summary']}`,
+        '',
+      ].join('\n'),
+    );
+  });
+}

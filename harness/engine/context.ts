@@ -1,0 +1,55 @@
+// What every stage runner receives and returns: the shared run state and the values it chose.
+import type { Experiment } from '../experiment/schema.js';
+import type { Interval } from '../stats/bootstrap.js';
+import type { Journal } from '../store/journal.js';
+import { runTrial, type TrialContext } from '../trial/run-trial.js';
+import type { Config, TrialRecord } from '../trial/record.js';
+import type { MeasureSteps } from '../workloads/workload.js';
+import type { Progress } from './progress.js';
+
+export interface StageContext {
+  experiment: Experiment;
+  trial: TrialContext;
+  journal: Journal;
+  progress: Progress;
+  /** Every record so far in this run, in journal order. */
+  records: TrialRecord[];
+  /** Fixed parameters plus the values earlier stages chose. */
+  baseConfig: Config;
+}
+
+/** Why a value was chosen: the stage, the rule and the measurement behind it. */
+export interface Evidence {
+  stage: string;
+  rule: string;
+  samples_per_second: Interval | null;
+  trials: number[];
+}
+
+export interface StageOutcome {
+  name: string;
+  kind: string;
+  chosen: Config;
+  evidence: Record<string, Evidence>;
+  notes: string[];
+  /** Stage-specific result, kept in run.json for reports. */
+  result: unknown;
+}
+
+/** Runs one trial, journals it before returning, and reports progress. */
+export async function runJournaledTrial(
+  ctx: StageContext,
+  stage: string,
+  role: string,
+  config: Config,
+  measure: MeasureSteps,
+  position: { n: number; ofAbout: number; show: string[] },
+): Promise<TrialRecord> {
+  const index = ctx.records.length;
+  ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
+  const record = await runTrial({ ...ctx.trial, onEvent: (e) => ctx.progress.trialEvent(e) }, { index, stage, role, config, measure });
+  ctx.journal.append(record);
+  ctx.records.push(record);
+  ctx.progress.trialEnd(record);
+  return record;
+}

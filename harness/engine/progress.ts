@@ -1,0 +1,125 @@
+// Progress output: a live status line on a TTY, plain log lines otherwise, nothing with --quiet.
+import { formatSeconds } from '../experiment/units.js';
+import type { Config, TrialRecord } from '../trial/record.js';
+import type { WorkloadEvent } from '../workloads/protocol/events.js';
+
+export interface TrialStartInfo {
+  stage: string;
+  /** 1-based number of the trial within the stage, and the current estimate of the stage's total. */
+  n: number;
+  ofAbout: number;
+  config: Config;
+  role: string;
+  /** The parameters this stage varies; the rest are shown once in the stage header. */
+  show: string[];
+}
+
+export interface Progress {
+  stage(name: string, description: string): void;
+  trialStart(info: TrialStartInfo): void;
+  trialEvent(event: WorkloadEvent): void;
+  trialEnd(record: TrialRecord): void;
+  note(message: string): void;
+  finish(): void;
+}
+
+export type ProgressMode = 'tty' | 'plain' | 'quiet';
+
+export function createProgress(mode: ProgressMode, stream: NodeJS.WritableStream = process.stderr): Progress {
+  return mode === 'quiet' ? quietProgress : new StreamProgress(stream, mode === 'tty');
+}
+
+const quietProgress: Progress = {
+  stage: () => undefined,
+  trialStart: () => undefined,
+  trialEvent: () => undefined,
+  trialEnd: () => undefined,
+  note: () => undefined,
+  finish: () => undefined,
+};
+
+export function describeConfig(config: Config, keys?: readonly string[]): string {
+  return Object.entries(config)
+    .filter(([k]) => !keys || keys.includes(k))
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+}
+
+export function describeOutcome(r: TrialRecord): string {
+  const sps = r.samples_per_second === null ? '' : ` ${r.samples_per_second.toFixed(1)} samples/s`;
+  return `${r.outcome}${sps} (${formatSeconds(r.wall_seconds)})`;
+}
+
+class StreamProgress implements Progress {
+  private readonly started = Date.now();
+  private stageName = '';
+  private current: TrialStartInfo | undefined;
+  private last: TrialRecord | undefined;
+  private steps = 0;
+  private trialSeconds: number[] = [];
+  private ticker: NodeJS.Timeout | undefined;
+
+  constructor(private readonly out: NodeJS.WritableStream, private readonly tty: boolean) {
+    if (tty) {
+      this.ticker = setInterval(() => this.render(), 500);
+      this.ticker.unref();
+    }
+  }
+
+  stage(name: string, description: string): void {
+    this.stageName = name;
+    this.line(`== stage ${name}: ${description}`);
+  }
+
+  trialStart(info: TrialStartInfo): void {
+    this.current = info;
+    this.steps = 0;
+    if (!this.tty) return;
+    this.render();
+  }
+
+  trialEvent(event: WorkloadEvent): void {
+    if (event.event === 'step') this.steps += 1;
+  }
+
+  trialEnd(record: TrialRecord): void {
+    this.last = record;
+    this.trialSeconds.push(record.wall_seconds);
+    const c = this.current;
+    const head = c ? `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${c.role}` : `[${this.stageName}]`;
+    this.line(`${head} ${describeConfig(record.config, c?.show)} -> ${describeOutcome(record)}  ${this.timing()}`);
+    this.current = undefined;
+  }
+
+  note(message: string): void {
+    this.line(`   ${message}`);
+  }
+
+  finish(): void {
+    if (this.ticker) clearInterval(this.ticker);
+    if (this.tty) this.out.write('\r\x1b[K');
+  }
+
+  private timing(): string {
+    const elapsed = (Date.now() - this.started) / 1000;
+    const c = this.current;
+    if (!c || this.trialSeconds.length === 0) return `elapsed ${formatSeconds(elapsed)}`;
+    const mean = this.trialSeconds.reduce((a, b) => a + b, 0) / this.trialSeconds.length;
+    const remaining = Math.max(0, c.ofAbout - c.n);
+    return `elapsed ${formatSeconds(elapsed)}, eta ~${formatSeconds(remaining * mean)}`;
+  }
+
+  private line(text: string): void {
+    this.out.write(this.tty ? `\r\x1b[K${text}\n` : `${text}\n`);
+    if (this.tty) this.render();
+  }
+
+  private render(): void {
+    if (!this.tty || !this.current) return;
+    const c = this.current;
+    const last = this.last ? ` | last: ${describeOutcome(this.last)}` : '';
+    const status = `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`;
+    const width = (this.out as NodeJS.WriteStream).columns ?? 120;
+    this.out.write(`\r\x1b[K${status.slice(0, Math.max(20, width - 1))}`);
+  }
+}

@@ -1,0 +1,105 @@
+// Runs the max-batch stage: each probe is a journaled trial; the search decides, the stage records why.
+import type { MaxBatchStageSpec } from '../../experiment/schema.js';
+import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
+import type { ProbeFn, ProbeResult } from '../../search/probe.js';
+import type { LatencyLimit } from '../../search/throughput.js';
+import { bootstrapMedian } from '../../stats/bootstrap.js';
+import type { TrialRecord } from '../../trial/record.js';
+import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+
+export type MaxBatchSummary = Omit<MaxBatchResult, 'probes'> & {
+  param: string;
+  multiple_of: number;
+  ceiling: number;
+  cap_bytes: number | null;
+  chosen: number | null;
+  choose_rule: string;
+};
+
+export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpec, name: string): Promise<StageOutcome> {
+  const param = spec.param ?? 'batch_size';
+  const m = spec.multiple_of ?? 8;
+  const exp = ctx.experiment;
+  const byBatch = new Map<ProbeResult, TrialRecord>();
+  let n = 0;
+  let remaining = 8;
+  const run: ProbeFn = async (batch, role, steps) => {
+    n += 1;
+    const config = { ...ctx.baseConfig, [param]: batch };
+    const measure = { warmupSteps: exp.measure.warmup_steps ?? 2, steps: steps ?? spec.steps ?? 3 };
+    const record = await runJournaledTrial(ctx, name, role, config, measure, { n, ofAbout: n + remaining, show: [param] });
+    const result = toProbe(batch, role, record);
+    byBatch.set(result, record);
+    return result;
+  };
+  const latency = latencyLimit(exp.objective.constraints);
+  const result = await findMaxBatch(run, {
+    multipleOf: m,
+    start: spec.start ?? m,
+    ceiling: spec.ceiling ?? 1 << 20,
+    capBytes: exp.limits.memory ?? null,
+    headroom: spec.headroom ?? 0.1,
+    tolerance: spec.tolerance ?? 0.05,
+    throughputPoints: spec.throughput_points ?? 4,
+    confirmSteps: spec.confirm_steps ?? 10,
+    ...(latency ? { latency } : {}),
+    onEstimate: (r) => {
+      remaining = r;
+    },
+  });
+  const { value, rule } = choose(result);
+  const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
+  const best = evidenceRecords.sort((a, b) => b.steps.length - a.steps.length)[0];
+  const evidence: Record<string, Evidence> = {};
+  if (value !== null) {
+    evidence[param] = {
+      stage: name,
+      rule,
+      samples_per_second: best ? bootstrapMedian(best.steps.map((s) => s.samples / s.seconds), { seed: exp.seed ?? 1 }) : null,
+      trials: evidenceRecords.map((r) => r.index),
+    };
+  }
+  const { probes: _probes, ...rest } = result;
+  const summary: MaxBatchSummary = {
+    ...rest,
+    param,
+    multiple_of: m,
+    ceiling: spec.ceiling ?? 1 << 20,
+    cap_bytes: exp.limits.memory ?? null,
+    chosen: value,
+    choose_rule: rule,
+  };
+  return { name, kind: 'max-batch', chosen: value === null ? {} : { [param]: value }, evidence, notes: result.notes, result: summary };
+}
+
+/** The batch later stages use: recommended (headroom kept), capped by the latency limit when one is set. */
+function choose(r: MaxBatchResult): { value: number | null; rule: string } {
+  const base = r.recommended ?? r.max;
+  const rule = r.recommended !== null ? 'recommended: the largest tested batch that keeps the memory headroom' : 'max: the largest batch that ran';
+  const bound = r.latencyBound?.batch;
+  if (base !== null && bound !== undefined && bound !== null && bound < base) {
+    return { value: bound, rule: `latency: the largest tested batch within ${r.latencyBound!.quantile} <= ${(r.latencyBound!.seconds * 1000).toFixed(1)} ms` };
+  }
+  return { value: base, rule };
+}
+
+function latencyLimit(c: { p95_step_latency?: number; p50_step_latency?: number } | undefined): LatencyLimit | undefined {
+  if (c?.p95_step_latency !== undefined) return { quantile: 'p95', seconds: c.p95_step_latency };
+  if (c?.p50_step_latency !== undefined) return { quantile: 'p50', seconds: c.p50_step_latency };
+  return undefined;
+}
+
+function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord): ProbeResult {
+  return {
+    batch,
+    ok: r.outcome === 'ok',
+    outcome: r.outcome,
+    reason: r.reason,
+    limitedBytes: r.peak_limited_bytes,
+    rssBytes: r.peak_rss_bytes,
+    samplesPerSecond: r.samples_per_second,
+    p50Seconds: r.step_seconds?.median ?? null,
+    p95Seconds: r.step_seconds?.p95 ?? null,
+    role,
+  };
+}

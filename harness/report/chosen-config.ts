@@ -1,0 +1,61 @@
+// Emits the chosen config as JSON (canonical), a shell .env file and YAML, all with the same values.
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { Evidence } from '../engine/context.js';
+import type { Fingerprint } from '../telemetry/fingerprint.js';
+import type { Config } from '../trial/record.js';
+import { ENV, paramEnvName } from '../workloads/protocol/events.js';
+import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
+
+export interface ChosenConfig {
+  experiment: string;
+  run_id: string;
+  created_at: string;
+  config: Config;
+  evidence: Record<string, Evidence>;
+  device: { host: string; cpu: string; gpu: string | null; memory_limit_bytes: number | null };
+  reproduce: { command: string[]; env: Record<string, string> };
+}
+
+export function buildChosenConfig(args: {
+  experiment: string;
+  runId: string;
+  config: Config;
+  evidence: Record<string, Evidence>;
+  fingerprint: Fingerprint;
+  memoryLimit: number | null;
+  experimentPath: string;
+}): ChosenConfig {
+  const env: Record<string, string> = { [ENV.config]: JSON.stringify(args.config) };
+  for (const [k, v] of Object.entries(args.config)) env[paramEnvName(k)] = String(v);
+  return {
+    experiment: args.experiment,
+    run_id: args.runId,
+    created_at: new Date().toISOString(),
+    config: args.config,
+    evidence: args.evidence,
+    device: {
+      host: args.fingerprint.host,
+      cpu: args.fingerprint.cpu.model,
+      gpu: args.fingerprint.gpu?.name ?? null,
+      memory_limit_bytes: args.memoryLimit,
+    },
+    reproduce: { command: ['tunebench', 'run', args.experimentPath], env },
+  };
+}
+
+/** Shell-safe single-quoted value. */
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+export function writeChosenConfig(dir: string, chosen: ChosenConfig): void {
+  writeJsonAtomic(join(dir, 'chosen-config.json'), chosen);
+  const env = [
+    `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})`,
+    ...Object.entries(chosen.reproduce.env).map(([k, v]) => `${k}=${shellQuote(v)}`),
+    '',
+  ].join('\n');
+  writeFileAtomic(join(dir, 'chosen-config.env'), env);
+  writeFileAtomic(join(dir, 'chosen-config.yaml'), `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})\n${stringify({ config: chosen.config })}`);
+}
