@@ -255,7 +255,7 @@ class SearchState {
       largestOk: max,
       smallestFail: this.hi <= this.ceilK ? this.hi * this.m : null,
       probesToMax: this.probesToMax,
-      confirmed: this.probes.some((p) => p.role === 'confirm' && p.ok && p.batch === max),
+      confirmed: this.lo > 0 && this.longOk.has(this.lo),
       log: this.log,
       notes: this.notes,
       probes: this.probes,

@@ -1,0 +1,47 @@
+// Real ONNX Runtime children under a real memory cap: ok below the limit, oom above it.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
+import { OnnxWorkload } from '../../harness/workloads/onnx/workload.js';
+import { tempDir } from '../support/paths.js';
+
+const CAP = 2.5 * 2 ** 30;
+
+function context(model: Record<string, unknown>, params: Record<string, unknown> = {}): TrialContext {
+  const workload = new OnnxWorkload({ kind: 'onnx', model: model as never, params: { intra_op_threads: 2, ...params } as never }, 1);
+  return { workload, limits: { memory: CAP, mechanism: 'prlimit', timeout: 60 }, scratchDir: tempDir() };
+}
+
+const measure = { warmupSteps: 1, steps: 2 };
+
+describe('ONNX Runtime trials under a cap', () => {
+  it('runs a small batch and records steps, throughput and memory', async () => {
+    const r = await runTrial(context({ generate: 'mlp', hidden: 64 }), { index: 0, stage: 's', role: 'probe', config: { batch_size: 32 }, measure });
+    assert.equal(r.outcome, 'ok', r.reason + r.stderr_tail);
+    assert.equal(r.steps.length, 2);
+    assert.equal(r.warmup_steps, 1);
+    assert.ok(r.samples_per_second! > 0);
+    assert.ok(r.peak_rss_bytes! > 10e6);
+    assert.ok(r.peak_limited_bytes! > r.peak_rss_bytes!, 'address space exceeds resident memory');
+    assert.deepEqual(r.limit, { mechanism: 'prlimit-as', bytes: CAP });
+    assert.equal(r.config['intra_op_threads'], 2, 'fixed parameters are part of the config');
+  });
+
+  it('records a real out-of-memory failure as oom with the runtime message', async () => {
+    const r = await runTrial(context({ generate: 'transformer' }), { index: 1, stage: 's', role: 'probe', config: { batch_size: 20_000 }, measure });
+    assert.equal(r.outcome, 'oom', r.reason);
+    assert.match(`${r.reason}\n${r.stderr_tail}`, /Failed to allocate memory|allocation failed|out of memory/i);
+    assert.equal(r.samples_per_second, null);
+  });
+
+  it('runs every generated model kind and every arena policy', async () => {
+    for (const [model, arena] of [
+      [{ generate: 'conv', size: 16 }, 'off'],
+      [{ generate: 'transformer', seq: 16 }, 'shrink-every-run'],
+      [{ generate: 'mlp' }, 'keep'],
+    ] as const) {
+      const r = await runTrial(context(model, { arena }), { index: 2, stage: 's', role: 'probe', config: { batch_size: 4 }, measure });
+      assert.equal(r.outcome, 'ok', `${JSON.stringify(model)} ${arena}: ${r.reason} ${r.stderr_tail}`);
+    }
+  });
+});

@@ -1,0 +1,33 @@
+// The reference finders follow their documented algorithms.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ProbeFn } from '../../../harness/search/probe.js';
+import { powerThenBisect, shrinkOnOom } from '../../../harness/search/reference.js';
+
+function threshold(max: number): { run: ProbeFn; calls: number[] } {
+  const calls: number[] = [];
+  const run: ProbeFn = async (batch, role) => {
+    calls.push(batch);
+    const ok = batch <= max;
+    return { batch, ok, outcome: ok ? 'ok' : 'oom', limitedBytes: null, rssBytes: null, samplesPerSecond: null, p50Seconds: null, p95Seconds: null, role };
+  };
+  return { run, calls };
+}
+
+describe('reference finders', () => {
+  it('power-then-bisect needs about 19 trials from 2 to reach 1000 at granularity 1 (Lightning binsearch)', async () => {
+    const w = threshold(1000);
+    const r = await powerThenBisect(w.run, { init: 2, multipleOf: 1, ceiling: 1 << 20 });
+    assert.equal(r.max, 1000);
+    assert.equal(r.probes, 19);
+    assert.deepEqual(w.calls.slice(0, 10), [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
+  });
+
+  it('shrink-on-OOM multiplies by 0.9 and returns the first size that runs (Accelerate)', async () => {
+    const w = threshold(700);
+    const r = await shrinkOnOom(w.run, { start: 1000, multipleOf: 1 });
+    assert.deepEqual(w.calls, [1000, 900, 810, 729, 656]);
+    assert.equal(r.max, 656);
+    assert.equal(r.probes, 5);
+  });
+});
