@@ -244,6 +244,10 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /** The known word within edit distance max(2, len/3) of `word`, if any. */
 export function closest(word: string, known: readonly string[]): string | undefined {
+  // A truncated name ("multiple" for "multiple_of") is a likelier slip than any edit.
+  const lower = word.toLowerCase();
+  const prefixed = lower.length >= 3 ? known.find((k) => k.toLowerCase().startsWith(lower)) : undefined;
+  if (prefixed) return prefixed;
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(word.length / 3)) + 1;
   for (const candidate of known) {

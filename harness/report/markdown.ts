@@ -9,3 +9,8 @@ export function table(headers: string[], rows: (string | number)[][]): string {
   const line = (cells: (string | number)[]) => `| ${cells.map((c) => String(c)).join(' | ')} |`;
   return [line(headers), line(headers.map(() => '---')), ...rows.map(line)].join('\n');
 }
+
+/** An inline code span; backticks inside are replaced, since code spans cannot escape them. */
+export function code(text: string): string {
+  return `\`${text.replace(/`/g, "'").replace(/\r?\n/g, ' ')}\``;
+}

@@ -3,20 +3,20 @@ import type { RunResult } from '../engine/result.js';
 import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import type { TrialRecord } from '../trial/record.js';
-import { md, table } from './markdown.js';
+import { code, md, table } from './markdown.js';
 
 export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[]): string {
   const out: string[] = [];
   out.push(`# tunebench: ${md(run.experiment)}`);
   out.push('');
-  out.push(`Run \`${run.run_id}\` on ${md(run.environment)}: ${run.trials.total} trials (${Object.entries(run.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ')}) in ${formatSeconds(run.wall_seconds)}.`);
+  out.push(`Run ${code(run.run_id)} on ${md(run.environment)}: ${run.trials.total} trials (${Object.entries(run.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ')}) in ${formatSeconds(run.wall_seconds)}.`);
   for (const stage of run.stages) {
     out.push('', `## Stage ${md(stage.name)} (${stage.kind})`, '');
     if (stage.kind === 'max-batch') out.push(...maxBatchSection(stage.result as MaxBatchSummary, records.filter((r) => r.stage === stage.name)));
     for (const note of stage.notes) out.push(`- ${md(note)}`);
   }
   out.push('', '## Chosen config', '');
-  out.push(table(['parameter', 'value', 'why'], Object.entries(run.chosen).map(([k, v]) => [`\`${md(k)}\``, `\`${md(String(v))}\``, md(run.evidence[k]?.rule ?? 'fixed by the experiment')])));
+  out.push(table(['parameter', 'value', 'why'], Object.entries(run.chosen).map(([k, v]) => [code(k), code(String(v)), md(run.evidence[k]?.rule ?? 'fixed by the experiment')])));
   if (run.warnings.length > 0) out.push('', '## Warnings', '', ...run.warnings.map((w) => `- ${md(w)}`));
   out.push('');
   return out.join('\n');
@@ -32,14 +32,14 @@ function maxBatchSection(r: MaxBatchSummary, records: readonly TrialRecord[]): s
   };
   const rows: (string | number)[][] = [
     ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${r.confirmed ? ', confirmed by a longer run' : ''}`],
-    ['recommended', b(r.recommended), r.cap_bytes === null ? 'batch fraction' : `keeps memory headroom under the ${formatBytes(r.cap_bytes)} cap`],
+    ['recommended', b(r.recommended), `peak RSS at most ${Math.round((1 - r.headroom) * 100)}% of the max's`],
     ['fastest', b(r.fastest), r.peakSamplesPerSecond === null ? '-' : `within tolerance of the peak ${r.peakSamplesPerSecond.toFixed(1)} samples/s`],
   ];
   if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${(r.latencyBound.seconds * 1000).toFixed(1)} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${r.latencyBound.firstViolating} breaks it`]);
-  const lines = [table(['answer', r.param, 'note'], rows), '', `Chosen: **${b(r.chosen)}** (${md(r.choose_rule)}). Search probes to the exact max: ${r.probesToMax}.`, ''];
+  const lines = [table(['answer', r.param, 'note'], rows), '', `Chosen: **${b(r.chosen)}** (${md(r.choose_rule)}). Trials to the exact max: ${r.probesToMax}.`, ''];
   lines.push(
     table(
-      ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak limited', 'wall'],
+      ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
       records.map((t) => [
         t.index,
         t.role,
@@ -47,6 +47,7 @@ function maxBatchSection(r: MaxBatchSummary, records: readonly TrialRecord[]): s
         t.outcome,
         t.samples_per_second === null ? '-' : t.samples_per_second.toFixed(1),
         t.step_seconds ? formatSeconds(t.step_seconds.p95) : '-',
+        t.peak_rss_bytes === null ? '-' : formatBytes(t.peak_rss_bytes),
         t.peak_limited_bytes === null ? '-' : formatBytes(t.peak_limited_bytes),
         formatSeconds(t.wall_seconds),
       ]),

@@ -30,7 +30,7 @@ export interface MaxBatchResult {
   max: number | null;
   largestOk: number | null;
   smallestFail: number | null;
-  /** Search probes until both bounds were known (confirmation and extra points excluded). */
+  /** Trials until both bounds were known: search probes and failed confirmations. */
   probesToMax: number;
   confirmed: boolean;
   recommended: number | null;
@@ -138,9 +138,9 @@ class SearchState {
       await this.guidedPair(guided);
       if (!this.closed) misses += 1;
     }
-    this.probesToMax = this.probes.length;
-    if (this.broken) return;
-    await this.confirm();
+    if (!this.broken) await this.confirm();
+    // Every trial that located the max, including failed confirmations; not the passing confirmation.
+    this.probesToMax = this.probes.filter((p) => p.role === 'probe' || (p.role === 'confirm' && !p.ok)).length;
   }
 
   /** Geometric growth from the start until the readings say enough about the slope. */

@@ -12,6 +12,7 @@ export type MaxBatchSummary = Omit<MaxBatchResult, 'probes'> & {
   multiple_of: number;
   ceiling: number;
   cap_bytes: number | null;
+  headroom: number;
   chosen: number | null;
   choose_rule: string;
 };
@@ -66,6 +67,7 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
     multiple_of: m,
     ceiling: spec.ceiling ?? 1 << 20,
     cap_bytes: exp.limits.memory ?? null,
+    headroom: spec.headroom ?? 0.1,
     chosen: value,
     choose_rule: rule,
   };
@@ -75,7 +77,7 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
 /** The batch later stages use: recommended (headroom kept), capped by the latency limit when one is set. */
 function choose(r: MaxBatchResult): { value: number | null; rule: string } {
   const base = r.recommended ?? r.max;
-  const rule = r.recommended !== null ? 'recommended: the largest tested batch that keeps the memory headroom' : 'max: the largest batch that ran';
+  const rule = r.recommended !== null ? 'recommended: the largest tested batch that keeps the memory headroom' : 'max: the largest batch that ran (none kept the headroom)';
   const bound = r.latencyBound?.batch;
   if (base !== null && bound !== undefined && bound !== null && bound < base) {
     return { value: bound, rule: `latency: the largest tested batch within ${r.latencyBound!.quantile} <= ${(r.latencyBound!.seconds * 1000).toFixed(1)} ms` };

@@ -1,0 +1,84 @@
+// End to end: `tunebench run` on real ONNX Runtime children under a real cap.
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import type { TrialRecord } from '../../harness/trial/record.js';
+import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
+
+function runDir(out: string, name: string): string {
+  const runs = readdirSync(join(out, name));
+  assert.equal(runs.length, 1);
+  return join(out, name, runs[0]!);
+}
+
+function journal(dir: string): TrialRecord[] {
+  return readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrialRecord);
+}
+
+/** The acceptance check: max ran ok in every record, and max + multiple_of is recorded as oom. */
+function assertExactMax(records: TrialRecord[], max: number, m: number): void {
+  const at = (b: number) => records.filter((r) => r.config['batch_size'] === b);
+  assert.ok(at(max).length > 0 && at(max).every((r) => r.outcome === 'ok'), `max ${max} recorded ok`);
+  assert.ok(at(max + m).some((r) => r.outcome === 'oom'), `max + ${m} recorded oom`);
+}
+
+describe('tunebench run', () => {
+  it('finds an exact max and writes the run directory (quick experiment, --json)', async () => {
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out, '--json'], { reject: false });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const result = JSON.parse(r.stdout) as { chosen: Record<string, number>; stages: { result: { max: number; status: string; recommended: number; multiple_of: number } }[]; run_dir: string };
+    const dir = runDir(out, 'quick');
+    assert.equal(result.run_dir, dir);
+    const stage = result.stages[0]!.result;
+    assert.equal(stage.status, 'exact');
+    const records = journal(dir);
+    assertExactMax(records, stage.max, stage.multiple_of);
+    assert.equal(result.chosen['batch_size'], stage.recommended);
+    assert.ok(records.every((rec, i) => rec.index === i), 'indices follow journal order');
+    assert.ok(records.every((rec) => rec.limit.mechanism === 'prlimit-as' && rec.limit.bytes === 1.5 * 2 ** 30));
+    for (const f of ['run.json', 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml', 'summary.md']) assert.ok(existsSync(join(dir, f)), f);
+    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown>; evidence: Record<string, { trials: number[] }>; reproduce: { env: Record<string, string> } };
+    assert.equal(chosen.config['batch_size'], stage.recommended);
+    assert.equal(chosen.reproduce.env['TUNEBENCH_BATCH_SIZE'], String(stage.recommended));
+    assert.ok(chosen.evidence['batch_size']!.trials.every((i) => records[i]!.outcome === 'ok' && records[i]!.config['batch_size'] === stage.recommended));
+    const env = readFileSync(join(dir, 'chosen-config.env'), 'utf8');
+    assert.match(env, new RegExp(`^TUNEBENCH_BATCH_SIZE='${stage.recommended}'$`, 'm'));
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { limit: { mechanism: string }; environment: { versions: Record<string, string> }; finished_at?: string };
+    assert.equal(run.limit.mechanism, 'prlimit-as');
+    assert.ok(run.environment.versions['onnxruntime-node']);
+    assert.ok(run.finished_at);
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    assert.match(summary, new RegExp(`\\| max \\(fits\\) \\| ${stage.max} \\| exact`));
+    assert.ok(!existsSync(join(dir, '.scratch')), 'scratch space removed');
+  });
+
+  it('runs the embedded default: exit 0, an oom trial in the journal, chosen-config.json (the README command)', async () => {
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', '--out', out], { cwd: ROOT, reject: false });
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, /chosen: .*batch_size=\d+/);
+    assert.match(r.stderr, /\[max-batch\] trial 1\/~\d+ probe batch_size=8 -> ok/, 'plain progress lines when not on a TTY');
+    const dir = runDir(out, 'default');
+    const records = journal(dir);
+    assert.ok(records.some((x) => x.outcome === 'oom'), 'at least one oom trial');
+    assert.ok(existsSync(join(dir, 'chosen-config.json')));
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: { max: number; status: string } }[]; wall_seconds: number } };
+    const max = run.result.stages[0]!.result.max;
+    assert.equal(run.result.stages[0]!.result.status, 'exact');
+    assert.ok(max >= 1000 && max < 100_000, `max ${max} lands in the thousands`);
+    assertExactMax(records, max, 8);
+    assert.ok(run.result.wall_seconds < 180, `finished in ${run.result.wall_seconds} s`);
+  });
+
+  it('--quiet prints nothing on stderr and the summary on stdout is suppressed', async () => {
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'bad', '15-no-memory-cap.yaml'), '--out', out, '--quiet'], { reject: false });
+    assert.equal(r.exitCode, 2);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /needs limits.memory/);
+    assert.equal(existsSync(join(out, 'x')), false, 'no run directory for invalid input');
+  });
+});

@@ -1,0 +1,63 @@
+// Malformed experiment files: exit code 2 and a message naming the field, what was expected and what was found.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { CLI, FIXTURES, ROOT } from '../support/paths.js';
+
+const BAD = join(FIXTURES, 'experiments', 'bad');
+/** Files that cannot carry an `# expect:` comment. */
+const EXPECT_OTHER: Record<string, [string, string]> = { '14-json-syntax.json': ['', 'not valid JSON'] };
+
+function expectation(file: string): [string, string] {
+  const other = EXPECT_OTHER[file];
+  if (other) return other;
+  const m = /^# expect: (.*?) \| ?(.*)$/m.exec(readFileSync(join(BAD, file), 'utf8'));
+  assert.ok(m, `${file} has an # expect: line`);
+  return [m[1]!.trim(), m[2]!.trim()];
+}
+
+describe('tunebench validate on malformed files', () => {
+  const files = readdirSync(BAD).sort();
+
+  it('has at least 15 distinct malformed files', () => {
+    assert.ok(files.length >= 15, `${files.length} files`);
+  });
+
+  for (const file of files) {
+    it(`rejects ${file} with exit 2 and the field path`, async () => {
+      const r = await execa(process.execPath, [CLI, 'validate', join(BAD, file)], { reject: false });
+      assert.equal(r.exitCode, 2, r.stderr);
+      const [path, message] = expectation(file);
+      if (path) assert.ok(r.stderr.includes(`${path}:`) || r.stderr.includes(path), `stderr names ${path}:\n${r.stderr}`);
+      if (message) assert.ok(r.stderr.includes(message), `stderr says "${message}":\n${r.stderr}`);
+      assert.equal(r.stdout, '');
+    });
+  }
+
+  it('accepts the shipped experiments', async () => {
+    for (const file of ['experiments/default.yaml', 'test/fixtures/experiments/quick-max-batch.yaml']) {
+      const r = await execa(process.execPath, [CLI, 'validate', join(ROOT, file)], { reject: false });
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /valid \(1 stage: max-batch\)/);
+    }
+  });
+
+  it('exits 2 for a missing file and for an unknown option', async () => {
+    const missing = await execa(process.execPath, [CLI, 'run', join(ROOT, 'no-such.yaml')], { reject: false });
+    assert.equal(missing.exitCode, 2);
+    assert.match(missing.stderr, /cannot read experiment file .*no such file/);
+    const unknown = await execa(process.execPath, [CLI, 'run', '--frobnicate'], { reject: false });
+    assert.equal(unknown.exitCode, 2);
+    assert.match(unknown.stderr, /unknown option '--frobnicate'/);
+  });
+
+  it('prints a JSON Schema that rejects unknown keys and lists every stage option', async () => {
+    const r = await execa(process.execPath, [CLI, 'schema']);
+    const schema = JSON.parse(r.stdout) as { additionalProperties: boolean; properties: Record<string, { items?: { oneOf?: { properties: Record<string, unknown> }[] } }> };
+    assert.equal(schema.additionalProperties, false);
+    const stage = schema.properties['stages']!.items!.oneOf![0]!;
+    for (const key of ['multiple_of', 'ceiling', 'headroom', 'tolerance', 'confirm_steps']) assert.ok(key in stage.properties, key);
+  });
+});
