@@ -1,0 +1,31 @@
+// The journal: append-only lines, a truncated last line tolerated and reported.
+import assert from 'node:assert/strict';
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Journal, readJournal } from '../../../harness/store/journal.js';
+import type { TrialRecord } from '../../../harness/trial/record.js';
+import { tempDir } from '../../support/paths.js';
+
+const record = (index: number) => ({ v: 1, index, stage: 's', role: 'probe', config: { batch_size: index }, outcome: 'ok' }) as unknown as TrialRecord;
+
+describe('journal', () => {
+  it('appends one line per record and reads them back in order', () => {
+    const j = new Journal(join(tempDir(), 'trials.jsonl'));
+    for (let i = 0; i < 3; i++) j.append(record(i));
+    const read = readJournal(j.path);
+    assert.deepEqual(read.records.map((r) => r.index), [0, 1, 2]);
+    assert.equal(read.truncatedTail, false);
+  });
+  it('tolerates a last line cut short and reports corrupt lines elsewhere', () => {
+    const j = new Journal(join(tempDir(), 'trials.jsonl'));
+    j.append(record(0));
+    appendFileSync(j.path, 'not json\n');
+    j.append(record(1));
+    appendFileSync(j.path, '{"v":1,"index":2,"sta');
+    const read = readJournal(j.path);
+    assert.deepEqual(read.records.map((r) => r.index), [0, 1]);
+    assert.equal(read.truncatedTail, true);
+    assert.deepEqual(read.badLines, [2]);
+  });
+});
