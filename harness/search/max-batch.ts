@@ -44,7 +44,7 @@ export interface MaxBatchResult {
 }
 
 /** Growth factor of the exploration phase when memory readings are available. */
-const EXPLORE_GROWTH = 8;
+const EXPLORE_GROWTH = 16;
 /** Exploration ends when the readings have used this fraction of the room below the cap. */
 const EXPLORE_UNTIL_USED = 0.25;
 /** Readings needed before a fit may steer the search (two or three small probes, then the fit). */
