@@ -71,7 +71,6 @@ const limits = s.object({
 const measure = s.object({
   warmup_steps: optional(nonNegativeInt('untimed steps before measuring'), 2),
   steps: optional(positiveInt('timed steps per trial'), 10),
-  repeats: optional(positiveInt('trials per configuration'), 1),
 });
 
 const objective = s.object({
@@ -112,7 +111,7 @@ export const experimentSchema = s.object(
     seed: optional(nonNegativeInt('seed for everything random in the run'), 1),
     workload: required(s.tagged('kind', { onnx: onnxWorkload })),
     limits: optional(limits, { mechanism: 'auto', timeout: 300 }),
-    measure: optional(measure, { warmup_steps: 2, steps: 10, repeats: 1 }),
+    measure: optional(measure, { warmup_steps: 2, steps: 10 }),
     objective: optional(objective, { maximize: 'samples_per_second', constraints: {} }),
     stages: required(s.array(stage, { minItems: 1 })),
   },

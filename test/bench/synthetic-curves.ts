@@ -3,6 +3,8 @@ import { capFor, type CurveShape, type CurveSpec } from '../support/synthetic.js
 
 export const BENCH_MULTIPLE_OF = 8;
 export const BENCH_CEILING = 1 << 21;
+/** Fixed memory of every synthetic curve (runtime, weights). */
+export const BENCH_BASE_BYTES = 800 * 2 ** 20;
 
 /**
  * Noise of memory readings as measured between identical ONNX trials here (RESULTS.md): none,
@@ -23,9 +25,11 @@ export function benchCurves(): { name: string; curve: CurveSpec; target: number 
   for (const shape of shapes) {
     for (const { name: noiseName, noise, noiseKind } of BENCH_NOISE) {
       for (const target of maxima) {
-        const perSample = shape === 'quadratic' ? 4096 : 2048;
+        // Batch-dependent memory at the max is twice the fixed memory (the cap is about three times
+        // the weights and runtime), so a small max means large samples, as in real workloads.
+        const perSample = (2 * BENCH_BASE_BYTES) / target;
         // Base memory of the same order as the dynamic part at the max, like a runtime plus weights.
-        const partial = { shape, base: 800 * 2 ** 20, perSample, noise, noiseKind, seed: seed++, chunk: (perSample * target) / 16 };
+        const partial = { shape, base: BENCH_BASE_BYTES, perSample, noise, noiseKind, seed: seed++, chunk: (perSample * target) / 16 };
         out.push({ name: `${shape}/${noiseName}/max~${target}`, curve: { ...partial, cap: capFor(partial, target) }, target });
       }
     }

@@ -61,3 +61,10 @@ describe('tunebench validate on malformed files', () => {
     for (const key of ['multiple_of', 'ceiling', 'headroom', 'tolerance', 'confirm_steps']) assert.ok(key in stage.properties, key);
   });
 });
+
+describe('experiments/schema.json', () => {
+  it('matches `tunebench schema` (regenerate with: node dist/harness/cli/main.js schema > experiments/schema.json)', async () => {
+    const r = await execa(process.execPath, [CLI, 'schema']);
+    assert.equal(readFileSync(join(ROOT, 'experiments', 'schema.json'), 'utf8'), `${r.stdout}\n`);
+  });
+});

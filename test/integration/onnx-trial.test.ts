@@ -45,3 +45,27 @@ describe('ONNX Runtime trials under a cap', () => {
     }
   });
 });
+
+describe('a user-supplied ONNX file', () => {
+  it('runs with its own input names and a symbolic batch dimension of any name', async () => {
+    const { generate } = await import('../../harness/workloads/onnx/models/index.js');
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const path = join(tempDir(), 'user-model.onnx');
+    writeFileSync(path, generate({ kind: 'conv', seed: 5, params: { size: 8, channels: 1 } }).bytes);
+    const r = await runTrial(context({ path, inputs: { input: ['N', 1, 8, 8] } }), { index: 0, stage: 's', role: 'probe', config: { batch_size: 3 }, measure });
+    assert.equal(r.outcome, 'ok', r.reason + r.stderr_tail);
+    assert.equal(r.steps[0]!.samples, 3);
+  });
+
+  it('crashes with the runtime message when the declared shape is wrong', async () => {
+    const { generate } = await import('../../harness/workloads/onnx/models/index.js');
+    const { writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const path = join(tempDir(), 'user-model.onnx');
+    writeFileSync(path, generate({ kind: 'mlp', seed: 5, params: { input: 16 } }).bytes);
+    const r = await runTrial(context({ path, inputs: { input: ['batch', 17] } }), { index: 0, stage: 's', role: 'probe', config: { batch_size: 3 }, measure });
+    assert.equal(r.outcome, 'crash');
+    assert.match(r.stderr_tail, /input|dimension|shape/i);
+  });
+});
