@@ -7,6 +7,8 @@ export const EXIT = {
   harness: 1,
   /** Invalid input: a malformed experiment file, an unknown option, a missing file. */
   invalid: 2,
+  /** Stopped by SIGINT or SIGTERM; completed trials are kept in the journal. */
+  stopped: 130,
 } as const;
 
 /** Invalid input from the user: an experiment file, a flag or a path. Exit code 2. */
@@ -31,6 +33,13 @@ export class StoreError extends Error {
   override readonly name = 'StoreError';
 }
 
+/** The run was stopped by a signal; what completed is in the journal. Exit code 130. */
+export class StoppedError extends Error {
+  override readonly name = 'StoppedError';
+}
+
 export function exitCodeFor(error: unknown): number {
-  return error instanceof ConfigError ? EXIT.invalid : EXIT.harness;
+  if (error instanceof ConfigError) return EXIT.invalid;
+  if (error instanceof StoppedError) return EXIT.stopped;
+  return EXIT.harness;
 }

@@ -2,7 +2,7 @@
 // The tunebench command: wires the subcommands and reports each error once with a documented exit code.
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
-import { ConfigError, EXIT, exitCodeFor } from '../errors.js';
+import { ConfigError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
 import { registerValidate } from './validate.js';
@@ -16,7 +16,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .version(version)
     .exitOverride()
     .showHelpAfterError()
-    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input.');
+    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 130 stopped by SIGINT/SIGTERM.');
   registerRun(program);
   registerValidate(program);
   registerSchema(program);
@@ -28,7 +28,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       // Help and version exit 0; usage errors were already printed by commander.
       return error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
     }
-    const prefix = error instanceof ConfigError ? 'invalid input' : 'error';
+    const prefix = error instanceof ConfigError ? 'invalid input' : error instanceof StoppedError ? 'stopped by signal' : 'error';
     process.stderr.write(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`);
     if (!(error instanceof ConfigError) && process.env['TUNEBENCH_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);

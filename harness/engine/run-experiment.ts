@@ -1,7 +1,7 @@
 // Runs an experiment end to end: validate, create the run directory, run each stage, write the outputs.
 import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, StoppedError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
 import { loadExperiment } from '../experiment/load.js';
 import { formatBytes } from '../experiment/units.js';
@@ -29,7 +29,7 @@ export interface RunOptions {
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
   const { experiment, source, text } = loadExperiment(opts.experimentPath);
-  const workload = createWorkload(experiment.workload, experiment.seed ?? 1);
+  const workload: Workload = new OnnxWorkload(experiment.workload, experiment.seed ?? 1);
   let mechanism: string;
   try {
     mechanism = planLimit(experiment.limits.memory, experiment.limits.mechanism ?? 'auto', 'preflight').mechanism;
@@ -62,14 +62,21 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   };
   const outcomes: StageOutcome[] = [];
   const evidence: Record<string, Evidence> = {};
-  for (const [i, stage] of experiment.stages.entries()) {
-    const name = stageName(stage, i);
-    opts.progress.stage(name, `${stage.kind} on ${workload.description}`);
-    const outcome = await runMaxBatchStage(ctx, stage, name);
-    for (const note of outcome.notes) opts.progress.note(note);
-    outcomes.push(outcome);
-    Object.assign(ctx.baseConfig, outcome.chosen);
-    Object.assign(evidence, outcome.evidence);
+  try {
+    for (const [i, stage] of experiment.stages.entries()) {
+      const name = stageName(stage, i);
+      opts.progress.stage(name, `${stage.kind} on ${workload.description}`);
+      const outcome = await runMaxBatchStage(ctx, stage, name);
+      for (const note of outcome.notes) opts.progress.note(note);
+      outcomes.push(outcome);
+      Object.assign(ctx.baseConfig, outcome.chosen);
+      Object.assign(evidence, outcome.evidence);
+    }
+  } catch (error) {
+    if (opts.signal?.aborted) {
+      throw new StoppedError(`stopped: ${ctx.records.length} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded`, { cause: error });
+    }
+    throw error;
   }
 
   const warnings: string[] = [];
@@ -121,9 +128,3 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   rmSync(dir.scratch, { recursive: true, force: true });
   return result;
 }
-
-function createWorkload(spec: RunOptionsWorkload, seed: number): Workload {
-  return new OnnxWorkload(spec, seed);
-}
-
-type RunOptionsWorkload = ConstructorParameters<typeof OnnxWorkload>[0];

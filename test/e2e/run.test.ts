@@ -82,3 +82,35 @@ describe('tunebench run', () => {
     assert.equal(existsSync(join(out, 'x')), false, 'no run directory for invalid input');
   });
 });
+
+describe('tunebench run stopped by a signal', () => {
+  it('kills the current trial, keeps completed trials and exits 130', async () => {
+    const out = tempDir();
+    const child = execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out], { reject: false });
+    // Wait until at least one trial is journaled, then interrupt.
+    const deadline = Date.now() + 30_000;
+    let dir: string | undefined;
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      const base = join(out, 'quick');
+      if (!existsSync(base)) continue;
+      const runs = readdirSync(base);
+      const candidate = runs[0] ? join(base, runs[0]) : undefined;
+      if (candidate && existsSync(join(candidate, 'trials.jsonl'))) {
+        dir = candidate;
+        break;
+      }
+    }
+    assert.ok(dir, 'a trial was journaled');
+    child.kill('SIGINT');
+    const r = await child;
+    assert.equal(r.exitCode, 130, r.stderr);
+    assert.match(r.stderr, /stopped by signal: stopped: \d+ completed trial\(s\) are in .*trials\.jsonl/);
+    const records = journal(dir);
+    assert.ok(records.length >= 1);
+    assert.ok(records.every((x, i) => x.index === i && ['ok', 'oom'].includes(x.outcome)), 'no half-written or killed trial recorded');
+    const { execFileSync } = await import('node:child_process');
+    const leftovers = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((l) => l.includes('onnx/child.js') && !l.includes('ps -eo'));
+    assert.deepEqual(leftovers, [], 'no trial process left behind');
+  });
+});
