@@ -87,8 +87,9 @@ class StreamProgress implements Progress {
     this.trialSeconds.push(record.wall_seconds);
     const c = this.current;
     const head = c ? `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${c.role}` : `[${this.stageName}]`;
-    this.line(`${head} ${describeConfig(record.config, c?.show)} -> ${describeOutcome(record)}  ${this.timing()}`);
+    const timing = this.timing();
     this.current = undefined;
+    this.line(`${head} ${describeConfig(record.config, c?.show)} -> ${describeOutcome(record)}  ${timing}`);
   }
 
   note(message: string): void {
@@ -119,7 +120,7 @@ class StreamProgress implements Progress {
     const c = this.current;
     const last = this.last ? ` | last: ${describeOutcome(this.last)}` : '';
     const status = `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`;
-    const width = (this.out as NodeJS.WriteStream).columns ?? 120;
+    const width = (this.out as NodeJS.WriteStream).columns || 120;
     this.out.write(`\r\x1b[K${status.slice(0, Math.max(20, width - 1))}`);
   }
 }
