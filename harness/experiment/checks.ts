@@ -2,6 +2,14 @@
 import { ConfigError } from '../errors.js';
 import type { Experiment } from './schema.js';
 
+/**
+ * onnxruntime-node (1.30) parses only logSeverityLevel, logVerbosityLevel, tag and terminate from
+ * run options, so the run config entry memory.enable_memory_arena_shrinkage never reaches ONNX
+ * Runtime; running "shrink-every-run" would silently measure "keep".
+ */
+export const ARENA_SHRINK_UNSUPPORTED =
+  '"shrink-every-run" needs the run option memory.enable_memory_arena_shrinkage, which onnxruntime-node does not pass to ONNX Runtime (its run options carry only log levels, tag and terminate); use "keep" or "off"';
+
 export function checkExperiment(e: Experiment, source: string): void {
   const issues: { path: string; message: string }[] = [];
   e.stages.forEach((stage, i) => {
@@ -18,6 +26,9 @@ export function checkExperiment(e: Experiment, source: string): void {
       }
     }
   });
+  if (e.workload.kind === 'onnx' && e.workload.params?.arena === 'shrink-every-run') {
+    issues.push({ path: 'workload.params.arena', message: ARENA_SHRINK_UNSUPPORTED });
+  }
   const names = e.stages.map((s, i) => s.name ?? `${s.kind}-${i + 1}`);
   names.forEach((n, i) => {
     if (names.indexOf(n) !== i) issues.push({ path: `stages[${i}].name`, message: `expected a unique stage name, got ${JSON.stringify(n)} again` });

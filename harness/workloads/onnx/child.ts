@@ -7,6 +7,7 @@ import { EventEmitterFile } from '../protocol/emitter.js';
 import { ENV, INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../protocol/events.js';
 import { ONNX_PARAM_DEFAULTS, ONNX_WORKLOAD_ENV, type OnnxChildSpec, type OnnxParams } from './spec.js';
 import { isOomMessage } from '../../trial/patterns.js';
+import { ARENA_SHRINK_UNSUPPORTED } from '../../experiment/checks.js';
 
 const events = new EventEmitterFile();
 
@@ -51,10 +52,13 @@ async function main(): Promise<void> {
     events.emit({ event: 'error', message: `batch_size must be a positive integer, got ${JSON.stringify(params.batch_size)}` });
     process.exit(INVALID_EXIT_CODE);
   }
+  if (params.arena === 'shrink-every-run') {
+    events.emit({ event: 'error', message: `arena: ${ARENA_SHRINK_UNSUPPORTED}` });
+    process.exit(INVALID_EXIT_CODE);
+  }
   const session = await ort.InferenceSession.create(spec.modelPath, sessionOptions(params));
   const feeds = buildFeeds(spec, params.batch_size);
-  const runOptions: ort.InferenceSession.RunOptions =
-    params.arena === 'shrink-every-run' ? { extra: { memory: { enable_memory_arena_shrinkage: 'cpu:0' } } } : {};
+  const runOptions: ort.InferenceSession.RunOptions = {};
   const total = spec.warmupSteps + spec.steps;
   for (let i = 0; i < total; i++) {
     const start = process.hrtime.bigint();
