@@ -47,17 +47,35 @@ const fileModel = s.object(
 
 const onnxParams = s.object({
   batch_size: optional(positiveInt('samples per step')),
+  num_workers: optional(nonNegativeInt('data-loader worker threads; 0 preprocesses inline (needs workload.pipeline)')),
+  prefetch_factor: optional(positiveInt('batches each worker keeps in flight')),
+  persistent_workers: optional(s.boolean('keep the worker pool alive between epochs')),
   intra_op_threads: optional(nonNegativeInt('ONNX Runtime intra-op threads; 0 lets ONNX Runtime choose')),
   inter_op_threads: optional(nonNegativeInt('ONNX Runtime inter-op threads; 0 lets ONNX Runtime choose')),
   arena: optional(s.literal(ARENA_POLICIES, 'CPU memory arena: keep, shrink after every run, or off')),
   execution_provider: optional(s.literal(EXECUTION_PROVIDERS, 'ONNX Runtime execution provider')),
 });
 
+const pipeline = s.object(
+  {
+    cost: required(nonNegativeInt('augmentation passes per sample: the CPU cost of preprocessing')),
+    epochs: optional(positiveInt('short epochs per trial; non-persistent workers restart at each'), 2),
+    fault: optional(
+      s.object({
+        kind: required(s.literal(['throw', 'hang'] as const)),
+        batch: required(nonNegativeInt('batch number at which the fault fires')),
+      }, 'fault injection for testing the harness'),
+    ),
+  },
+  'A synthetic data pipeline that feeds the first model input: decoding and augmenting samples on worker threads.',
+);
+
 const onnxWorkload = s.object(
   {
     kind: required(s.literal(['onnx'] as const)),
     model: required(s.either(generatedModel, fileModel)),
     params: optional(onnxParams, {}),
+    pipeline: optional(pipeline),
   },
   'ONNX Runtime in a fresh Node.js child per trial (the embedded default; no Python, no GPU needed).',
 );

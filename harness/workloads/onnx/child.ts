@@ -8,6 +8,7 @@ import { ENV, INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../protocol/events.js';
 import { ONNX_PARAM_DEFAULTS, ONNX_WORKLOAD_ENV, type OnnxChildSpec, type OnnxParams } from './spec.js';
 import { isOomMessage } from '../../trial/patterns.js';
 import { ARENA_SHRINK_UNSUPPORTED } from '../../experiment/checks.js';
+import { DataLoader } from './pipeline/loader.js';
 
 const events = new EventEmitterFile();
 
@@ -45,6 +46,50 @@ function sessionOptions(p: OnnxParams): ort.InferenceSession.SessionOptions {
   };
 }
 
+async function runFixedSteps(session: ort.InferenceSession, feeds: Record<string, ort.Tensor>, spec: OnnxChildSpec, batch: number): Promise<void> {
+  const total = spec.warmupSteps + spec.steps;
+  for (let i = 0; i < total; i++) {
+    const start = process.hrtime.bigint();
+    await session.run(feeds);
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    events.emit({ event: 'step', samples: batch, seconds, warmup: i < spec.warmupSteps });
+  }
+}
+
+/** Steps fed by the data loader; each step's time includes its wait for data. */
+async function runPipelineSteps(session: ort.InferenceSession, feeds: Record<string, ort.Tensor>, spec: OnnxChildSpec, p: OnnxParams): Promise<void> {
+  const pipeline = spec.pipeline!;
+  const [name, dims] = Object.entries(spec.inputs)[0]!;
+  const shape = dims.map((d) => (typeof d === 'number' ? d : p.batch_size));
+  const loader = new DataLoader({
+    numWorkers: p.num_workers,
+    prefetchFactor: p.prefetch_factor,
+    persistentWorkers: p.persistent_workers,
+    batchSize: p.batch_size,
+    preprocess: { sampleSize: shape.slice(1).reduce((a, b) => a * b, 1), cost: pipeline.cost, seed: spec.seed },
+    ...(pipeline.fault ? { fault: pipeline.fault } : {}),
+  });
+  const total = spec.warmupSteps + spec.steps;
+  const perEpoch = Math.ceil(total / pipeline.epochs);
+  let step = 0;
+  try {
+    for (let epoch = 0; step < total; epoch++) {
+      const batches = loader.epoch(step, Math.min(perEpoch, total - step));
+      for (;;) {
+        const start = process.hrtime.bigint();
+        const next = await batches.next();
+        if (next.done) break;
+        await session.run({ ...feeds, [name]: new ort.Tensor('float32', next.value.data, shape) });
+        const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+        events.emit({ event: 'step', samples: p.batch_size, seconds, data_wait_seconds: next.value.waitSeconds, warmup: step < spec.warmupSteps, epoch });
+        step += 1;
+      }
+    }
+  } finally {
+    await loader.close();
+  }
+}
+
 async function main(): Promise<void> {
   const spec = readJsonEnv<OnnxChildSpec>(ONNX_WORKLOAD_ENV);
   const params: OnnxParams = { ...ONNX_PARAM_DEFAULTS, ...readJsonEnv<Partial<OnnxParams>>(ENV.config) } as OnnxParams;
@@ -58,14 +103,8 @@ async function main(): Promise<void> {
   }
   const session = await ort.InferenceSession.create(spec.modelPath, sessionOptions(params));
   const feeds = buildFeeds(spec, params.batch_size);
-  const runOptions: ort.InferenceSession.RunOptions = {};
-  const total = spec.warmupSteps + spec.steps;
-  for (let i = 0; i < total; i++) {
-    const start = process.hrtime.bigint();
-    await session.run(feeds, runOptions);
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    events.emit({ event: 'step', samples: params.batch_size, seconds, warmup: i < spec.warmupSteps });
-  }
+  if (spec.pipeline) await runPipelineSteps(session, feeds, spec, params);
+  else await runFixedSteps(session, feeds, spec, params.batch_size);
   const mem = memoryStatus();
   events.emit({ event: 'memory', peak_bytes: mem.rss, peak_address_space_bytes: mem.vm });
   events.emit({ event: 'done' });

@@ -1,5 +1,6 @@
 // What the ONNX child needs to know besides the tuned parameters: the model, its inputs and the step counts.
 import type { Dim } from './models/graph.js';
+import type { PipelineFault } from './pipeline/messages.js';
 
 export const ONNX_WORKLOAD_ENV = 'TUNEBENCH_ONNX_WORKLOAD';
 
@@ -15,6 +16,16 @@ export interface OnnxChildSpec {
   warmupSteps: number;
   steps: number;
   seed: number;
+  /** When set, the first input comes from the data pipeline instead of a fixed tensor. */
+  pipeline?: PipelineSpec;
+}
+
+export interface PipelineSpec {
+  /** Augmentation passes per sample: the CPU cost of preprocessing. */
+  cost: number;
+  /** Short epochs the steps are split into; non-persistent workers restart at each. */
+  epochs: number;
+  fault?: PipelineFault;
 }
 
 /** Tuned parameters of the ONNX workload, with the values used when a config leaves one out. */
@@ -24,6 +35,9 @@ export interface OnnxParams {
   inter_op_threads: number;
   arena: ArenaPolicy;
   execution_provider: ExecutionProvider;
+  num_workers: number;
+  prefetch_factor: number;
+  persistent_workers: boolean;
 }
 
 export const ONNX_PARAM_DEFAULTS: Omit<OnnxParams, 'batch_size'> = {
@@ -31,4 +45,7 @@ export const ONNX_PARAM_DEFAULTS: Omit<OnnxParams, 'batch_size'> = {
   inter_op_threads: 0,
   arena: 'keep',
   execution_provider: 'cpu',
+  num_workers: 0,
+  prefetch_factor: 2,
+  persistent_workers: false,
 };

@@ -17,6 +17,7 @@ export class OnnxWorkload implements Workload {
   readonly fixedParams: Config;
   private readonly modelPath: string;
   private readonly inputs: OnnxChildSpec['inputs'];
+  private readonly pipeline: WorkloadSpec['pipeline'];
 
   constructor(spec: WorkloadSpec, private readonly seed: number) {
     const model = spec.model;
@@ -35,10 +36,21 @@ export class OnnxWorkload implements Workload {
       this.description = `onnx ${model.path}`;
     }
     this.fixedParams = { ...(spec.params ?? {}) } as Config;
+    this.pipeline = spec.pipeline;
+    if (this.pipeline && Object.keys(this.inputs).length !== 1) {
+      throw new ConfigError(`workload.pipeline: the pipeline feeds one input, but the model has ${Object.keys(this.inputs).length}; use a single-input model`);
+    }
   }
 
   command(config: Config, measure: MeasureSteps): TrialCommand {
-    const child: OnnxChildSpec = { modelPath: this.modelPath, inputs: this.inputs, warmupSteps: measure.warmupSteps, steps: measure.steps, seed: this.seed };
+    const child: OnnxChildSpec = {
+      modelPath: this.modelPath,
+      inputs: this.inputs,
+      warmupSteps: measure.warmupSteps,
+      steps: measure.steps,
+      seed: this.seed,
+      ...(this.pipeline ? { pipeline: { cost: this.pipeline.cost, epochs: this.pipeline.epochs ?? 2, ...(this.pipeline.fault ? { fault: this.pipeline.fault } : {}) } } : {}),
+    };
     return {
       argv: [process.execPath, CHILD],
       env: { ...protocolEnv(config, measure), [ONNX_WORKLOAD_ENV]: JSON.stringify(child) },
