@@ -1,6 +1,49 @@
 // Checks that span several fields, after the schema has validated each one.
 import { ConfigError } from '../errors.js';
-import type { Experiment } from './schema.js';
+import { names, parseExpr } from './expr.js';
+import { closest } from './schema-kit.js';
+import type { Experiment, SweepStageSpec } from './schema.js';
+
+/** Parameters the ONNX workload understands. */
+export const ONNX_PARAMS = ['batch_size', 'intra_op_threads', 'inter_op_threads', 'arena', 'execution_provider', 'num_workers', 'prefetch_factor', 'persistent_workers'];
+const PIPELINE_PARAMS = ['num_workers', 'prefetch_factor', 'persistent_workers'];
+
+function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { path: string; message: string }[]): void {
+  const swept = Object.keys(stage.params);
+  for (const p of swept) {
+    const path = `stages[${i}].params.${p}`;
+    if (!ONNX_PARAMS.includes(p)) {
+      const hint = closest(p, ONNX_PARAMS);
+      issues.push({ path, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });
+    } else if (PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
+      issues.push({ path, message: 'needs workload.pipeline (the data loader it tunes)' });
+    } else if (e.workload.params && (e.workload.params as Record<string, unknown>)[p] !== undefined) {
+      issues.push({ path: `workload.params.${p}`, message: `is swept by stages[${i}]; remove the fixed value` });
+    }
+    const spec = stage.params[p]!;
+    if (!Array.isArray(spec) && 'range' in spec && (spec.range.length !== 2 || spec.range[0]! > spec.range[1]!)) {
+      issues.push({ path: `${path}.range`, message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.range)}` });
+    }
+    if (!Array.isArray(spec) && 'pow2' in spec && (spec.pow2.length !== 2 || spec.pow2[0]! > spec.pow2[1]!)) {
+      issues.push({ path: `${path}.pow2`, message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.pow2)}` });
+    }
+  }
+  const known = [...ONNX_PARAMS];
+  const exprs: [string, string | number, string[]][] = [];
+  if (stage.constraints?.cpus) exprs.push([`stages[${i}].constraints.cpus.uses`, stage.constraints.cpus.uses, known], [`stages[${i}].constraints.cpus.max`, stage.constraints.cpus.max, ['cpus']]);
+  if (stage.constraints?.memory) exprs.push([`stages[${i}].constraints.memory.uses`, stage.constraints.memory.uses, known]);
+  for (const [path, text, allowed] of exprs) {
+    try {
+      const unknown = names(parseExpr(String(text))).filter((n) => !allowed.includes(n));
+      if (unknown.length > 0) issues.push({ path, message: `unknown name ${JSON.stringify(unknown[0])}; expected one of ${allowed.join(', ')}` });
+    } catch (error) {
+      issues.push({ path, message: (error as Error).message });
+    }
+  }
+  for (const [j, c] of (stage.cost ?? []).entries()) {
+    if (!swept.includes(c)) issues.push({ path: `stages[${i}].cost[${j}]`, message: `expected one of the swept parameters (${swept.join(', ')}), got ${JSON.stringify(c)}` });
+  }
+}
 
 /**
  * onnxruntime-node (1.30) parses only logSeverityLevel, logVerbosityLevel, tag and terminate from
@@ -25,6 +68,9 @@ export function checkExperiment(e: Experiment, source: string): void {
         issues.push({ path: `workload.params.${stage.param ?? 'batch_size'}`, message: `is searched by stages[${i}]; remove the fixed value` });
       }
     }
+  });
+  e.stages.forEach((stage, i) => {
+    if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
   });
   if (e.workload.kind === 'onnx' && e.workload.params?.arena === 'shrink-every-run') {
     issues.push({ path: 'workload.params.arena', message: ARENA_SHRINK_UNSUPPORTED });

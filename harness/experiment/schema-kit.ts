@@ -149,14 +149,15 @@ export const s = {
   },
 
   /** A union of objects told apart by a string field such as `kind`. */
-  tagged<T>(tag: string, variants: Record<string, Schema<T>>): Schema<T> {
+  tagged<V extends Record<string, Schema<unknown>>>(tag: string, variants: V): Schema<{ [K in keyof V]: Infer<V[K]> }[keyof V]> {
+    type T = { [K in keyof V]: Infer<V[K]> }[keyof V];
     const names = Object.keys(variants);
     const json: JsonSchema = { oneOf: names.map((n) => variants[n]!.jsonSchema()) };
     return make(`an object with ${tag} ${names.join(' | ')}`, json, (v, path, issues) => {
       if (!isPlainObject(v)) return fail(issues, path, 'an object', v);
       const variant = typeof v[tag] === 'string' ? variants[v[tag] as string] : undefined;
       if (!variant) return failEnum(issues, join(path, tag), names, v[tag]);
-      return variant.parse(v, path, issues);
+      return variant.parse(v, path, issues) as T | undefined;
     });
   },
 

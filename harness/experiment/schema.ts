@@ -119,7 +119,45 @@ const maxBatchStage = s.object(
   'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
 );
 
-const stage = s.tagged('kind', { 'max-batch': maxBatchStage });
+const paramSpace = s.either(
+  s.array(paramValue, { minItems: 1, description: 'the values to try' }),
+  s.either(
+    s.object({ range: required(s.array(s.number(), { minItems: 2 })), step: optional(s.number({ exclusiveMin: 0 })) }, 'numbers from range[0] to range[1] by step (default 1)'),
+    s.object({ pow2: required(s.array(s.number({ exclusiveMin: 0 }), { minItems: 2 })) }, 'powers of two from pow2[0] to pow2[1]'),
+  ),
+);
+
+const expression = s.either(s.number(), s.string({ pattern: /^[-+*/() .0-9A-Za-z_]+$/, hint: 'an arithmetic expression of parameter names, such as "num_workers + intra_op_threads"' }));
+
+const sweepStage = s.object(
+  {
+    kind: required(s.literal(['sweep'] as const)),
+    name: optional(s.string()),
+    params: required(s.record(paramSpace, 'parameter name to the values to sweep')),
+    strategy: optional(s.literal(['race', 'grid'] as const, 'grid runs everything; race drops clearly worse configs early'), 'race'),
+    repeats: optional(positiveInt('grid: trials per config; race: the most trials a config gets'), 3),
+    steps: optional(positiveInt('timed steps per trial (default measure.steps)')),
+    brief_steps: optional(positiveInt("steps of race's first, brief round (default a third of steps)")),
+    budget: optional(
+      s.object({
+        trials: optional(positiveInt('stop after this many trials')),
+        seconds: optional(duration('stop after this much trial time')),
+      }),
+      {},
+    ),
+    constraints: optional(
+      s.object({
+        cpus: optional(s.object({ uses: required(expression), max: required(expression) }, 'prune configs whose CPU use exceeds max; "cpus" in max is SLURM_CPUS_PER_TASK or the cores available')),
+        memory: optional(s.object({ uses: required(expression), max: required(size('memory budget')) }, 'prune configs whose estimated bytes exceed max')),
+      }),
+      {},
+    ),
+    cost: optional(s.array(s.string(), { description: 'parameters in order of cost, for choosing among ties (default: the order of params)' })),
+  },
+  'Sweeps parameters over a grid (lists, ranges, powers of two); ranks configs by a bootstrap CI of throughput.',
+);
+
+const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage });
 
 export const experimentSchema = s.object(
   {
@@ -139,6 +177,7 @@ export const experimentSchema = s.object(
 export type Experiment = Infer<typeof experimentSchema>;
 export type StageSpec = Experiment['stages'][number];
 export type MaxBatchStageSpec = Infer<typeof maxBatchStage>;
+export type SweepStageSpec = Infer<typeof sweepStage>;
 export type WorkloadSpec = Experiment['workload'];
 export type ParamValue = Infer<typeof paramValue>;
 export { paramValue };

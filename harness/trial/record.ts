@@ -31,7 +31,7 @@ export interface TrialRecord {
   /** Timed steps (warm-up excluded). */
   steps: StepSample[];
   warmup_steps: number;
-  /** Median of per-step samples/s; null when no step was timed. */
+  /** Total samples over total step time (data waits included); null when no step was timed. */
   samples_per_second: number | null;
   step_seconds: { median: number; p95: number } | null;
   /** Peak resident set size of the trial's process tree (or as the workload reported it). */

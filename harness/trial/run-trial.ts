@@ -1,7 +1,8 @@
 // Turns one configuration into one trial record: builds the command, runs it, summarises the steps.
 import { TrialError } from '../errors.js';
 import type { Experiment } from '../experiment/schema.js';
-import { medianThroughput, stepLatency } from '../stats/summary.js';
+import { stepLatency } from '../stats/summary.js';
+import { ratioThroughput } from '../stats/throughput.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps, Workload } from '../workloads/workload.js';
 import { PATTERNS_VERSION } from './patterns.js';
@@ -77,7 +78,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     signal: result.signal,
     steps,
     warmup_steps: warmup,
-    samples_per_second: medianThroughput(steps),
+    samples_per_second: ratioThroughput(steps),
     step_seconds: stepLatency(steps),
     peak_rss_bytes: peakRss,
     peak_limited_bytes: limited,

@@ -55,6 +55,7 @@ async function synthetic(): Promise<Row[]> {
 async function real(experimentPath: string): Promise<Row> {
   const { experiment } = loadExperiment(join(ROOT, experimentPath));
   const stage = experiment.stages[0]!;
+  if (stage.kind !== 'max-batch') throw new Error(`${experimentPath}: the first stage must be max-batch`);
   const mult = stage.multiple_of ?? 8;
   const ceiling = stage.ceiling ?? 1 << 20;
   const workload = new OnnxWorkload(experiment.workload, experiment.seed ?? 1);

@@ -3,7 +3,7 @@ import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import type { LatencyLimit } from '../../search/throughput.js';
-import { bootstrapMedian } from '../../stats/bootstrap.js';
+import { throughputInterval } from '../../stats/throughput.js';
 import type { TrialRecord } from '../../trial/record.js';
 import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
 
@@ -56,7 +56,7 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
     evidence[param] = {
       stage: name,
       rule,
-      samples_per_second: best ? bootstrapMedian(best.steps.map((s) => s.samples / s.seconds), { seed: exp.seed ?? 1 }) : null,
+      samples_per_second: best ? throughputInterval([best.steps], { seed: exp.seed ?? 1 }) : null,
       trials: evidenceRecords.map((r) => r.index),
     };
   }

@@ -32,6 +32,7 @@ describe('experiment schema', () => {
     assert.equal(e.measure.steps, 10);
     assert.equal(e.seed, 1);
     const stage = e.stages[0]!;
+    assert.ok(stage.kind === 'max-batch');
     assert.equal(stage.multiple_of, 8);
     assert.equal(stage.param, 'batch_size');
     assert.equal(stage.ceiling, 1 << 20);

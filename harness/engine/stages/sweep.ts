@@ -1,0 +1,103 @@
+// Runs a sweep stage: prune by constraints, run grid or race through journaled trials, rank, choose.
+import type { SweepStageSpec } from '../../experiment/schema.js';
+import { Constraints } from '../../search/constraints.js';
+import { configKey, grid, type ParamSpec } from '../../search/space.js';
+import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
+import type { Interval } from '../../stats/bootstrap.js';
+import { stallFraction } from '../../stats/throughput.js';
+import type { Config } from '../../trial/record.js';
+import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+
+export interface SweepConfigRow {
+  key: string;
+  config: Config;
+  status: 'finished' | 'eliminated' | 'failed' | 'unfinished' | 'pruned';
+  why?: string;
+  trials: number[];
+  throughput: Interval | null;
+  stall_fraction: number | null;
+}
+
+export interface SweepSummary {
+  strategy: 'race' | 'grid';
+  params: string[];
+  configs: SweepConfigRow[];
+  chosen_key: string | null;
+  tied: string[];
+  trials: number;
+  trial_seconds: number;
+  budget_exhausted: boolean;
+}
+
+export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcome> {
+  const exp = ctx.experiment;
+  const names = Object.keys(spec.params);
+  const keyOf = (c: Config) => configKey(c, names);
+  const constraints = new Constraints(spec.constraints ?? {});
+  const candidates = grid(spec.params as Record<string, ParamSpec>);
+  const runnable: Config[] = [];
+  const rows: SweepConfigRow[] = [];
+  for (const c of candidates) {
+    const reason = constraints.check({ ...ctx.baseConfig, ...c });
+    if (reason) {
+      rows.push({ key: keyOf(c), config: c, status: 'pruned', why: reason, trials: [], throughput: null, stall_fraction: null });
+      ctx.progress.note(`pruned ${keyOf(c)}: ${reason}`);
+    } else runnable.push(c);
+  }
+  const steps = spec.steps ?? exp.measure.steps ?? 10;
+  const strategy = spec.strategy ?? 'race';
+  const repeats = spec.repeats ?? 3;
+  const indices = new Map<string, number[]>();
+  let n = 0;
+  const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length + Math.ceil(runnable.length / 3) * (repeats - 1);
+  const run: ArmTrialFn = async (config, o) => {
+    n += 1;
+    const record = await runJournaledTrial(
+      ctx,
+      name,
+      o.role,
+      { ...ctx.baseConfig, ...config },
+      { warmupSteps: exp.measure.warmup_steps ?? 2, steps: o.steps ?? steps },
+      { n, ofAbout: Math.max(n, expected), show: names },
+    );
+    const list = indices.get(keyOf(config)) ?? [];
+    list.push(record.index);
+    indices.set(keyOf(config), list);
+    return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds };
+  };
+  const result = await runSweep(run, {
+    strategy,
+    configs: runnable,
+    keyOf,
+    repeats,
+    budget: spec.budget ?? {},
+    costOrder: spec.cost ?? names,
+    seed: exp.seed ?? 1,
+    briefSteps: spec.brief_steps ?? Math.max(2, Math.round(steps / 3)),
+  });
+  for (const arm of result.arms) {
+    const ok = arm.trials.filter((t) => t.outcome === 'ok').flatMap((t) => t.steps);
+    rows.push({ key: arm.key, config: arm.config, status: arm.status, ...(arm.why ? { why: arm.why } : {}), trials: indices.get(arm.key) ?? [], throughput: arm.ci, stall_fraction: stallFraction(ok) });
+  }
+  const chosen = result.ranking.chosen;
+  const evidence: Record<string, Evidence> = {};
+  const notes = [...result.notes];
+  if (chosen) {
+    for (const p of names) {
+      evidence[p] = { stage: name, rule: result.ranking.note ?? 'best throughput', samples_per_second: chosen.ci, trials: indices.get(chosen.key) ?? [] };
+    }
+  } else {
+    notes.push('no config finished a trial: nothing was chosen');
+  }
+  const summary: SweepSummary = {
+    strategy,
+    params: names,
+    configs: rows.sort((a, b) => (b.throughput?.estimate ?? -1) - (a.throughput?.estimate ?? -1)),
+    chosen_key: chosen?.key ?? null,
+    tied: result.ranking.tied.map((t) => t.key),
+    trials: result.trials,
+    trial_seconds: result.trialSeconds,
+    budget_exhausted: result.budgetExhausted,
+  };
+  return { name, kind: 'sweep', chosen: chosen ? Object.fromEntries(names.map((p) => [p, chosen.config[p]!])) : {}, evidence, notes, result: summary };
+}
