@@ -1,6 +1,7 @@
 // summary.md: the run's results in Markdown, fit for a CI step summary or a pull-request comment.
 import type { RunResult } from '../engine/result.js';
 import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
+import type { SweepSummary } from '../engine/stages/sweep.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import type { TrialRecord } from '../trial/record.js';
 import { code, md, table } from './markdown.js';
@@ -13,6 +14,7 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
   for (const stage of run.stages) {
     out.push('', `## Stage ${md(stage.name)} (${stage.kind})`, '');
     if (stage.kind === 'max-batch') out.push(...maxBatchSection(stage.result as MaxBatchSummary, records.filter((r) => r.stage === stage.name)));
+    if (stage.kind === 'sweep') out.push(...sweepSection(stage.result as SweepSummary));
     for (const note of stage.notes) out.push(`- ${md(note)}`);
   }
   out.push('', '## Chosen config', '');
@@ -54,4 +56,22 @@ function maxBatchSection(r: MaxBatchSummary, records: readonly TrialRecord[]): s
     ),
   );
   return lines;
+}
+
+function sweepSection(r: SweepSummary): string[] {
+  const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(0)}%`);
+  const rows = r.configs.map((c) => [
+    c.key === r.chosen_key ? `**${md(c.key)}**` : md(c.key),
+    c.status,
+    c.trials.length,
+    c.throughput ? `${c.throughput.estimate.toFixed(1)} [${c.throughput.low.toFixed(1)}, ${c.throughput.high.toFixed(1)}]` : '-',
+    pct(c.stall_fraction),
+    md(c.why ?? (r.tied.includes(c.key) && c.key !== r.chosen_key ? 'tied with the best' : '')),
+  ]);
+  return [
+    `Strategy **${r.strategy}** over ${r.params.map(code).join(', ')}: ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`,
+    '',
+    table(['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'], rows),
+    '',
+  ];
 }

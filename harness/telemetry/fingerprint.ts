@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import { gpuInfo } from './nvidia-smi.js';
 
 export interface Fingerprint {
   host: string;
@@ -49,7 +50,7 @@ export function fingerprint(cwd = process.cwd()): Fingerprint {
     kernel: os.release(),
     cpu: { model: cpus[0]?.model.trim() ?? 'unknown', cores: cpus.length },
     memory_bytes: os.totalmem(),
-    gpu: null,
+    gpu: gpuFingerprint(),
     versions: {
       tunebench: (require('../../../package.json') as { version: string }).version,
       node: process.versions.node,
@@ -57,4 +58,10 @@ export function fingerprint(cwd = process.cwd()): Fingerprint {
     },
     git_commit: gitCommit(cwd),
   };
+}
+
+function gpuFingerprint(): Fingerprint['gpu'] {
+  const gpus = gpuInfo();
+  const first = gpus[0];
+  return first ? { name: first.name, driver: first.driver, memory_bytes: first.memory_bytes ?? 0, count: gpus.length } : null;
 }

@@ -36,27 +36,3 @@ export function rssBytes(pid: number): number {
     return 0;
   }
 }
-
-/** Polls the tree's total RSS and keeps the peak. */
-export class TreeRssSampler {
-  peak = 0;
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(private readonly root: number, private readonly intervalMs = 200) {}
-
-  start(): void {
-    this.sample();
-    this.timer = setInterval(() => this.sample(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  stop(): number {
-    if (this.timer) clearInterval(this.timer);
-    return this.peak;
-  }
-
-  private sample(): void {
-    const total = processTree(this.root).reduce((sum, pid) => sum + rssBytes(pid), 0);
-    if (total > this.peak) this.peak = total;
-  }
-}

@@ -3,7 +3,8 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { TrialError } from '../errors.js';
-import { TreeRssSampler, processTree } from '../telemetry/proc-tree.js';
+import { processTree } from '../telemetry/proc-tree.js';
+import { TelemetrySampler, type Telemetry } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
@@ -35,6 +36,7 @@ export interface ProcessTrialResult extends Classification {
   stderrTail: string;
   wallSeconds: number;
   peakTreeRssBytes: number;
+  telemetry: Telemetry;
   cgroupPeakBytes: number | null;
   limit: MemoryLimit;
   aborted: boolean;
@@ -78,7 +80,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   }
 
   const reader = new EventReader(eventsPath);
-  const sampler = new TreeRssSampler(pid);
+  const sampler = new TelemetrySampler(pid);
   sampler.start();
   let timedOut = false;
   let killedByHarness = false;
@@ -101,9 +103,9 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   clearTimeout(timer);
   clearInterval(poller);
   spec.signal?.removeEventListener('abort', onAbort);
+  const telemetry = sampler.stop();
   // Orphans left in the group (a worker the child forked) must not outlive the trial.
   killTree(pid, 'SIGKILL');
-  const peakTreeRssBytes = sampler.stop();
   for (const e of reader.finish()) spec.onEvent?.(e);
   const cgroup = leaveCgroup(limit);
   rmSync(eventsPath, { force: true });
@@ -134,7 +136,8 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     signal,
     stderrTail,
     wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
-    peakTreeRssBytes,
+    peakTreeRssBytes: sampler.peakRss,
+    telemetry,
     cgroupPeakBytes: cgroup.peakBytes,
     limit,
     aborted: killedByHarness && !timedOut,

@@ -1,5 +1,6 @@
 // The trial record: one line of trials.jsonl. Failed trials are data and carry their evidence.
 import type { ParamValue } from '../experiment/schema.js';
+import type { Telemetry } from '../telemetry/sampler.js';
 
 export type Outcome = 'ok' | 'oom' | 'timeout' | 'crash' | 'invalid';
 export const OUTCOMES: readonly Outcome[] = ['ok', 'oom', 'timeout', 'crash', 'invalid'];
@@ -39,6 +40,8 @@ export interface TrialRecord {
   /** Peak of the quantity that the cap limits: address space under prlimit, cgroup memory under cgroup v2. */
   peak_limited_bytes: number | null;
   limit: { mechanism: LimitMechanism; bytes: number | null };
+  /** CPU, RSS and GPU sampled while the trial ran: summaries and raw series. */
+  telemetry: Telemetry;
   wall_seconds: number;
   started_at: string;
   malformed_events: number;

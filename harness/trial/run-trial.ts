@@ -83,6 +83,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     peak_rss_bytes: peakRss,
     peak_limited_bytes: limited,
     limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes },
+    telemetry: result.telemetry,
     wall_seconds: result.wallSeconds,
     started_at: startedAt,
     malformed_events: result.malformedEvents,
