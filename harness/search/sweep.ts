@@ -33,7 +33,7 @@ export type ArmStatus = 'finished' | 'eliminated' | 'failed' | 'unfinished';
 export interface ArmState {
   key: string;
   config: Config;
-  trials: ArmTrial[];
+  trials: (ArmTrial & { brief: boolean })[];
   status: ArmStatus;
   /** Why it stopped early: the failing trial's reason, or the elimination. */
   why?: string;
@@ -57,18 +57,25 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
   let budgetExhausted = false;
   const overBudget = (): boolean =>
     (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
+  // Brief trials decide eliminations only; once an arm has full-length trials, its CI rests on them,
+  // because a short trial over-weights the batches prefetched during warm-up.
+  const measured = (arm: ArmState): StepSample[][] => {
+    const ok = arm.trials.filter((t) => t.outcome === 'ok');
+    const full = ok.filter((t) => !t.brief);
+    return (full.length > 0 ? full : ok).map((t) => t.steps);
+  };
   const refresh = (arm: ArmState): void => {
-    arm.ci = throughputInterval(arm.trials.filter((t) => t.outcome === 'ok').map((t) => t.steps), { seed: opts.seed });
+    arm.ci = throughputInterval(measured(arm), { seed: opts.seed });
   };
   const runArm = async (arm: ArmState, round: number, steps?: number): Promise<boolean> => {
     if (overBudget()) {
       budgetExhausted = true;
       return false;
     }
-    const t = await run(arm.config, { ...(steps !== undefined ? { steps } : {}), role: opts.strategy === 'race' && round === 0 ? 'race-brief' : opts.strategy, round });
+    const t = await run(arm.config, { ...(steps !== undefined ? { steps } : {}), role: steps !== undefined ? 'race-brief' : opts.strategy, round });
     trials += 1;
     trialSeconds += t.wallSeconds;
-    arm.trials.push(t);
+    arm.trials.push({ ...t, brief: steps !== undefined });
     if (t.outcome !== 'ok') {
       arm.status = 'failed';
       arm.why = `${t.outcome}: ${t.reason}`;
@@ -101,7 +108,7 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
   if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds)`);
   const contenders = arms.filter((a) => a.status !== 'eliminated' && a.status !== 'failed' && a.ci !== null);
   const ranking = rank(
-    contenders.map((a) => ({ key: a.key, config: a.config, ci: a.ci, trials: a.trials.filter((t) => t.outcome === 'ok').map((t) => t.steps) })),
+    contenders.map((a) => ({ key: a.key, config: a.config, ci: a.ci, trials: measured(a) })),
     opts.costOrder,
     opts.seed,
   );

@@ -1,5 +1,5 @@
 // Throughput of a configuration across its trials, with a hierarchical bootstrap CI:
-// resample trials (processes), then steps within each (Davison & Hinkley 1997, sec. 3.8).
+// resample trials (processes), then blocks of steps within each (Davison & Hinkley 1997, 3.8 and 8.2).
 import { quantileSorted } from 'simple-statistics';
 import type { StepSample } from '../trial/record.js';
 import { BOOTSTRAP_RESAMPLES, type Interval } from './bootstrap.js';
@@ -34,16 +34,25 @@ export function throughputInterval(trials: readonly (readonly StepSample[])[], o
   return { estimate, low: quantileSorted(sorted, alpha), high: quantileSorted(sorted, 1 - alpha), level };
 }
 
-/** One hierarchical resample of a config's trials: trials with replacement, then steps within each. */
+/**
+ * One hierarchical resample of a config's trials: trials with replacement, then, within each, a
+ * moving-block bootstrap of its steps (Kunsch 1989) with blocks of about sqrt(n) steps, because
+ * steps are not independent: a prefetching pipeline alternates fast steps with waits.
+ */
 function resampleRatio(trials: readonly (readonly StepSample[])[], rng: () => number): number {
   let samples = 0;
   let seconds = 0;
   for (let t = 0; t < trials.length; t++) {
     const trial = trials[Math.floor(rng() * trials.length)]!;
-    for (let k = 0; k < trial.length; k++) {
-      const s = trial[Math.floor(rng() * trial.length)]!;
-      samples += s.samples;
-      seconds += s.seconds;
+    const n = trial.length;
+    const block = Math.max(1, Math.round(Math.sqrt(n)));
+    for (let taken = 0; taken < n; ) {
+      const start = Math.floor(rng() * (n - block + 1));
+      for (let k = 0; k < block && taken < n; k++, taken++) {
+        const s = trial[start + k]!;
+        samples += s.samples;
+        seconds += s.seconds;
+      }
     }
   }
   return seconds > 0 ? samples / seconds : 0;

@@ -1,6 +1,5 @@
 // Benchmark: our max-batch search vs power-then-bisect (Lightning) and shrink-on-OOM (Accelerate),
 // on synthetic memory curves and on real ONNX Runtime trials under a cap. Writes test/bench/RESULTS.md.
-import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { median } from 'simple-statistics';
@@ -12,10 +11,11 @@ import { runTrial } from '../../harness/trial/run-trial.js';
 import { OnnxWorkload } from '../../harness/workloads/onnx/workload.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { syntheticWorkload, trueMax } from '../support/synthetic.js';
+import { writeSection } from './results.js';
 import { BENCH_CEILING, BENCH_MULTIPLE_OF, BENCH_NOISE, benchCurves } from './synthetic-curves.js';
 
 const m = BENCH_MULTIPLE_OF;
-const COMMAND = 'npm run bench';
+const COMMAND = 'npm run bench:max-batch';
 
 interface Row {
   name: string;
@@ -113,12 +113,9 @@ async function main(): Promise<void> {
   const all = [...synth, ...realRows];
   const byNoise = BENCH_NOISE.map((n) => summary(synth.filter((r) => r.name.includes(`/${n.name}/`)), `synthetic, ${n.name} readings`));
   const doc = [
-    '# Benchmark results',
+    '## Max-batch search: probes to the exact max',
     '',
     `Produced by \`${COMMAND}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}.`,
-    'Figures are measured in one run; compare ratios, not absolute times (this machine is noisy).',
-    '',
-    '## Max-batch search: probes to the exact max',
     '',
     'Strategies, each from its documented algorithm (`harness/search/reference.ts`):',
     '- **ours**: explore, fit memory against batch, probe around the predicted limit, bisect the rest (`harness/search/max-batch.ts`);',
@@ -136,7 +133,7 @@ async function main(): Promise<void> {
     fmt(all),
     '',
   ].join('\n');
-  if (!skipReal) writeFileSync(join(ROOT, 'test', 'bench', 'RESULTS.md'), doc);
+  if (!skipReal) writeSection('max-batch', doc);
   process.stdout.write(doc);
 }
 

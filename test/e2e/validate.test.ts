@@ -37,10 +37,10 @@ describe('tunebench validate on malformed files', () => {
   }
 
   it('accepts the shipped experiments', async () => {
-    for (const file of ['experiments/default.yaml', 'test/fixtures/experiments/quick-max-batch.yaml']) {
+    for (const file of ['experiments/default.yaml', 'experiments/onnx-pipeline.yaml', 'test/fixtures/experiments/quick-max-batch.yaml']) {
       const r = await execa(process.execPath, [CLI, 'validate', join(ROOT, file)], { reject: false });
       assert.equal(r.exitCode, 0, r.stderr);
-      assert.match(r.stdout, /valid \(1 stage: max-batch\)/);
+      assert.match(r.stdout, /valid \(1 stage: (max-batch|sweep)\)/);
     }
   });
 

@@ -1,0 +1,80 @@
+// Benchmark: race against grid on the real worker-thread pipeline (experiments/onnx-pipeline.yaml).
+// Target: race's pick reaches >= 98% of grid's best throughput with <= 40% of grid's trial-seconds.
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { loadExperiment } from '../../harness/experiment/load.js';
+import { Constraints } from '../../harness/search/constraints.js';
+import { configKey, grid, type ParamSpec } from '../../harness/search/space.js';
+import { runSweep, type ArmTrialFn, type SweepResult } from '../../harness/search/sweep.js';
+import { runTrial } from '../../harness/trial/run-trial.js';
+import { OnnxWorkload } from '../../harness/workloads/onnx/workload.js';
+import { ROOT, tempDir } from '../support/paths.js';
+import { writeSection } from './results.js';
+
+const EXPERIMENT = 'experiments/onnx-pipeline.yaml';
+
+async function main(): Promise<void> {
+  const { experiment } = loadExperiment(join(ROOT, EXPERIMENT));
+  const stage = experiment.stages[0]!;
+  if (stage.kind !== 'sweep') throw new Error(`${EXPERIMENT}: the first stage must be a sweep`);
+  const workload = new OnnxWorkload(experiment.workload, experiment.seed ?? 1);
+  const names = Object.keys(stage.params);
+  const { runnable, pruned } = new Constraints(stage.constraints ?? {}).split(grid(stage.params as Record<string, ParamSpec>).map((c) => ({ ...workload.fixedParams, ...c })));
+  const configs = runnable.map((c) => Object.fromEntries(names.map((n) => [n, c[n]!])));
+  const steps = stage.steps ?? experiment.measure.steps ?? 10;
+  const scratch = tempDir('tunebench-bench-');
+  let index = 0;
+  const run: ArmTrialFn = async (config, o) => {
+    const r = await runTrial(
+      { workload, limits: experiment.limits, scratchDir: scratch },
+      { index: index++, stage: 'bench', role: o.role, config, measure: { warmupSteps: experiment.measure.warmup_steps ?? 2, steps: o.steps ?? steps } },
+    );
+    return { outcome: r.outcome, reason: r.reason, steps: r.steps, wallSeconds: r.wall_seconds };
+  };
+  const options = {
+    configs,
+    keyOf: (c: Record<string, unknown>) => configKey(c as never, names),
+    repeats: stage.repeats ?? 3,
+    budget: {},
+    costOrder: stage.cost ?? names,
+    seed: experiment.seed ?? 1,
+    briefSteps: stage.brief_steps ?? Math.max(2, Math.round(steps / 3)),
+  };
+  process.stderr.write(`grid: ${configs.length} configs x ${options.repeats} repeats (${pruned.length} pruned)\n`);
+  const gridResult = await runSweep(run, { ...options, strategy: 'grid' });
+  process.stderr.write(`race\n`);
+  const raceResult = await runSweep(run, { ...options, strategy: 'race' });
+
+  for (const [label, r] of [['grid', gridResult], ['race', raceResult]] as const) {
+    for (const a of r.arms) {
+      const per = a.trials.map((t) => (t.steps.reduce((x, y) => x + y.samples, 0) / t.steps.reduce((x, y) => x + y.seconds, 0)).toFixed(0) + (t.brief ? 'b' : ''));
+      process.stderr.write(`${label} ${a.key.padEnd(52)} ${a.status.padEnd(10)} ${per.join(' ')} ci ${a.ci ? `${a.ci.low.toFixed(0)}..${a.ci.high.toFixed(0)}` : '-'}\n`);
+    }
+  }
+  const gridThroughput = (key: string) => gridResult.arms.find((a) => a.key === key)?.ci?.estimate ?? NaN;
+  const best = gridResult.arms.reduce((b, a) => ((a.ci?.estimate ?? 0) > (b.ci?.estimate ?? 0) ? a : b));
+  const racePick = raceResult.ranking.chosen!.key;
+  const quality = gridThroughput(racePick) / best.ci!.estimate;
+  const cost = raceResult.trialSeconds / gridResult.trialSeconds;
+  const row = (r: SweepResult, label: string) =>
+    `| ${label} | ${r.trials} | ${r.trialSeconds.toFixed(1)} | ${r.ranking.chosen?.key ?? '-'} | ${gridThroughput(r.ranking.chosen?.key ?? '').toFixed(1)} |`;
+  const doc = [
+    '## Sweep: race against grid on the real pipeline',
+    '',
+    `Produced by \`npm run bench:sweep\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}: ${EXPERIMENT}, ${configs.length} configs after pruning ${pruned.length} (${names.join(' x ')}), ${options.repeats} trials per config for grid, at most ${options.repeats} for race (first round ${options.briefSteps} steps, then ${steps}). Throughputs are grid's measurements (total samples over total step time, pooled over its trials).`,
+    '',
+    '| strategy | trials | trial-seconds | pick | pick\'s throughput (grid, samples/s) |',
+    '| --- | --- | --- | --- | --- |',
+    row(gridResult, 'grid'),
+    row(raceResult, 'race'),
+    '',
+    `Grid's best: ${best.key} at ${best.ci!.estimate.toFixed(1)} samples/s.`,
+    `**Race's pick reaches ${(quality * 100).toFixed(1)}% of grid's best (target >= 98%) using ${(cost * 100).toFixed(1)}% of grid's trial-seconds (target <= 40%).**`,
+    '',
+    `Race notes: ${raceResult.notes.join('; ')}. Grid notes: ${gridResult.notes.join('; ')}.`,
+  ].join('\n');
+  writeSection('sweep', doc);
+  process.stdout.write(`${doc}\n`);
+}
+
+await main();
