@@ -70,7 +70,10 @@ export function checkExperiment(e: Experiment, source: string): void {
     }
   });
   e.stages.forEach((stage, i) => {
-    if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
+    if (stage.kind !== 'sweep') return;
+    checkSweep(e, stage, i, issues);
+    const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.params || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+    if (!batchKnown) issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size, sweep batch_size, or run a max-batch stage before it' });
   });
   if (e.workload.kind === 'onnx' && e.workload.params?.arena === 'shrink-every-run') {
     issues.push({ path: 'workload.params.arena', message: ARENA_SHRINK_UNSUPPORTED });

@@ -114,3 +114,20 @@ describe('tunebench run stopped by a signal', () => {
     assert.deepEqual(leftovers, [], 'no trial process left behind');
   });
 });
+
+describe('stages in sequence', () => {
+  it('passes the max-batch choice on to the sweep that follows', async () => {
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'chain.yaml'), '--out', out, '--json'], { reject: false });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const result = JSON.parse(r.stdout) as { chosen: Record<string, number>; stages: { name: string; chosen: Record<string, number> }[] };
+    const batch = result.stages[0]!.chosen['batch_size']!;
+    assert.ok(batch > 0);
+    const records = journal(runDir(out, 'chain'));
+    const sweep = records.filter((x) => x.stage === result.stages[1]!.name);
+    assert.equal(sweep.length, 2);
+    assert.ok(sweep.every((x) => x.config['batch_size'] === batch), 'the sweep ran at the chosen batch');
+    assert.equal(result.chosen['batch_size'], batch);
+    assert.ok([1, 2].includes(result.chosen['intra_op_threads']!));
+  });
+});

@@ -134,3 +134,12 @@ describe('spaces, constraints and costs', () => {
     assert.deepEqual(r.tied.map((t) => t.key), ['a']);
   });
 });
+
+describe('budgets', () => {
+  it('stops at the trial-seconds budget', async () => {
+    // Each synthetic trial takes 0.2 + 10 * 0.1 = 1.2 s; a 3 s budget allows three trials.
+    const r = await runSweep(arms(() => 1000).run, base({ strategy: 'grid', budget: { seconds: 3 } }));
+    assert.equal(r.trials, 3);
+    assert.equal(r.budgetExhausted, true);
+  });
+});
