@@ -22,7 +22,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerSchema(program);
   try {
     await program.parseAsync(argv);
-    return EXIT.ok;
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version exit 0; usage errors were already printed by commander.

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { createProgress } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
+import { EXIT } from '../errors.js';
 import { formatSeconds } from '../experiment/units.js';
 import { addCommonOptions, DEFAULTS, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
@@ -16,6 +17,11 @@ export function registerRun(program: Command): void {
     const o = resolveCommon(raw);
     const progress = createProgress(progressMode(o));
     const result = await withStopSignals((signal) => runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal })).finally(() => progress.finish());
+    if (result.failed_stages.length > 0) {
+      // A workload that fails before any config runs is the user's to fix: report it as invalid input.
+      process.exitCode = EXIT.invalid;
+      process.stderr.write(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}; see ${result.files['summary']}\n`);
+    }
     if (o.json) {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return;

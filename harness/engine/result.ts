@@ -14,5 +14,7 @@ export interface RunResult {
   trials: { total: number; by_outcome: Record<Outcome, number> };
   wall_seconds: number;
   warnings: string[];
+  /** Stages that could choose nothing because the workload failed: the run exits 2. */
+  failed_stages: string[];
   files: Record<string, string>;
 }

@@ -88,6 +88,12 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       warnings.push(`stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, so raise limits.memory`);
     }
   }
+  const failedStages = outcomes
+    .filter((o) => {
+      const r = o.result as { status?: string; configs?: { status: string }[] };
+      return r.status === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && (r.configs ?? []).some((c) => c.status === 'failed'));
+    })
+    .map((o) => o.name);
   const chosen: Config = { ...ctx.baseConfig };
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of ctx.records) byOutcome[r.outcome] += 1;
@@ -110,6 +116,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     trials: { total: ctx.records.length, by_outcome: byOutcome },
     wall_seconds: (Date.now() - started) / 1000,
     warnings,
+    failed_stages: failedStages,
     files,
   };
   writeChosenConfig(

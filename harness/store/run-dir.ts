@@ -1,7 +1,7 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
 import { StoreError } from '../errors.js';
 import { writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
@@ -24,12 +24,26 @@ export function newRunId(now = new Date()): string {
 export function createRunDir(outDir: string, experimentName: string, runId = newRunId()): RunDir {
   const path = resolve(outDir, experimentName, runId);
   try {
-    mkdirSync(join(path, 'charts'), { recursive: true });
-    mkdirSync(join(path, '.scratch'), { recursive: true });
+    makeDirs(join(path, 'charts'));
+    makeDirs(join(path, '.scratch'));
   } catch (error) {
     throw new StoreError(`could not create the run directory ${path}: ${(error as Error).message}; pass --out <dir> to write elsewhere`, { cause: error });
   }
   return { path, runId, journal: new Journal(join(path, JOURNAL_FILE)), scratch: join(path, '.scratch') };
+}
+
+/**
+ * mkdir -p one component at a time: Node's recursive mkdirSync spins forever on some paths
+ * (for example under /proc), where this fails at once with the real error.
+ */
+export function makeDirs(path: string): void {
+  const parts = resolve(path).split(sep).filter(Boolean);
+  let current: string = sep;
+  for (const part of parts) {
+    current = join(current, part);
+    if (existsSync(current)) continue;
+    mkdirSync(current);
+  }
 }
 
 export function writeRunJson(dir: RunDir, value: unknown): void {

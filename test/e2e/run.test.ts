@@ -131,3 +131,20 @@ describe('stages in sequence', () => {
     assert.ok([1, 2].includes(result.chosen['intra_op_threads']!));
   });
 });
+
+describe('a broken workload', () => {
+  it('exits 2 with the runtime message, and still writes the run directory', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = tempDir();
+    writeFileSync(join(dir, 'bad.onnx'), 'not a model');
+    writeFileSync(join(dir, 'exp.yaml'), 'name: broken\nworkload: { kind: onnx, model: { path: bad.onnx, inputs: { input: [batch, 4] } } }\nlimits: { memory: 2GiB, timeout: 20s }\nstages: [{ kind: max-batch, ceiling: 64 }]\n');
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', out], { reject: false });
+    assert.equal(r.exitCode, 2);
+    assert.match(r.stderr, /Protobuf parsing failed/);
+    assert.match(r.stderr, /the workload failed in stage max-batch-1/);
+    const records = journal(runDir(out, 'broken'));
+    assert.equal(records.length, 1, 'it stopped at the first failure');
+    assert.equal(records[0]!.outcome, 'crash');
+  });
+});

@@ -31,18 +31,6 @@ describe('data pipeline', () => {
     }
   });
 
-  it('inline preprocessing stalls more than two prefetching workers when preprocessing dominates', async () => {
-    const stall = async (num_workers: number) => {
-      const r = await run(context({ cost: 60, epochs: 1 }), { num_workers, prefetch_factor: 4, persistent_workers: true }, 16);
-      assert.equal(r.outcome, 'ok', r.reason + r.stderr_tail);
-      return r.steps.reduce((a, s) => a + s.data_wait_seconds!, 0) / r.steps.reduce((a, s) => a + s.seconds, 0);
-    };
-    const inline = await stall(0);
-    const workers = await stall(2);
-    assert.ok(inline > 0.5, `inline stall ${inline}`);
-    assert.ok(workers < inline, `workers stall ${workers} < inline ${inline}`);
-  });
-
   it('fails the trial as a crash with the worker message when a worker throws, without hanging', async () => {
     const started = Date.now();
     const r = await run(context({ cost: 1, epochs: 1, fault: { kind: 'throw', batch: 3 } }, 30), { num_workers: 2, prefetch_factor: 2 });
