@@ -20,7 +20,8 @@ export function registerRun(program: Command): void {
     if (result.failed_stages.length > 0) {
       // A workload that fails before any config runs is the user's to fix: report it as invalid input.
       process.exitCode = EXIT.invalid;
-      process.stderr.write(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}; see ${result.files['summary']}\n`);
+      const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
+      process.stderr.write(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`);
     }
     if (o.json) {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -12,7 +12,7 @@ import { createRunDir, writeRunJson } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
 import { OUTCOMES, type Config, type Outcome } from '../trial/record.js';
-import { OnnxWorkload } from '../workloads/onnx/workload.js';
+import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Evidence, StageContext, StageOutcome } from './context.js';
 import type { Progress } from './progress.js';
@@ -30,7 +30,7 @@ export interface RunOptions {
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
   const { experiment, source, text } = loadExperiment(opts.experimentPath);
-  const workload: Workload = new OnnxWorkload(experiment.workload, experiment.seed ?? 1);
+  const workload: Workload = createWorkload(experiment, source);
   let mechanism: string;
   try {
     mechanism = planLimit(experiment.limits.memory, experiment.limits.mechanism ?? 'auto', 'preflight').mechanism;

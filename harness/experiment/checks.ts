@@ -1,5 +1,6 @@
 // Checks that span several fields, after the schema has validated each one.
 import { ConfigError } from '../errors.js';
+import { templateNames } from '../workloads/command/template.js';
 import { names, parseExpr } from './expr.js';
 import { closest } from './schema-kit.js';
 import type { Experiment, SweepStageSpec } from './schema.js';
@@ -8,14 +9,33 @@ import type { Experiment, SweepStageSpec } from './schema.js';
 export const ONNX_PARAMS = ['batch_size', 'intra_op_threads', 'inter_op_threads', 'arena', 'execution_provider', 'num_workers', 'prefetch_factor', 'persistent_workers'];
 const PIPELINE_PARAMS = ['num_workers', 'prefetch_factor', 'persistent_workers'];
 
+/** Every "{name}" in the command must have a value: fixed, searched, swept, or "python". */
+function checkCommand(e: Experiment, issues: { path: string; message: string }[]): void {
+  if (e.workload.kind !== 'command') return;
+  const available = new Set<string>([...Object.keys(e.workload.params ?? {}), ...(e.workload.python ? ['python'] : [])]);
+  for (const stage of e.stages) {
+    if (stage.kind === 'max-batch') available.add(stage.param ?? 'batch_size');
+    if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) available.add(p);
+  }
+  e.workload.command.forEach((arg, j) => {
+    for (const name of templateNames([arg])) {
+      if (!available.has(name)) {
+        const hint = closest(name, [...available]);
+        issues.push({ path: `workload.command[${j}]`, message: `{${name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}` });
+      }
+    }
+  });
+}
+
 function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { path: string; message: string }[]): void {
   const swept = Object.keys(stage.params);
+  const known = e.workload.kind === 'onnx' ? [...ONNX_PARAMS] : [...swept, ...Object.keys(e.workload.params ?? {}), ...ONNX_PARAMS];
   for (const p of swept) {
     const path = `stages[${i}].params.${p}`;
-    if (!ONNX_PARAMS.includes(p)) {
+    if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
       const hint = closest(p, ONNX_PARAMS);
       issues.push({ path, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });
-    } else if (PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
+    } else if (PIPELINE_PARAMS.includes(p) && !(e.workload.kind === 'onnx' && e.workload.pipeline)) {
       issues.push({ path, message: 'needs workload.pipeline (the data loader it tunes)' });
     } else if (e.workload.params && (e.workload.params as Record<string, unknown>)[p] !== undefined) {
       issues.push({ path: `workload.params.${p}`, message: `is swept by stages[${i}]; remove the fixed value` });
@@ -28,7 +48,6 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { p
       issues.push({ path: `${path}.pow2`, message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.pow2)}` });
     }
   }
-  const known = [...ONNX_PARAMS];
   const exprs: [string, string | number, string[]][] = [];
   if (stage.constraints?.cpus) exprs.push([`stages[${i}].constraints.cpus.uses`, stage.constraints.cpus.uses, known], [`stages[${i}].constraints.cpus.max`, stage.constraints.cpus.max, ['cpus']]);
   if (stage.constraints?.memory) exprs.push([`stages[${i}].constraints.memory.uses`, stage.constraints.memory.uses, known]);
@@ -57,7 +76,7 @@ export function checkExperiment(e: Experiment, source: string): void {
   const issues: { path: string; message: string }[] = [];
   e.stages.forEach((stage, i) => {
     if (stage.kind === 'max-batch') {
-      if (e.limits.memory === undefined && e.workload.params?.execution_provider !== 'cuda') {
+      if (e.limits.memory === undefined && (e.workload.params as Record<string, unknown> | undefined)?.['execution_provider'] !== 'cuda') {
         issues.push({ path: `stages[${i}]`, message: 'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine' });
       }
       const m = stage.multiple_of ?? 8;
@@ -75,6 +94,7 @@ export function checkExperiment(e: Experiment, source: string): void {
     const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.params || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
     if (!batchKnown) issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size, sweep batch_size, or run a max-batch stage before it' });
   });
+  if (e.workload.kind === 'command') checkCommand(e, issues);
   if (e.workload.kind === 'onnx' && e.workload.params?.arena === 'shrink-every-run') {
     issues.push({ path: 'workload.params.arena', message: ARENA_SHRINK_UNSUPPORTED });
   }

@@ -38,8 +38,10 @@ export function parseExperimentText(text: string, source: string): Experiment {
     throw new ConfigError(`${source}: invalid experiment (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, issues);
   }
   checkExperiment(experiment, source);
-  const model = experiment.workload.model;
-  if ('path' in model && !isAbsolute(model.path)) model.path = resolve(dirname(source), model.path);
+  if (experiment.workload.kind === 'onnx') {
+    const model = experiment.workload.model;
+    if ('path' in model && !isAbsolute(model.path)) model.path = resolve(dirname(source), model.path);
+  }
   return experiment;
 }
 

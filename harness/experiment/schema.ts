@@ -80,6 +80,19 @@ const onnxWorkload = s.object(
   'ONNX Runtime in a fresh Node.js child per trial (the embedded default; no Python, no GPU needed).',
 );
 
+const commandWorkload = s.object(
+  {
+    kind: required(s.literal(['command'] as const)),
+    command: required(s.array(s.string(), { minItems: 1, description: 'program and arguments; "{name}" in an argument becomes that parameter\'s value' })),
+    python: optional(s.string({ description: 'interpreter for "{python}" and for a command that starts with a .py script, e.g. /usr/bin/python3' })),
+    cwd: optional(s.string({ description: 'working directory, relative to the experiment file' })),
+    env: optional(s.record(s.string(), 'extra environment variables')),
+    params: optional(s.record(paramValue, 'fixed parameter values'), {}),
+    protocol: optional(s.literal(['optional', 'required'] as const, 'required: a run without step events is invalid; optional: whole-process timing'), 'optional'),
+  },
+  'Any program, run as an argument array (never through a shell), configured through the workload protocol.',
+);
+
 const limits = s.object({
   memory: optional(size('hard memory cap for each trial')),
   mechanism: optional(s.literal(['auto', 'prlimit', 'cgroup', 'none'] as const, 'how the cap is enforced; auto picks cgroup v2 where writable, else prlimit'), 'auto'),
@@ -165,7 +178,7 @@ export const experimentSchema = s.object(
     name: required(s.string({ pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, hint: 'a name of letters, digits, ".", "_" or "-"' })),
     description: optional(s.string()),
     seed: optional(nonNegativeInt('seed for everything random in the run'), 1),
-    workload: required(s.tagged('kind', { onnx: onnxWorkload })),
+    workload: required(s.tagged('kind', { onnx: onnxWorkload, command: commandWorkload })),
     limits: optional(limits, { mechanism: 'auto', timeout: 300 }),
     measure: optional(measure, { warmup_steps: 2, steps: 10 }),
     objective: optional(objective, { maximize: 'samples_per_second', constraints: {} }),
@@ -179,6 +192,8 @@ export type StageSpec = Experiment['stages'][number];
 export type MaxBatchStageSpec = Infer<typeof maxBatchStage>;
 export type SweepStageSpec = Infer<typeof sweepStage>;
 export type WorkloadSpec = Experiment['workload'];
+export type OnnxWorkloadSpec = Infer<typeof onnxWorkload>;
+export type CommandWorkloadSpec = Infer<typeof commandWorkload>;
 export type ParamValue = Infer<typeof paramValue>;
 export { paramValue };
 

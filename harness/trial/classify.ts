@@ -46,6 +46,9 @@ export function classify(o: Observation): Classification {
     return { outcome: 'ok', reason: steps > 0 ? `exited 0 after ${steps} step event(s)` : 'exited 0 (no events: whole-process timing)' };
   }
   const status = o.signal ? `signal ${o.signal}` : `exit code ${o.exitCode}`;
+  // 126/127 from prlimit or the kernel: the program itself could not be executed.
+  const notStarted = (o.exitCode === 126 || o.exitCode === 127) && /failed to execute|No such file or directory|Permission denied|not found/i.exec(o.stderr);
+  if (notStarted) return { outcome: 'invalid', reason: `could not start the program (${status}): ${o.stderr.trim().split('\n').pop()}` };
   const pattern = matchOom(`${error ? String(error['message']) : ''}\n${o.stderr}`);
   if (pattern) return { outcome: 'oom', reason: `${status} and an out-of-memory message (${pattern.source}: ${pattern.pattern.source})` };
   return { outcome: 'crash', reason: error ? `${status}: ${String(error['message']).slice(0, 200)}` : status };

@@ -2,7 +2,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { TrialError } from '../errors.js';
+import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
 import { TelemetrySampler, type Telemetry } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
@@ -70,7 +70,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
   if (pid === undefined) {
     const result = await child;
-    throw new TrialError(`could not start ${JSON.stringify(argv[0])}: ${result.message ?? 'unknown error'}`);
+    throw new ConfigError(`could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`);
   }
   try {
     enterCgroup(limit, pid);
@@ -111,8 +111,8 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   rmSync(eventsPath, { force: true });
 
   if (result.failed && result.exitCode === undefined && result.signal === undefined && !killedByHarness) {
-    // execa could not spawn the program at all (ENOENT, EACCES).
-    throw new TrialError(`could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}`);
+    // execa could not spawn the program at all (ENOENT, EACCES): the experiment names a bad program.
+    throw new ConfigError(`could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`);
   }
   const exitCode = result.exitCode ?? null;
   const signal = result.signal ?? null;

@@ -8,7 +8,7 @@ import { findMaxBatch } from '../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { powerThenBisect, shrinkOnOom } from '../../harness/search/reference.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
-import { OnnxWorkload } from '../../harness/workloads/onnx/workload.js';
+import { createWorkload } from '../../harness/workloads/index.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { syntheticWorkload, trueMax } from '../support/synthetic.js';
 import { writeSection } from './results.js';
@@ -53,12 +53,12 @@ async function synthetic(): Promise<Row[]> {
 
 /** Real trials: each strategy probes fresh ONNX Runtime processes under the experiment's cap. */
 async function real(experimentPath: string): Promise<Row> {
-  const { experiment } = loadExperiment(join(ROOT, experimentPath));
+  const { experiment, source } = loadExperiment(join(ROOT, experimentPath));
   const stage = experiment.stages[0]!;
   if (stage.kind !== 'max-batch') throw new Error(`${experimentPath}: the first stage must be max-batch`);
   const mult = stage.multiple_of ?? 8;
   const ceiling = stage.ceiling ?? 1 << 20;
-  const workload = new OnnxWorkload(experiment.workload, experiment.seed ?? 1);
+  const workload = createWorkload(experiment, source);
   const scratch = tempDir('tunebench-bench-');
   let index = 0;
   const probeFn = (): ProbeFn => async (batch, role, steps) => {

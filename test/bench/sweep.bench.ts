@@ -7,17 +7,17 @@ import { Constraints } from '../../harness/search/constraints.js';
 import { configKey, grid, type ParamSpec } from '../../harness/search/space.js';
 import { runSweep, type ArmTrialFn, type SweepResult } from '../../harness/search/sweep.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
-import { OnnxWorkload } from '../../harness/workloads/onnx/workload.js';
+import { createWorkload } from '../../harness/workloads/index.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
 
 const EXPERIMENT = 'experiments/onnx-pipeline.yaml';
 
 async function main(): Promise<void> {
-  const { experiment } = loadExperiment(join(ROOT, EXPERIMENT));
+  const { experiment, source } = loadExperiment(join(ROOT, EXPERIMENT));
   const stage = experiment.stages[0]!;
   if (stage.kind !== 'sweep') throw new Error(`${EXPERIMENT}: the first stage must be a sweep`);
-  const workload = new OnnxWorkload(experiment.workload, experiment.seed ?? 1);
+  const workload = createWorkload(experiment, source);
   const names = Object.keys(stage.params);
   const { runnable, pruned } = new Constraints(stage.constraints ?? {}).split(grid(stage.params as Record<string, ParamSpec>).map((c) => ({ ...workload.fixedParams, ...c })));
   const configs = runnable.map((c) => Object.fromEntries(names.map((n) => [n, c[n]!])));

@@ -148,3 +148,25 @@ describe('a broken workload', () => {
     assert.equal(records[0]!.outcome, 'crash');
   });
 });
+
+describe('max-batch of an arbitrary program', () => {
+  it('finds the exact max of a command workload under a prlimit cap', async () => {
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'command-max-batch.yaml'), '--out', out, '--json'], { reject: false, env: { PATH: `${join(process.execPath, '..')}:${process.env['PATH']}` } });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const result = JSON.parse(r.stdout) as { stages: { result: { max: number; status: string } }[] };
+    const { max, status } = result.stages[0]!.result;
+    assert.equal(status, 'exact');
+    assert.ok(max >= 8 && max < 1024, `max ${max}`);
+    assertExactMax(journal(runDir(out, 'command-max-batch')), max, 4);
+  });
+
+  it('exits 2 naming a program that does not exist', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const dir = tempDir();
+    writeFileSync(join(dir, 'exp.yaml'), 'name: missing\nworkload: { kind: command, command: [/no/such/trainer, "--bs={batch_size}"] }\nlimits: { memory: 2GiB }\nstages: [{ kind: max-batch }]\n');
+    const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', tempDir()], { reject: false });
+    assert.equal(r.exitCode, 2);
+    assert.match(r.stderr, /invalid input: the workload failed in stage max-batch-1: .*could not start the program \(exit code 127\): .*\/no\/such\/trainer/);
+  });
+});

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.js';
-import type { WorkloadSpec } from '../../experiment/schema.js';
+import type { OnnxWorkloadSpec } from '../../experiment/schema.js';
 import type { Config } from '../../trial/record.js';
 import { protocolEnv } from '../protocol/env.js';
 import type { MeasureSteps, TrialCommand, Workload } from '../workload.js';
@@ -17,9 +17,9 @@ export class OnnxWorkload implements Workload {
   readonly fixedParams: Config;
   private readonly modelPath: string;
   private readonly inputs: OnnxChildSpec['inputs'];
-  private readonly pipeline: WorkloadSpec['pipeline'];
+  private readonly pipeline: OnnxWorkloadSpec['pipeline'];
 
-  constructor(spec: WorkloadSpec, private readonly seed: number) {
+  constructor(spec: OnnxWorkloadSpec, private readonly seed: number) {
     const model = spec.model;
     if ('generate' in model) {
       const { generate, seed: modelSeed, ...params } = model;

@@ -54,6 +54,7 @@ stages: [{ kind: max-batch, multiple_of: "8x" }]
 
   it('resolves a model path relative to the experiment file', () => {
     const e = parseExperimentText(minimal.replace('{ generate: mlp }', '{ path: models/m.onnx, inputs: { x: [batch, 4] } }'), '/exp/dir/e.yaml');
+    assert.ok(e.workload.kind === 'onnx');
     assert.deepEqual(e.workload.model, { path: '/exp/dir/models/m.onnx', inputs: { x: ['batch', 4] } });
   });
 

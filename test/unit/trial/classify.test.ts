@@ -37,6 +37,13 @@ describe('classify', () => {
     assert.equal(crash.outcome, 'crash');
     assert.equal(crash.reason, 'exit code 1');
   });
+  it('a program that could not be executed (exit 127 from prlimit) is invalid, with its message', () => {
+    const c = classify(obs({ exitCode: 127, stderr: 'prlimit: failed to execute /no/such/trainer: No such file or directory\n' }));
+    assert.equal(c.outcome, 'invalid');
+    assert.match(c.reason, /could not start the program \(exit code 127\): prlimit: failed to execute/);
+    assert.equal(classify(obs({ exitCode: 127, stderr: 'some script error' })).outcome, 'crash', 'exit 127 alone is not proof');
+  });
+
   it('a zero exit after an error event with no steps is invalid, not ok', () => {
     assert.equal(classify(obs({ events: [{ event: 'error', message: 'bad' }] })).outcome, 'invalid');
   });
