@@ -33,7 +33,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const workload: Workload = createWorkload(experiment, source);
   let mechanism: string;
   try {
-    mechanism = planLimit(experiment.limits.memory, experiment.limits.mechanism ?? 'auto', 'preflight').mechanism;
+    mechanism = planLimit(experiment.limits.memory, experiment.limits.mechanism, 'preflight').mechanism;
   } catch (error) {
     throw new ConfigError(`limits: ${(error as Error).message}`, [], { cause: error });
   }

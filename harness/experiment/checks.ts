@@ -14,7 +14,7 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
   if (e.workload.kind !== 'command') return;
   const available = new Set<string>([...Object.keys(e.workload.params ?? {}), ...(e.workload.python ? ['python'] : [])]);
   for (const stage of e.stages) {
-    if (stage.kind === 'max-batch') available.add(stage.param ?? 'batch_size');
+    if (stage.kind === 'max-batch') available.add(stage.param);
     if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) available.add(p);
   }
   e.workload.command.forEach((arg, j) => {
@@ -79,12 +79,12 @@ export function checkExperiment(e: Experiment, source: string): void {
       if (e.limits.memory === undefined && (e.workload.params as Record<string, unknown> | undefined)?.['execution_provider'] !== 'cuda') {
         issues.push({ path: `stages[${i}]`, message: 'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine' });
       }
-      const m = stage.multiple_of ?? 8;
-      if ((stage.ceiling ?? 1 << 20) < m) issues.push({ path: `stages[${i}].ceiling`, message: `expected at least multiple_of (${m}), got ${stage.ceiling}` });
-      if (stage.start !== undefined && stage.start > (stage.ceiling ?? 1 << 20)) issues.push({ path: `stages[${i}].start`, message: `expected at most ceiling (${stage.ceiling ?? 1 << 20}), got ${stage.start}` });
+      const m = stage.multiple_of;
+      if (stage.ceiling < m) issues.push({ path: `stages[${i}].ceiling`, message: `expected at least multiple_of (${m}), got ${stage.ceiling}` });
+      if (stage.start !== undefined && stage.start > stage.ceiling) issues.push({ path: `stages[${i}].start`, message: `expected at most ceiling (${stage.ceiling}), got ${stage.start}` });
       const fixed = e.workload.params as Record<string, unknown> | undefined;
-      if (fixed && fixed[stage.param ?? 'batch_size'] !== undefined) {
-        issues.push({ path: `workload.params.${stage.param ?? 'batch_size'}`, message: `is searched by stages[${i}]; remove the fixed value` });
+      if (fixed && fixed[stage.param] !== undefined) {
+        issues.push({ path: `workload.params.${stage.param}`, message: `is searched by stages[${i}]; remove the fixed value` });
       }
     }
   });

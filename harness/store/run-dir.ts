@@ -1,6 +1,6 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { StoreError } from '../errors.js';
 import { writeJsonAtomic } from './atomic.js';
@@ -48,12 +48,4 @@ export function makeDirs(path: string): void {
 
 export function writeRunJson(dir: RunDir, value: unknown): void {
   writeJsonAtomic(join(dir.path, RUN_FILE), value);
-}
-
-export function readRunJson<T>(path: string): T {
-  try {
-    return JSON.parse(readFileSync(join(path, RUN_FILE), 'utf8')) as T;
-  } catch (error) {
-    throw new StoreError(`${path} is not a tunebench run directory (no readable ${RUN_FILE})`, { cause: error });
-  }
 }

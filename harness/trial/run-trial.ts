@@ -25,9 +25,6 @@ export interface TrialRequest {
   measure: MeasureSteps;
 }
 
-/** The function search strategies call; tests substitute a deterministic in-memory one. */
-export type TrialFn = (config: Config, role: string, measure?: Partial<MeasureSteps>) => Promise<TrialRecord>;
-
 export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<TrialRecord> {
   const config = { ...ctx.workload.fixedParams, ...req.config };
   const command = ctx.workload.command(config, req.measure);

@@ -8,5 +8,5 @@ import type { Workload } from './workload.js';
 export function createWorkload(experiment: Experiment, source: string): Workload {
   const spec = experiment.workload;
   if (spec.kind === 'command') return new CommandWorkload(spec as CommandSpec, dirname(source));
-  return new OnnxWorkload(spec, experiment.seed ?? 1);
+  return new OnnxWorkload(spec, experiment.seed);
 }

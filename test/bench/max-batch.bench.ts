@@ -4,6 +4,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { median } from 'simple-statistics';
 import { loadExperiment } from '../../harness/experiment/load.js';
+import { toProbe } from '../../harness/engine/stages/max-batch.js';
 import { findMaxBatch } from '../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { powerThenBisect, shrinkOnOom } from '../../harness/search/reference.js';
@@ -66,7 +67,7 @@ async function real(experimentPath: string): Promise<Row> {
       { workload, limits: experiment.limits, scratchDir: scratch },
       { index: index++, stage: 'bench', role, config: { batch_size: batch }, measure: { warmupSteps: experiment.measure.warmup_steps ?? 1, steps: steps ?? stage.steps ?? 2 } },
     );
-    return { batch, ok: r.outcome === 'ok', outcome: r.outcome, limitedBytes: r.peak_limited_bytes, rssBytes: r.peak_rss_bytes, samplesPerSecond: r.samples_per_second, p50Seconds: null, p95Seconds: null, role };
+    return toProbe(batch, role, r);
   };
   const timed = async (f: () => Promise<{ max: number | null; probes: number }>) => {
     const t0 = Date.now();

@@ -18,8 +18,8 @@ export type MaxBatchSummary = Omit<MaxBatchResult, 'probes'> & {
 };
 
 export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpec, name: string): Promise<StageOutcome> {
-  const param = spec.param ?? 'batch_size';
-  const m = spec.multiple_of ?? 8;
+  const param = spec.param;
+  const m = spec.multiple_of;
   const exp = ctx.experiment;
   const byBatch = new Map<ProbeResult, TrialRecord>();
   let n = 0;
@@ -27,7 +27,7 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
   const run: ProbeFn = async (batch, role, steps) => {
     n += 1;
     const config = { ...ctx.baseConfig, [param]: batch };
-    const measure = { warmupSteps: exp.measure.warmup_steps ?? 2, steps: steps ?? spec.steps ?? 3 };
+    const measure = { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps };
     const record = await runJournaledTrial(ctx, name, role, config, measure, { n, ofAbout: n + remaining, show: [param] });
     const result = toProbe(batch, role, record);
     byBatch.set(result, record);
@@ -37,12 +37,12 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
   const result = await findMaxBatch(run, {
     multipleOf: m,
     start: spec.start ?? m,
-    ceiling: spec.ceiling ?? 1 << 20,
+    ceiling: spec.ceiling,
     capBytes: exp.limits.memory ?? null,
-    headroom: spec.headroom ?? 0.1,
-    tolerance: spec.tolerance ?? 0.05,
-    throughputPoints: spec.throughput_points ?? 4,
-    confirmSteps: spec.confirm_steps ?? 10,
+    headroom: spec.headroom,
+    tolerance: spec.tolerance,
+    throughputPoints: spec.throughput_points,
+    confirmSteps: spec.confirm_steps,
     ...(latency ? { latency } : {}),
     onEstimate: (r) => {
       remaining = r;
@@ -56,7 +56,7 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
     evidence[param] = {
       stage: name,
       rule,
-      samples_per_second: best ? throughputInterval([best.steps], { seed: exp.seed ?? 1 }) : null,
+      samples_per_second: best ? throughputInterval([best.steps], { seed: exp.seed }) : null,
       trials: evidenceRecords.map((r) => r.index),
     };
   }
@@ -65,9 +65,9 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
     ...rest,
     param,
     multiple_of: m,
-    ceiling: spec.ceiling ?? 1 << 20,
+    ceiling: spec.ceiling,
     cap_bytes: exp.limits.memory ?? null,
-    headroom: spec.headroom ?? 0.1,
+    headroom: spec.headroom,
     chosen: value,
     choose_rule: rule,
   };
@@ -91,7 +91,7 @@ function latencyLimit(c: { p95_step_latency?: number; p50_step_latency?: number 
   return undefined;
 }
 
-function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord): ProbeResult {
+export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord): ProbeResult {
   return {
     batch,
     ok: r.outcome === 'ok',

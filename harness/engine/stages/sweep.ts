@@ -33,7 +33,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const exp = ctx.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
-  const constraints = new Constraints(spec.constraints ?? {});
+  const constraints = new Constraints(spec.constraints);
   const candidates = grid(spec.params as Record<string, ParamSpec>);
   const runnable: Config[] = [];
   const rows: SweepConfigRow[] = [];
@@ -44,9 +44,9 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
       ctx.progress.note(`pruned ${keyOf(c)}: ${reason}`);
     } else runnable.push(c);
   }
-  const steps = spec.steps ?? exp.measure.steps ?? 10;
-  const strategy = spec.strategy ?? 'race';
-  const repeats = spec.repeats ?? 3;
+  const steps = spec.steps ?? exp.measure.steps;
+  const strategy = spec.strategy;
+  const repeats = spec.repeats;
   const indices = new Map<string, number[]>();
   let n = 0;
   const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length + Math.ceil(runnable.length / 3) * (repeats - 1);
@@ -57,7 +57,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
       name,
       o.role,
       { ...ctx.baseConfig, ...config },
-      { warmupSteps: exp.measure.warmup_steps ?? 2, steps: o.steps ?? steps },
+      { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
       { n, ofAbout: Math.max(n, expected), show: names },
     );
     const list = indices.get(keyOf(config)) ?? [];
@@ -70,9 +70,9 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     configs: runnable,
     keyOf,
     repeats,
-    budget: spec.budget ?? {},
+    budget: spec.budget,
     costOrder: spec.cost ?? names,
-    seed: exp.seed ?? 1,
+    seed: exp.seed,
     briefSteps: spec.brief_steps ?? Math.max(2, Math.round(steps / 3)),
   });
   for (const arm of result.arms) {

@@ -1,6 +1,5 @@
 // Argument templates such as "--batch-size={batch_size}": each placeholder becomes the parameter's
 // value inside that one argument. Values are never parsed by a shell, so "; rm -rf /" stays text.
-import type { Config } from '../../trial/record.js';
 
 const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
@@ -20,8 +19,4 @@ export function expandArgs(templates: readonly string[], values: Readonly<Record
       return String(v);
     }),
   );
-}
-
-export function configValues(config: Config, extra: Readonly<Record<string, string>>): Record<string, unknown> {
-  return { ...config, ...extra };
 }
