@@ -106,7 +106,9 @@ class StreamProgress implements Progress {
     const c = this.current;
     if (!c || this.trialSeconds.length === 0) return `elapsed ${formatSeconds(elapsed)}`;
     const mean = this.trialSeconds.reduce((a, b) => a + b, 0) / this.trialSeconds.length;
-    const remaining = Math.max(0, c.ofAbout - c.n);
+    const remaining = c.ofAbout - c.n;
+    // Past the estimate (a race that keeps more configs than expected), a stage's end is not known.
+    if (remaining <= 0) return `elapsed ${formatSeconds(elapsed)}`;
     return `elapsed ${formatSeconds(elapsed)}, eta ~${formatSeconds(remaining * mean)}`;
   }
 

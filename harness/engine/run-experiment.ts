@@ -17,6 +17,7 @@ import type { Workload } from '../workloads/workload.js';
 import type { Evidence, StageContext, StageOutcome } from './context.js';
 import type { Progress } from './progress.js';
 import type { RunResult } from './result.js';
+import { runCompareStage } from './stages/compare.js';
 import { runMaxBatchStage } from './stages/max-batch.js';
 import { runSweepStage } from './stages/sweep.js';
 
@@ -67,7 +68,12 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     for (const [i, stage] of experiment.stages.entries()) {
       const name = stageName(stage, i);
       opts.progress.stage(name, `${stage.kind} on ${workload.description}`);
-      const outcome = stage.kind === 'max-batch' ? await runMaxBatchStage(ctx, stage, name) : await runSweepStage(ctx, stage, name);
+      const outcome =
+        stage.kind === 'max-batch'
+          ? await runMaxBatchStage(ctx, stage, name)
+          : stage.kind === 'sweep'
+            ? await runSweepStage(ctx, stage, name)
+            : await runCompareStage(ctx, stage, name);
       for (const note of outcome.notes) opts.progress.note(note);
       outcomes.push(outcome);
       Object.assign(ctx.baseConfig, outcome.chosen);

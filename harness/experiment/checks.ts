@@ -3,7 +3,8 @@ import { ConfigError } from '../errors.js';
 import { templateNames } from '../workloads/command/template.js';
 import { names, parseExpr } from './expr.js';
 import { closest } from './schema-kit.js';
-import type { Experiment, SweepStageSpec } from './schema.js';
+import { ARENA_POLICIES } from '../workloads/onnx/spec.js';
+import type { CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
 
 /** Parameters the ONNX workload understands. */
 export const ONNX_PARAMS = ['batch_size', 'intra_op_threads', 'inter_op_threads', 'arena', 'execution_provider', 'num_workers', 'prefetch_factor', 'persistent_workers'];
@@ -16,6 +17,7 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
   for (const stage of e.stages) {
     if (stage.kind === 'max-batch') available.add(stage.param);
     if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) available.add(p);
+    if (stage.kind === 'compare') available.add(stage.param);
   }
   e.workload.command.forEach((arg, j) => {
     for (const name of templateNames([arg])) {
@@ -35,7 +37,7 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { p
     if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
       const hint = closest(p, ONNX_PARAMS);
       issues.push({ path, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });
-    } else if (PIPELINE_PARAMS.includes(p) && !(e.workload.kind === 'onnx' && e.workload.pipeline)) {
+    } else if (e.workload.kind === 'onnx' && PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
       issues.push({ path, message: 'needs workload.pipeline (the data loader it tunes)' });
     } else if (e.workload.params && (e.workload.params as Record<string, unknown>)[p] !== undefined) {
       issues.push({ path: `workload.params.${p}`, message: `is swept by stages[${i}]; remove the fixed value` });
@@ -59,8 +61,36 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { p
       issues.push({ path, message: (error as Error).message });
     }
   }
+  for (const [p, condition] of Object.entries(stage.applies_when)) {
+    const path = `stages[${i}].applies_when.${p}`;
+    if (!swept.includes(p)) issues.push({ path, message: `expected a swept parameter (${swept.join(', ')}), got ${JSON.stringify(p)}` });
+    else if (!swept.includes(condition)) issues.push({ path, message: `expected the name of another swept parameter, got ${JSON.stringify(condition)}` });
+    else if (condition === p) issues.push({ path, message: 'a parameter cannot be conditional on itself' });
+  }
   for (const [j, c] of (stage.cost ?? []).entries()) {
     if (!swept.includes(c)) issues.push({ path: `stages[${i}].cost[${j}]`, message: `expected one of the swept parameters (${swept.join(', ')}), got ${JSON.stringify(c)}` });
+  }
+}
+
+function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: { path: string; message: string }[]): void {
+  const p = stage.param;
+  if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
+    const hint = closest(p, ONNX_PARAMS);
+    issues.push({ path: `stages[${i}].param`, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });
+  } else if (e.workload.kind === 'onnx' && PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
+    issues.push({ path: `stages[${i}].param`, message: 'needs workload.pipeline (the data loader it tunes)' });
+  } else if ((e.workload.params as Record<string, unknown> | undefined)?.[p] !== undefined) {
+    issues.push({ path: `workload.params.${p}`, message: `is compared by stages[${i}]; remove the fixed value` });
+  }
+  stage.arms.forEach((v, j) => {
+    if (stage.arms.indexOf(v) !== j) issues.push({ path: `stages[${i}].arms[${j}]`, message: `expected distinct arms, got ${JSON.stringify(v)} again` });
+    if (e.workload.kind === 'onnx' && p === 'arena') {
+      if (v === 'shrink-every-run') issues.push({ path: `stages[${i}].arms[${j}]`, message: ARENA_SHRINK_UNSUPPORTED });
+      else if (!(ARENA_POLICIES as readonly unknown[]).includes(v)) issues.push({ path: `stages[${i}].arms[${j}]`, message: `expected one of keep, off, got ${JSON.stringify(v)}` });
+    }
+  });
+  if (stage.baseline !== undefined && !stage.arms.includes(stage.baseline)) {
+    issues.push({ path: `stages[${i}].baseline`, message: `expected one of the arms (${stage.arms.map((a) => JSON.stringify(a)).join(', ')}), got ${JSON.stringify(stage.baseline)}` });
   }
 }
 
@@ -89,10 +119,12 @@ export function checkExperiment(e: Experiment, source: string): void {
     }
   });
   e.stages.forEach((stage, i) => {
-    if (stage.kind !== 'sweep') return;
-    checkSweep(e, stage, i, issues);
-    const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.params || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
-    if (!batchKnown) issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size, sweep batch_size, or run a max-batch stage before it' });
+    if (stage.kind === 'max-batch') return;
+    if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
+    else checkCompare(e, stage, i, issues);
+    const varies = stage.kind === 'sweep' ? 'batch_size' in stage.params : stage.param === 'batch_size';
+    const batchKnown = e.workload.params?.batch_size !== undefined || varies || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+    if (!batchKnown) issues.push({ path: `stages[${i}]`, message: `needs a batch size: set workload.params.batch_size, ${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it` });
   });
   if (e.workload.kind === 'command') checkCommand(e, issues);
   if (e.workload.kind === 'onnx' && e.workload.params?.arena === 'shrink-every-run') {

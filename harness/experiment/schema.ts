@@ -128,6 +128,7 @@ const maxBatchStage = s.object(
     headroom: optional(fraction('memory fraction kept free by the recommended batch'), 0.1),
     tolerance: optional(fraction('fastest: smallest batch within this fraction of peak samples/s'), 0.05),
     throughput_points: optional(nonNegativeInt('extra batch sizes measured for the throughput curve'), 4),
+    choose: optional(s.literal(['recommended', 'max', 'fastest'] as const, 'the batch later stages use: recommended (keeps the headroom), max, or fastest (smallest within tolerance of the peak samples/s)'), 'recommended'),
   },
   'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
 );
@@ -166,11 +167,36 @@ const sweepStage = s.object(
       {},
     ),
     cost: optional(s.array(s.string(), { description: 'parameters in order of cost, for choosing among ties (default: the order of params)' })),
+    applies_when: optional(
+      s.record(s.string(), 'conditional parameters: {prefetch_factor: num_workers} sweeps prefetch_factor only where num_workers is non-zero; elsewhere it is left out and duplicate configs run once'),
+      {},
+    ),
   },
   'Sweeps parameters over a grid (lists, ranges, powers of two); ranks configs by a bootstrap CI of throughput.',
 );
 
-const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage });
+const compareStage = s.object(
+  {
+    kind: required(s.literal(['compare'] as const)),
+    name: optional(s.string()),
+    param: required(s.string({ pattern: /^[a-z][a-z0-9_]*$/, hint: 'a parameter name such as "empty_cache" or "arena"' })),
+    arms: required(s.array(paramValue, { minItems: 2, description: 'the values compared, each an arm; the other parameters stay fixed' })),
+    baseline: optional(paramValue),
+    repeats: optional(positiveInt('rounds: each round runs every arm once, in order (A B C A B C ...)'), 5),
+    steps: optional(positiveInt('timed steps per trial (default measure.steps)')),
+    budget: optional(
+      s.object({
+        trials: optional(positiveInt('stop after this many trials')),
+        seconds: optional(duration('stop after this much trial time')),
+      }),
+      {},
+    ),
+    noise_band: optional(s.number({ min: 0, max: 0.5, description: 'a ratio CI must lie entirely outside 1 +/- this band to count as a change' }), 0.02),
+  },
+  'Compares values of one parameter in interleaved trials: median throughput and peak memory with bootstrap CIs, each arm against the baseline.',
+);
+
+const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage, compare: compareStage });
 
 export const experimentSchema = s.object(
   {
@@ -191,6 +217,7 @@ export type Experiment = Infer<typeof experimentSchema>;
 export type StageSpec = Experiment['stages'][number];
 export type MaxBatchStageSpec = Infer<typeof maxBatchStage>;
 export type SweepStageSpec = Infer<typeof sweepStage>;
+export type CompareStageSpec = Infer<typeof compareStage>;
 export type WorkloadSpec = Experiment['workload'];
 export type OnnxWorkloadSpec = Infer<typeof onnxWorkload>;
 export type CommandWorkloadSpec = Infer<typeof commandWorkload>;

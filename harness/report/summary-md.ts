@@ -1,8 +1,10 @@
 // summary.md: the run's results in Markdown, fit for a CI step summary or a pull-request comment.
 import type { RunResult } from '../engine/result.js';
+import { fmtPct, type CompareSummary } from '../engine/stages/compare.js';
 import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
 import type { SweepSummary } from '../engine/stages/sweep.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
+import type { Interval } from '../stats/bootstrap.js';
 import type { TrialRecord } from '../trial/record.js';
 import { code, md, table } from './markdown.js';
 
@@ -15,6 +17,7 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
     out.push('', `## Stage ${md(stage.name)} (${stage.kind})`, '');
     if (stage.kind === 'max-batch') out.push(...maxBatchSection(stage.result as MaxBatchSummary, records.filter((r) => r.stage === stage.name)));
     if (stage.kind === 'sweep') out.push(...sweepSection(stage.result as SweepSummary));
+    if (stage.kind === 'compare') out.push(...compareSection(stage.result as CompareSummary));
     for (const note of stage.notes) out.push(`- ${md(note)}`);
   }
   out.push('', '## Chosen config', '');
@@ -72,6 +75,27 @@ function sweepSection(r: SweepSummary): string[] {
     `Strategy **${r.strategy}** over ${r.params.map(code).join(', ')}: ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`,
     '',
     table(['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'], rows),
+    '',
+  ];
+}
+
+function compareSection(r: CompareSummary): string[] {
+  const ci = (i: Interval | null, f: (v: number) => string) => (i ? `${f(i.estimate)} [${f(i.low)}, ${f(i.high)}]` : '-');
+  const rows = r.arms.map((a) => [
+    a.value === r.chosen ? `**${md(String(a.value))}**` : md(String(a.value)),
+    `${a.ok_trials}/${a.trials.length}`,
+    ci(a.throughput, (v) => v.toFixed(1)),
+    ci(a.throughput_ratio, fmtPct),
+    a.verdict,
+    ci(a.peak_memory, formatBytes),
+    ci(a.memory_ratio, fmtPct),
+    a.memory_verdict,
+    a.empty_cache ? `${a.empty_cache.calls} (${formatSeconds(a.empty_cache.seconds)})` : '-',
+  ]);
+  return [
+    `Arms of ${code(r.param)}, interleaved over ${r.rounds} round(s): ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${code(String(r.baseline))}; a change counts when its 95% CI lies outside +/-${(r.noise_band * 100).toFixed(1)}%.`,
+    '',
+    table(['arm', 'ok trials', 'median samples/s [95% CI]', 'vs baseline', 'verdict', 'median peak memory', 'vs baseline', 'memory', 'empty_cache calls'], rows),
     '',
   ];
 }

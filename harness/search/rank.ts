@@ -31,6 +31,8 @@ export function cheaper(a: Config, b: Config, costOrder: readonly string[]): num
     const x = a[p];
     const y = b[p];
     if (x === y) continue;
+    // A parameter that does not apply (left out of the config) costs nothing.
+    if (x === undefined || y === undefined) return x === undefined ? -1 : 1;
     const nx = typeof x === 'boolean' ? Number(x) : x;
     const ny = typeof y === 'boolean' ? Number(y) : y;
     if (typeof nx === 'number' && typeof ny === 'number') return nx - ny;

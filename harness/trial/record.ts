@@ -37,11 +37,16 @@ export interface TrialRecord {
   step_seconds: { median: number; p95: number } | null;
   /** Peak resident set size of the trial's process tree (or as the workload reported it). */
   peak_rss_bytes: number | null;
+  /** Peak accelerator memory as the workload reported it (CUDA's max_memory_allocated); null on CPU. */
+  peak_device_bytes?: number | null;
   /** Peak of the quantity that the cap limits: address space under prlimit, cgroup memory under cgroup v2. */
   peak_limited_bytes: number | null;
   limit: { mechanism: LimitMechanism; bytes: number | null };
   /** CPU, RSS and GPU sampled while the trial ran: summaries and raw series. */
   telemetry: Telemetry;
+  /** The workload's last `memory` event as it sent it, e.g. CUDA's max_memory_reserved and
+   * num_alloc_retries, or the adapter's empty_cache_calls. */
+  workload_report?: Record<string, unknown>;
   wall_seconds: number;
   started_at: string;
   malformed_events: number;

@@ -46,13 +46,21 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const steps: StepSample[] = [];
   let warmup = 0;
   let reportedRss: number | null = null;
+  let reportedDevice: number | null = null;
   let reportedLimited: number | null = null;
+  let report: Record<string, unknown> | undefined;
   for (const e of result.events) {
     if (e.event === 'step') {
       if (e.warmup === true) warmup += 1;
       else steps.push(stepSample(e.samples, e.seconds, e.data_wait_seconds));
     } else if (e.event === 'memory') {
-      reportedRss = e.peak_bytes;
+      // peak_bytes is the memory that bounds the batch: the GPU's on CUDA, else the host's.
+      const onDevice = typeof e['device'] === 'string' && e['device'].startsWith('cuda');
+      const hostRss = e['peak_rss_bytes'];
+      reportedRss = typeof hostRss === 'number' ? hostRss : onDevice ? null : e.peak_bytes;
+      reportedDevice = onDevice ? e.peak_bytes : null;
+      const { event: _event, ...rest } = e;
+      report = rest;
       const vm = e['peak_address_space_bytes'];
       if (typeof vm === 'number') reportedLimited = vm;
     }
@@ -61,7 +69,9 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     // Whole-process timing for programs that ignore the protocol.
     steps.push({ samples: Number(config['batch_size'] ?? 1), seconds: result.wallSeconds });
   }
-  const peakRss = reportedRss ?? (result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null);
+  // The workload's own figure is exact for its process; the sampled tree adds worker processes.
+  const treeRss = result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null;
+  const peakRss = reportedRss !== null && treeRss !== null ? Math.max(reportedRss, treeRss) : (reportedRss ?? treeRss);
   const limited = result.limit.mechanism === 'cgroup-v2' ? result.cgroupPeakBytes : result.limit.mechanism === 'prlimit-as' ? reportedLimited : peakRss;
   return {
     v: 1,
@@ -79,8 +89,10 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     step_seconds: stepLatency(steps),
     peak_rss_bytes: peakRss,
     peak_limited_bytes: limited,
+    peak_device_bytes: reportedDevice,
     limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes },
     telemetry: result.telemetry,
+    ...(report ? { workload_report: report } : {}),
     wall_seconds: result.wallSeconds,
     started_at: startedAt,
     malformed_events: result.malformedEvents,

@@ -48,7 +48,7 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
       remaining = r;
     },
   });
-  const { value, rule } = choose(result);
+  const { value, rule } = choose(result, spec.choose);
   const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
   const best = evidenceRecords.sort((a, b) => b.steps.length - a.steps.length)[0];
   const evidence: Record<string, Evidence> = {};
@@ -75,7 +75,9 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
 }
 
 /** The batch later stages use: recommended (headroom kept), capped by the latency limit when one is set. */
-function choose(r: MaxBatchResult): { value: number | null; rule: string } {
+function choose(r: MaxBatchResult, wanted: MaxBatchStageSpec['choose']): { value: number | null; rule: string } {
+  if (wanted === 'max' && r.max !== null) return { value: r.max, rule: 'max: the largest batch that ran (choose: max)' };
+  if (wanted === 'fastest' && r.fastest !== null) return { value: r.fastest, rule: 'fastest: the smallest measured batch within the tolerance of the peak samples/s (choose: fastest)' };
   const base = r.recommended ?? r.max;
   const rule = r.recommended !== null ? 'recommended: the largest tested batch that keeps the memory headroom' : 'max: the largest batch that ran (none kept the headroom)';
   const bound = r.latencyBound?.batch;

@@ -34,7 +34,11 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
   const constraints = new Constraints(spec.constraints);
-  const candidates = grid(spec.params as Record<string, ParamSpec>);
+  const candidates = grid(spec.params as Record<string, ParamSpec>, spec.applies_when);
+  const full = grid(spec.params as Record<string, ParamSpec>).length;
+  if (candidates.length < full) {
+    ctx.progress.note(`${full - candidates.length} of ${full} configs coincide because ${Object.entries(spec.applies_when).map(([p, c]) => `${p} applies only when ${c} is set`).join(', ')}; ${candidates.length} remain`);
+  }
   const runnable: Config[] = [];
   const rows: SweepConfigRow[] = [];
   for (const c of candidates) {
@@ -58,7 +62,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
       o.role,
       { ...ctx.baseConfig, ...config },
       { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
-      { n, ofAbout: Math.max(n, expected), show: names },
+      { n, ofAbout: expected, show: names },
     );
     const list = indices.get(keyOf(config)) ?? [];
     list.push(record.index);
@@ -83,7 +87,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const evidence: Record<string, Evidence> = {};
   const notes = [...result.notes];
   if (chosen) {
-    for (const p of names) {
+    for (const p of names.filter((q) => chosen.config[q] !== undefined)) {
       evidence[p] = { stage: name, rule: result.ranking.note ?? 'best throughput', samples_per_second: chosen.ci, trials: indices.get(chosen.key) ?? [] };
     }
   } else {
@@ -99,5 +103,5 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     trial_seconds: result.trialSeconds,
     budget_exhausted: result.budgetExhausted,
   };
-  return { name, kind: 'sweep', chosen: chosen ? Object.fromEntries(names.map((p) => [p, chosen.config[p]!])) : {}, evidence, notes, result: summary };
+  return { name, kind: 'sweep', chosen: chosen ? Object.fromEntries(names.filter((p) => chosen.config[p] !== undefined).map((p) => [p, chosen.config[p]!])) : {}, evidence, notes, result: summary };
 }

@@ -269,12 +269,29 @@ class StepTimer:
         self.events.emit({"event": "done"})
 
 
+def _peak_address_space():
+    """VmPeak from /proc/self/status: the quantity that prlimit --as caps (Linux only)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmPeak:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
 def peak_memory(device_type="cpu", torch=None):
-    """CUDA: max_memory_allocated/reserved and num_alloc_retries; always: the process's peak RSS."""
+    """CUDA: max_memory_allocated/reserved and num_alloc_retries; always: the process's peak RSS
+    and, on Linux, its peak address space."""
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
-    out = {"peak_bytes": rss, "peak_rss_bytes": rss}
+    out = {"peak_bytes": rss, "peak_rss_bytes": rss, "device": "cpu"}
+    vm = _peak_address_space()
+    if vm is not None:
+        out["peak_address_space_bytes"] = vm
     t = torch
     if device_type == "cuda" and t is not None and t.cuda.is_available():
+        out["device"] = "cuda"
         out["peak_bytes"] = int(t.cuda.max_memory_allocated())
         out["max_memory_reserved"] = int(t.cuda.max_memory_reserved())
         out["num_alloc_retries"] = int(t.cuda.memory_stats().get("num_alloc_retries", 0))

@@ -1,0 +1,82 @@
+"""The training loop shared by the reference workloads (torch_cnn.py, torch_transformer.py).
+
+It is what a tuned PyTorch job looks like: the DataLoader takes its settings from the trial's
+config, the step timer separates data-wait from compute, the empty_cache policy and precision
+come from the config, and an OOM becomes the protocol's `oom` event. On CUDA only the device
+differs; nothing here is CPU-specific.
+"""
+
+import os
+
+import tunebench
+
+
+def setup(cfg):
+    """Applies the allocator settings before torch touches CUDA, then returns (torch, device)."""
+    allocator = tunebench.apply_allocator_env(cfg)
+    import torch  # noqa: PLC0415 - imported after the allocator environment is set
+
+    wanted = cfg.get_str("device", "auto")
+    if wanted == "auto":
+        wanted = "cuda" if torch.cuda.is_available() else "cpu"
+    if wanted == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: cuda was requested but torch.cuda.is_available() is False")
+    threads = cfg.get_int("threads", 0)
+    if threads:
+        torch.set_num_threads(threads)
+    torch.manual_seed(cfg.get_int("seed", 1))
+    return torch, torch.device(wanted), allocator
+
+
+def epoch_length(cfg):
+    """Batches per epoch: the trial's steps spread over `epochs` short epochs, so that workers
+    that are not persistent are started again at each epoch, as in a real job."""
+    total = cfg.warmup_steps + cfg.steps
+    epochs = max(1, min(cfg.get_int("epochs", 2), total))
+    return -(-total // epochs)
+
+
+def train(cfg, torch, device, dataset, model, loss_of, allocator):
+    """Runs warm-up plus timed steps over `dataset`; loss_of(model, batch) returns the loss."""
+    from torch.utils.data import DataLoader  # noqa: PLC0415
+
+    loader_kwargs = cfg.dataloader_kwargs()
+    loader = DataLoader(dataset, batch_size=cfg.batch_size, shuffle=False, drop_last=True, **loader_kwargs)
+    model.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=cfg.get_float("lr", 0.01), momentum=0.9)
+    policy = tunebench.EmptyCachePolicy(cfg.get_str("empty_cache", "never"), torch=torch)
+    autocast, scaler = tunebench.precision_context(cfg.get_str("precision", "fp32"), device.type, torch=torch)
+    timer = tunebench.StepTimer(device_type=device.type, torch=torch)
+    non_blocking = bool(loader_kwargs["pin_memory"]) and device.type == "cuda"
+
+    def step(batch):
+        batch = [t.to(device, non_blocking=non_blocking) for t in batch]
+        optimizer.zero_grad(set_to_none=True)
+        with autocast:
+            loss = loss_of(model, batch)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            optimizer.step()
+        return float(loss.detach())
+
+    total = cfg.warmup_steps + cfg.steps
+    done = 0
+    while done < total:
+        for batch in timer.batches(loader):
+            with timer.step(samples=int(batch[0].shape[0])):
+                policy.run(step, batch)
+            policy.after_step(done)
+            done += 1
+            if done >= total:
+                break
+    timer.finish({
+        "empty_cache_calls": policy.calls,
+        "empty_cache_seconds": policy.seconds,
+        "allocator_env": allocator,
+        "torch": torch.__version__,
+        "pid": os.getpid(),
+    })

@@ -1,0 +1,29 @@
+// Verdicts from a ratio's confidence interval: a change counts only when the whole CI lies
+// outside a noise band around 1, so a tiny but "significant" drift is not called a change.
+
+import type { Interval } from './bootstrap.js';
+
+export type Direction = 'higher' | 'lower' | 'same';
+
+/** higher: CI above 1 + band; lower: CI below 1 - band; same otherwise (including no CI). */
+export function direction(ratio: Interval | null, band: number): Direction {
+  if (!ratio) return 'same';
+  if (ratio.low > 1 + band) return 'higher';
+  if (ratio.high < 1 - band) return 'lower';
+  return 'same';
+}
+
+export type SpeedVerdict = 'faster' | 'slower' | 'no significant difference';
+export type MemoryVerdict = 'less memory' | 'more memory' | 'no significant difference';
+
+/** Throughput ratio (arm / baseline) to a verdict: higher throughput is faster. */
+export function speedVerdict(throughputRatio: Interval | null, band: number): SpeedVerdict {
+  const d = direction(throughputRatio, band);
+  return d === 'higher' ? 'faster' : d === 'lower' ? 'slower' : 'no significant difference';
+}
+
+/** Peak-memory ratio (arm / baseline) to a verdict. */
+export function memoryVerdict(memoryRatio: Interval | null, band: number): MemoryVerdict {
+  const d = direction(memoryRatio, band);
+  return d === 'higher' ? 'more memory' : d === 'lower' ? 'less memory' : 'no significant difference';
+}
