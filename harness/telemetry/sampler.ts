@@ -34,9 +34,11 @@ export interface Telemetry {
     /** Utilisation of the whole machine, 0..1, averaged over cores. */
     machine_cpu: Stat | null;
     rss_bytes: Stat | null;
+    /** Processes in the tree: 1 + DataLoader workers for a PyTorch job, for example. */
+    processes: Stat | null;
     gpus: { index: number; name: string; utilization_pct: Stat | null; memory_used_bytes: Stat | null; power_watts: Stat | null }[];
   };
-  series: { t: number[]; cpu_cores: number[]; per_core: number[][]; rss_bytes: number[]; gpus: GpuSeries[] };
+  series: { t: number[]; cpu_cores: number[]; per_core: number[][]; rss_bytes: number[]; processes: number[]; gpus: GpuSeries[] };
 }
 
 export function stat(values: readonly (number | null)[]): Stat | null {
@@ -51,7 +53,7 @@ export class TelemetrySampler {
   private lastCpu = new Map<number, number>();
   private lastCores: CoreTimes[] = [];
   private lastT = 0;
-  private readonly series: Telemetry['series'] = { t: [], cpu_cores: [], per_core: [], rss_bytes: [], gpus: [] };
+  private readonly series: Telemetry['series'] = { t: [], cpu_cores: [], per_core: [], rss_bytes: [], processes: [], gpus: [] };
   private gpuProcess: ChildProcess | undefined;
   peakRss = 0;
 
@@ -76,6 +78,7 @@ export class TelemetrySampler {
         cpu_cores: stat(s.cpu_cores),
         machine_cpu: stat(machine),
         rss_bytes: stat(s.rss_bytes),
+        processes: stat(s.processes),
         gpus: s.gpus.map((g) => ({ index: g.index, name: g.name, utilization_pct: stat(g.utilization_pct), memory_used_bytes: stat(g.memory_used_bytes), power_watts: stat(g.power_watts) })),
       },
       series: s,
@@ -106,6 +109,7 @@ export class TelemetrySampler {
       this.series.cpu_cores.push(Number((used / (t - this.lastT)).toFixed(3)));
       this.series.per_core.push(coreUtilisation(this.lastCores, cores).map((x) => Number(x.toFixed(3))));
       this.series.rss_bytes.push(rss);
+      this.series.processes.push(pids.length);
     }
     this.lastCores = cores;
     this.lastT = t;

@@ -3,26 +3,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { CompareSummary } from '../../harness/engine/stages/compare.js';
 import { execa } from 'execa';
-import type { TrialRecord } from '../../harness/trial/record.js';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
-
-function runDir(out: string, name: string): string {
-  const runs = readdirSync(join(out, name));
-  assert.equal(runs.length, 1);
-  return join(out, name, runs[0]!);
-}
-
-function journal(dir: string): TrialRecord[] {
-  return readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrialRecord);
-}
-
-/** The acceptance check: max ran ok in every record, and max + multiple_of is recorded as oom. */
-function assertExactMax(records: TrialRecord[], max: number, m: number): void {
-  const at = (b: number) => records.filter((r) => r.config['batch_size'] === b);
-  assert.ok(at(max).length > 0 && at(max).every((r) => r.outcome === 'ok'), `max ${max} recorded ok`);
-  assert.ok(at(max + m).some((r) => r.outcome === 'oom'), `max + ${m} recorded oom`);
-}
+import { assertExactMax, journal, runDir } from '../support/runs.js';
 
 describe('tunebench run', () => {
   it('finds an exact max and writes the run directory (quick experiment, --json)', async () => {
@@ -70,7 +54,20 @@ describe('tunebench run', () => {
     assert.equal(run.result.stages[0]!.result.status, 'exact');
     assert.ok(max >= 1000 && max < 100_000, `max ${max} lands in the thousands`);
     assertExactMax(records, max, 8);
-    assert.ok(run.result.wall_seconds < 180, `finished in ${run.result.wall_seconds} s`);
+    // The arena comparison: interleaved keep/off trials at the chosen batch, ratios and verdicts.
+    const arena = records.filter((x) => x.stage === 'arena');
+    assert.deepEqual(arena.map((x) => x.config['arena']), ['keep', 'off', 'keep', 'off', 'keep', 'off', 'keep', 'off']);
+    const chosenBatch = (run.result.stages[0]!.result as unknown as { chosen: number }).chosen;
+    assert.ok(arena.every((x) => x.config['batch_size'] === chosenBatch && x.outcome === 'ok'));
+    const cmp = run.result.stages[1]!.result as unknown as CompareSummary;
+    assert.equal(cmp.param, 'arena');
+    const off = cmp.arms.find((a) => a.value === 'off')!;
+    assert.ok(off.throughput_ratio && off.throughput_ratio.low <= off.throughput_ratio.estimate && off.throughput_ratio.estimate <= off.throughput_ratio.high);
+    assert.ok(['faster', 'slower', 'no significant difference'].includes(off.verdict));
+    assert.ok(off.memory_ratio && ['less memory', 'more memory', 'no significant difference'].includes(off.memory_verdict));
+    assert.match(r.stdout, /arena=(keep|off)/);
+    assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /## Stage arena \(compare\)[\s\S]*\| off \| 4\/4 \|/);
+    assert.ok(run.result.wall_seconds < 240, `finished in ${run.result.wall_seconds} s`);
   });
 
   it('--quiet prints nothing on stderr and the summary on stdout is suppressed', async () => {

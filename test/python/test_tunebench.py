@@ -232,5 +232,91 @@ class TorchHiddenTests(unittest.TestCase):
                 sys.modules["torch"] = saved
 
 
+def _real_torch():
+    """Debian's torch, or None. Under CI=true a missing torch is a failure, never a skip."""
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            raise
+        return None
+    return torch
+
+
+REAL_TORCH = _real_torch()
+
+
+@unittest.skipIf(REAL_TORCH is None, "torch is not installed for this interpreter (apt-get install python3-torch)")
+class RealTorchTests(unittest.TestCase):
+    """The adapter against real PyTorch on CPU (Debian's python3-torch)."""
+
+    def test_recognises_a_real_cpu_allocator_oom(self):
+        torch = REAL_TORCH
+        with self.assertRaises(RuntimeError) as caught:
+            torch.empty(1 << 50, dtype=torch.uint8)  # a petabyte: the allocator refuses it
+        self.assertIn("DefaultCPUAllocator: can't allocate memory", str(caught.exception))
+        self.assertTrue(tunebench.is_oom(caught.exception))
+        self.assertFalse(tunebench.is_oom(RuntimeError("shape mismatch")))
+
+    def test_on_oom_policy_retries_a_real_oom_once(self):
+        torch = REAL_TORCH
+        attempts = []
+
+        def step():
+            attempts.append(1)
+            if len(attempts) == 1:
+                torch.empty(1 << 50, dtype=torch.uint8)
+            return "ran"
+
+        policy = tunebench.EmptyCachePolicy("on-oom", torch=torch)
+        self.assertEqual(policy.run(step), "ran")
+        self.assertEqual(len(attempts), 2)
+        self.assertEqual(policy.calls, 0, "no CUDA here: empty_cache() is not called, and not counted")
+        with self.assertRaises(RuntimeError):
+            tunebench.EmptyCachePolicy("never", torch=torch).run(lambda: torch.empty(1 << 50, dtype=torch.uint8))
+
+    def test_dataloader_kwargs_are_accepted_by_a_real_dataloader(self):
+        torch = REAL_TORCH
+        from torch.utils.data import DataLoader, TensorDataset  # noqa: PLC0415
+
+        data = TensorDataset(torch.arange(32, dtype=torch.float32))
+        for raw in ({"num_workers": 0, "prefetch_factor": 4, "persistent_workers": True},
+                    {"num_workers": 2, "prefetch_factor": 4, "persistent_workers": True, "pin_memory": False}):
+            kwargs = tunebench.Config(raw).dataloader_kwargs()
+            batches = [b[0] for b in DataLoader(data, batch_size=8, **kwargs)]
+            self.assertEqual(torch.cat(batches).tolist(), list(range(32)))
+
+    def test_bf16_autocast_on_cpu(self):
+        torch = REAL_TORCH
+        context, scaler = tunebench.precision_context("bf16", "cpu", torch=torch)
+        a = torch.ones(4, 4)
+        with context:
+            out = torch.mm(a, a)
+        self.assertEqual(out.dtype, torch.bfloat16)
+        self.assertIsNone(scaler, "a GradScaler is for fp16 on CUDA only")
+        context, _ = tunebench.precision_context("fp32", "cpu", torch=torch)
+        with context:
+            self.assertEqual(torch.mm(a, a).dtype, torch.float32)
+
+    def test_step_timer_and_peak_memory_with_real_torch(self):
+        torch = REAL_TORCH
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "events.jsonl")
+            timer = tunebench.StepTimer(events=tunebench.Events(path), device_type="cpu", torch=torch, warmup_steps=1)
+            for batch in timer.batches([torch.randn(64, 64) for _ in range(3)]):
+                with timer.step(samples=batch.shape[0]):
+                    (batch @ batch).sum().item()
+            timer.finish()
+            with open(path, encoding="utf-8") as f:
+                events = [json.loads(line) for line in f]
+        steps = [e for e in events if e["event"] == "step"]
+        self.assertEqual([s["warmup"] for s in steps], [True, False, False])
+        self.assertTrue(all(s["samples"] == 64 and s["seconds"] >= s["data_wait_seconds"] >= 0 for s in steps))
+        memory = events[-2]
+        self.assertEqual(memory["device"], "cpu")
+        self.assertGreater(memory["peak_address_space_bytes"], memory["peak_rss_bytes"])
+        self.assertEqual(events[-1], {"event": "done"})
+
+
 if __name__ == "__main__":
     unittest.main()
