@@ -106,14 +106,15 @@ export function checkExperiment(e: Experiment, source: string): void {
   const issues: { path: string; message: string }[] = [];
   e.stages.forEach((stage, i) => {
     if (stage.kind === 'max-batch') {
-      if (e.limits.memory === undefined && (e.workload.params as Record<string, unknown> | undefined)?.['execution_provider'] !== 'cuda') {
-        issues.push({ path: `stages[${i}]`, message: 'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine' });
+      const fixed = (e.workload.params ?? {}) as Record<string, unknown>;
+      const onGpu = fixed['execution_provider'] === 'cuda' || String(fixed['device'] ?? '').startsWith('cuda');
+      if (e.limits.memory === undefined && !onGpu) {
+        issues.push({ path: `stages[${i}]`, message: 'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: cuda (or execution_provider: cuda), and the device memory is the cap' });
       }
       const m = stage.multiple_of;
       if (stage.ceiling < m) issues.push({ path: `stages[${i}].ceiling`, message: `expected at least multiple_of (${m}), got ${stage.ceiling}` });
       if (stage.start !== undefined && stage.start > stage.ceiling) issues.push({ path: `stages[${i}].start`, message: `expected at most ceiling (${stage.ceiling}), got ${stage.start}` });
-      const fixed = e.workload.params as Record<string, unknown> | undefined;
-      if (fixed && fixed[stage.param] !== undefined) {
+      if (fixed[stage.param] !== undefined) {
         issues.push({ path: `workload.params.${stage.param}`, message: `is searched by stages[${i}]; remove the fixed value` });
       }
     }
