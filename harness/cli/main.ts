@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
 import { ConfigError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
+import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
 import { registerValidate } from './validate.js';
@@ -18,6 +19,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .showHelpAfterError()
     .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 130 stopped by SIGINT/SIGTERM.');
   registerRun(program);
+  registerReport(program);
   registerValidate(program);
   registerSchema(program);
   try {

@@ -36,6 +36,7 @@ export function registerRun(program: Command): void {
         ...result.warnings.map((w) => `warning: ${w}`),
         `run directory: ${result.run_dir}`,
         `summary: ${result.files['summary']}`,
+        `report: ${result.files['report']}`,
         '',
       ].join('\n'),
     );

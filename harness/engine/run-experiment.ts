@@ -6,8 +6,7 @@ import { stageName } from '../experiment/checks.js';
 import { loadExperiment } from '../experiment/load.js';
 import { formatBytes } from '../experiment/units.js';
 import { buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
-import { summaryMarkdown } from '../report/summary-md.js';
-import { writeFileAtomic } from '../store/atomic.js';
+import { writeReports } from '../report/write.js';
 import { createRunDir, writeRunJson } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
@@ -110,6 +109,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     chosen_env: join(dir.path, 'chosen-config.env'),
     chosen_yaml: join(dir.path, 'chosen-config.yaml'),
     summary: join(dir.path, 'summary.md'),
+    report: join(dir.path, 'report.html'),
   };
   const result: RunResult = {
     experiment: experiment.name,
@@ -137,8 +137,9 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       experimentPath: relative(process.cwd(), source) || source,
     }),
   );
-  writeFileAtomic(files.summary, summaryMarkdown(result, ctx.records));
-  writeRunJson(dir, { ...runJson, finished_at: new Date().toISOString(), result });
+  const finished = { ...runJson, finished_at: new Date().toISOString(), result };
+  writeRunJson(dir, finished);
+  await writeReports(dir.path, finished, ctx.records);
   rmSync(dir.scratch, { recursive: true, force: true });
   return result;
 }

@@ -201,7 +201,7 @@ const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage, 
 export const experimentSchema = s.object(
   {
     $schema: optional(s.string()),
-    name: required(s.string({ pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, hint: 'a name of letters, digits, ".", "_" or "-"' })),
+    name: required(s.string({ pattern: /^(?=.*\S)[^\u0000-\u001f\u007f]{1,120}$/, hint: 'a name of 1 to 120 printable characters', description: 'names the run; its directory is the name with characters other than letters, digits, ".", "_" and "-" replaced by "_"' })),
     description: optional(s.string()),
     seed: optional(nonNegativeInt('seed for everything random in the run'), 1),
     workload: required(s.tagged('kind', { onnx: onnxWorkload, command: commandWorkload })),

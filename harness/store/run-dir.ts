@@ -21,8 +21,14 @@ export function newRunId(now = new Date()): string {
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
+/** The directory name of an experiment: its name with anything but letters, digits, ".", "_" and "-" as "_". */
+export function experimentDirName(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+  return safe || 'experiment';
+}
+
 export function createRunDir(outDir: string, experimentName: string, runId = newRunId()): RunDir {
-  const path = resolve(outDir, experimentName, runId);
+  const path = resolve(outDir, experimentDirName(experimentName), runId);
   try {
     makeDirs(join(path, 'charts'));
     makeDirs(join(path, '.scratch'));

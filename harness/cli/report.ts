@@ -1,0 +1,18 @@
+// `tunebench report <run-dir>`: rebuild every report of a run from its run.json and journal.
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { readRunDir, writeReports } from '../report/write.js';
+
+export function registerReport(program: Command): void {
+  program
+    .command('report')
+    .description('rebuild charts/, report.html and summary.md of a run directory from its run.json and trials.jsonl')
+    .argument('<run-dir>', 'a run directory, e.g. reports/default/<run-id>')
+    .action(async (dirArg: string) => {
+      const dir = resolve(dirArg);
+      const { run, records, warnings } = readRunDir(dir);
+      for (const w of warnings) process.stderr.write(`tunebench: warning: ${w}\n`);
+      const files = await writeReports(dir, run, records);
+      process.stdout.write(`${files.length} files written in ${dir}: report.html, summary.md and ${files.length - 2} chart files\n`);
+    });
+}

@@ -1,0 +1,46 @@
+// Every chart of a run, built from its stage results and its journal alone.
+import type { CompareSummary } from '../../engine/stages/compare.js';
+import type { MaxBatchSummary } from '../../engine/stages/max-batch.js';
+import type { SweepSummary } from '../../engine/stages/sweep.js';
+import type { TrialRecord } from '../../trial/record.js';
+import { compareChart } from './compare.js';
+import { maxBatchChart } from './max-batch.js';
+import type { Chart } from './spec.js';
+import { sweepCharts } from './sweep.js';
+import { telemetryChart } from './telemetry.js';
+
+export interface StageView {
+  name: string;
+  kind: string;
+  result: unknown;
+}
+
+export function stageCharts(stage: StageView, records: readonly TrialRecord[]): Chart[] {
+  const own = records.filter((r) => r.stage === stage.name);
+  const charts: Chart[] = [];
+  let representative: TrialRecord | undefined;
+  if (stage.kind === 'max-batch') {
+    const r = stage.result as MaxBatchSummary;
+    charts.push(maxBatchChart(stage.name, r, own));
+    representative = lastOk(own.filter((t) => t.role === 'confirm')) ?? lastOk(own.filter((t) => Number(t.config[r.param]) === r.max));
+  } else if (stage.kind === 'sweep') {
+    const r = stage.result as SweepSummary;
+    charts.push(...sweepCharts(stage.name, r));
+    const chosen = r.configs.find((c) => c.key === r.chosen_key);
+    representative = lastOk(own.filter((t) => chosen?.trials.includes(t.index)));
+  } else if (stage.kind === 'compare') {
+    const r = stage.result as CompareSummary;
+    charts.push(compareChart(stage.name, r));
+    representative = lastOk(own.filter((t) => t.config[r.param] === r.chosen));
+  }
+  const telemetry = representative ?? lastOk(own);
+  const chart = telemetry ? telemetryChart(stage.name, telemetry) : null;
+  if (chart) charts.push(chart);
+  return charts;
+}
+
+function lastOk(records: readonly TrialRecord[]): TrialRecord | undefined {
+  return [...records].reverse().find((r) => r.outcome === 'ok');
+}
+
+export type { Chart } from './spec.js';

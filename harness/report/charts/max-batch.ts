@@ -1,0 +1,84 @@
+// The max-batch chart: samples/s and peak memory against batch size (log axis), OOM probes marked
+// where they failed, the cap as a rule, and max, recommended and fastest annotated.
+import type { MaxBatchSummary } from '../../engine/stages/max-batch.js';
+import type { TrialRecord } from '../../trial/record.js';
+import { base, MIB, round, slug, type Chart } from './spec.js';
+
+export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readonly TrialRecord[]): Chart {
+  const probes = records.map((t) => ({
+    trial: t.index,
+    batch: Number(t.config[r.param]),
+    role: t.role,
+    outcome: t.outcome,
+    samples_per_second: round(t.samples_per_second),
+    rss_mib: round(t.peak_rss_bytes === null ? null : t.peak_rss_bytes / MIB),
+    capped_mib: round(t.peak_limited_bytes === null ? null : t.peak_limited_bytes / MIB),
+  }));
+  const memory = probes.flatMap((p) => [
+    ...(p.rss_mib !== null ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak RSS', mib: p.rss_mib }] : []),
+    ...(p.capped_mib !== null && p.capped_mib !== p.rss_mib ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak of the capped quantity', mib: p.capped_mib }] : []),
+  ]);
+  const failed = probes.filter((p) => p.outcome !== 'ok').map((p) => ({ batch: p.batch, trial: p.trial, outcome: p.outcome, role: p.role }));
+  const marks = [
+    ['max', r.max],
+    ['recommended', r.recommended],
+    ['fastest', r.fastest],
+  ]
+    .filter((m): m is [string, number] => m[1] !== null)
+    .map(([label, batch], i) => ({ label: `${label} ${batch}`, batch, ypx: 10 + 12 * i }));
+  const x = { field: 'batch', type: 'quantitative', scale: { type: 'log', base: 2 }, title: r.param };
+  const answers = [
+    { data: { values: marks }, mark: { type: 'rule', strokeDash: [4, 3], color: '#555' }, encoding: { x: { field: 'batch', type: 'quantitative' } } },
+    { data: { values: marks }, mark: { type: 'text', align: 'left', dx: 3, baseline: 'middle', fontSize: 10, color: '#333' }, encoding: { x: { field: 'batch', type: 'quantitative' }, y: { field: 'ypx', type: 'quantitative', scale: null }, text: { field: 'label' } } },
+  ];
+  const oomMarks = { data: { values: failed }, mark: { type: 'point', shape: 'cross', size: 90, color: '#d62728', filled: true }, encoding: { x: { field: 'batch', type: 'quantitative' }, y: { value: 4 }, tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'outcome' }, { field: 'role' }] } };
+  const throughput = {
+    width: 520,
+    height: 200,
+    layer: [
+      {
+        data: { values: probes.filter((p) => p.outcome === 'ok' && p.samples_per_second !== null) },
+        mark: { type: 'point', filled: true, size: 50 },
+        encoding: {
+          x,
+          y: { field: 'samples_per_second', type: 'quantitative', title: 'samples/s' },
+          tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'role' }, { field: 'samples_per_second', title: 'samples/s' }],
+        },
+      },
+      oomMarks,
+      ...answers,
+    ],
+  };
+  const capLayer = r.cap_bytes !== null ? [{ data: { values: [{ cap_mib: round(r.cap_bytes / MIB), label: `cap ${round(r.cap_bytes / MIB)} MiB` }] }, layer: [
+    { mark: { type: 'rule', color: '#d62728', strokeDash: [6, 3] }, encoding: { y: { field: 'cap_mib', type: 'quantitative' } } },
+    { mark: { type: 'text', align: 'left', dx: 4, dy: -4, color: '#d62728', fontSize: 10 }, encoding: { x: { value: 0 }, y: { field: 'cap_mib', type: 'quantitative' }, text: { field: 'label' } } },
+  ] }] : [];
+  const mem = {
+    width: 520,
+    height: 200,
+    layer: [
+      {
+        data: { values: memory },
+        mark: { type: 'point', filled: true, size: 40 },
+        encoding: {
+          x,
+          y: { field: 'mib', type: 'quantitative', title: 'MiB' },
+          color: { field: 'measure', type: 'nominal', title: null, legend: { orient: 'top', labelLimit: 320 } },
+          shape: { field: 'outcome', type: 'nominal', title: 'outcome', legend: { orient: 'top' } },
+          tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'measure' }, { field: 'mib', title: 'MiB' }, { field: 'outcome' }],
+        },
+      },
+      ...capLayer,
+      oomMarks,
+    ],
+  };
+  return {
+    name: `max-batch-${slug(stage)}`,
+    title: `${stage}: throughput and memory against ${r.param}`,
+    spec: {
+      ...base(`${stage}: throughput and peak memory against ${r.param}`, `Probes of the max-batch stage; red crosses are failed probes (${failed.length}).`),
+      vconcat: [throughput, mem],
+      resolve: { scale: { x: 'shared' } },
+    },
+  };
+}

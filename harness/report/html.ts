@@ -1,0 +1,91 @@
+// report.html: one self-contained page (inline SVG charts, tables, the chosen config, the
+// environment, warnings, links to the raw files). No script, no network request: the
+// Content-Security-Policy allows inline styles and nothing else, and every string from the
+// experiment, the workload or the environment is escaped.
+import type { RunResult } from '../engine/result.js';
+import { formatSeconds } from '../experiment/units.js';
+import type { TrialRecord } from '../trial/record.js';
+import type { Chart } from './charts/index.js';
+import { stageBlocks, type Block } from './tables.js';
+
+export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+export function esc(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+export interface RenderedChart {
+  chart: Chart;
+  svg: string;
+  stage: string;
+}
+
+export interface ReportPage {
+  result: RunResult;
+  records: readonly TrialRecord[];
+  charts: readonly RenderedChart[];
+  environment: unknown;
+  /** Raw files to link, relative to the run directory. */
+  files: readonly string[];
+}
+
+const STYLE = `
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; padding: 0 1rem; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: 12px; }
+th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f5f5f5; } tr.chosen td { background: #eef6ee; font-weight: 600; }
+figure { margin: 1rem 0; overflow-x: auto; } figcaption { font-size: 12px; color: #555; }
+pre { background: #f7f7f7; padding: .5rem; overflow-x: auto; font-size: 12px; }
+.warn { background: #fff4e5; border-left: 4px solid #f0a020; padding: .4rem .8rem; }
+code { background: #f3f3f3; padding: 0 3px; }
+`;
+
+export function reportHtml(page: ReportPage): string {
+  const r = page.result;
+  const out: string[] = [];
+  out.push('<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">');
+  out.push(`<meta http-equiv="Content-Security-Policy" content="${esc(REPORT_CSP)}">`);
+  out.push('<meta name="viewport" content="width=device-width, initial-scale=1">');
+  out.push(`<title>tunebench: ${esc(r.experiment)}</title>`, `<style>${STYLE}</style>`, '</head>', '<body>');
+  out.push(`<h1>tunebench: ${esc(r.experiment)}</h1>`);
+  const outcomes = Object.entries(r.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ');
+  out.push(`<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${r.trials.total} trials (${esc(outcomes)}) in ${esc(formatSeconds(r.wall_seconds))}.</p>`);
+  if (r.warnings.length > 0) out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
+  out.push('<h2 id="chosen">Chosen config</h2>');
+  out.push(
+    htmlTable(
+      ['parameter', 'value', 'why', 'samples/s [95% CI]', 'trials'],
+      Object.entries(r.chosen).map(([k, v]) => {
+        const e = r.evidence[k];
+        const ci = e?.samples_per_second;
+        return [k, String(v), e?.rule ?? 'fixed by the experiment', ci ? `${ci.estimate.toFixed(1)} [${ci.low.toFixed(1)}, ${ci.high.toFixed(1)}]` : '-', e ? e.trials.join(', ') : '-'];
+      }),
+      [],
+    ),
+  );
+  for (const stage of r.stages) {
+    out.push(`<h2 id="stage-${esc(stage.name)}">Stage ${esc(stage.name)} (${esc(stage.kind)})</h2>`);
+    if (stage.notes.length > 0) out.push('<ul>', ...stage.notes.map((n) => `<li>${esc(n)}</li>`), '</ul>');
+    for (const c of page.charts.filter((x) => x.stage === stage.name)) {
+      out.push(`<figure class="chart" data-chart="${esc(c.chart.name)}">`, c.svg, `<figcaption>${esc(c.chart.title)} (<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, <a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`, '</figure>');
+    }
+    for (const block of stageBlocks(stage, page.records.filter((t) => t.stage === stage.name))) out.push(htmlBlock(block));
+  }
+  out.push('<h2 id="environment">Environment</h2>', `<pre>${esc(JSON.stringify(page.environment, null, 2))}</pre>`);
+  out.push('<h2 id="files">Raw files</h2>', '<ul>', ...page.files.map((f) => `<li><a href="${esc(f)}">${esc(f)}</a></li>`), '</ul>');
+  out.push('</body>', '</html>', '');
+  return out.join('\n');
+}
+
+function htmlBlock(block: Block): string {
+  if (block.kind === 'text') return `<p>${esc(block.text)}</p>`;
+  return htmlTable(block.table.headers, block.table.rows, block.table.highlight);
+}
+
+function htmlTable(headers: readonly string[], rows: readonly (readonly string[])[], highlight: readonly number[]): string {
+  const head = `<tr>${headers.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>`;
+  const body = rows.map((row, i) => `<tr${highlight.includes(i) ? ' class="chosen"' : ''}>${row.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`);
+  return ['<table>', head, ...body, '</table>'].join('\n');
+}

@@ -1,0 +1,106 @@
+// The content of each stage's section as plain data (paragraphs and tables of text cells), rendered
+// by both summary.md and report.html, so that the two never disagree.
+import { fmtPct, type CompareSummary } from '../engine/stages/compare.js';
+import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
+import type { SweepSummary } from '../engine/stages/sweep.js';
+import { formatBytes, formatSeconds } from '../experiment/units.js';
+import type { Interval } from '../stats/bootstrap.js';
+import type { TrialRecord } from '../trial/record.js';
+
+export interface Table {
+  headers: string[];
+  rows: string[][];
+  /** Rows to emphasise (the chosen config or arm), by index. */
+  highlight: number[];
+}
+
+export type Block = { kind: 'text'; text: string } | { kind: 'table'; table: Table };
+
+const text = (t: string): Block => ({ kind: 'text', text: t });
+const tableBlock = (headers: string[], rows: (string | number)[][], highlight: number[] = []): Block => ({
+  kind: 'table',
+  table: { headers, rows: rows.map((r) => r.map(String)), highlight },
+});
+
+export function stageBlocks(stage: { kind: string; result: unknown }, records: readonly TrialRecord[]): Block[] {
+  if (stage.kind === 'max-batch') return maxBatchBlocks(stage.result as MaxBatchSummary, records);
+  if (stage.kind === 'sweep') return sweepBlocks(stage.result as SweepSummary);
+  if (stage.kind === 'compare') return compareBlocks(stage.result as CompareSummary);
+  return [];
+}
+
+function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): Block[] {
+  const b = (v: number | null | undefined) => (v === null || v === undefined ? '-' : String(v));
+  const status: Record<MaxBatchSummary['status'], string> = {
+    exact: 'exact',
+    ceiling: `at the ceiling (true max >= ${b(r.max)})`,
+    'none-fits': 'no batch fits under the cap',
+    failed: 'the workload failed',
+  };
+  const rows: string[][] = [
+    ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${r.confirmed ? ', confirmed by a longer run' : ''}`],
+    ['recommended', b(r.recommended), `peak RSS at most ${Math.round((1 - r.headroom) * 100)}% of the max's`],
+    ['fastest', b(r.fastest), r.peakSamplesPerSecond === null ? '-' : `within tolerance of the peak ${r.peakSamplesPerSecond.toFixed(1)} samples/s`],
+  ];
+  if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${(r.latencyBound.seconds * 1000).toFixed(1)} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${r.latencyBound.firstViolating} breaks it`]);
+  return [
+    tableBlock(['answer', r.param, 'note'], rows),
+    text(`Chosen: ${b(r.chosen)} (${r.choose_rule}). Trials to the exact max: ${r.probesToMax}.`),
+    tableBlock(
+      ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
+      records.map((t) => [
+        t.index,
+        t.role,
+        String(t.config[r.param] ?? '-'),
+        t.outcome,
+        t.samples_per_second === null ? '-' : t.samples_per_second.toFixed(1),
+        t.step_seconds ? formatSeconds(t.step_seconds.p95) : '-',
+        t.peak_rss_bytes === null ? '-' : formatBytes(t.peak_rss_bytes),
+        t.peak_limited_bytes === null ? '-' : formatBytes(t.peak_limited_bytes),
+        formatSeconds(t.wall_seconds),
+      ]),
+    ),
+  ];
+}
+
+function sweepBlocks(r: SweepSummary): Block[] {
+  const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(0)}%`);
+  const rows = r.configs.map((c) => [
+    c.key,
+    c.status,
+    c.trials.length,
+    ci(c.throughput, (v) => v.toFixed(1)),
+    pct(c.stall_fraction),
+    c.why ?? (r.tied.includes(c.key) && c.key !== r.chosen_key ? 'tied with the best' : ''),
+  ]);
+  return [
+    text(`Strategy ${r.strategy} over ${r.params.join(', ')}: ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`),
+    tableBlock(['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'], rows, r.configs.flatMap((c, i) => (c.key === r.chosen_key ? [i] : []))),
+  ];
+}
+
+function compareBlocks(r: CompareSummary): Block[] {
+  const rows = r.arms.map((a) => [
+    String(a.value),
+    `${a.ok_trials}/${a.trials.length}`,
+    ci(a.throughput, (v) => v.toFixed(1)),
+    ci(a.throughput_ratio, fmtPct),
+    a.verdict,
+    ci(a.peak_memory, formatBytes),
+    ci(a.memory_ratio, fmtPct),
+    a.memory_verdict,
+    a.empty_cache ? `${a.empty_cache.calls} (${formatSeconds(a.empty_cache.seconds)})` : '-',
+  ]);
+  return [
+    text(`Arms of ${r.param}, interleaved over ${r.rounds} round(s): ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its 95% CI lies outside +/-${(r.noise_band * 100).toFixed(1)}%.`),
+    tableBlock(
+      ['arm', 'ok trials', 'median samples/s [95% CI]', 'vs baseline', 'verdict', 'median peak memory', 'vs baseline', 'memory', 'empty_cache calls'],
+      rows,
+      r.arms.flatMap((a, i) => (a.value === r.chosen ? [i] : [])),
+    ),
+  ];
+}
+
+function ci(i: Interval | null, f: (v: number) => string): string {
+  return i ? `${f(i.estimate)} [${f(i.low)}, ${f(i.high)}]` : '-';
+}

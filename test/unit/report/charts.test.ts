@@ -1,0 +1,75 @@
+// Chart builders against a known journal (test/fixtures/runs/report-fixture): every spec compiles
+// with vega-lite without a warning, renders to SVG with the expected marks, and matches its snapshot.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { CompareSummary } from '../../../harness/engine/stages/compare.js';
+import type { MaxBatchSummary } from '../../../harness/engine/stages/max-batch.js';
+import { stageCharts, type Chart } from '../../../harness/report/charts/index.js';
+import { compileSpec, renderSvg } from '../../../harness/report/render.js';
+import { readRunDir } from '../../../harness/report/write.js';
+import { FIXTURES } from '../../support/paths.js';
+import { countMarks } from '../../support/svg.js';
+
+const RUN = join(FIXTURES, 'runs', 'report-fixture');
+const SNAPSHOTS = join(FIXTURES, 'snapshots');
+const { run, records } = readRunDir(RUN);
+const stages = run.result!.stages;
+const charts: Chart[] = stages.flatMap((s) => stageCharts(s, records));
+const byName = (name: string) => charts.find((c) => c.name === name)!;
+
+describe('chart builders on a known journal', () => {
+  it('builds the expected charts: one per stage kind plus telemetry', () => {
+    assert.deepEqual(charts.map((c) => c.name), [
+      'max-batch-max-batch-1',
+      'telemetry-max-batch-1',
+      'sweep-threads-heatmap',
+      'sweep-threads-ranked',
+      'telemetry-threads',
+      'compare-arena',
+      'telemetry-arena',
+    ]);
+    for (const c of charts) assert.equal(c.spec['$schema'], 'https://vega.github.io/schema/vega-lite/v6.json');
+  });
+
+  it('every spec compiles with vega-lite without warnings', () => {
+    for (const c of charts) assert.deepEqual(compileSpec(c.spec).warnings, [], c.name);
+  });
+
+  it('renders to SVG with one mark per probe, arm, config and series', async () => {
+    const mb = stages[0]!.result as MaxBatchSummary;
+    const own = records.filter((r) => r.stage === stages[0]!.name);
+    const svg = await renderSvg(byName('max-batch-max-batch-1').spec);
+    assert.equal(countMarks(svg, 'concat_0_layer_0_marks'), own.filter((r) => r.outcome === 'ok').length, 'a point per successful probe');
+    assert.equal(countMarks(svg, 'concat_0_layer_1_marks'), own.filter((r) => r.outcome !== 'ok').length, 'a cross per failed probe');
+    assert.equal(countMarks(svg, 'concat_0_layer_3_marks'), [mb.max, mb.recommended, mb.fastest].filter((v) => v !== null).length, 'max, recommended and fastest labelled');
+    assert.equal(countMarks(svg, 'concat_1_layer_1_layer_0_marks'), 1, 'the cap as a rule');
+
+    const cmp = stages[2]!.result as CompareSummary;
+    const csvg = await renderSvg(byName('compare-arena').spec);
+    assert.equal(countMarks(csvg, 'concat_0_layer_1_marks'), cmp.arms.length, 'a median per arm');
+    assert.equal(countMarks(csvg, 'concat_0_layer_0_marks'), cmp.arms.length, 'a CI per arm');
+    assert.equal(countMarks(csvg, 'concat_2_layer_2_layer_1_marks'), 2 * (cmp.arms.length - 1), 'throughput and memory ratios of each non-baseline arm');
+    assert.equal(countMarks(csvg, 'concat_2_layer_1_marks'), 1, 'the rule at 1');
+
+    const ranked = await renderSvg(byName('sweep-threads-ranked').spec);
+    assert.equal(countMarks(ranked, 'layer_1_marks'), 2);
+    const heat = await renderSvg(byName('sweep-threads-heatmap').spec);
+    assert.equal(countMarks(heat, 'layer_0_marks'), 2);
+    const tel = await renderSvg(byName('telemetry-arena').spec);
+    assert.equal((tel.match(/class="mark-line role-mark/g) ?? []).length, 2, 'a utilisation panel and a memory panel');
+  });
+
+  it('specs match their snapshots (UPDATE_SNAPSHOTS=1 rewrites them)', () => {
+    for (const c of charts) {
+      const file = join(SNAPSHOTS, `${c.name}.vl.json`);
+      const text = `${JSON.stringify(c.spec, null, 2)}\n`;
+      if (process.env['UPDATE_SNAPSHOTS'] === '1' || !existsSync(file)) {
+        if (process.env['CI'] === 'true') assert.fail(`snapshot ${file} is missing; run UPDATE_SNAPSHOTS=1 npm test locally and commit it`);
+        writeFileSync(file, text);
+      }
+      assert.equal(text, readFileSync(file, 'utf8'), `${c.name} changed; if intended, run UPDATE_SNAPSHOTS=1 npm test and commit`);
+    }
+  });
+});
