@@ -7,6 +7,8 @@ export const EXIT = {
   harness: 1,
   /** Invalid input: a malformed experiment file, an unknown option, a missing file. */
   invalid: 2,
+  /** tunebench compare --fail-on-regression: a significant regression beyond the threshold. */
+  regression: 3,
   /** Stopped by SIGINT or SIGTERM; completed trials are kept in the journal. */
   stopped: 130,
 } as const;

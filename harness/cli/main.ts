@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
 import { ConfigError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
+import { registerCompare } from './compare.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
@@ -17,9 +18,10 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .version(version)
     .exitOverride()
     .showHelpAfterError()
-    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 130 stopped by SIGINT/SIGTERM.');
+    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 3 regression (compare --fail-on-regression), 130 stopped by SIGINT/SIGTERM.');
   registerRun(program);
   registerReport(program);
+  registerCompare(program);
   registerValidate(program);
   registerSchema(program);
   try {

@@ -30,7 +30,7 @@ export interface ReportPage {
   files: readonly string[];
 }
 
-const STYLE = `
+export const STYLE = `
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 1200px; padding: 0 1rem; color: #222; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: .5rem 0 1rem; font-size: 12px; }
@@ -84,7 +84,7 @@ function htmlBlock(block: Block): string {
   return htmlTable(block.table.headers, block.table.rows, block.table.highlight);
 }
 
-function htmlTable(headers: readonly string[], rows: readonly (readonly string[])[], highlight: readonly number[]): string {
+export function htmlTable(headers: readonly string[], rows: readonly (readonly string[])[], highlight: readonly number[]): string {
   const head = `<tr>${headers.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>`;
   const body = rows.map((row, i) => `<tr${highlight.includes(i) ? ' class="chosen"' : ''}>${row.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`);
   return ['<table>', head, ...body, '</table>'].join('\n');

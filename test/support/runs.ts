@@ -1,8 +1,12 @@
 // Reading a finished run directory in end-to-end tests.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TrialRecord } from '../../harness/trial/record.js';
+import { FIXTURES, tempDir } from './paths.js';
+
+/** A finished run of every stage kind (test/fixtures/experiments/report-fixture.yaml): a known journal. */
+export const REPORT_FIXTURE = join(FIXTURES, 'runs', 'report-fixture');
 
 /** The single run directory under <out>/<experiment>/. */
 export function runDir(out: string, name: string): string {
@@ -21,3 +25,18 @@ export function assertExactMax(records: TrialRecord[], max: number, m: number): 
   assert.ok(at(max).length > 0 && at(max).every((r) => r.outcome === 'ok'), `max ${max} recorded ok`);
   assert.ok(at(max + m).some((r) => r.outcome === 'oom'), `max + ${m} recorded oom`);
 }
+
+/** A copy of the fixture run whose `arena` stage steps take `factor` times as long, on another CPU. */
+export function slowerCopy(factor: number, cpuModel?: string): string {
+  const dir = join(tempDir(), 'after');
+  cpSync(REPORT_FIXTURE, dir, { recursive: true });
+  const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrialRecord);
+  for (const r of lines) if (r.stage === 'arena') r.steps = r.steps.map((s) => ({ ...s, seconds: s.seconds * factor }));
+  writeFileSync(join(dir, 'trials.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+  const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { run_id: string; environment: { cpu: { model: string } } };
+  run.run_id = 'after-run';
+  if (cpuModel) run.environment.cpu.model = cpuModel;
+  writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
+  return dir;
+}
+

@@ -1,0 +1,130 @@
+// Before/after comparison of two runs: for each metric both runs measured (a stage's config or arm
+// with successful trials in both), the ratio after/before of median throughput and of median peak
+// memory with bootstrap CIs and verdicts; the chosen configs side by side; and warnings when the
+// environments differ.
+import type { RunResult } from '../engine/result.js';
+import { bootstrapMedianRatio, type Interval } from '../stats/bootstrap.js';
+import { medianRateRatioInterval } from '../stats/throughput.js';
+import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../stats/verdict.js';
+import type { Fingerprint } from '../telemetry/fingerprint.js';
+import type { ParamValue } from '../experiment/schema.js';
+import type { TrialRecord } from '../trial/record.js';
+
+export interface RunSide {
+  run: { experiment: string; run_id: string; environment: unknown; result?: RunResult };
+  records: readonly TrialRecord[];
+}
+
+export interface MetricComparison {
+  /** "<stage> <config>", e.g. "threads intra_op_threads=2". */
+  metric: string;
+  stage: string;
+  config: string;
+  trials: { before: number; after: number };
+  throughput_ratio: Interval | null;
+  verdict: SpeedVerdict;
+  memory_ratio: Interval | null;
+  memory_verdict: MemoryVerdict;
+}
+
+export interface BeforeAfter {
+  before: { experiment: string; run_id: string };
+  after: { experiment: string; run_id: string };
+  noise_band: number;
+  metrics: MetricComparison[];
+  chosen: { param: string; before: ParamValue | null; after: ParamValue | null; changed: boolean }[];
+  environment_warnings: string[];
+  warnings: string[];
+}
+
+/** Trials of a run grouped by stage and their whole config: the same stage and values measure the same thing. */
+function groups(side: RunSide): Map<string, { stage: string; config: Record<string, ParamValue>; trials: TrialRecord[] }> {
+  const out = new Map<string, { stage: string; config: Record<string, ParamValue>; trials: TrialRecord[] }>();
+  for (const r of side.records) {
+    if (r.outcome !== 'ok' || r.steps.length === 0) continue;
+    const key = `${r.stage}\u0000${JSON.stringify(Object.entries(r.config).sort(([x], [y]) => x.localeCompare(y)))}`;
+    const g = out.get(key) ?? { stage: r.stage, config: r.config, trials: [] };
+    g.trials.push(r);
+    out.set(key, g);
+  }
+  return out;
+}
+
+/** The parameters that vary between a stage's trials (in either run), for naming its configs. */
+function varying(sides: readonly RunSide[], stage: string): string[] {
+  const values = new Map<string, Set<string>>();
+  for (const side of sides) {
+    for (const r of side.records.filter((t) => t.stage === stage)) {
+      for (const [k, v] of Object.entries(r.config)) values.set(k, (values.get(k) ?? new Set()).add(JSON.stringify(v)));
+    }
+  }
+  return [...values].filter(([k, v]) => v.size > 1 || k === 'batch_size').map(([k]) => k).sort();
+}
+
+export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?: number; seed?: number } = {}): BeforeAfter {
+  const band = opts.noiseBand ?? 0.02;
+  const seed = opts.seed ?? 1;
+  const gb = groups(before);
+  const ga = groups(after);
+  const metrics: MetricComparison[] = [];
+  for (const [key, b] of gb) {
+    const a = ga.get(key);
+    if (!a) continue;
+    const config = varying([before, after], b.stage).filter((k) => b.config[k] !== undefined).map((k) => `${k}=${String(b.config[k])}`).join(' ');
+    const steps = (ts: TrialRecord[]) => ts.map((t) => t.steps);
+    const mem = (ts: TrialRecord[]) => ts.map((t) => t.peak_device_bytes ?? t.peak_rss_bytes).filter((v): v is number => v !== null);
+    const throughput = medianRateRatioInterval(steps(b.trials), steps(a.trials), { seed });
+    const memory = mem(b.trials).length > 0 && mem(a.trials).length > 0 ? bootstrapMedianRatio(mem(b.trials), mem(a.trials), { seed }) : null;
+    metrics.push({
+      metric: `${b.stage} ${config}`.trim(),
+      stage: b.stage,
+      config,
+      trials: { before: b.trials.length, after: a.trials.length },
+      throughput_ratio: throughput,
+      verdict: speedVerdict(throughput, band),
+      memory_ratio: memory,
+      memory_verdict: memoryVerdict(memory, band),
+    });
+  }
+  const warnings: string[] = [];
+  if (metrics.length === 0) warnings.push('the two runs share no measured config (same stage name and values): nothing to compare; run the same experiment twice');
+  if (before.run.experiment !== after.run.experiment) warnings.push(`different experiments: "${before.run.experiment}" before, "${after.run.experiment}" after`);
+  const cb = before.run.result?.chosen ?? {};
+  const ca = after.run.result?.chosen ?? {};
+  const params = [...new Set([...Object.keys(cb), ...Object.keys(ca)])];
+  const chosen = params.map((p) => ({ param: p, before: cb[p] ?? null, after: ca[p] ?? null, changed: cb[p] !== ca[p] }));
+  return {
+    before: { experiment: before.run.experiment, run_id: before.run.run_id },
+    after: { experiment: after.run.experiment, run_id: after.run.run_id },
+    noise_band: band,
+    metrics,
+    chosen,
+    environment_warnings: environmentDifferences(before.run.environment as Fingerprint, after.run.environment as Fingerprint),
+    warnings,
+  };
+}
+
+/** What differs between two fingerprints that could explain a change: device, driver, libraries. */
+export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprint | undefined): string[] {
+  if (!a || !b) return ['an environment fingerprint is missing, so the runs cannot be checked for the same machine'];
+  const out: string[] = [];
+  const diff = (what: string, x: unknown, y: unknown) => {
+    if (JSON.stringify(x) !== JSON.stringify(y)) out.push(`${what} differs: ${JSON.stringify(x)} before, ${JSON.stringify(y)} after`);
+  };
+  diff('host', a.host, b.host);
+  diff('CPU', a.cpu, b.cpu);
+  diff('GPU', a.gpu?.name ?? null, b.gpu?.name ?? null);
+  diff('GPU driver', a.gpu?.driver ?? null, b.gpu?.driver ?? null);
+  diff('memory', a.memory_bytes, b.memory_bytes);
+  diff('kernel', a.kernel, b.kernel);
+  for (const k of [...new Set([...Object.keys(a.versions ?? {}), ...Object.keys(b.versions ?? {})])].sort()) diff(`${k} version`, a.versions?.[k], b.versions?.[k]);
+  return out;
+}
+
+/**
+ * Regressions beyond a threshold that are significant: slower, with the whole throughput CI below
+ * 1 - pct/100.
+ */
+export function regressions(cmp: BeforeAfter, pct: number): MetricComparison[] {
+  return cmp.metrics.filter((m) => m.verdict === 'slower' && m.throughput_ratio !== null && m.throughput_ratio.high < 1 - pct / 100);
+}
