@@ -6,8 +6,9 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { REPORT_CSP } from '../../harness/report/html.js';
 import { CLI, FIXTURES, tempDir } from '../support/paths.js';
+import { REPORT_FIXTURE } from '../support/runs.js';
 
-const RUN = join(FIXTURES, 'runs', 'report-fixture');
+const RUN = REPORT_FIXTURE;
 
 function copyRun(): string {
   const dir = join(tempDir(), 'somewhere', 'else');

@@ -10,9 +10,10 @@ import { stageCharts, type Chart } from '../../../harness/report/charts/index.js
 import { compileSpec, renderSvg } from '../../../harness/report/render.js';
 import { readRunDir } from '../../../harness/report/write.js';
 import { FIXTURES } from '../../support/paths.js';
+import { REPORT_FIXTURE } from '../../support/runs.js';
 import { countMarks } from '../../support/svg.js';
 
-const RUN = join(FIXTURES, 'runs', 'report-fixture');
+const RUN = REPORT_FIXTURE;
 const SNAPSHOTS = join(FIXTURES, 'snapshots');
 const { run, records } = readRunDir(RUN);
 const stages = run.result!.stages;
@@ -71,5 +72,30 @@ describe('chart builders on a known journal', () => {
       }
       assert.equal(text, readFileSync(file, 'utf8'), `${c.name} changed; if intended, run UPDATE_SNAPSHOTS=1 npm test and commit`);
     }
+  });
+});
+
+describe('telemetry chart with a GPU', () => {
+  it('adds GPU utilisation and memory series when nvidia-smi was sampled', async () => {
+    const { telemetryChart } = await import('../../../harness/report/charts/telemetry.js');
+    const trial = records.find((r) => r.outcome === 'ok' && r.telemetry.series.t.length > 1)!;
+    const t = trial.telemetry.series.t;
+    const gpu = {
+      index: 0,
+      name: 'NVIDIA A100-SXM4-40GB',
+      t,
+      utilization_pct: t.map((_, i) => (i % 2 ? 97 : null)),
+      memory_used_bytes: t.map(() => 30 * 2 ** 30),
+      power_watts: t.map(() => 250),
+      sm_clock_mhz: t.map(() => 1410),
+      memory_total_bytes: 40 * 2 ** 30,
+    };
+    const chart = telemetryChart('s', { ...trial, telemetry: { ...trial.telemetry, series: { ...trial.telemetry.series, gpus: [gpu] } } })!;
+    const values = (chart.spec['data'] as { values: { series: string; value: number | null }[] }).values;
+    assert.deepEqual([...new Set(values.map((v) => v.series))].sort(), ['CPU of the process tree (% of one core)', 'GPU 0 %', 'GPU 0 memory', 'RSS of the process tree']);
+    assert.ok(values.some((v) => v.series === 'GPU 0 %' && v.value === null), '[N/A] readings stay gaps, not zeros');
+    assert.deepEqual(compileSpec(chart.spec).warnings, []);
+    const svg = await renderSvg(chart.spec);
+    assert.match(svg, /GPU 0 memory/);
   });
 });
