@@ -16,6 +16,10 @@ export interface StageContext {
   records: TrialRecord[];
   /** Fixed parameters plus the values earlier stages chose. */
   baseConfig: Config;
+  /** One line naming the machine (host, CPU, GPU), for sentences in reports. */
+  environment?: string;
+  /** Whether an NVIDIA GPU was found: claims that need CUDA are skipped without one. */
+  hasCuda?: boolean;
 }
 
 /** Why a value was chosen: the stage, the rule and the measurement behind it. */

@@ -16,6 +16,7 @@ import type { Workload } from '../workloads/workload.js';
 import type { Evidence, StageContext, StageOutcome } from './context.js';
 import type { Progress } from './progress.js';
 import type { RunResult } from './result.js';
+import { runClaimStage } from './stages/claim.js';
 import { runCompareStage } from './stages/compare.js';
 import { runMaxBatchStage } from './stages/max-batch.js';
 import { runSweepStage } from './stages/sweep.js';
@@ -60,6 +61,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     progress: opts.progress,
     records: [],
     baseConfig: { ...workload.fixedParams },
+    environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
+    hasCuda: env.gpu !== null,
   };
   const outcomes: StageOutcome[] = [];
   const evidence: Record<string, Evidence> = {};
@@ -72,7 +75,9 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
           ? await runMaxBatchStage(ctx, stage, name)
           : stage.kind === 'sweep'
             ? await runSweepStage(ctx, stage, name)
-            : await runCompareStage(ctx, stage, name);
+            : stage.kind === 'compare'
+              ? await runCompareStage(ctx, stage, name)
+              : await runClaimStage(ctx, stage, name);
       for (const note of outcome.notes) opts.progress.note(note);
       outcomes.push(outcome);
       Object.assign(ctx.baseConfig, outcome.chosen);

@@ -4,7 +4,8 @@ import { templateNames } from '../workloads/command/template.js';
 import { names, parseExpr } from './expr.js';
 import { closest } from './schema-kit.js';
 import { ARENA_POLICIES } from '../workloads/onnx/spec.js';
-import type { CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
+import { parseClaim } from '../stats/claim.js';
+import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
 
 /** Parameters the ONNX workload understands. */
 export const ONNX_PARAMS = ['batch_size', 'intra_op_threads', 'inter_op_threads', 'arena', 'execution_provider', 'num_workers', 'prefetch_factor', 'persistent_workers'];
@@ -18,6 +19,7 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
     if (stage.kind === 'max-batch') available.add(stage.param);
     if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) available.add(p);
     if (stage.kind === 'compare') available.add(stage.param);
+    if (stage.kind === 'claim') for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) available.add(p);
   }
   e.workload.command.forEach((arg, j) => {
     for (const name of templateNames([arg])) {
@@ -72,6 +74,28 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { p
   }
 }
 
+function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: { path: string; message: string }[]): void {
+  try {
+    parseClaim(stage.claim, stage.tolerance);
+  } catch (error) {
+    issues.push({ path: `stages[${i}].claim`, message: (error as Error).message });
+  }
+  if (stage.min_pairs > stage.max_pairs) issues.push({ path: `stages[${i}].min_pairs`, message: `expected at most max_pairs (${stage.max_pairs}), got ${stage.min_pairs}` });
+  const sides = [...Object.entries(stage.baseline).map(([k]) => ['baseline', k] as const), ...Object.entries(stage.candidate).map(([k]) => ['candidate', k] as const)];
+  for (const [side, p] of sides) {
+    if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
+      const hint = closest(p, ONNX_PARAMS);
+      issues.push({ path: `stages[${i}].${side}.${p}`, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}` });
+    }
+  }
+  if (JSON.stringify(Object.entries(stage.baseline).sort()) === JSON.stringify(Object.entries(stage.candidate).sort())) {
+    issues.push({ path: `stages[${i}].candidate`, message: 'is the same as the baseline: a claim compares two different configs' });
+  }
+  if (!Object.keys(stage.candidate).length) issues.push({ path: `stages[${i}].candidate`, message: 'expected at least one parameter value' });
+  const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.candidate || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+  if (!batchKnown && stage.metric === 'throughput' && e.workload.kind === 'onnx') issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it' });
+}
+
 function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: { path: string; message: string }[]): void {
   const p = stage.param;
   if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
@@ -121,6 +145,10 @@ export function checkExperiment(e: Experiment, source: string): void {
   });
   e.stages.forEach((stage, i) => {
     if (stage.kind === 'max-batch') return;
+    if (stage.kind === 'claim') {
+      checkClaim(e, stage, i, issues);
+      return;
+    }
     if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
     else checkCompare(e, stage, i, issues);
     const varies = stage.kind === 'sweep' ? 'batch_size' in stage.params : stage.param === 'batch_size';

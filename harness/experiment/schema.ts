@@ -196,7 +196,32 @@ const compareStage = s.object(
   'Compares values of one parameter in interleaved trials: median throughput and peak memory with bootstrap CIs, each arm against the baseline.',
 );
 
-const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage, compare: compareStage });
+const claimStage = s.object(
+  {
+    kind: required(s.literal(['claim'] as const)),
+    name: optional(s.string()),
+    claim: required(s.string({ description: 'the claimed effect as people write it: "2-3x", ">=1.3x", "8x", "5-10% faster", "40-50% less time"' })),
+    source: optional(s.string({ description: 'where the claim comes from, for the report' })),
+    metric: optional(s.literal(['throughput', 'step_time', 'process_time'] as const, 'what the claim is about: samples/s, time per step, or whole-process wall time'), 'throughput'),
+    baseline: optional(s.record(paramValue, 'parameter values of the "before" side (on top of the fixed and chosen ones)'), {}),
+    candidate: required(s.record(paramValue, 'parameter values of the "after" side')),
+    tolerance: optional(s.number({ min: 0, max: 1, description: 'a point claim such as "8x" means 8 / (1 + t) to 8 * (1 + t)' }), 0.1),
+    min_pairs: optional(positiveInt('interleaved baseline/candidate pairs before the first decision (with fewer than 4, a two-sided Mann-Whitney test cannot reach p < 0.05)'), 5),
+    max_pairs: optional(positiveInt('the most pairs: more are added while the CI is too wide to decide'), 20),
+    steps: optional(positiveInt('timed steps per trial (default measure.steps)')),
+    budget: optional(
+      s.object({
+        trials: optional(positiveInt('stop after this many trials')),
+        seconds: optional(duration('stop after this much trial time')),
+      }),
+      {},
+    ),
+    requires: optional(s.literal(['cuda'] as const, 'cuda: the claim is about GPUs; without one it is reported as skipped, never as passed')),
+  },
+  'Checks a claimed speedup: interleaved baseline/candidate pairs, added until the CI of the speedup decides or the budget ends; verdict confirmed, refuted or inconclusive.',
+);
+
+const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage, compare: compareStage, claim: claimStage });
 
 export const experimentSchema = s.object(
   {
@@ -218,6 +243,7 @@ export type StageSpec = Experiment['stages'][number];
 export type MaxBatchStageSpec = Infer<typeof maxBatchStage>;
 export type SweepStageSpec = Infer<typeof sweepStage>;
 export type CompareStageSpec = Infer<typeof compareStage>;
+export type ClaimStageSpec = Infer<typeof claimStage>;
 export type WorkloadSpec = Experiment['workload'];
 export type OnnxWorkloadSpec = Infer<typeof onnxWorkload>;
 export type CommandWorkloadSpec = Infer<typeof commandWorkload>;

@@ -1,6 +1,7 @@
 // The content of each stage's section as plain data (paragraphs and tables of text cells), rendered
 // by both summary.md and report.html, so that the two never disagree.
 import { fmtPct, type CompareSummary } from '../engine/stages/compare.js';
+import type { ClaimSummary } from '../engine/stages/claim.js';
 import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
 import type { SweepSummary } from '../engine/stages/sweep.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
@@ -26,6 +27,7 @@ export function stageBlocks(stage: { kind: string; result: unknown }, records: r
   if (stage.kind === 'max-batch') return maxBatchBlocks(stage.result as MaxBatchSummary, records);
   if (stage.kind === 'sweep') return sweepBlocks(stage.result as SweepSummary);
   if (stage.kind === 'compare') return compareBlocks(stage.result as CompareSummary);
+  if (stage.kind === 'claim') return claimBlocks(stage.result as ClaimSummary);
   return [];
 }
 
@@ -97,6 +99,17 @@ function compareBlocks(r: CompareSummary): Block[] {
       ['arm', 'ok trials', 'median samples/s [95% CI]', 'vs baseline', 'verdict', 'median peak memory', 'vs baseline', 'memory', 'empty_cache calls'],
       rows,
       r.arms.flatMap((a, i) => (a.value === r.chosen ? [i] : [])),
+    ),
+  ];
+}
+
+function claimBlocks(r: ClaimSummary): Block[] {
+  const band = r.band.one_sided ? `>= ${r.band.low.toPrecision(3)}x` : `${r.band.low.toPrecision(3)}x to ${r.band.high!.toPrecision(3)}x`;
+  return [
+    text(r.sentence),
+    tableBlock(
+      ['claim', 'claimed speedup', 'measured speedup [95% CI]', 'Mann-Whitney p', 'pairs', 'verdict'],
+      [[r.claim, band, ci(r.speedup, (v) => `${v.toPrecision(3)}x`), r.p === null ? '-' : r.p.toPrecision(2), String(r.pairs), r.verdict]],
     ),
   ];
 }

@@ -1,5 +1,7 @@
 // Every chart of a run, built from its stage results and its journal alone.
+import type { ClaimSummary } from '../../engine/stages/claim.js';
 import type { CompareSummary } from '../../engine/stages/compare.js';
+import { claimChart } from './claim.js';
 import type { MaxBatchSummary } from '../../engine/stages/max-batch.js';
 import type { SweepSummary } from '../../engine/stages/sweep.js';
 import type { TrialRecord } from '../../trial/record.js';
@@ -28,6 +30,10 @@ export function stageCharts(stage: StageView, records: readonly TrialRecord[]): 
     charts.push(...sweepCharts(stage.name, r));
     const chosen = r.configs.find((c) => c.key === r.chosen_key);
     representative = lastOk(own.filter((t) => chosen?.trials.includes(t.index)));
+  } else if (stage.kind === 'claim') {
+    const chart = claimChart(stage.name, stage.result as ClaimSummary);
+    if (chart) charts.push(chart);
+    representative = lastOk(own.filter((t) => t.role.startsWith('candidate')));
   } else if (stage.kind === 'compare') {
     const r = stage.result as CompareSummary;
     charts.push(compareChart(stage.name, r));

@@ -1,0 +1,39 @@
+// The claim stage end to end on a workload with exactly known work (experiments/workloads/known_work.mjs).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import type { ClaimSummary } from '../../harness/engine/stages/claim.js';
+import { CLI, FIXTURES, tempDir } from '../support/paths.js';
+import { journal, runDir } from '../support/runs.js';
+
+describe('claim stage', () => {
+  it('confirms a planted 2.5x against "2-3x", refutes "5-10x" and an A/A "5-10% faster", skips a CUDA claim', async () => {
+    const out = tempDir();
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'claims-known-work.yaml'), '--out', out], { reject: false, env: { PATH: process.env['PATH'] ?? '' } });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const dir = runDir(out, 'claims-known-work');
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { name: string; result: ClaimSummary }[] } };
+    const by = Object.fromEntries(run.result.stages.map((s) => [s.name, s.result]));
+    assert.equal(by['planted']!.verdict, 'confirmed', by['planted']!.reason);
+    assert.ok(by['planted']!.speedup!.low >= 2 && by['planted']!.speedup!.high <= 3);
+    assert.ok(by['planted']!.p! < 0.05);
+    assert.equal(by['refuted']!.verdict, 'refuted', by['refuted']!.reason);
+    assert.equal(by['aa']!.verdict, 'refuted', by['aa']!.reason);
+    assert.ok(by['aa']!.speedup!.low < 1.05);
+    assert.equal(by['gpu']!.verdict, 'skipped');
+    assert.match(by['gpu']!.reason, /needs CUDA/);
+    assert.equal(by['gpu']!.trials.candidate.length, 0, 'a skipped claim runs nothing');
+    // One sentence: the claim, the measurement, the environment and the verdict.
+    assert.match(by['planted']!.sentence, /^Claim "2-3x" \(work=2.5 -> work=1, throughput, claimed 2x to 3x\): measured [\d.]+x \[[\d.]+, [\d.]+\] on .*cores.*: confirmed/);
+    // Pairs alternate their order: A B, B A, A B ...
+    const roles = journal(dir).filter((t) => t.stage === 'planted').map((t) => t.role);
+    assert.deepEqual(roles.slice(0, 6), ['baseline pair 1', 'candidate pair 1', 'candidate pair 2', 'baseline pair 2', 'baseline pair 3', 'candidate pair 3']);
+    assert.equal(roles.length, 2 * by['planted']!.pairs);
+    assert.ok(by['planted']!.pairs >= 5, 'min_pairs before the first decision');
+    const md = readFileSync(join(dir, 'summary.md'), 'utf8');
+    assert.match(md, /\| 2-3x \| 2\.00x to 3\.00x \| /);
+    assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /data-chart="claim-planted"/);
+  });
+});
