@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
 import { ConfigError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
+import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
@@ -22,6 +23,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerRun(program);
   registerReport(program);
   registerCompare(program);
+  registerClaims(program);
   registerValidate(program);
   registerSchema(program);
   try {

@@ -4,6 +4,7 @@ import { join, relative } from 'node:path';
 import { ConfigError, StoppedError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
 import { loadExperiment } from '../experiment/load.js';
+import type { Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
@@ -26,11 +27,14 @@ export interface RunOptions {
   outDir: string;
   progress: Progress;
   signal?: AbortSignal;
+  /** Changes the loaded experiment before it runs (e.g. `tunebench claims --max-pairs`). */
+  adjust?: (experiment: Experiment) => void;
 }
 
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
   const { experiment, source, text } = loadExperiment(opts.experimentPath);
+  opts.adjust?.(experiment);
   const workload: Workload = createWorkload(experiment, source);
   let mechanism: string;
   try {

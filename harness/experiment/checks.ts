@@ -21,14 +21,18 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
     if (stage.kind === 'compare') available.add(stage.param);
     if (stage.kind === 'claim') for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) available.add(p);
   }
-  e.workload.command.forEach((arg, j) => {
-    for (const name of templateNames([arg])) {
+  const templates: [string, string][] = [
+    ...e.workload.command.map((arg, j): [string, string] => [`workload.command[${j}]`, arg]),
+    ...Object.entries(e.workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]),
+  ];
+  for (const [path, text] of templates) {
+    for (const name of templateNames([text])) {
       if (!available.has(name)) {
         const hint = closest(name, [...available]);
-        issues.push({ path: `workload.command[${j}]`, message: `{${name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}` });
+        issues.push({ path, message: `{${name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}` });
       }
     }
-  });
+  }
 }
 
 function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { path: string; message: string }[]): void {

@@ -4,7 +4,8 @@
 // environments differ.
 import type { RunResult } from '../engine/result.js';
 import { bootstrapMedianRatio, type Interval } from '../stats/bootstrap.js';
-import { medianRateRatioInterval } from '../stats/throughput.js';
+import { decideChange } from '../stats/decision.js';
+import { medianRateRatioInterval, trialRates } from '../stats/throughput.js';
 import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../stats/verdict.js';
 import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { ParamValue } from '../experiment/schema.js';
@@ -81,9 +82,10 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
       config,
       trials: { before: b.trials.length, after: a.trials.length },
       throughput_ratio: throughput,
-      verdict: speedVerdict(throughput, band),
+      // Two gates, as everywhere: Mann-Whitney p < 0.05 on per-trial values and the CI outside the band.
+      verdict: speedVerdict(decideChange(trialRates(steps(b.trials)), trialRates(steps(a.trials)), throughput, { band }).direction),
       memory_ratio: memory,
-      memory_verdict: memoryVerdict(memory, band),
+      memory_verdict: memoryVerdict(memory ? decideChange(mem(b.trials), mem(a.trials), memory, { band }).direction : 'same'),
     });
   }
   const warnings: string[] = [];

@@ -16,14 +16,12 @@ export function direction(ratio: Interval | null, band: number): Direction {
 export type SpeedVerdict = 'faster' | 'slower' | 'no significant difference';
 export type MemoryVerdict = 'less memory' | 'more memory' | 'no significant difference';
 
-/** Throughput ratio (arm / baseline) to a verdict: higher throughput is faster. */
-export function speedVerdict(throughputRatio: Interval | null, band: number): SpeedVerdict {
-  const d = direction(throughputRatio, band);
+/** The direction of a throughput change (arm / baseline) as a verdict: higher throughput is faster. */
+export function speedVerdict(d: Direction): SpeedVerdict {
   return d === 'higher' ? 'faster' : d === 'lower' ? 'slower' : 'no significant difference';
 }
 
-/** Peak-memory ratio (arm / baseline) to a verdict. */
-export function memoryVerdict(memoryRatio: Interval | null, band: number): MemoryVerdict {
-  const d = direction(memoryRatio, band);
+/** The direction of a peak-memory change (arm / baseline) as a verdict. */
+export function memoryVerdict(d: Direction): MemoryVerdict {
   return d === 'higher' ? 'more memory' : d === 'lower' ? 'less memory' : 'no significant difference';
 }

@@ -6,7 +6,8 @@ import { configKey } from '../../search/space.js';
 import type { ArmTrialFn } from '../../search/sweep.js';
 import { median } from 'simple-statistics';
 import { bootstrapMedian, bootstrapMedianRatio, type Interval } from '../../stats/bootstrap.js';
-import { medianRateInterval, medianRateRatioInterval, stallFraction } from '../../stats/throughput.js';
+import { decideChange } from '../../stats/decision.js';
+import { medianRateInterval, medianRateRatioInterval, stallFraction, trialRates } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../../stats/verdict.js';
 import type { ParamValue } from '../../experiment/schema.js';
 import type { Config, Outcome, TrialRecord } from '../../trial/record.js';
@@ -28,6 +29,9 @@ export interface CompareArmRow {
   /** Arm / baseline; null for the baseline and for arms without a successful trial. */
   throughput_ratio: Interval | null;
   memory_ratio: Interval | null;
+  /** Mann-Whitney two-sided p-values against the baseline (per-trial throughput, per-trial peak memory). */
+  throughput_p: number | null;
+  memory_p: number | null;
   verdict: SpeedVerdict | 'baseline' | 'failed';
   /** What the Python adapter reported about the policy: calls to empty_cache() and their time, per trial (medians). */
   empty_cache?: { calls: number; seconds: number };
@@ -93,6 +97,9 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     const throughputRatio = !isBaseline && ok.length > 0 && base.length > 0 ? medianRateRatioInterval(stepsOf(base), stepsOf(ok), { seed }) : null;
     const memory = memoryOf(ok);
     const memoryRatio = !isBaseline && memory.length > 0 && memoryOf(base).length > 0 ? bootstrapMedianRatio(memoryOf(base), memory, { seed }) : null;
+    // Two gates: Mann-Whitney p < 0.05 on the per-trial values and the ratio's CI outside the band.
+    const speed = !isBaseline && ok.length > 0 && base.length > 0 ? decideChange(trialRates(stepsOf(base)), trialRates(stepsOf(ok)), throughputRatio, { band }) : null;
+    const mem = memoryRatio ? decideChange(memoryOf(base), memory, memoryRatio, { band }) : null;
     const reported = (field: string) => ok.map((r) => r.workload_report?.[field]).filter((v): v is number => typeof v === 'number');
     const calls = reported('empty_cache_calls');
     const callSeconds = reported('empty_cache_seconds');
@@ -109,8 +116,10 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
       stall_fraction: stallFraction(ok.flatMap((r) => r.steps)),
       throughput_ratio: throughputRatio,
       memory_ratio: memoryRatio,
-      verdict: isBaseline ? 'baseline' : ok.length === 0 || base.length === 0 ? 'failed' : speedVerdict(throughputRatio, band),
-      memory_verdict: isBaseline ? 'baseline' : ok.length === 0 || base.length === 0 ? 'failed' : memory.length === 0 ? 'not measured' : memoryVerdict(memoryRatio, band),
+      throughput_p: speed ? speed.p : null,
+      memory_p: mem ? mem.p : null,
+      verdict: isBaseline ? 'baseline' : ok.length === 0 || base.length === 0 ? 'failed' : speedVerdict(speed!.direction),
+      memory_verdict: isBaseline ? 'baseline' : ok.length === 0 || base.length === 0 ? 'failed' : memory.length === 0 ? 'not measured' : memoryVerdict(mem!.direction),
     };
   });
 

@@ -36,9 +36,12 @@ export class CommandWorkload implements Workload {
     if (this.spec.python && argv[0]!.endsWith('.py')) argv = [this.spec.python, ...argv];
     const cwd = this.spec.cwd ? (isAbsolute(this.spec.cwd) ? this.spec.cwd : resolve(this.baseDir, this.spec.cwd)) : this.baseDir;
     const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']].filter(Boolean).join(delimiter);
+    // Environment values take templates too: NCCL_P2P_LEVEL: "{nccl_p2p_level}".
+    const names = Object.keys(this.spec.env ?? {});
+    const extra = Object.fromEntries(expandArgs(Object.values(this.spec.env ?? {}), values).map((v, i) => [names[i]!, v]));
     return {
       argv,
-      env: { ...(this.spec.env ?? {}), ...protocolEnv(config, measure), PYTHONPATH: pythonPath },
+      env: { ...extra, ...protocolEnv(config, measure), PYTHONPATH: pythonPath },
       cwd,
       eventsRequired: this.spec.protocol === 'required',
     };

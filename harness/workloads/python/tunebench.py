@@ -59,7 +59,8 @@ class Events:
         self.path = path if path is not None else os.environ.get("TUNEBENCH_EVENTS")
 
     def emit(self, event):
-        if not self.path:
+        # Under torchrun every rank runs this script; only rank 0 reports, once.
+        if not self.path or os.environ.get("RANK", "0") != "0":
             return
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps(event) + "\n")

@@ -102,13 +102,13 @@ describe('median throughput and its ratio, hierarchical', () => {
 describe('verdicts with a noise band', () => {
   const ci = (low: number, high: number) => ({ estimate: (low + high) / 2, low, high, level: 0.95 });
   it('calls a change only when the whole CI is outside 1 +/- band', () => {
-    assert.equal(speedVerdict(ci(1.03, 1.1), 0.02), 'faster');
-    assert.equal(speedVerdict(ci(1.01, 1.1), 0.02), 'no significant difference', 'significant, but inside the band at its low end');
-    assert.equal(speedVerdict(ci(0.8, 0.97), 0.02), 'slower');
-    assert.equal(speedVerdict(ci(0.9, 1.1), 0), 'no significant difference');
-    assert.equal(speedVerdict(null, 0.02), 'no significant difference');
-    assert.equal(memoryVerdict(ci(0.7, 0.8), 0.02), 'less memory');
-    assert.equal(memoryVerdict(ci(1.2, 1.3), 0.02), 'more memory');
+    assert.equal(speedVerdict(direction(ci(1.03, 1.1), 0.02)), 'faster');
+    assert.equal(speedVerdict(direction(ci(1.01, 1.1), 0.02)), 'no significant difference', 'significant, but inside the band at its low end');
+    assert.equal(speedVerdict(direction(ci(0.8, 0.97), 0.02)), 'slower');
+    assert.equal(speedVerdict(direction(ci(0.9, 1.1), 0)), 'no significant difference');
+    assert.equal(speedVerdict(direction(null, 0.02)), 'no significant difference');
+    assert.equal(memoryVerdict(direction(ci(0.7, 0.8), 0.02)), 'less memory');
+    assert.equal(memoryVerdict(direction(ci(1.2, 1.3), 0.02)), 'more memory');
     assert.equal(direction(ci(1.001, 1.002), 0), 'higher');
   });
 });
