@@ -60,7 +60,10 @@ export function registerClaims(program: Command): void {
         ).finally(() => progress.finish());
         for (const s of result.stages.filter((x) => x.kind === 'claim')) {
           const c = s.result as ClaimSummary;
-          const change = [...new Set([...Object.keys(c.baseline), ...Object.keys(c.candidate)])].map((k) => `${k} ${String(c.baseline[k] ?? '-')} -> ${String(c.candidate[k] ?? '-')}`).join(', ');
+          const change = [...new Set([...Object.keys(c.baseline), ...Object.keys(c.candidate)])]
+            .filter((k) => c.baseline[k] !== c.candidate[k])
+            .map((k) => `${k} ${String(c.baseline[k] ?? '-')} → ${String(c.candidate[k] ?? '-')}`)
+            .join(', ');
           const measured = c.speedup ? `${c.speedup.estimate.toFixed(2)}x [${c.speedup.low.toFixed(2)}, ${c.speedup.high.toFixed(2)}]` : '-';
           rows.push({ file, stage: s.name, claim: c.claim, change, measured, verdict: c.verdict === 'skipped' ? `skipped: ${c.reason.split(':')[0]}` : c.verdict, reason: c.reason });
         }
@@ -75,7 +78,7 @@ export function registerClaims(program: Command): void {
     }
     const markdown = table(
       ['file', 'claim', 'change', 'measured speedup [95% CI]', 'verdict'],
-      rows.map((r) => [md(r.file), md(r.claim), md(r.change), md(r.measured), md(r.verdict)]),
+      rows.map((r) => [md(r.file), md(r.claim), md(r.change), r.measured, md(r.verdict)]),
     );
     const outDir = resolve(o.out, 'claims');
     makeDirs(outDir);
