@@ -4,7 +4,9 @@
 import { appendFileSync } from 'node:fs';
 
 const config = JSON.parse(process.env.TUNEBENCH_CONFIG ?? '{}');
-const work = Number(config.work ?? 1);
+// `--work=X` on the command line overrides the config, so two commands can differ in work alone.
+const flag = process.argv.find((a) => a.startsWith('--work='));
+const work = Number(flag ? flag.slice('--work='.length) : (config.work ?? 1));
 const units = Number(config.units ?? 2000);
 const batch = Number(config.batch_size ?? 1);
 const warmup = Number(process.env.TUNEBENCH_WARMUP_STEPS ?? 0);

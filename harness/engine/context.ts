@@ -48,10 +48,11 @@ export async function runJournaledTrial(
   config: Config,
   measure: MeasureSteps,
   position: { n: number; ofAbout: number; show: string[] },
+  argv?: readonly string[],
 ): Promise<TrialRecord> {
   const index = ctx.records.length;
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
-  const record = await runTrial({ ...ctx.trial, onEvent: (e) => ctx.progress.trialEvent(e) }, { index, stage, role, config, measure });
+  const record = await runTrial({ ...ctx.trial, onEvent: (e) => ctx.progress.trialEvent(e) }, { index, stage, role, config, measure, ...(argv ? { argv } : {}) });
   ctx.journal.append(record);
   ctx.records.push(record);
   ctx.progress.trialEnd(record);

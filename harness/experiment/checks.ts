@@ -24,6 +24,14 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
   const templates: [string, string][] = [
     ...e.workload.command.map((arg, j): [string, string] => [`workload.command[${j}]`, arg]),
     ...Object.entries(e.workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]),
+    ...e.stages.flatMap((st, i) =>
+      st.kind === 'claim'
+        ? [
+            ...(st.baseline_command ?? []).map((arg, j): [string, string] => [`stages[${i}].baseline_command[${j}]`, arg]),
+            ...(st.candidate_command ?? []).map((arg, j): [string, string] => [`stages[${i}].candidate_command[${j}]`, arg]),
+          ]
+        : [],
+    ),
   ];
   for (const [path, text] of templates) {
     for (const name of templateNames([text])) {
@@ -92,10 +100,10 @@ function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: { p
       issues.push({ path: `stages[${i}].${side}.${p}`, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}` });
     }
   }
-  if (JSON.stringify(Object.entries(stage.baseline).sort()) === JSON.stringify(Object.entries(stage.candidate).sort())) {
-    issues.push({ path: `stages[${i}].candidate`, message: 'is the same as the baseline: a claim compares two different configs' });
-  }
-  if (!Object.keys(stage.candidate).length) issues.push({ path: `stages[${i}].candidate`, message: 'expected at least one parameter value' });
+  const commands = stage.baseline_command !== undefined || stage.candidate_command !== undefined;
+  if (commands && e.workload.kind !== 'command') issues.push({ path: `stages[${i}]`, message: 'baseline_command and candidate_command need a command workload' });
+  const same = JSON.stringify(Object.entries(stage.baseline).sort()) === JSON.stringify(Object.entries(stage.candidate).sort()) && JSON.stringify(stage.baseline_command) === JSON.stringify(stage.candidate_command);
+  if (same) issues.push({ path: `stages[${i}].candidate`, message: 'is the same as the baseline: a claim compares two different configs or commands' });
   const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.candidate || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
   if (!batchKnown && stage.metric === 'throughput' && e.workload.kind === 'onnx') issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it' });
 }

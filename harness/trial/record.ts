@@ -24,6 +24,8 @@ export interface TrialRecord {
   /** What the trial was for inside its stage, e.g. "probe", "confirm", "throughput". */
   role: string;
   config: Config;
+  /** The program and arguments, when the stage replaced the workload's command (a claim's two commands). */
+  argv?: string[];
   outcome: Outcome;
   /** How the outcome was decided, e.g. "oom event from the workload" or "exit code 134 and pattern v8". */
   reason: string;

@@ -23,11 +23,13 @@ export interface TrialRequest {
   role: string;
   config: Config;
   measure: MeasureSteps;
+  /** Another program and arguments for this trial (a claim's two commands); command workloads only. */
+  argv?: readonly string[];
 }
 
 export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<TrialRecord> {
   const config = { ...ctx.workload.fixedParams, ...req.config };
-  const command = ctx.workload.command(config, req.measure);
+  const command = ctx.workload.command(config, req.measure, req.argv);
   const startedAt = new Date().toISOString();
   const result = await runProcessTrial({
     argv: command.argv,
@@ -79,6 +81,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     stage: req.stage,
     role: req.role,
     config,
+    ...(req.argv ? { argv: command.argv } : {}),
     outcome: result.outcome,
     reason: result.reason,
     exit_code: result.exitCode,

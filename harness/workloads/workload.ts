@@ -20,5 +20,6 @@ export interface Workload {
   readonly description: string;
   /** Parameter values fixed by the experiment; a trial's config overrides them. */
   readonly fixedParams: Config;
-  command(config: Config, measure: MeasureSteps): TrialCommand;
+  /** `argv` replaces the program and its arguments (templates included) where the workload allows it. */
+  command(config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand;
 }

@@ -22,6 +22,11 @@ describe('claim stage', () => {
     assert.equal(by['refuted']!.verdict, 'refuted', by['refuted']!.reason);
     assert.equal(by['aa']!.verdict, 'refuted', by['aa']!.reason);
     assert.ok(by['aa']!.speedup!.low < 1.05);
+    // Two different commands, judged on whole-process time.
+    assert.equal(by['two-commands']!.verdict, 'confirmed', by['two-commands']!.reason);
+    assert.match(by['two-commands']!.sentence, /`node .*known_work\.mjs --work=2\.5`.* -> `node .*known_work\.mjs --work=1`.*whole-process time/);
+    const argvs = journal(dir).filter((t) => t.stage === 'two-commands').map((t) => t.argv?.at(-1));
+    assert.deepEqual(argvs.slice(0, 4), ['--work=2.5', '--work=1', '--work=1', '--work=2.5']);
     assert.equal(by['gpu']!.verdict, 'skipped');
     assert.match(by['gpu']!.reason, /needs CUDA/);
     assert.equal(by['gpu']!.trials.candidate.length, 0, 'a skipped claim runs nothing');

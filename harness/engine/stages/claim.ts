@@ -34,8 +34,8 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const baseline: Config = { ...ctx.baseConfig, ...spec.baseline };
   const candidate: Config = { ...ctx.baseConfig, ...spec.candidate };
   const changed = [...new Set([...Object.keys(spec.baseline), ...Object.keys(spec.candidate)])];
-  const describe = (c: Config) => changed.map((k) => `${k}=${String(c[k])}`).join(' ') || '(as fixed)';
-  const what = `${describe(baseline)} -> ${describe(candidate)}`;
+  const describe = (c: Config, argv: string[] | undefined) => [argv ? `\`${argv.join(' ')}\`` : '', ...changed.map((k) => `${k}=${String(c[k])}`)].filter(Boolean).join(' ') || '(as fixed)';
+  const what = `${describe(baseline, spec.baseline_command)} -> ${describe(candidate, spec.candidate_command)}`;
   const base: TrialRecord[] = [];
   const cand: TrialRecord[] = [];
   const summary = (verdict: ClaimSummary['verdict'], reason: string, speedup: Interval | null, p: number | null, warnings: string[]): ClaimSummary => ({
@@ -66,7 +66,8 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const overBudget = () => (spec.budget.trials !== undefined && n >= spec.budget.trials) || (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
   const run = async (side: 'baseline' | 'candidate', pair: number): Promise<TrialRecord> => {
     n += 1;
-    const record = await runJournaledTrial(ctx, name, `${side} pair ${pair + 1}`, side === 'baseline' ? baseline : candidate, { warmupSteps: exp.measure.warmup_steps, steps }, { n, ofAbout: expected, show: changed });
+    const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
+    const record = await runJournaledTrial(ctx, name, `${side} pair ${pair + 1}`, side === 'baseline' ? baseline : candidate, { warmupSteps: exp.measure.warmup_steps, steps }, { n, ofAbout: expected, show: changed }, argv);
     seconds += record.wall_seconds;
     (side === 'baseline' ? base : cand).push(record);
     return record;

@@ -29,9 +29,9 @@ export class CommandWorkload implements Workload {
     this.description = `command ${spec.command.join(' ')}`;
   }
 
-  command(config: Config, measure: MeasureSteps): TrialCommand {
+  command(config: Config, measure: MeasureSteps, override?: readonly string[]): TrialCommand {
     const values = { ...config, ...(this.spec.python ? { python: this.spec.python } : {}) };
-    let argv = expandArgs(this.spec.command, values);
+    let argv = expandArgs(override ?? this.spec.command, values);
     // A script given directly runs under the named interpreter.
     if (this.spec.python && argv[0]!.endsWith('.py')) argv = [this.spec.python, ...argv];
     const cwd = this.spec.cwd ? (isAbsolute(this.spec.cwd) ? this.spec.cwd : resolve(this.baseDir, this.spec.cwd)) : this.baseDir;
