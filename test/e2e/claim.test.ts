@@ -1,6 +1,7 @@
 // The claim stage end to end on a workload with exactly known work (experiments/workloads/known_work.mjs).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
@@ -11,7 +12,7 @@ import { journal, runDir } from '../support/runs.js';
 describe('claim stage', () => {
   it('confirms a planted 2.5x against "2-3x", refutes "5-10x" and an A/A "5-10% faster", skips a CUDA claim', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'claims-known-work.yaml'), '--out', out], { reject: false, env: { PATH: process.env['PATH'] ?? '' } });
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'claims-known-work.yaml'), '--out', out], { reject: false, env: { SLURM_CPUS_PER_TASK: '' } });
     assert.equal(r.exitCode, 0, r.stderr);
     const dir = runDir(out, 'claims-known-work');
     const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { name: string; result: ClaimSummary }[] } };
@@ -22,6 +23,7 @@ describe('claim stage', () => {
     assert.equal(by['refuted']!.verdict, 'refuted', by['refuted']!.reason);
     assert.equal(by['aa']!.verdict, 'refuted', by['aa']!.reason);
     assert.ok(by['aa']!.speedup!.low < 1.05);
+    assert.equal(by['aa']!.candidate['label'], availableParallelism(), '"{cpus}" scales to the machine');
     // Two different commands, judged on whole-process time.
     assert.equal(by['two-commands']!.verdict, 'confirmed', by['two-commands']!.reason);
     assert.match(by['two-commands']!.sentence, /`node .*known_work\.mjs --work=2\.5`.* -> `node .*known_work\.mjs --work=1`.*whole-process time/);

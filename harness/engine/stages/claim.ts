@@ -6,6 +6,7 @@ import { judgeClaim, parseClaim, type Claim, type ClaimVerdict } from '../../sta
 import { mannWhitney } from '../../stats/mann-whitney.js';
 import { noiseWarnings } from '../../stats/noise.js';
 import { medianRateRatioInterval, trialRates } from '../../stats/throughput.js';
+import { availableCpus } from '../../search/constraints.js';
 import type { Config, TrialRecord } from '../../trial/record.js';
 import { runJournaledTrial, type StageContext, type StageOutcome } from '../context.js';
 
@@ -31,8 +32,8 @@ export interface ClaimSummary {
 
 export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, name: string): Promise<StageOutcome> {
   const claim = parseClaim(spec.claim, spec.tolerance);
-  const baseline: Config = { ...ctx.baseConfig, ...spec.baseline };
-  const candidate: Config = { ...ctx.baseConfig, ...spec.candidate };
+  const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
+  const candidate: Config = { ...ctx.baseConfig, ...scaled(spec.candidate) };
   const changed = [...new Set([...Object.keys(spec.baseline), ...Object.keys(spec.candidate)])];
   const describe = (c: Config, argv: string[] | undefined) => [argv ? `\`${argv.join(' ')}\`` : '', ...changed.map((k) => `${k}=${String(c[k])}`)].filter(Boolean).join(' ') || '(as fixed)';
   const what = `${describe(baseline, spec.baseline_command)} -> ${describe(candidate, spec.candidate_command)}`;
@@ -43,8 +44,8 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
     source: spec.source ?? null,
     metric: spec.metric,
     band: { low: claim.low, high: Number.isFinite(claim.high) ? claim.high : null, one_sided: claim.oneSided },
-    baseline: spec.baseline,
-    candidate: spec.candidate,
+    baseline: scaled(spec.baseline),
+    candidate: scaled(spec.candidate),
     verdict,
     reason,
     speedup,
@@ -100,6 +101,14 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const p = base.length > 0 && cand.length > 0 ? mannWhitney(values(base), values(cand)).p : null;
   const s = summary(judged.verdict, reason, judged.speedup, p, warnings);
   return { name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence, ...warnings], result: s };
+}
+
+/**
+ * "{cpus}" as a value means the CPUs this job may use (SLURM_CPUS_PER_TASK, else the cores), so
+ * that "workers low -> high" or "threads 1 -> N" scale to the machine the claim runs on.
+ */
+function scaled(values: Config): Config {
+  return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === '{cpus}' ? availableCpus().cpus : v]));
 }
 
 /** Per-trial values of the metric: samples/s, mean step seconds, or wall seconds. */
