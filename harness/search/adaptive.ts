@@ -1,16 +1,53 @@
-// Adaptive repetition for a two-config decision: interleaved pairs (A B, B A, ...) are added until
-// the two-gate decision calls a change, the CI of the ratio fits inside the noise band (no change,
-// decided), or the budget ends (undecided, which counts as no change).
+// Adaptive repetition: interleaved pairs of two configs (A B, B A, A B, ... so that neither side
+// always runs second) are added until a look at the results decides, or the budget ends.
+// `runPairs` is the loop; `adaptivePairs` decides a change with the two-gate rule; the claim stage
+// looks at its claim's verdict instead.
 import type { Interval } from '../stats/bootstrap.js';
 import { decideChange, type ChangeDecision } from '../stats/decision.js';
 import { medianRateRatioInterval, trialRates } from '../stats/throughput.js';
 import type { StepSample } from '../trial/record.js';
 
-export type PairRunner = (side: 'a' | 'b', pair: number) => Promise<StepSample[] | null>;
-
-export interface AdaptiveOptions {
+export interface PairBudget {
+  /** Pairs before the first look. */
   minPairs: number;
   maxPairs: number;
+  /** Checked before each pair; true ends the loop (e.g. a trial or time budget). */
+  overBudget?: () => boolean;
+}
+
+export interface PairsOutcome<T> {
+  /** The last look's result (null when no look happened). */
+  last: T | null;
+  pairs: number;
+  stoppedBy: 'decided' | 'max-pairs' | 'budget' | 'failed';
+}
+
+/**
+ * Runs pairs; `run` returns false when a trial failed (the loop stops). After `minPairs`, and after
+ * every further pair, `look` inspects the results and says whether they decide.
+ */
+export async function runPairs<T>(
+  run: (side: 'a' | 'b', pair: number) => Promise<boolean>,
+  look: () => { result: T; decided: boolean },
+  budget: PairBudget,
+): Promise<PairsOutcome<T>> {
+  let last: T | null = null;
+  for (let pair = 0; pair < budget.maxPairs; pair++) {
+    if (budget.overBudget?.()) return { last, pairs: pair, stoppedBy: 'budget' };
+    for (const side of pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+      if (!(await run(side, pair))) return { last, pairs: pair, stoppedBy: 'failed' };
+    }
+    if (pair + 1 < budget.minPairs) continue;
+    const l = look();
+    last = l.result;
+    if (l.decided) return { last, pairs: pair + 1, stoppedBy: 'decided' };
+  }
+  return { last, pairs: budget.maxPairs, stoppedBy: 'max-pairs' };
+}
+
+export type PairRunner = (side: 'a' | 'b', pair: number) => Promise<StepSample[] | null>;
+
+export interface AdaptiveOptions extends PairBudget {
   /** Noise band around a ratio of 1 (default 1%). */
   band?: number;
   alpha?: number;
@@ -27,23 +64,26 @@ export interface AdaptiveResult {
   stoppedBy: 'change' | 'equivalent' | 'budget' | 'failed';
 }
 
+/** Adds pairs until the two-gate decision calls a change, the CI fits inside the band (no change), or the budget ends. */
 export async function adaptivePairs(run: PairRunner, opts: AdaptiveOptions): Promise<AdaptiveResult> {
   const band = opts.band ?? 0.01;
   const a: StepSample[][] = [];
   const b: StepSample[][] = [];
-  let last: { decision: ChangeDecision; ratio: Interval | null } = { decision: decideChange([], [], null, { band }), ratio: null };
-  for (let pair = 0; pair < opts.maxPairs; pair++) {
-    for (const side of pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+  const out = await runPairs(
+    async (side, pair) => {
       const steps = await run(side, pair);
-      if (!steps) return { ...last, pairs: pair, stoppedBy: 'failed' };
-      (side === 'a' ? a : b).push(steps);
-    }
-    if (pair + 1 < opts.minPairs) continue;
-    const ratio = medianRateRatioInterval(a, b, { seed: opts.seed ?? 1, resamples: opts.resamples ?? 2000 });
-    const decision = decideChange(trialRates(a), trialRates(b), ratio, { band, ...(opts.alpha !== undefined ? { alpha: opts.alpha } : {}) });
-    last = { decision, ratio };
-    if (decision.direction !== 'same') return { ...last, pairs: pair + 1, stoppedBy: 'change' };
-    if (ratio && ratio.low >= 1 - band && ratio.high <= 1 + band) return { ...last, pairs: pair + 1, stoppedBy: 'equivalent' };
-  }
-  return { ...last, pairs: opts.maxPairs, stoppedBy: 'budget' };
+      if (steps) (side === 'a' ? a : b).push(steps);
+      return steps !== null;
+    },
+    () => {
+      const ratio = medianRateRatioInterval(a, b, { seed: opts.seed ?? 1, resamples: opts.resamples ?? 2000 });
+      const decision = decideChange(trialRates(a), trialRates(b), ratio, { band, ...(opts.alpha !== undefined ? { alpha: opts.alpha } : {}) });
+      const equivalent = ratio !== null && ratio.low >= 1 - band && ratio.high <= 1 + band;
+      return { result: { decision, ratio, equivalent }, decided: decision.direction !== 'same' || equivalent };
+    },
+    opts,
+  );
+  const last = out.last ?? { decision: decideChange([], [], null, { band }), ratio: null, equivalent: false };
+  const stoppedBy = out.stoppedBy === 'failed' ? 'failed' : out.stoppedBy === 'decided' ? (last.decision.direction !== 'same' ? 'change' : 'equivalent') : 'budget';
+  return { decision: last.decision, ratio: last.ratio, pairs: out.pairs, stoppedBy };
 }

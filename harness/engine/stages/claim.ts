@@ -6,6 +6,7 @@ import { judgeClaim, parseClaim, type Claim, type ClaimVerdict } from '../../sta
 import { mannWhitney } from '../../stats/mann-whitney.js';
 import { noiseWarnings } from '../../stats/noise.js';
 import { medianRateRatioInterval, trialRates } from '../../stats/throughput.js';
+import { runPairs } from '../../search/adaptive.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { Config, TrialRecord } from '../../trial/record.js';
 import { runJournaledTrial, type StageContext, type StageOutcome } from '../context.js';
@@ -73,25 +74,21 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
     (side === 'baseline' ? base : cand).push(record);
     return record;
   };
-  let judged = judge(spec, claim, base, cand, exp.seed);
-  let budgetOut = false;
-  for (let pair = 0; pair < spec.max_pairs; pair++) {
-    if (overBudget()) {
-      budgetOut = true;
-      break;
-    }
-    // Alternate the order within pairs (A B, B A) so that neither side always runs second.
-    const order: ('baseline' | 'candidate')[] = pair % 2 === 0 ? ['baseline', 'candidate'] : ['candidate', 'baseline'];
-    for (const side of order) await run(side, pair);
-    const failed = [...base, ...cand].find((r) => r.outcome !== 'ok');
-    if (failed) {
-      const s = summary('inconclusive', `a ${failed.role.split(' ')[0]} trial failed (${failed.outcome}: ${failed.reason}), so the claim cannot be measured`, null, null, []);
-      return { name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence], result: s };
-    }
-    if (pair + 1 < spec.min_pairs) continue;
-    judged = judge(spec, claim, base, cand, exp.seed);
-    if (judged.verdict !== 'inconclusive') break;
+  const out = await runPairs(
+    async (side, pair) => (await run(side === 'a' ? 'baseline' : 'candidate', pair)).outcome === 'ok',
+    () => {
+      const j = judge(spec, claim, base, cand, exp.seed);
+      return { result: j, decided: j.verdict !== 'inconclusive' };
+    },
+    { minPairs: spec.min_pairs, maxPairs: spec.max_pairs, overBudget },
+  );
+  if (out.stoppedBy === 'failed') {
+    const failed = [...base, ...cand].find((r) => r.outcome !== 'ok')!;
+    const s = summary('inconclusive', `a ${failed.role.split(' ')[0]} trial failed (${failed.outcome}: ${failed.reason}), so the claim cannot be measured`, null, null, []);
+    return { name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence], result: s };
   }
+  const judged = out.last ?? { ...judge(spec, claim, base, cand, exp.seed), verdict: 'inconclusive' as const, reason: `only ${out.pairs} pair(s) ran before the budget ended (min_pairs ${spec.min_pairs})` };
+  const budgetOut = out.stoppedBy === 'budget';
   let reason = judged.reason;
   if (judged.verdict === 'inconclusive') {
     reason += budgetOut ? `; the budget ran out after ${n} trials` : `; stopped at max_pairs (${spec.max_pairs})`;
