@@ -9,7 +9,7 @@ import { ConfigError, EXIT } from '../errors.js';
 import { md, table } from '../report/markdown.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { makeDirs } from '../store/run-dir.js';
-import { addCommonOptions, progressMode, resolveCommon } from './common.js';
+import { addCommonOptions, appendStepSummary, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 
 interface Row {
@@ -82,7 +82,9 @@ export function registerClaims(program: Command): void {
     );
     const outDir = resolve(o.out, 'claims');
     makeDirs(outDir);
-    writeFileAtomic(join(outDir, 'verdicts.md'), `# tunebench claims: ${md(dir)}\n\n${markdown}\n\n${rows.map((r) => `- ${md(r.file)} ${md(r.stage)}: ${md(r.reason)}`).join('\n')}\n`);
+    const verdicts = `# tunebench claims: ${md(dir)}\n\n${markdown}\n\n${rows.map((r) => `- ${md(r.file)} ${md(r.stage)}: ${md(r.reason)}`).join('\n')}\n`;
+    writeFileAtomic(join(outDir, 'verdicts.md'), verdicts);
+    appendStepSummary(verdicts);
     if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     else process.stdout.write(`${markdown}\n\nverdicts: ${join(outDir, 'verdicts.md')}\n`);
     if (invalid > 0) process.exitCode = EXIT.invalid;

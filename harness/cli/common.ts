@@ -1,5 +1,6 @@
 // Flags shared by every command, and turning them into typed options once.
 import type { Command } from 'commander';
+import { appendFileSync } from 'node:fs';
 import type { ProgressMode } from '../engine/progress.js';
 
 /** Defaults of the common flags. */
@@ -24,6 +25,20 @@ export function addCommonOptions(cmd: Command): Command {
 
 export function resolveCommon(raw: Record<string, unknown>): Readonly<CommonOptions> {
   return Object.freeze({ out: String(raw['out'] ?? DEFAULTS.out), json: raw['json'] === true, quiet: raw['quiet'] === true });
+}
+
+/**
+ * On GitHub Actions, appends Markdown to the job's step summary ($GITHUB_STEP_SUMMARY); elsewhere
+ * does nothing. A summary that cannot be written is a warning, never a failed run.
+ */
+export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = process.env): void {
+  const path = env['GITHUB_STEP_SUMMARY'];
+  if (!path) return;
+  try {
+    appendFileSync(path, `${markdown.trimEnd()}\n\n`);
+  } catch (error) {
+    process.stderr.write(`tunebench: warning: could not append to $GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
+  }
 }
 
 export function progressMode(o: CommonOptions, stream: NodeJS.WriteStream = process.stderr): ProgressMode {

@@ -9,6 +9,7 @@ import { renderSvg } from '../report/render.js';
 import { readRunDir } from '../report/write.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { makeDirs } from '../store/run-dir.js';
+import { appendStepSummary } from './common.js';
 
 interface CompareOptions {
   out?: string;
@@ -49,6 +50,7 @@ export function registerCompare(program: Command): void {
       writeFileAtomic(join(out, 'compare.html'), beforeAfterHtml(cmp, rendered, note));
       const markdown = beforeAfterMarkdown(cmp, note);
       writeFileAtomic(join(out, 'compare.md'), markdown);
+      appendStepSummary(markdown);
       if (o.json) process.stdout.write(`${JSON.stringify({ ...cmp, regressions: bad.map((m) => m.metric), out }, null, 2)}\n`);
       else {
         for (const w of cmp.environment_warnings) process.stderr.write(`tunebench: warning: the environments differ: ${w}\n`);

@@ -4,7 +4,8 @@ import { createProgress } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { EXIT } from '../errors.js';
 import { formatSeconds } from '../experiment/units.js';
-import { addCommonOptions, DEFAULTS, progressMode, resolveCommon } from './common.js';
+import { readFileSync } from 'node:fs';
+import { addCommonOptions, appendStepSummary, DEFAULTS, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 
 export function registerRun(program: Command): void {
@@ -23,6 +24,7 @@ export function registerRun(program: Command): void {
       const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
       process.stderr.write(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`);
     }
+    appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
     if (o.json) {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return;

@@ -37,7 +37,9 @@ describe('tunebench compare', () => {
 
   it('exits 0 without --fail-on-regression, and when the slowdown is within the threshold', async () => {
     const after = slowerCopy(1.5);
-    const plain = await execa(process.execPath, [CLI, 'compare', RUN, after, '--out', tempDir()], { reject: false });
+    const stepSummary = join(tempDir(), 'summary.md');
+    const plain = await execa(process.execPath, [CLI, 'compare', RUN, after, '--out', tempDir()], { reject: false, env: { GITHUB_STEP_SUMMARY: stepSummary } });
+    assert.match(readFileSync(stepSummary, 'utf8'), /^# tunebench compare: report-fixture/);
     assert.equal(plain.exitCode, 0, plain.stderr);
     const m = /(\d+) shared metrics: 0 faster, 2 slower, (\d+) no significant difference/.exec(plain.stdout);
     assert.ok(m && Number(m[1]) === Number(m[2]) + 2, plain.stdout);

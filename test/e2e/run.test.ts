@@ -1,6 +1,6 @@
 // End to end: `tunebench run` on real ONNX Runtime children under a real cap.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { CompareSummary } from '../../harness/engine/stages/compare.js';
@@ -11,8 +11,12 @@ import { assertExactMax, journal, runDir } from '../support/runs.js';
 describe('tunebench run', () => {
   it('finds an exact max and writes the run directory (quick experiment, --json)', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out, '--json'], { reject: false });
+    const stepSummary = join(tempDir(), 'step-summary.md');
+    writeFileSync(stepSummary, '# earlier step\n\n');
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out, '--json'], { reject: false, env: { GITHUB_STEP_SUMMARY: stepSummary } });
     assert.equal(r.exitCode, 0, r.stderr);
+    // On GitHub Actions the summary is appended to the job's step summary, after what was there.
+    assert.match(readFileSync(stepSummary, 'utf8'), /^# earlier step\n\n# tunebench: quick\n[\s\S]*## Chosen config/);
     const result = JSON.parse(r.stdout) as { chosen: Record<string, number>; stages: { result: { max: number; status: string; recommended: number; multiple_of: number } }[]; run_dir: string };
     const dir = runDir(out, 'quick');
     assert.equal(result.run_dir, dir);
