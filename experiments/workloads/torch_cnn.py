@@ -57,13 +57,5 @@ def build(cfg, torch):
     return SyntheticImages, model, lambda m, batch: F.cross_entropy(m(batch[0]), batch[1])
 
 
-def run():
-    cfg = tunebench.config()
-    torch, device, allocator = training.setup(cfg)
-    dataset_class, model, loss_of = build(cfg, torch)
-    dataset = dataset_class(training.epoch_length(cfg) * cfg.batch_size)
-    training.train(cfg, torch, device, dataset, model, loss_of, allocator)
-
-
 if __name__ == "__main__":
-    tunebench.main(run)
+    tunebench.main(lambda: training.run(build))

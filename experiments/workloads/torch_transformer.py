@@ -84,13 +84,5 @@ def build(cfg, torch):
     return SyntheticText, LanguageModel(), loss_of
 
 
-def run():
-    cfg = tunebench.config()
-    torch, device, allocator = training.setup(cfg)
-    dataset_class, model, loss_of = build(cfg, torch)
-    dataset = dataset_class(training.epoch_length(cfg) * cfg.batch_size)
-    training.train(cfg, torch, device, dataset, model, loss_of, allocator)
-
-
 if __name__ == "__main__":
-    tunebench.main(run)
+    tunebench.main(lambda: training.run(build))

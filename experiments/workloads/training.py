@@ -28,6 +28,14 @@ def setup(cfg):
     return torch, torch.device(wanted), allocator
 
 
+def run(build):
+    """Runs a reference workload: build(cfg, torch) returns (dataset_class, model, loss_of)."""
+    cfg = tunebench.config()
+    torch, device, allocator = setup(cfg)
+    dataset_class, model, loss_of = build(cfg, torch)
+    train(cfg, torch, device, dataset_class(epoch_length(cfg) * cfg.batch_size), model, loss_of, allocator)
+
+
 def epoch_length(cfg):
     """Batches per epoch: the trial's steps spread over `epochs` short epochs, so that workers
     that are not persistent are started again at each epoch, as in a real job."""

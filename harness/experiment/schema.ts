@@ -133,6 +133,11 @@ const maxBatchStage = s.object(
   'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
 );
 
+const budget = s.object({
+  trials: optional(positiveInt('stop after this many trials')),
+  seconds: optional(duration('stop after this much trial time')),
+});
+
 const paramSpace = s.either(
   s.array(paramValue, { minItems: 1, description: 'the values to try' }),
   s.either(
@@ -152,13 +157,7 @@ const sweepStage = s.object(
     repeats: optional(positiveInt('grid: trials per config; race: the most trials a config gets'), 3),
     steps: optional(positiveInt('timed steps per trial (default measure.steps)')),
     brief_steps: optional(positiveInt("steps of race's first, brief round (default a third of steps)")),
-    budget: optional(
-      s.object({
-        trials: optional(positiveInt('stop after this many trials')),
-        seconds: optional(duration('stop after this much trial time')),
-      }),
-      {},
-    ),
+    budget: optional(budget, {}),
     constraints: optional(
       s.object({
         cpus: optional(s.object({ uses: required(expression), max: required(expression) }, 'prune configs whose CPU use exceeds max; "cpus" in max is SLURM_CPUS_PER_TASK or the cores available')),
@@ -184,13 +183,7 @@ const compareStage = s.object(
     baseline: optional(paramValue),
     repeats: optional(positiveInt('rounds: each round runs every arm once, in order (A B C A B C ...)'), 5),
     steps: optional(positiveInt('timed steps per trial (default measure.steps)')),
-    budget: optional(
-      s.object({
-        trials: optional(positiveInt('stop after this many trials')),
-        seconds: optional(duration('stop after this much trial time')),
-      }),
-      {},
-    ),
+    budget: optional(budget, {}),
     noise_band: optional(s.number({ min: 0, max: 0.5, description: 'a ratio CI must lie entirely outside 1 +/- this band to count as a change' }), 0.02),
   },
   'Compares values of one parameter in interleaved trials: median throughput and peak memory with bootstrap CIs, each arm against the baseline.',
@@ -211,13 +204,7 @@ const claimStage = s.object(
     min_pairs: optional(positiveInt('interleaved baseline/candidate pairs before the first decision (with fewer than 4, a two-sided Mann-Whitney test cannot reach p < 0.05)'), 5),
     max_pairs: optional(positiveInt('the most pairs: more are added while the CI is too wide to decide'), 20),
     steps: optional(positiveInt('timed steps per trial (default measure.steps)')),
-    budget: optional(
-      s.object({
-        trials: optional(positiveInt('stop after this many trials')),
-        seconds: optional(duration('stop after this much trial time')),
-      }),
-      {},
-    ),
+    budget: optional(budget, {}),
     requires: optional(s.literal(['cuda'] as const, 'cuda: the claim is about GPUs; without one it is reported as skipped, never as passed')),
   },
   'Checks a claimed speedup: interleaved baseline/candidate pairs, added until the CI of the speedup decides or the budget ends; verdict confirmed, refuted or inconclusive.',

@@ -68,10 +68,13 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
   const gb = groups(before);
   const ga = groups(after);
   const metrics: MetricComparison[] = [];
+  const varyingByStage = new Map<string, string[]>();
   for (const [key, b] of gb) {
     const a = ga.get(key);
     if (!a) continue;
-    const config = varying([before, after], b.stage).filter((k) => b.config[k] !== undefined).map((k) => `${k}=${String(b.config[k])}`).join(' ');
+    const names = varyingByStage.get(b.stage) ?? varying([before, after], b.stage);
+    varyingByStage.set(b.stage, names);
+    const config = names.filter((k) => b.config[k] !== undefined).map((k) => `${k}=${String(b.config[k])}`).join(' ');
     const steps = (ts: TrialRecord[]) => ts.map((t) => t.steps);
     const mem = (ts: TrialRecord[]) => ts.map((t) => t.peak_device_bytes ?? t.peak_rss_bytes).filter((v): v is number => v !== null);
     const throughput = medianRateRatioInterval(steps(b.trials), steps(a.trials), { seed });

@@ -99,21 +99,14 @@ export function medianRateRatioInterval(
   b: readonly (readonly StepSample[])[],
   opts: BootstrapOptions = {},
 ): Interval | null {
-  const ta = a.filter((t) => t.length > 0);
-  const tb = b.filter((t) => t.length > 0);
-  if (ta.length === 0 || tb.length === 0) return null;
-  const ma = medianInPlace(Float64Array.from(trialRates(ta)));
-  const mb = medianInPlace(Float64Array.from(trialRates(tb)));
-  if (ma <= 0) return null;
-  const rng = createRng(opts.seed ?? 1);
-  const stats = new Float64Array(opts.resamples ?? BOOTSTRAP_RESAMPLES);
-  const sa = new Float64Array(ta.length);
-  const sb = new Float64Array(tb.length);
-  for (let r = 0; r < stats.length; r++) {
-    const x = resampleMedianRate(ta, rng, sa);
-    stats[r] = x > 0 ? resampleMedianRate(tb, rng, sb) / x : 0;
-  }
-  return percentileInterval(mb / ma, stats, opts.level ?? 0.95);
+  const median = (trials: readonly (readonly StepSample[])[]) => medianInPlace(Float64Array.from(trialRates(trials)));
+  const scratch = new Map<readonly unknown[], Float64Array>();
+  const resample = (trials: readonly (readonly StepSample[])[], rng: () => number) => {
+    const buffer = scratch.get(trials) ?? new Float64Array(trials.length);
+    scratch.set(trials, buffer);
+    return resampleMedianRate(trials, rng, buffer);
+  };
+  return pairedRatioInterval(a, b, median, resample, opts);
 }
 
 /** CI of throughput(b) / throughput(a), resampling both configs independently and hierarchically. */
@@ -122,16 +115,31 @@ export function ratioInterval(
   b: readonly (readonly StepSample[])[],
   opts: BootstrapOptions = {},
 ): Interval | null {
+  return pairedRatioInterval(a, b, (trials) => ratioThroughput(trials.flat()), resampleRatio, opts);
+}
+
+/**
+ * The bootstrap of statistic(b) / statistic(a) over the trials that have steps: each resample draws
+ * both sides independently with `resample`; null when either side has nothing to measure.
+ */
+function pairedRatioInterval(
+  a: readonly (readonly StepSample[])[],
+  b: readonly (readonly StepSample[])[],
+  statistic: (trials: readonly (readonly StepSample[])[]) => number | null,
+  resample: (trials: readonly (readonly StepSample[])[], rng: () => number) => number,
+  opts: BootstrapOptions,
+): Interval | null {
   const ta = a.filter((t) => t.length > 0);
   const tb = b.filter((t) => t.length > 0);
-  const ea = ratioThroughput(ta.flat());
-  const eb = ratioThroughput(tb.flat());
-  if (ea === null || eb === null || ea === 0) return null;
+  if (ta.length === 0 || tb.length === 0) return null;
+  const ea = statistic(ta);
+  const eb = statistic(tb);
+  if (ea === null || eb === null || ea <= 0) return null;
   const rng = createRng(opts.seed ?? 1);
   const stats = new Float64Array(opts.resamples ?? BOOTSTRAP_RESAMPLES);
   for (let r = 0; r < stats.length; r++) {
-    const x = resampleRatio(ta, rng);
-    stats[r] = x > 0 ? resampleRatio(tb, rng) / x : 0;
+    const x = resample(ta, rng);
+    stats[r] = x > 0 ? resample(tb, rng) / x : 0;
   }
   return percentileInterval(eb / ea, stats, opts.level ?? 0.95);
 }

@@ -1,6 +1,7 @@
 // The compare chart: each arm's median throughput with its CI, its ratio to the baseline with its CI
 // and a rule at 1, and the same for peak memory.
 import type { CompareSummary } from '../../engine/stages/compare.js';
+import { ratioLayers, ratioRows } from './ratio.js';
 import { base, MIB, round, slug, type Chart } from './spec.js';
 
 export function compareChart(stage: string, r: CompareSummary): Chart {
@@ -15,12 +16,7 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
     memory_low: round(a.peak_memory ? a.peak_memory.low / MIB : null),
     memory_high: round(a.peak_memory ? a.peak_memory.high / MIB : null),
   }));
-  const ratios = r.arms
-    .filter((a) => !a.baseline)
-    .flatMap((a) => [
-      ...(a.throughput_ratio ? [{ arm: String(a.value), outcome: 'throughput', ratio: round(a.throughput_ratio.estimate), low: round(a.throughput_ratio.low), high: round(a.throughput_ratio.high), verdict: a.verdict }] : []),
-      ...(a.memory_ratio ? [{ arm: String(a.value), outcome: 'peak memory', ratio: round(a.memory_ratio.estimate), low: round(a.memory_ratio.low), high: round(a.memory_ratio.high), verdict: a.memory_verdict }] : []),
-    ]);
+  const ratios = r.arms.filter((a) => !a.baseline).flatMap((a) => ratioRows('arm', String(a.value), a.throughput_ratio, a.verdict, a.memory_ratio, a.memory_verdict));
   const order = arms.map((a) => a.arm);
   const y = { field: 'arm', type: 'nominal', sort: order, title: r.param };
   const ciPanel = (field: string, low: string, high: string, title: string) => ({
@@ -33,23 +29,7 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
       { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field, type: 'quantitative' }, tooltip: [{ field: 'arm' }, { field }, { field: low }, { field: high }] } },
     ],
   });
-  const band = [{ low: round(1 - r.noise_band), high: round(1 + r.noise_band), one: 1 }];
-  const ratioPanel = {
-    width: 260,
-    height: { step: 22 },
-    layer: [
-      { data: { values: band }, mark: { type: 'rect', color: '#eee' }, encoding: { x: { field: 'low', type: 'quantitative' }, x2: { field: 'high' } } },
-      { data: { values: band }, mark: { type: 'rule', color: '#888' }, encoding: { x: { field: 'one', type: 'quantitative' } } },
-      {
-        data: { values: ratios },
-        encoding: { y: { field: 'arm', type: 'nominal', sort: order, title: null }, yOffset: { field: 'outcome', type: 'nominal' }, color: { field: 'outcome', type: 'nominal', legend: { orient: 'bottom', title: null } } },
-        layer: [
-          { mark: 'rule', encoding: { x: { field: 'low', type: 'quantitative', title: `ratio to ${String(r.baseline)}`, scale: { zero: false } }, x2: { field: 'high' } } },
-          { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'ratio', type: 'quantitative' }, tooltip: [{ field: 'arm' }, { field: 'outcome' }, { field: 'ratio' }, { field: 'low' }, { field: 'high' }, { field: 'verdict' }] } },
-        ],
-      },
-    ],
-  };
+  const ratioPanel = { width: 260, height: { step: 22 }, layer: ratioLayers(ratios, { field: 'arm', sort: order }, `ratio to ${String(r.baseline)}`, r.noise_band) };
   return {
     name: `compare-${slug(stage)}`,
     title: `${stage}: ${r.param} compared`,
