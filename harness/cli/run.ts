@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { createProgress } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
-import { EXIT } from '../errors.js';
+import { resumeExperiment } from '../engine/resume.js';
+import { ConfigError, EXIT } from '../errors.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
 import { addCommonOptions, appendStepSummary, DEFAULTS, progressMode, resolveCommon } from './common.js';
@@ -13,11 +14,18 @@ export function registerRun(program: Command): void {
     program
       .command('run')
       .description(`run an experiment file (YAML or JSON); default ${DEFAULTS.experiment}`)
-      .argument('[experiment]', 'experiment file', DEFAULTS.experiment),
-  ).action(async (experiment: string, raw: Record<string, unknown>) => {
+      .argument('[experiment]', 'experiment file', DEFAULTS.experiment)
+      .option('--resume <run-dir>', 'continue a stopped or killed run: its completed trials are replayed from the journal, not run again'),
+  ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
     const o = resolveCommon(raw);
+    const resume = raw['resume'] as string | undefined;
+    if (resume !== undefined && cmd.args.length > 0) {
+      throw new ConfigError(`give either an experiment file or --resume <run-dir>, not both: a resumed run continues the experiment stored in its run.json`);
+    }
     const progress = createProgress(progressMode(o));
-    const result = await withStopSignals((signal) => runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal })).finally(() => progress.finish());
+    const result = await withStopSignals((signal) =>
+      resume !== undefined ? resumeExperiment({ runDir: resume, progress, signal }) : runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal }),
+    ).finally(() => progress.finish());
     if (result.failed_stages.length > 0) {
       // A workload that fails before any config runs is the user's to fix: report it as invalid input.
       process.exitCode = EXIT.invalid;
@@ -33,7 +41,7 @@ export function registerRun(program: Command): void {
     const chosen = Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ');
     process.stdout.write(
       [
-        `tunebench: ${result.experiment} finished in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials`,
+        `tunebench: ${result.experiment} finished in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
         `chosen: ${chosen || '(nothing)'}`,
         ...result.warnings.map((w) => `warning: ${w}`),
         `run directory: ${result.run_dir}`,

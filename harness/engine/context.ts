@@ -1,4 +1,5 @@
 // What every stage runner receives and returns: the shared run state and the values it chose.
+import { ConfigError } from '../errors.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Interval } from '../stats/bootstrap.js';
 import type { Journal } from '../store/journal.js';
@@ -20,6 +21,11 @@ export interface StageContext {
   environment?: string;
   /** Whether an NVIDIA GPU was found: claims that need CUDA are skipped without one. */
   hasCuda?: boolean;
+  /**
+   * On resume, the journal's completed trials: trial i of the replayed run returns replay[i]
+   * instead of running again, so each stage retraces its decisions up to where it was stopped.
+   */
+  replay?: readonly TrialRecord[];
 }
 
 /** Why a value was chosen: the stage, the rule and the measurement behind it. */
@@ -51,10 +57,35 @@ export async function runJournaledTrial(
   argv?: readonly string[],
 ): Promise<TrialRecord> {
   const index = ctx.records.length;
+  const done = ctx.replay?.[index];
+  if (done) {
+    assertSameTrial(done, { index, stage, role, config, argv });
+    ctx.records.push(done);
+    return done;
+  }
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
   const record = await runTrial({ ...ctx.trial, onEvent: (e) => ctx.progress.trialEvent(e) }, { index, stage, role, config, measure, ...(argv ? { argv } : {}) });
   ctx.journal.append(record);
   ctx.records.push(record);
   ctx.progress.trialEnd(record);
   return record;
+}
+
+/** A journaled trial must be the trial the stage asks for again; anything else means the run cannot be replayed. */
+function assertSameTrial(done: TrialRecord, want: { index: number; stage: string; role: string; config: Config; argv: readonly string[] | undefined }): void {
+  const same =
+    done.stage === want.stage &&
+    done.role === want.role &&
+    canonical(done.config) === canonical(want.config) &&
+    JSON.stringify(done.argv ?? null) === JSON.stringify(want.argv ?? null);
+  if (!same) {
+    throw new ConfigError(
+      `cannot resume: journal trial ${want.index} is ${done.stage}/${done.role} ${canonical(done.config)}, but the experiment now asks for ${want.stage}/${want.role} ${canonical(want.config)}; ` +
+        'the journal was written by another tunebench version or was edited; start a new run',
+    );
+  }
+}
+
+function canonical(config: Config): string {
+  return JSON.stringify(Object.entries(config).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -1,22 +1,24 @@
-// Runs an experiment end to end: validate, create the run directory, run each stage, write the outputs.
+// Runs an experiment end to end: validate, create the run directory, run each stage, write the
+// outputs. A resumed run (resumeExperiment) replays its journal through the same stages, so the
+// completed trials are not run again and the search retraces its decisions up to the stop.
 import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ConfigError, StoppedError } from '../errors.js';
+import { ConfigError, StoppedError, StoreError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
 import { loadExperiment } from '../experiment/load.js';
 import type { Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
-import { createRunDir, writeRunJson } from '../store/run-dir.js';
-import { fingerprint } from '../telemetry/fingerprint.js';
+import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { fingerprint, type Fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
-import { OUTCOMES, type Config, type Outcome } from '../trial/record.js';
+import { OUTCOMES, type Config, type Outcome, type TrialRecord } from '../trial/record.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Evidence, StageContext, StageOutcome } from './context.js';
 import type { Progress } from './progress.js';
-import type { RunResult } from './result.js';
+import type { RunResult, StopInfo } from './result.js';
 import { runClaimStage } from './stages/claim.js';
 import { runCompareStage } from './stages/compare.js';
 import { runMaxBatchStage } from './stages/max-batch.js';
@@ -36,16 +38,12 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const { experiment, source, text } = loadExperiment(opts.experimentPath);
   opts.adjust?.(experiment);
   const workload: Workload = createWorkload(experiment, source);
-  let mechanism: string;
-  try {
-    mechanism = planLimit(experiment.limits.memory, experiment.limits.mechanism, 'preflight').mechanism;
-  } catch (error) {
-    throw new ConfigError(`limits: ${(error as Error).message}`, [], { cause: error });
-  }
+  const mechanism = preflightLimit(experiment);
   const env = fingerprint();
   const dir = createRunDir(opts.outDir, experiment.name);
-  const runJson = {
+  const runJson: RunJsonDraft = {
     tunebench_run: 1,
+    status: 'running',
     experiment: experiment.name,
     run_id: dir.runId,
     started_at: new Date(started).toISOString(),
@@ -55,25 +53,94 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     workload: workload.description,
     limit: { mechanism, bytes: experiment.limits.memory ?? null, timeout_seconds: experiment.limits.timeout },
     environment: env,
+    resumes: [],
   };
-  writeRunJson(dir, runJson);
+  try {
+    writeRunJson(dir, runJson);
+  } catch (error) {
+    dir.lock.release();
+    throw error;
+  }
+  return execute({ dir, runJson, experiment, workload, mechanism, env, started, replay: [], progress: opts.progress, signal: opts.signal });
+}
 
+/** What run.json holds while a run is under way; `result` and `finished_at` are added at the end. */
+export interface RunJsonDraft {
+  tunebench_run: 1;
+  status: 'running' | 'stopped' | 'failed' | 'finished';
+  experiment: string;
+  run_id: string;
+  started_at: string;
+  experiment_file: string;
+  experiment_text: string;
+  resolved: Experiment;
+  workload: string;
+  limit: { mechanism: string; bytes: number | null; timeout_seconds: number };
+  environment: Fingerprint;
+  /** One entry per resume: when, on which host, how many trials were replayed. */
+  resumes: { at: string; host: string; replayed_trials: number; notes: string[] }[];
+  stopped?: StopInfo;
+  error?: string;
+  finished_at?: string;
+  result?: RunResult;
+}
+
+export interface Execution {
+  dir: RunDir;
+  runJson: RunJsonDraft;
+  experiment: Experiment;
+  workload: Workload;
+  mechanism: string;
+  env: Fingerprint;
+  started: number;
+  replay: readonly TrialRecord[];
+  progress: Progress;
+  signal?: AbortSignal | undefined;
+}
+
+export function preflightLimit(experiment: Experiment): string {
+  try {
+    return planLimit(experiment.limits.memory, experiment.limits.mechanism, 'preflight').mechanism;
+  } catch (error) {
+    throw new ConfigError(`limits: ${(error as Error).message}`, [], { cause: error });
+  }
+}
+
+/** The command that continues this run. */
+export function resumeCommand(dir: string): string {
+  return `tunebench run --resume ${JSON.stringify(dir)}`;
+}
+
+/** Runs every stage (replaying the journal first on resume), then writes run.json, the chosen config and the reports. */
+export async function execute(x: Execution): Promise<RunResult> {
+  try {
+    return await executeLocked(x);
+  } finally {
+    x.dir.lock.release();
+  }
+}
+
+async function executeLocked(x: Execution): Promise<RunResult> {
+  const { dir, experiment, workload, env } = x;
   const ctx: StageContext = {
     experiment,
-    trial: { workload, limits: experiment.limits, scratchDir: dir.scratch, ...(opts.signal ? { signal: opts.signal } : {}) },
+    trial: { workload, limits: experiment.limits, scratchDir: dir.scratch, ...(x.signal ? { signal: x.signal } : {}) },
     journal: dir.journal,
-    progress: opts.progress,
+    progress: x.progress,
     records: [],
     baseConfig: { ...workload.fixedParams },
     environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
     hasCuda: env.gpu !== null,
+    replay: x.replay,
   };
   const outcomes: StageOutcome[] = [];
   const evidence: Record<string, Evidence> = {};
+  let current = '';
   try {
     for (const [i, stage] of experiment.stages.entries()) {
       const name = stageName(stage, i);
-      opts.progress.stage(name, `${stage.kind} on ${workload.description}`);
+      current = name;
+      x.progress.stage(name, `${stage.kind} on ${workload.description}`);
       const outcome =
         stage.kind === 'max-batch'
           ? await runMaxBatchStage(ctx, stage, name)
@@ -82,20 +149,68 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
             : stage.kind === 'compare'
               ? await runCompareStage(ctx, stage, name)
               : await runClaimStage(ctx, stage, name);
-      for (const note of outcome.notes) opts.progress.note(note);
+      for (const note of outcome.notes) x.progress.note(note);
       outcomes.push(outcome);
       Object.assign(ctx.baseConfig, outcome.chosen);
       Object.assign(evidence, outcome.evidence);
     }
   } catch (error) {
-    if (opts.signal?.aborted) {
-      throw new StoppedError(`stopped: ${ctx.records.length} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded`, { cause: error });
+    const stop: StopInfo = {
+      reason: x.signal?.aborted ? String((x.signal.reason as Error | undefined)?.message ?? 'stopped') : (error as Error).message,
+      stage: current,
+      completed_trials: ctx.records.length,
+      stage_trials: ctx.records.filter((r) => r.stage === current).length,
+      resume: resumeCommand(dir.path),
+    };
+    await savePartial(x, ctx, outcomes, evidence, stop, x.signal?.aborted ? 'stopped' : 'failed');
+    if (x.signal?.aborted) {
+      throw new StoppedError(`${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded and will run again. Partial report: ${join(dir.path, 'report.html')}. Resume with: ${stop.resume}`, { cause: error });
+    }
+    if (error instanceof StoreError) {
+      throw new StoreError(`${error.message}. ${stop.completed_trials} completed trial(s) are safe in ${dir.journal.path}; fix the cause, then resume with: ${stop.resume}`, { cause: error });
     }
     throw error;
   }
+  const result = buildResult(x, ctx, outcomes, evidence);
+  writeChosenConfig(
+    dir.path,
+    buildChosenConfig({
+      experiment: experiment.name,
+      runId: dir.runId,
+      config: result.chosen,
+      evidence,
+      fingerprint: env,
+      memoryLimit: experiment.limits.memory ?? null,
+      experimentPath: relative(process.cwd(), x.runJson.experiment_file) || x.runJson.experiment_file,
+    }),
+  );
+  const finished: RunJsonDraft = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
+  writeRunJson(dir, finished);
+  await writeReports(dir.path, finished, ctx.records);
+  rmSync(dir.scratch, { recursive: true, force: true });
+  return result;
+}
 
+/**
+ * After a stop or a failure: run.json records it and, when the disk allows, the completed stages get
+ * a partial report. A failure here must not hide the original error, so it only adds a note.
+ */
+async function savePartial(x: Execution, ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>, stop: StopInfo, status: 'stopped' | 'failed'): Promise<void> {
+  const result = { ...buildResult(x, ctx, outcomes, evidence), stopped: stop };
+  const partial: RunJsonDraft = { ...x.runJson, status, stopped: stop, result };
+  try {
+    writeRunJson(x.dir, partial);
+    await writeReports(x.dir.path, partial, ctx.records);
+  } catch (error) {
+    x.progress.note(`could not write the partial report: ${(error as Error).message}`);
+  }
+}
+
+function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>): RunResult {
+  const { dir, experiment, mechanism, env } = x;
   const warnings: string[] = [];
   if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
+  for (const r of x.runJson.resumes) warnings.push(...r.notes);
   for (const o of outcomes) {
     const r = o.result as { status?: string };
     if (r.status === 'none-fits' && mechanism === 'prlimit-as') {
@@ -108,47 +223,28 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
       return r.status === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && (r.configs ?? []).some((c) => c.status === 'failed'));
     })
     .map((o) => o.name);
-  const chosen: Config = { ...ctx.baseConfig };
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of ctx.records) byOutcome[r.outcome] += 1;
-  const files = {
-    run: join(dir.path, 'run.json'),
-    journal: dir.journal.path,
-    chosen_config: join(dir.path, 'chosen-config.json'),
-    chosen_env: join(dir.path, 'chosen-config.env'),
-    chosen_yaml: join(dir.path, 'chosen-config.yaml'),
-    summary: join(dir.path, 'summary.md'),
-    report: join(dir.path, 'report.html'),
-  };
-  const result: RunResult = {
+  return {
     experiment: experiment.name,
     run_id: dir.runId,
     run_dir: dir.path,
     environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores), cap ${experiment.limits.memory ? formatBytes(experiment.limits.memory) : 'none'} via ${mechanism}`,
-    chosen,
+    chosen: { ...ctx.baseConfig } as Config,
     evidence,
     stages: outcomes,
-    trials: { total: ctx.records.length, by_outcome: byOutcome },
-    wall_seconds: (Date.now() - started) / 1000,
+    trials: { total: ctx.records.length, by_outcome: byOutcome, replayed: x.replay.length },
+    wall_seconds: (Date.now() - x.started) / 1000,
     warnings,
     failed_stages: failedStages,
-    files,
+    files: {
+      run: join(dir.path, 'run.json'),
+      journal: dir.journal.path,
+      chosen_config: join(dir.path, 'chosen-config.json'),
+      chosen_env: join(dir.path, 'chosen-config.env'),
+      chosen_yaml: join(dir.path, 'chosen-config.yaml'),
+      summary: join(dir.path, 'summary.md'),
+      report: join(dir.path, 'report.html'),
+    },
   };
-  writeChosenConfig(
-    dir.path,
-    buildChosenConfig({
-      experiment: experiment.name,
-      runId: dir.runId,
-      config: chosen,
-      evidence,
-      fingerprint: env,
-      memoryLimit: experiment.limits.memory ?? null,
-      experimentPath: relative(process.cwd(), source) || source,
-    }),
-  );
-  const finished = { ...runJson, finished_at: new Date().toISOString(), result };
-  writeRunJson(dir, finished);
-  await writeReports(dir.path, finished, ctx.records);
-  rmSync(dir.scratch, { recursive: true, force: true });
-  return result;
 }

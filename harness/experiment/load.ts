@@ -29,8 +29,8 @@ export function loadExperiment(path: string): LoadedExperiment {
 }
 
 /** Parses and validates experiment text; relative model paths resolve against the file's directory. */
-export function parseExperimentText(text: string, source: string): Experiment {
-  const raw = parseRaw(text, source);
+export function parseExperimentText(text: string, source: string, format?: 'json' | 'yaml'): Experiment {
+  const raw = parseRaw(text, source, format);
   const issues: Issue[] = [];
   const experiment = experimentSchema.parse(raw, '', issues);
   if (!experiment || issues.length > 0) {
@@ -45,8 +45,8 @@ export function parseExperimentText(text: string, source: string): Experiment {
   return experiment;
 }
 
-function parseRaw(text: string, source: string): unknown {
-  if (extname(source).toLowerCase() === '.json') {
+function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unknown {
+  if (format === 'json' || (format === undefined && extname(source).toLowerCase() === '.json')) {
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {

@@ -52,6 +52,10 @@ export function reportHtml(page: ReportPage): string {
   out.push(`<h1>tunebench: ${esc(r.experiment)}</h1>`);
   const outcomes = Object.entries(r.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ');
   out.push(`<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${r.trials.total} trials (${esc(outcomes)}) in ${esc(formatSeconds(r.wall_seconds))}.</p>`);
+  if (r.stopped) {
+    const s = r.stopped;
+    out.push('<h2 id="partial">Partial report</h2>', `<p class="warn">This run did not finish: ${esc(s.reason)}, during stage ${esc(s.stage)} after ${s.stage_trials} of its trials (${s.completed_trials} completed trials in all, kept in the journal). Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`);
+  }
   if (r.warnings.length > 0) out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
   out.push('<h2 id="chosen">Chosen config</h2>');
   out.push(

@@ -10,6 +10,10 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
   out.push(`# tunebench: ${md(run.experiment)}`);
   out.push('');
   out.push(`Run ${code(run.run_id)} on ${md(run.environment)}: ${run.trials.total} trials (${Object.entries(run.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ')}) in ${formatSeconds(run.wall_seconds)}.`);
+  if (run.stopped) {
+    const s = run.stopped;
+    out.push('', '## Partial report', '', `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${s.stage_trials} of its trials (${s.completed_trials} completed trials in all, kept in the journal). Only the stages that finished are shown.`, '', `Resume with: ${code(s.resume)}`);
+  }
   for (const stage of run.stages) {
     out.push('', `## Stage ${md(stage.name)} (${stage.kind})`, '');
     for (const block of stageBlocks(stage, records.filter((r) => r.stage === stage.name))) out.push(markdownBlock(block), '');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { RunResult } from '../engine/result.js';
 import { ConfigError, StoreError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
-import { JOURNAL_FILE, readJournal } from '../store/journal.js';
+import { JOURNAL_FILE, JOURNAL_VERSION, readJournal } from '../store/journal.js';
 import { makeDirs, RUN_FILE } from '../store/run-dir.js';
 import type { TrialRecord } from '../trial/record.js';
 import { stageCharts } from './charts/index.js';
@@ -55,9 +55,16 @@ export function readRunDir(dir: string): { run: RunJson; records: TrialRecord[];
   try {
     run = JSON.parse(readFileSync(runPath, 'utf8')) as RunJson;
   } catch (error) {
-    throw new ConfigError(`${runPath} is not valid JSON (${(error as Error).message}); the run directory is damaged`, [], { cause: error });
+    throw new ConfigError(`${runPath} is not valid JSON (${(error as Error).message}): the run directory was damaged after tunebench wrote it (it writes run.json atomically); the trials in ${JOURNAL_FILE} are kept apart and may be intact`, [], { cause: error });
   }
   const journal = readJournal(join(dir, JOURNAL_FILE));
+  const foreign = journal.unsupported[0];
+  if (foreign) {
+    throw new ConfigError(
+      `${join(dir, JOURNAL_FILE)} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}: ` +
+        'use the tunebench version that wrote the run',
+    );
+  }
   const warnings: string[] = [];
   if (journal.truncatedTail) warnings.push(`the last line of ${JOURNAL_FILE} was cut short (the harness was killed while writing it) and is ignored`);
   if (journal.badLines.length > 0) warnings.push(`${JOURNAL_FILE}: lines ${journal.badLines.join(', ')} are not valid JSON and are ignored`);

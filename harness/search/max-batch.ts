@@ -269,8 +269,8 @@ class SearchState {
   }
 
   /**
-   * Largest batch whose peak resident memory stays within (1 - headroom) of the max's. Resident
-   * memory is used, not the capped quantity, because an address-space cap is filled by allocator
+   * Largest batch whose peak resident memory (device memory on a GPU) stays within (1 - headroom)
+   * of the max's. Resident memory is used, not the capped quantity, because an address-space cap is filled by allocator
    * reservations that say little about what a batch needs. The candidate is run before it is reported.
    */
   private async recommend(max: number): Promise<number | null> {

@@ -1,25 +1,46 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { StoreError } from '../errors.js';
 import type { TrialRecord } from '../trial/record.js';
+import { writeFileAtomic } from './atomic.js';
 
 export const JOURNAL_FILE = 'trials.jsonl';
+/** The record format this tunebench writes and reads (TrialRecord.v). */
+export const JOURNAL_VERSION = 1;
 
 export class Journal {
   constructor(readonly path: string) {}
 
+  /**
+   * Appends one line and flushes it. When the write fails (a full disk), the file is cut back to
+   * its previous length, so the journal never ends in half a record because of us.
+   */
   append(record: TrialRecord): void {
+    let fd: number | undefined;
+    let size = 0;
     try {
-      const fd = openSync(this.path, 'a');
-      try {
-        writeSync(fd, `${JSON.stringify(record)}\n`);
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      fd = openSync(this.path, 'a');
+      size = fstatSync(fd).size;
+      writeSync(fd, `${JSON.stringify(record)}\n`);
+      fsyncSync(fd);
     } catch (error) {
-      throw new StoreError(`could not append to the journal ${this.path}: ${(error as Error).message}`, { cause: error });
+      if (fd !== undefined) {
+        try {
+          ftruncateSync(fd, size);
+        } catch {
+          // The cut-back is best effort: a half line is still tolerated by readJournal.
+        }
+      }
+      const full = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (the disk is full)' : '';
+      throw new StoreError(`could not append trial ${record.index} to the journal ${this.path}${full}: ${(error as Error).message}`, { cause: error });
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
+  }
+
+  /** Replaces the journal with these records (atomically): used to drop a truncated last line before resuming. */
+  rewrite(records: readonly TrialRecord[]): void {
+    writeFileAtomic(this.path, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   }
 }
 
@@ -29,24 +50,31 @@ export interface JournalRead {
   truncatedTail: boolean;
   /** Malformed lines other than the last one: the journal was edited or corrupted. */
   badLines: number[];
+  /** Records of another format version (written by another tunebench); not in `records`. */
+  unsupported: { line: number; version: unknown }[];
 }
 
 export function readJournal(path: string): JournalRead {
-  if (!existsSync(path)) return { records: [], truncatedTail: false, badLines: [] };
+  if (!existsSync(path)) return { records: [], truncatedTail: false, badLines: [], unsupported: [] };
   const text = readFileSync(path, 'utf8');
   const lines = text.split('\n');
   const endsClean = text.endsWith('\n') || text.length === 0;
   const records: TrialRecord[] = [];
   const badLines: number[] = [];
+  const unsupported: { line: number; version: unknown }[] = [];
   let truncatedTail = false;
   lines.forEach((line, i) => {
     if (!line.trim()) return;
+    let record: TrialRecord;
     try {
-      records.push(JSON.parse(line) as TrialRecord);
+      record = JSON.parse(line) as TrialRecord;
     } catch {
       if (i === lines.length - 1 && !endsClean) truncatedTail = true;
       else badLines.push(i + 1);
+      return;
     }
+    if (record === null || typeof record !== 'object' || record.v !== JOURNAL_VERSION) unsupported.push({ line: i + 1, version: (record as { v?: unknown } | null)?.v });
+    else records.push(record);
   });
-  return { records, truncatedTail, badLines };
+  return { records, truncatedTail, badLines, unsupported };
 }

@@ -5,14 +5,19 @@ import { join, resolve, sep } from 'node:path';
 import { StoreError } from '../errors.js';
 import { writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
+import { acquireLock, type RunLock } from './lock.js';
 
 export const RUN_FILE = 'run.json';
+/** The run.json format this tunebench writes and resumes (run.json's `tunebench_run`). */
+export const RUN_VERSION = 1;
 
 export interface RunDir {
   path: string;
   runId: string;
   journal: Journal;
   scratch: string;
+  /** Held from creation (or resume) until the run ends; released by whoever ends it. */
+  lock: RunLock;
 }
 
 /** A sortable, unique run id: UTC time plus a short random suffix. */
@@ -33,9 +38,18 @@ export function createRunDir(outDir: string, experimentName: string, runId = new
     makeDirs(join(path, 'charts'));
     makeDirs(join(path, '.scratch'));
   } catch (error) {
-    throw new StoreError(`could not create the run directory ${path}: ${(error as Error).message}; pass --out <dir> to write elsewhere`, { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOSPC' ? 'the disk is full' : (error as Error).message;
+    throw new StoreError(`could not create the run directory ${path}: ${why}; pass --out <dir> to write somewhere writable`, { cause: error });
   }
-  return { path, runId, journal: new Journal(join(path, JOURNAL_FILE)), scratch: join(path, '.scratch') };
+  return openRunDir(path, runId);
+}
+
+/** An existing run directory, locked for this process (resume). */
+export function openRunDir(path: string, runId: string): RunDir {
+  const lock = acquireLock(path);
+  makeDirs(join(path, '.scratch'));
+  return { path, runId, journal: new Journal(join(path, JOURNAL_FILE)), scratch: join(path, '.scratch'), lock };
 }
 
 /**

@@ -100,7 +100,8 @@ export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord
     outcome: r.outcome,
     reason: r.reason,
     limitedBytes: r.peak_limited_bytes,
-    rssBytes: r.peak_rss_bytes,
+    // On a GPU the headroom protects device memory (what the workload reported), not host RSS.
+    rssBytes: r.peak_device_bytes ?? r.peak_rss_bytes,
     samplesPerSecond: r.samples_per_second,
     p50Seconds: r.step_seconds?.median ?? null,
     p95Seconds: r.step_seconds?.p95 ?? null,

@@ -1,0 +1,101 @@
+// `tunebench run --resume <run-dir>`: continues a stopped or killed run. The run directory is locked,
+// run.json and the journal are checked (each damage gets its own message), a last line cut short by
+// a kill is dropped, and the stages replay the journal: completed trials are never run again.
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { parseExperimentText } from '../experiment/load.js';
+import { environmentDifferences } from '../report/before-after.js';
+import { JOURNAL_FILE, JOURNAL_VERSION, readJournal } from '../store/journal.js';
+import { openRunDir, RUN_FILE, RUN_VERSION, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { fingerprint } from '../telemetry/fingerprint.js';
+import type { TrialRecord } from '../trial/record.js';
+import { createWorkload } from '../workloads/index.js';
+import type { Progress } from './progress.js';
+import type { RunResult } from './result.js';
+import { execute, preflightLimit, type RunJsonDraft } from './run-experiment.js';
+
+export interface ResumeOptions {
+  runDir: string;
+  progress: Progress;
+  signal?: AbortSignal;
+}
+
+export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> {
+  const path = resolve(opts.runDir);
+  if (!existsSync(join(path, RUN_FILE))) {
+    throw new ConfigError(`cannot resume ${opts.runDir}: it is not a run directory (${RUN_FILE} is missing); pass the "run directory" that tunebench printed, e.g. reports/<experiment>/<run-id>`);
+  }
+  const dir = openRunDir(path, '');
+  try {
+    const runJson = readRunJsonForResume(join(path, RUN_FILE));
+    const resumed: RunDir = { ...dir, runId: runJson.run_id };
+    const notes: string[] = [];
+    if (dir.lock.tookOver) notes.push(dir.lock.tookOver);
+    const records = readJournalForResume(resumed, notes);
+    const source = runJson.experiment_file;
+    const experiment = parseExperimentText(JSON.stringify(runJson.resolved), source, 'json');
+    const workload = createWorkload(experiment, source);
+    const mechanism = preflightLimit(experiment);
+    const env = fingerprint();
+    const moved = environmentDifferences(runJson.environment, env).filter((d) => !d.startsWith('host '));
+    if (moved.length > 0) notes.push(`resumed in another environment than the run started in: ${moved.join('; ')}`);
+    for (const note of notes) opts.progress.note(note);
+    opts.progress.note(`resuming ${path}: ${records.length} completed trial(s) are replayed from the journal and not run again`);
+    const { stopped: _stopped, result: _result, error: _error, ...rest } = runJson;
+    const draft: RunJsonDraft = { ...rest, status: 'running', resumes: [...(runJson.resumes ?? []), { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes }] };
+    writeRunJson(resumed, draft);
+    return await execute({ dir: resumed, runJson: draft, experiment, workload, mechanism, env, started: Date.now(), replay: records, progress: opts.progress, signal: opts.signal });
+  } finally {
+    dir.lock.release();
+  }
+}
+
+function readRunJsonForResume(runPath: string): RunJsonDraft {
+  let run: RunJsonDraft;
+  try {
+    run = JSON.parse(readFileSync(runPath, 'utf8')) as RunJsonDraft;
+  } catch (error) {
+    throw new ConfigError(
+      `cannot resume: ${runPath} is not valid JSON (${(error as Error).message}). tunebench writes it atomically, so it was damaged afterwards; ` +
+        `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`,
+      [],
+      { cause: error },
+    );
+  }
+  if (run === null || typeof run !== 'object' || run.tunebench_run !== RUN_VERSION) {
+    const v = (run as { tunebench_run?: unknown } | null)?.tunebench_run;
+    throw new ConfigError(`cannot resume: ${runPath} has run format ${JSON.stringify(v ?? null)}, and this tunebench resumes format ${RUN_VERSION}; resume it with the tunebench version that started it, or start a new run`);
+  }
+  if (typeof run.experiment_file !== 'string' || typeof run.resolved !== 'object' || run.resolved === null) {
+    throw new ConfigError(`cannot resume: ${runPath} lacks the experiment it ran (experiment_file, resolved); start a new run from the experiment file`);
+  }
+  if (run.status === 'finished' || (run.result !== undefined && run.status === undefined)) {
+    throw new ConfigError(`nothing to resume: the run in ${runPath} finished at ${run.finished_at ?? 'an earlier time'}; its report is ${join(runPath, '..', 'report.html')}`);
+  }
+  return run;
+}
+
+function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
+  const journal = readJournal(dir.journal.path);
+  const foreign = journal.unsupported[0];
+  if (foreign) {
+    throw new ConfigError(
+      `cannot resume: ${dir.journal.path} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ` +
+        'resume it with the tunebench version that wrote it, or start a new run',
+    );
+  }
+  if (journal.badLines.length > 0) {
+    throw new ConfigError(`cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not valid JSON: the journal was edited or damaged; start a new run`);
+  }
+  const misplaced = journal.records.findIndex((r, i) => r.index !== i);
+  if (misplaced >= 0) {
+    throw new ConfigError(`cannot resume: ${dir.journal.path} line ${misplaced + 1} holds trial ${journal.records[misplaced]!.index}, expected trial ${misplaced}: trials were lost or duplicated outside tunebench; start a new run`);
+  }
+  if (journal.truncatedTail) {
+    dir.journal.rewrite(journal.records);
+    notes.push(`the last line of ${JOURNAL_FILE} was cut short (tunebench was killed while writing it); it was dropped and that trial runs again`);
+  }
+  return journal.records;
+}

@@ -1,0 +1,126 @@
+// The run-directory lock (.lock): one tunebench process writes a run directory at a time. A lock
+// left by a process that no longer runs on this host (kill -9, OOM killer, reboot) is stale and is
+// taken over with a message; a live holder, or a holder on another host, is refused.
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { StoreError } from '../errors.js';
+
+export const LOCK_FILE = '.lock';
+
+export interface LockInfo {
+  pid: number;
+  host: string;
+  /** The process start time from /proc/<pid>/stat, so that a reused pid is not mistaken for the holder. */
+  proc_start: string | null;
+  acquired_at: string;
+  command: string;
+}
+
+export interface RunLock {
+  path: string;
+  /** Set when a stale lock was taken over: what happened, for the user. */
+  tookOver: string | null;
+  release(): void;
+}
+
+/** Fields 3 (state) and 22 (start time in clock ticks since boot) of /proc/<pid>/stat; null where /proc is missing. */
+function procStat(pid: number): { state: string; start: string } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may contain spaces and parentheses: count fields after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', start: fields[19] ?? '' };
+  } catch {
+    return null;
+  }
+}
+
+function procStart(pid: number): string | null {
+  return procStat(pid)?.start ?? null;
+}
+
+/** Whether a process runs: a zombie (killed, not yet reaped by its parent) does not. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  const state = procStat(pid)?.state;
+  return state !== 'Z' && state !== 'X';
+}
+
+/** Whether the holder of a lock is gone; null when that cannot be known (another host). */
+export function lockIsStale(info: LockInfo, host = hostname()): boolean | null {
+  if (info.host !== host) return null;
+  if (!alive(info.pid)) return true;
+  const start = procStart(info.pid);
+  return info.proc_start !== null && start !== null && start !== info.proc_start;
+}
+
+function readLock(path: string): LockInfo | null {
+  try {
+    const info = JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
+    return typeof info.pid === 'number' && typeof info.host === 'string' ? info : null;
+  } catch {
+    return null;
+  }
+}
+
+function tryCreate(path: string, info: LockInfo): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new StoreError(`could not lock ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    writeSync(fd, `${JSON.stringify(info)}\n`);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** Locks a run directory for this process, taking over a stale lock; throws StoreError when it is held. */
+export function acquireLock(dir: string, command = process.argv.slice(1).join(' ')): RunLock {
+  const path = join(dir, LOCK_FILE);
+  const mine: LockInfo = { pid: process.pid, host: hostname(), proc_start: procStart(process.pid), acquired_at: new Date().toISOString(), command };
+  let tookOver: string | null = null;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (tryCreate(path, mine)) return lockHandle(path, tookOver);
+    const held = readLock(path);
+    if (held === null) {
+      // Empty or half-written: its writer died between creating and writing it.
+      tookOver = `took over an unreadable lock file ${path} (its writer died while creating it)`;
+    } else {
+      const stale = lockIsStale(held, mine.host);
+      const who = `pid ${held.pid} on ${held.host} since ${held.acquired_at}`;
+      if (stale === false) {
+        throw new StoreError(`${dir} is in use by another tunebench (${who}: ${held.command}); wait for it to finish, or stop it (kill ${held.pid}) and resume`);
+      }
+      if (stale === null) {
+        throw new StoreError(`${dir} is locked by a tunebench on another host (${who}); if that job is gone (its node failed or was preempted), delete ${path} and resume`);
+      }
+      tookOver = `took over the stale lock of ${who}: that process no longer runs`;
+    }
+    rmSync(path, { force: true });
+  }
+  throw new StoreError(`could not lock ${dir}: another process keeps creating ${path}`);
+}
+
+function lockHandle(path: string, tookOver: string | null): RunLock {
+  let released = false;
+  return {
+    path,
+    tookOver,
+    release() {
+      if (released) return;
+      released = true;
+      // Only remove our own lock: a stale-lock takeover by someone else must not be undone.
+      if (existsSync(path) && readLock(path)?.pid === process.pid) rmSync(path, { force: true });
+    },
+  };
+}
