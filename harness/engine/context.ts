@@ -1,5 +1,8 @@
 // What every stage runner receives and returns: the shared run state and the values it chose.
-import { ConfigError } from '../errors.js';
+import { dirname } from 'node:path';
+import { ConfigError, StoreError } from '../errors.js';
+import { formatBytes } from '../experiment/units.js';
+import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Interval } from '../stats/bootstrap.js';
 import type { Journal } from '../store/journal.js';
@@ -63,8 +66,18 @@ export async function runJournaledTrial(
     ctx.records.push(done);
     return done;
   }
+  const journalDir = dirname(ctx.journal.path);
+  const free = freeBytes(journalDir);
+  if (free !== null && free < MIN_FREE_BYTES) {
+    throw new StoreError(`the disk holding ${journalDir} is full: ${formatBytes(free)} free, and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`);
+  }
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
   const record = await runTrial({ ...ctx.trial, onEvent: (e) => ctx.progress.trialEvent(e) }, { index, stage, role, config, measure, ...(argv ? { argv } : {}) });
+  const after = freeBytes(journalDir);
+  if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
+    // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
+    throw new StoreError(`the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`);
+  }
   ctx.journal.append(record);
   ctx.records.push(record);
   ctx.progress.trialEnd(record);

@@ -1,8 +1,8 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
 import { StoreError } from '../errors.js';
 import type { TrialRecord } from '../trial/record.js';
-import { writeFileAtomic } from './atomic.js';
+import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
 
 export const JOURNAL_FILE = 'trials.jsonl';
 /** The record format this tunebench writes and reads (TrialRecord.v). */
@@ -21,7 +21,7 @@ export class Journal {
     try {
       fd = openSync(this.path, 'a');
       size = fstatSync(fd).size;
-      writeSync(fd, `${JSON.stringify(record)}\n`);
+      writeAll(fd, Buffer.from(`${JSON.stringify(record)}\n`));
       fsyncSync(fd);
     } catch (error) {
       if (fd !== undefined) {
@@ -31,8 +31,7 @@ export class Journal {
           // The cut-back is best effort: a half line is still tolerated by readJournal.
         }
       }
-      const full = (error as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (the disk is full)' : '';
-      throw new StoreError(`could not append trial ${record.index} to the journal ${this.path}${full}: ${(error as Error).message}`, { cause: error });
+      throw new StoreError(`could not append trial ${record.index} to the journal ${this.path}: ${describeWriteError(error)}`, { cause: error });
     } finally {
       if (fd !== undefined) closeSync(fd);
     }

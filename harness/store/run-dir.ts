@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { StoreError } from '../errors.js';
-import { writeJsonAtomic } from './atomic.js';
+import { describeWriteError, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
 
@@ -38,9 +38,7 @@ export function createRunDir(outDir: string, experimentName: string, runId = new
     makeDirs(join(path, 'charts'));
     makeDirs(join(path, '.scratch'));
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'EROFS' ? 'the file system is read-only' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOSPC' ? 'the disk is full' : (error as Error).message;
-    throw new StoreError(`could not create the run directory ${path}: ${why}; pass --out <dir> to write somewhere writable`, { cause: error });
+    throw new StoreError(`could not create the run directory ${path}: ${describeWriteError(error)}`, { cause: error });
   }
   return openRunDir(path, runId);
 }
