@@ -7,8 +7,10 @@ export const EXIT = {
   harness: 1,
   /** Invalid input: a malformed experiment file, an unknown option, a missing file. */
   invalid: 2,
-  /** tunebench compare --fail-on-regression: a significant regression beyond the threshold. */
+  /** compare / history --fail-on-regression: a significant regression beyond the threshold. */
   regression: 3,
+  /** tunebench history --fail-on-config-change: the latest run chose another config than its baseline. */
+  configChanged: 4,
   /** Stopped by SIGINT or SIGTERM; completed trials are kept in the journal. */
   stopped: 130,
 } as const;

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { ConfigError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
+import { registerHistory } from './history.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
@@ -19,11 +20,12 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .version(version)
     .exitOverride()
     .showHelpAfterError()
-    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 3 regression (compare --fail-on-regression), 130 stopped by SIGINT/SIGTERM.');
+    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 3 regression (compare/history --fail-on-regression), 4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.');
   registerRun(program);
   registerReport(program);
   registerCompare(program);
   registerClaims(program);
+  registerHistory(program);
   registerValidate(program);
   registerSchema(program);
   try {

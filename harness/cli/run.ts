@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { createProgress } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
-import { resumeExperiment } from '../engine/resume.js';
+import { findUnfinished, resumeExperiment } from '../engine/resume.js';
+import { loadExperiment } from '../experiment/load.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
@@ -15,14 +16,22 @@ export function registerRun(program: Command): void {
       .command('run')
       .description(`run an experiment file (YAML or JSON); default ${DEFAULTS.experiment}`)
       .argument('[experiment]', 'experiment file', DEFAULTS.experiment)
-      .option('--resume <run-dir>', 'continue a stopped or killed run: its completed trials are replayed from the journal, not run again'),
+      .option('--resume <run-dir>', 'continue a stopped or killed run: its completed trials are replayed from the journal, not run again')
+      .option('--resume-unfinished', "if this experiment's newest run under --out did not finish, resume it; else start a new run (for nightly jobs and requeued SLURM jobs)"),
   ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
     const o = resolveCommon(raw);
-    const resume = raw['resume'] as string | undefined;
+    let resume = raw['resume'] as string | undefined;
     if (resume !== undefined && cmd.args.length > 0) {
       throw new ConfigError(`give either an experiment file or --resume <run-dir>, not both: a resumed run continues the experiment stored in its run.json`);
     }
     const progress = createProgress(progressMode(o));
+    if (resume === undefined && raw['resumeUnfinished'] === true) {
+      const found = findUnfinished(o.out, loadExperiment(experiment).experiment.name);
+      if (found) {
+        progress.note(`--resume-unfinished: resuming ${found}`);
+        resume = found;
+      }
+    }
     const result = await withStopSignals((signal) =>
       resume !== undefined ? resumeExperiment({ runDir: resume, progress, signal }) : runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal }),
     ).finally(() => progress.finish());

@@ -1,14 +1,14 @@
 // `tunebench run --resume <run-dir>`: continues a stopped or killed run. The run directory is locked,
 // run.json and the journal are checked (each damage gets its own message), a last line cut short by
 // a kill is dropped, and the stages replay the journal: completed trials are never run again.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
 import { environmentDifferences } from '../report/before-after.js';
 import { JOURNAL_FILE, JOURNAL_VERSION, readJournal } from '../store/journal.js';
-import { openRunDir, RUN_FILE, RUN_VERSION, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { experimentDirName, openRunDir, RUN_FILE, RUN_VERSION, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import type { TrialRecord } from '../trial/record.js';
 import { createWorkload } from '../workloads/index.js';
@@ -20,6 +20,30 @@ export interface ResumeOptions {
   runDir: string;
   progress: Progress;
   signal?: AbortSignal;
+}
+
+/**
+ * The newest run of an experiment under outDir that did not finish (killed, stopped, failed), for
+ * `tunebench run --resume-unfinished`: nightly jobs continue last night's run instead of starting over.
+ */
+export function findUnfinished(outDir: string, experimentName: string): string | null {
+  const root = join(resolve(outDir), experimentDirName(experimentName));
+  if (!existsSync(root)) return null;
+  const runs = readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort()
+    .reverse();
+  for (const id of runs) {
+    try {
+      const run = JSON.parse(readFileSync(join(root, id, RUN_FILE), 'utf8')) as { status?: string; result?: unknown };
+      const finished = run.status === 'finished' || (run.status === undefined && run.result !== undefined);
+      if (!finished) return join(root, id);
+    } catch {
+      // Not a run directory, or a damaged one: not something to resume.
+    }
+  }
+  return null;
 }
 
 export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> {

@@ -106,7 +106,7 @@ describe('tunebench run stopped by a signal', () => {
     child.kill('SIGINT');
     const r = await child;
     assert.equal(r.exitCode, 130, r.stderr);
-    assert.match(r.stderr, /stopped by signal: stopped: \d+ completed trial\(s\) are in .*trials\.jsonl/);
+    assert.match(r.stderr, /stopped by signal: stopped by SIGINT: \d+ completed trial\(s\) are in .*trials\.jsonl; the interrupted trial was not recorded and will run again\. Partial report: .*report\.html\. Resume with: tunebench run --resume /);
     const records = journal(dir);
     assert.ok(records.length >= 1);
     assert.ok(records.every((x, i) => x.index === i && ['ok', 'oom'].includes(x.outcome)), 'no half-written or killed trial recorded');

@@ -28,4 +28,21 @@ describe('journal', () => {
     assert.equal(read.truncatedTail, true);
     assert.deepEqual(read.badLines, [2]);
   });
+  it('keeps records of another format version apart, and rewrite drops a cut-short tail', () => {
+    const j = new Journal(join(tempDir(), 'trials.jsonl'));
+    j.append(record(0));
+    appendFileSync(j.path, '{"v":2,"index":1}\nnull\n');
+    const read = readJournal(j.path);
+    assert.deepEqual(read.records.map((r) => r.index), [0]);
+    assert.deepEqual(read.unsupported, [{ line: 2, version: 2 }, { line: 3, version: undefined }]);
+    const k = new Journal(join(tempDir(), 'trials.jsonl'));
+    k.append(record(0));
+    appendFileSync(k.path, '{"v":1,"ind');
+    k.rewrite(readJournal(k.path).records);
+    k.append(record(1));
+    const again = readJournal(k.path);
+    assert.deepEqual(again.records.map((r) => r.index), [0, 1]);
+    assert.equal(again.truncatedTail, false);
+    assert.deepEqual(again.badLines, []);
+  });
 });

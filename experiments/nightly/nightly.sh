@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The nightly tuning job: run (or resume last night's unfinished run of) an experiment, then check the
+# history against the baseline and fail loudly on a regression or a changed chosen config.
+#
+#   EXPERIMENT   experiment file            (default experiments/default.yaml)
+#   REPORTS      reports folder             (default reports)
+#   THRESHOLD    regression threshold, %    (default 5)
+#   TUNEBENCH    how to call tunebench      (default: node <repo>/dist/harness/cli/main.js)
+#
+# Exit codes: 0 all good; 3 regression beyond THRESHOLD; 4 chosen config changed; 130 stopped by a
+# signal (resume with the same command); 1 or 2 as `tunebench run` (see the README).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$repo"
+EXPERIMENT="${EXPERIMENT:-experiments/default.yaml}"
+REPORTS="${REPORTS:-reports}"
+THRESHOLD="${THRESHOLD:-5}"
+read -r -a tunebench <<< "${TUNEBENCH:-node $repo/dist/harness/cli/main.js}"
+
+# Runs a command in the background and passes SIGTERM/SIGINT on to it (SLURM signals this shell),
+# so that tunebench can stop its trial cleanly and write a partial report.
+forward() {
+  "$@" &
+  local pid=$! rc=0
+  trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+  wait "$pid" || rc=$?
+  if kill -0 "$pid" 2>/dev/null; then rc=0; wait "$pid" || rc=$?; fi
+  trap - TERM INT
+  return "$rc"
+}
+
+echo "tunebench nightly: $(date -u +%FT%TZ) on $(hostname): $EXPERIMENT -> $REPORTS"
+# A run killed last night (preemption, node failure, OOM killer) is resumed, not started over.
+forward "${tunebench[@]}" run "$EXPERIMENT" --out "$REPORTS" --resume-unfinished --quiet || exit $?
+
+# Markdown goes to $GITHUB_STEP_SUMMARY by itself when that variable is set.
+status=0
+"${tunebench[@]}" history "$REPORTS" --experiment "$(sed -n 's/^name: *//p' "$EXPERIMENT" | head -1 | tr -d "\"'")" \
+  --fail-on-regression "$THRESHOLD" --fail-on-config-change || status=$?
+case "$status" in
+  0) echo "tunebench nightly: no regression" ;;
+  3) echo "tunebench nightly: REGRESSION beyond ${THRESHOLD}% (see $REPORTS/history/)" >&2 ;;
+  4) echo "tunebench nightly: the CHOSEN CONFIG CHANGED (see $REPORTS/history/)" >&2 ;;
+  *) echo "tunebench nightly: history failed with exit $status" >&2 ;;
+esac
+exit "$status"

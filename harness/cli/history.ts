@@ -1,0 +1,136 @@
+// `tunebench history <reports-dir>`: trend charts, change points and the latest run's gate against its
+// baseline, per experiment; `tunebench baseline set|show|clear` pins the baseline.
+import type { Command } from 'commander';
+import { existsSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { ConfigError, EXIT } from '../errors.js';
+import { historyChart } from '../history/chart.js';
+import { indexRuns, readRunEntry } from '../history/index.js';
+import { historyHtml, historyMarkdown, findings } from '../history/render.js';
+import { analyzeHistory, BASELINE_FILE, readBaseline, writeBaseline, type ExperimentHistory } from '../history/trend.js';
+import { renderSvg } from '../report/render.js';
+import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
+import { experimentDirName, makeDirs } from '../store/run-dir.js';
+import { appendStepSummary } from './common.js';
+
+interface HistoryFlags {
+  experiment?: string;
+  out?: string;
+  failOnRegression?: string;
+  failOnConfigChange?: boolean;
+  allowEnvMismatch?: boolean;
+  noiseBand: string;
+  json?: boolean;
+}
+
+export function registerHistory(program: Command): void {
+  program
+    .command('history')
+    .description('trend of every finished run in a reports folder: key metrics with CI bands, change points, chosen values, and the latest run against its baseline')
+    .argument('<reports-dir>', 'the folder runs write to (tunebench run --out; default reports)')
+    .option('--experiment <name>', 'only this experiment (default: every experiment with runs)')
+    .option('--out <dir>', 'where history.html, history.md, history.json and charts/ go, per experiment (default <reports-dir>/history)')
+    .option('--fail-on-regression <pct>', `exit ${EXIT.regression} when the latest run is significantly slower than its baseline by more than pct percent`)
+    .option('--fail-on-config-change', `exit ${EXIT.configChanged} when the latest run chose another config than its baseline`)
+    .option('--allow-env-mismatch', 'compare with a baseline from another environment (device, driver, library versions), flagged in the output')
+    .option('--noise-band <fraction>', 'a ratio CI must lie outside 1 +/- this to count as a change', '0.02')
+    .option('--json', 'print the findings as JSON on stdout')
+    .action(async (reportsArg: string, o: HistoryFlags) => {
+      const threshold = o.failOnRegression === undefined ? null : Number(o.failOnRegression);
+      if (threshold !== null && !(threshold >= 0 && threshold < 100)) throw new ConfigError(`--fail-on-regression: expected a percentage from 0 to 100, got ${JSON.stringify(o.failOnRegression)}`);
+      const band = Number(o.noiseBand);
+      if (!(band >= 0 && band < 0.5)) throw new ConfigError(`--noise-band: expected a fraction from 0 to 0.5, got ${JSON.stringify(o.noiseBand)}`);
+      const reports = resolve(reportsArg);
+      const index = indexRuns(reports);
+      if (index.runs.length === 0) throw new ConfigError(`${reportsArg} holds no finished run (${index.skipped.length} unfinished or damaged); run tunebench run --out ${reportsArg} first`);
+      const histories = analyzeHistory(index.runs, { failPct: threshold ?? 0, noiseBand: band, allowEnvMismatch: o.allowEnvMismatch === true, ...(o.experiment !== undefined ? { experiment: o.experiment } : {}) });
+      const outRoot = resolve(o.out ?? join(reports, 'history'));
+      const written: string[] = [];
+      const markdown: string[] = [];
+      for (const h of histories) {
+        const dir = join(outRoot, experimentDirName(h.experiment));
+        makeDirs(join(dir, 'charts'));
+        const chart = historyChart(h);
+        const svg = await renderSvg(chart.spec);
+        writeFileAtomic(join(dir, 'charts', `${chart.name}.vl.json`), `${JSON.stringify(chart.spec, null, 2)}\n`);
+        writeFileAtomic(join(dir, 'charts', `${chart.name}.svg`), svg);
+        writeFileAtomic(join(dir, 'history.html'), historyHtml(h, { chart, svg }, threshold));
+        const text = historyMarkdown(h, threshold);
+        writeFileAtomic(join(dir, 'history.md'), text);
+        writeJsonAtomic(join(dir, 'history.json'), machine(h, threshold));
+        markdown.push(text);
+        written.push(join(dir, 'history.html'));
+      }
+      appendStepSummary(markdown.join('\n'));
+      const failed = histories.filter((h) => threshold !== null && (h.gate?.regressions.length ?? 0) > 0);
+      const changed = histories.filter((h) => o.failOnConfigChange && (h.gate?.config_changes.length ?? 0) > 0);
+      if (o.json) {
+        process.stdout.write(`${JSON.stringify({ reports, skipped: index.skipped, experiments: histories.map((h) => machine(h, threshold)), reports_written: written }, null, 2)}\n`);
+      } else {
+        for (const h of histories) process.stdout.write(`${h.experiment}: ${h.runs} runs\n${findings(h, threshold).map((f) => `  ${f}`).join('\n')}\n`);
+        if (index.skipped.length > 0) process.stdout.write(`skipped ${index.skipped.length} unfinished or damaged run(s), e.g. ${index.skipped[0]!.dir}: ${index.skipped[0]!.why}\n`);
+        process.stdout.write(`history: ${written.join(', ')}\n`);
+      }
+      if (failed.length > 0) {
+        process.stderr.write(`tunebench: regression beyond ${threshold}% in ${failed.map((h) => h.experiment).join(', ')}\n`);
+        process.exitCode = EXIT.regression;
+      } else if (changed.length > 0) {
+        process.stderr.write(`tunebench: the chosen config changed in ${changed.map((h) => h.experiment).join(', ')}\n`);
+        process.exitCode = EXIT.configChanged;
+      }
+    });
+
+  const baseline = program.command('baseline').description('pin the run that `tunebench history` compares the latest run with');
+  baseline
+    .command('set')
+    .description('pin a finished run as its experiment\'s baseline (<reports>/<experiment>/baseline.json)')
+    .argument('<run-dir>', 'a finished run directory')
+    .action((runArg: string) => {
+      const dir = resolve(runArg);
+      if (!existsSync(join(dir, 'run.json'))) throw new ConfigError(`${runArg} is not a run directory (run.json is missing)`);
+      const entry = readRunEntry(dir);
+      if ('why' in entry) throw new ConfigError(`cannot pin ${runArg} as the baseline: ${entry.why}`);
+      const path = writeBaseline(dir, { run_id: entry.run_id, set_at: new Date().toISOString(), env_key: entry.env_key });
+      process.stdout.write(`baseline of ${entry.experiment}: ${entry.run_id} (environment ${entry.env_key}: ${entry.env_label}); written to ${path}\n`);
+    });
+  baseline
+    .command('show')
+    .description('print the pinned baseline of an experiment folder')
+    .argument('<experiment-dir>', 'e.g. reports/default')
+    .action((dirArg: string) => {
+      const pin = readBaseline(resolve(dirArg));
+      process.stdout.write(pin ? `${JSON.stringify(pin)}\n` : `no pinned baseline in ${dirArg}: history compares the latest run with the run before it\n`);
+    });
+  baseline
+    .command('clear')
+    .description('remove the pinned baseline of an experiment folder')
+    .argument('<experiment-dir>', 'e.g. reports/default')
+    .action((dirArg: string) => {
+      const path = join(resolve(dirArg), BASELINE_FILE);
+      rmSync(path, { force: true });
+      process.stdout.write(`removed ${path}\n`);
+    });
+}
+
+/** The findings for machines: no trial data, just the series, change points and the gate. */
+function machine(h: ExperimentHistory, threshold: number | null): unknown {
+  const g = h.gate;
+  return {
+    experiment: h.experiment,
+    runs: h.runs,
+    environments: h.environments,
+    threshold_pct: threshold,
+    change_points: h.metrics.flatMap((m) => m.changes.map((c) => ({ metric: m.name, env_key: m.env_key, ...c }))),
+    metrics: h.metrics.map((m) => ({ name: m.name, unit: m.unit, env_key: m.env_key, points: m.points })),
+    chosen: h.chosen,
+    gate: g && {
+      latest: g.latest,
+      baseline: g.baseline,
+      env_mismatch: g.env_mismatch,
+      regressions: g.regressions.map((r) => ({ metric: r.metric, throughput_ratio: r.throughput_ratio, verdict: r.verdict })),
+      config_changes: g.config_changes,
+      metrics: g.comparison?.metrics.map((m) => ({ metric: m.metric, throughput_ratio: m.throughput_ratio, verdict: m.verdict })) ?? [],
+      notes: g.notes,
+    },
+  };
+}

@@ -1,0 +1,168 @@
+// The history index: every finished run under a reports folder, per experiment and per environment
+// fingerprint, with its key metrics and chosen config. Entries are cached in <reports>/.history-index.json
+// (keyed by run.json's size and mtime), so a history of a thousand nights reads each run.json once.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { RunResult } from '../engine/result.js';
+import type { ClaimSummary } from '../engine/stages/claim.js';
+import type { CompareSummary } from '../engine/stages/compare.js';
+import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
+import type { SweepSummary } from '../engine/stages/sweep.js';
+import { ConfigError } from '../errors.js';
+import type { ParamValue } from '../experiment/schema.js';
+import { writeJsonAtomic } from '../store/atomic.js';
+import { RUN_FILE } from '../store/run-dir.js';
+import type { Fingerprint } from '../telemetry/fingerprint.js';
+
+export const INDEX_FILE = '.history-index.json';
+const INDEX_VERSION = 1;
+
+/** One key metric of a run: higher is better for every metric tunebench tracks. */
+export interface MetricPoint {
+  /** Stable across runs: "<stage> <what>", e.g. "threads samples/s (chosen)". */
+  name: string;
+  stage: string;
+  unit: string;
+  value: number;
+  low: number | null;
+  high: number | null;
+}
+
+export interface RunEntry {
+  experiment: string;
+  run_id: string;
+  dir: string;
+  started_at: string;
+  /** Short hash of the fingerprint's device, driver and library versions (not host, not commit). */
+  env_key: string;
+  /** The same, in words. */
+  env_label: string;
+  git_commit: string | null;
+  chosen: Record<string, ParamValue>;
+  metrics: MetricPoint[];
+}
+
+export interface HistoryIndex {
+  runs: RunEntry[];
+  /** Run directories that were skipped, and why (unfinished, stopped, damaged). */
+  skipped: { dir: string; why: string }[];
+}
+
+/** What makes two runs comparable: the device, its driver and the library versions. */
+export function environmentKey(env: Fingerprint | undefined): { key: string; label: string } {
+  const versions = Object.entries(env?.versions ?? {}).filter(([k]) => k !== 'tunebench').sort(([a], [b]) => a.localeCompare(b));
+  const device = env?.gpu ? `${env.gpu.count} x ${env.gpu.name}, driver ${env.gpu.driver}` : `${env?.cpu.model ?? 'unknown CPU'}, ${env?.cpu.cores ?? '?'} cores, no GPU`;
+  const label = `${device}; ${versions.map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  const identity = JSON.stringify({ cpu: env?.cpu ?? null, gpu: env?.gpu ? { name: env.gpu.name, driver: env.gpu.driver, count: env.gpu.count } : null, versions });
+  return { key: createHash('sha256').update(identity).digest('hex').slice(0, 10), label };
+}
+
+/** The key metrics of a finished run, from its stage results. */
+export function keyMetrics(result: RunResult): MetricPoint[] {
+  const out: MetricPoint[] = [];
+  const add = (stage: string, what: string, unit: string, ci: { estimate: number; low: number; high: number } | null | undefined) => {
+    if (ci && Number.isFinite(ci.estimate) && ci.estimate > 0) out.push({ name: `${stage} ${what}`, stage, unit, value: ci.estimate, low: ci.low, high: ci.high });
+  };
+  for (const s of result.stages) {
+    if (s.kind === 'max-batch') {
+      const r = s.result as MaxBatchSummary;
+      if (r.max !== null && r.max > 0) out.push({ name: `${s.name} max ${r.param}`, stage: s.name, unit: 'samples', value: r.max, low: null, high: null });
+      add(s.name, 'samples/s (chosen batch)', 'samples/s', s.evidence[r.param]?.samples_per_second);
+    } else if (s.kind === 'sweep') {
+      const r = s.result as SweepSummary;
+      add(s.name, 'samples/s (chosen config)', 'samples/s', r.configs.find((c) => c.key === r.chosen_key)?.throughput);
+    } else if (s.kind === 'compare') {
+      const r = s.result as CompareSummary;
+      for (const arm of r.arms) add(s.name, `samples/s ${r.param}=${String(arm.value)}`, 'samples/s', arm.throughput);
+    } else if (s.kind === 'claim') {
+      add(s.name, 'speedup', 'x', (s.result as ClaimSummary).speedup);
+    }
+  }
+  return out;
+}
+
+interface RunJsonLike {
+  experiment?: string;
+  run_id?: string;
+  started_at?: string;
+  status?: string;
+  environment?: Fingerprint;
+  result?: RunResult;
+}
+
+export function readRunEntry(dir: string): RunEntry | { why: string } {
+  let run: RunJsonLike;
+  try {
+    run = JSON.parse(readFileSync(join(dir, RUN_FILE), 'utf8')) as RunJsonLike;
+  } catch (error) {
+    return { why: `${RUN_FILE} is not valid JSON (${(error as Error).message})` };
+  }
+  if (!run.result || run.status === 'stopped' || run.status === 'failed' || run.status === 'running' || run.result.stopped) {
+    return { why: `the run did not finish (status ${run.status ?? 'unknown'}); resume it with tunebench run --resume` };
+  }
+  const env = environmentKey(run.environment);
+  return {
+    experiment: run.experiment ?? run.result.experiment,
+    run_id: run.run_id ?? run.result.run_id,
+    dir,
+    started_at: run.started_at ?? '',
+    env_key: env.key,
+    env_label: env.label,
+    git_commit: run.environment?.git_commit ?? null,
+    chosen: run.result.chosen,
+    metrics: keyMetrics(run.result),
+  };
+}
+
+interface CacheFile {
+  version: number;
+  entries: Record<string, { size: number; mtime: number; entry: RunEntry | { why: string } }>;
+}
+
+/** Reads (and refreshes the cache of) every run directory under reportsDir/<experiment>/<run-id>/. */
+export function indexRuns(reportsDir: string): HistoryIndex {
+  const root = resolve(reportsDir);
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new ConfigError(`${reportsDir} is not a folder: pass the reports folder that runs write to (tunebench run --out, default reports)`);
+  const cachePath = join(root, INDEX_FILE);
+  let cache: CacheFile = { version: INDEX_VERSION, entries: {} };
+  try {
+    const read = JSON.parse(readFileSync(cachePath, 'utf8')) as CacheFile;
+    if (read.version === INDEX_VERSION && read.entries) cache = read;
+  } catch {
+    // No cache yet, or a damaged one: rebuilt below.
+  }
+  const fresh: CacheFile = { version: INDEX_VERSION, entries: {} };
+  const runs: RunEntry[] = [];
+  const skipped: { dir: string; why: string }[] = [];
+  let changed = false;
+  for (const exp of readdirSync(root, { withFileTypes: true })) {
+    if (!exp.isDirectory() || exp.name.startsWith('.')) continue;
+    for (const run of readdirSync(join(root, exp.name), { withFileTypes: true })) {
+      if (!run.isDirectory()) continue;
+      const dir = join(root, exp.name, run.name);
+      const runFile = join(dir, RUN_FILE);
+      let st;
+      try {
+        st = statSync(runFile);
+      } catch {
+        continue; // not a run directory (history output, compare output)
+      }
+      const cached = cache.entries[dir];
+      const entry = cached && cached.size === st.size && cached.mtime === st.mtimeMs ? cached.entry : readRunEntry(dir);
+      if (entry !== cached?.entry) changed = true;
+      fresh.entries[dir] = { size: st.size, mtime: st.mtimeMs, entry };
+      if ('why' in entry) skipped.push({ dir, why: entry.why });
+      else runs.push(entry);
+    }
+  }
+  if (changed || Object.keys(cache.entries).length !== Object.keys(fresh.entries).length) {
+    try {
+      writeJsonAtomic(cachePath, fresh);
+    } catch {
+      // A read-only reports folder still gets its history, just without the cache.
+    }
+  }
+  runs.sort((a, b) => a.started_at.localeCompare(b.started_at) || a.run_id.localeCompare(b.run_id));
+  return { runs, skipped };
+}

@@ -1,0 +1,207 @@
+// History analysis: per experiment and environment, one series per key metric with its change points,
+// the chosen values over time, and the gate of the latest run against its baseline (pinned with
+// `tunebench baseline set`, else the run before it in the same environment).
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { ConfigError } from '../errors.js';
+import type { ParamValue } from '../experiment/schema.js';
+import { compareRuns, environmentDifferences, regressions, type BeforeAfter, type MetricComparison } from '../report/before-after.js';
+import { readRunDir } from '../report/write.js';
+import { detectChangePoints } from '../stats/change-points.js';
+import { writeJsonAtomic } from '../store/atomic.js';
+import { RUN_FILE } from '../store/run-dir.js';
+import type { Fingerprint } from '../telemetry/fingerprint.js';
+import type { RunEntry } from './index.js';
+
+export const BASELINE_FILE = 'baseline.json';
+
+export interface TrendPoint {
+  run_id: string;
+  started_at: string;
+  value: number;
+  low: number | null;
+  high: number | null;
+}
+
+export interface MarkedChange {
+  /** Index into the series; the run that starts the new level. */
+  index: number;
+  run_id: string;
+  started_at: string;
+  before: number;
+  after: number;
+  ratio: number;
+  kind: 'regression' | 'improvement';
+}
+
+export interface MetricTrend {
+  name: string;
+  unit: string;
+  env_key: string;
+  points: TrendPoint[];
+  changes: MarkedChange[];
+}
+
+export interface ChosenTrend {
+  param: string;
+  env_key: string;
+  points: { run_id: string; started_at: string; value: ParamValue }[];
+  /** Runs whose chosen value differs from the run before. */
+  changes: { run_id: string; started_at: string; before: ParamValue; after: ParamValue }[];
+}
+
+export interface Gate {
+  latest: { run_id: string; dir: string; env_key: string };
+  baseline: { run_id: string; dir: string; env_key: string; pinned: boolean } | null;
+  /** Set when the baseline ran in another environment and --allow-env-mismatch let the comparison go ahead. */
+  env_mismatch: string[] | null;
+  comparison: BeforeAfter | null;
+  /** Metrics significantly slower than the baseline beyond the threshold (all significant slowdowns without one). */
+  regressions: MetricComparison[];
+  config_changes: { param: string; before: ParamValue | null; after: ParamValue | null }[];
+  notes: string[];
+}
+
+export interface ExperimentHistory {
+  experiment: string;
+  runs: number;
+  environments: { env_key: string; env_label: string; runs: number }[];
+  metrics: MetricTrend[];
+  chosen: ChosenTrend[];
+  gate: Gate | null;
+}
+
+export interface HistoryOptions {
+  /** Regression threshold in percent for the gate; 0 lists every significant slowdown. */
+  failPct: number;
+  noiseBand: number;
+  allowEnvMismatch: boolean;
+}
+
+export interface BaselinePin {
+  run_id: string;
+  set_at: string;
+  env_key: string;
+}
+
+/** The pinned baseline of an experiment folder (<reports>/<experiment>/baseline.json), if any. */
+export function readBaseline(experimentDir: string): BaselinePin | null {
+  const path = join(experimentDir, BASELINE_FILE);
+  if (!existsSync(path)) return null;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as BaselinePin;
+  } catch (error) {
+    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}); pin the baseline again with tunebench baseline set <run-dir>`, [], { cause: error });
+  }
+}
+
+export function writeBaseline(runDir: string, pin: BaselinePin): string {
+  const path = join(dirname(runDir), BASELINE_FILE);
+  writeJsonAtomic(path, pin);
+  return path;
+}
+
+function series(runs: readonly RunEntry[]): MetricTrend[] {
+  const byName = new Map<string, MetricTrend>();
+  for (const run of runs) {
+    for (const m of run.metrics) {
+      const key = `${run.env_key}\u0000${m.name}`;
+      const t = byName.get(key) ?? { name: m.name, unit: m.unit, env_key: run.env_key, points: [], changes: [] };
+      t.points.push({ run_id: run.run_id, started_at: run.started_at, value: m.value, low: m.low, high: m.high });
+      byName.set(key, t);
+    }
+  }
+  for (const t of byName.values()) {
+    const fit = detectChangePoints(t.points);
+    t.changes = fit.changePoints.map((c) => ({
+      index: c.index,
+      run_id: t.points[c.index]!.run_id,
+      started_at: t.points[c.index]!.started_at,
+      before: c.before,
+      after: c.after,
+      ratio: c.ratio,
+      kind: c.ratio < 1 ? 'regression' : 'improvement',
+    }));
+  }
+  return [...byName.values()];
+}
+
+function chosenSeries(runs: readonly RunEntry[]): ChosenTrend[] {
+  const byParam = new Map<string, ChosenTrend>();
+  for (const run of runs) {
+    for (const [param, value] of Object.entries(run.chosen)) {
+      const key = `${run.env_key}\u0000${param}`;
+      const t = byParam.get(key) ?? { param, env_key: run.env_key, points: [], changes: [] };
+      const last = t.points.at(-1);
+      if (last && last.value !== value) t.changes.push({ run_id: run.run_id, started_at: run.started_at, before: last.value, after: value });
+      t.points.push({ run_id: run.run_id, started_at: run.started_at, value });
+      byParam.set(key, t);
+    }
+  }
+  return [...byParam.values()];
+}
+
+function fingerprintOf(dir: string): Fingerprint | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(dir, RUN_FILE), 'utf8')) as { environment?: Fingerprint }).environment;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The latest run against its baseline: significant slowdowns and chosen-config changes. */
+function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
+  const latest = runs.at(-1);
+  if (!latest) return null;
+  const notes: string[] = [];
+  const pin = readBaseline(dirname(latest.dir));
+  let baseline: Gate['baseline'] = null;
+  if (pin && pin.run_id !== latest.run_id) {
+    const pinned = runs.find((r) => r.run_id === pin.run_id);
+    if (!pinned) notes.push(`the pinned baseline ${pin.run_id} is not among the finished runs; using the previous run instead`);
+    else baseline = { run_id: pinned.run_id, dir: pinned.dir, env_key: pinned.env_key, pinned: true };
+  }
+  if (!baseline) {
+    const previous = runs.slice(0, -1).reverse().find((r) => r.env_key === latest.env_key);
+    if (previous) baseline = { run_id: previous.run_id, dir: previous.dir, env_key: previous.env_key, pinned: false };
+    else notes.push('no baseline: this is the first finished run in its environment');
+  }
+  const out: Gate = { latest: { run_id: latest.run_id, dir: latest.dir, env_key: latest.env_key }, baseline, env_mismatch: null, comparison: null, regressions: [], config_changes: [], notes };
+  if (!baseline) return out;
+  if (baseline.env_key !== latest.env_key) {
+    const diffs = environmentDifferences(fingerprintOf(baseline.dir), fingerprintOf(latest.dir)).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
+    if (!opts.allowEnvMismatch) {
+      throw new ConfigError(
+        `refusing to compare ${latest.experiment} run ${latest.run_id} with baseline ${baseline.run_id}: they ran in different environments (${diffs.join('; ') || 'fingerprints differ'}). ` +
+          'Pin a baseline from this environment (tunebench baseline set <run-dir>), or compare anyway with --allow-env-mismatch',
+      );
+    }
+    out.env_mismatch = diffs;
+  }
+  const before = readRunDir(baseline.dir);
+  const after = readRunDir(latest.dir);
+  out.comparison = compareRuns(before, after, { noiseBand: opts.noiseBand });
+  out.regressions = regressions(out.comparison, opts.failPct);
+  out.config_changes = out.comparison.chosen.filter((c) => c.changed).map(({ param, before: b, after: a }) => ({ param, before: b, after: a }));
+  return out;
+}
+
+/** The history of each experiment in the index (or only the named one). */
+export function analyzeHistory(runs: readonly RunEntry[], opts: HistoryOptions & { experiment?: string }): ExperimentHistory[] {
+  const names = [...new Set(runs.map((r) => r.experiment))].sort();
+  if (opts.experiment !== undefined && !names.includes(opts.experiment)) {
+    throw new ConfigError(`no finished run of experiment ${JSON.stringify(opts.experiment)}; experiments with runs: ${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}`);
+  }
+  return names
+    .filter((n) => opts.experiment === undefined || n === opts.experiment)
+    .map((name) => {
+      const mine = runs.filter((r) => r.experiment === name);
+      const envs = new Map<string, { env_key: string; env_label: string; runs: number }>();
+      for (const r of mine) {
+        const e = envs.get(r.env_key) ?? { env_key: r.env_key, env_label: r.env_label, runs: 0 };
+        e.runs += 1;
+        envs.set(r.env_key, e);
+      }
+      return { experiment: name, runs: mine.length, environments: [...envs.values()], metrics: series(mine), chosen: chosenSeries(mine), gate: gate(mine, opts) };
+    });
+}

@@ -1,0 +1,142 @@
+// End to end: `tunebench history` on synthetic nights (copies of a real run, scaled per night) and
+// `tunebench baseline`: change points, the regression and config-change gates, environment checks.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { compileSpec } from '../../harness/report/render.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { plantedNights, writeNights } from '../support/history.js';
+import { countAllMarks } from '../support/svg.js';
+
+const cli = (args: string[], env: Record<string, string> = {}) => execa(process.execPath, [CLI, ...args], { reject: false, env });
+
+interface HistoryJson {
+  skipped: { dir: string; why: string }[];
+  experiments: {
+    experiment: string;
+    runs: number;
+    change_points: { metric: string; index: number; ratio: number; run_id: string }[];
+    metrics: { name: string; points: unknown[] }[];
+    gate: { baseline: { run_id: string; pinned: boolean } | null; regressions: { metric: string }[]; config_changes: { param: string; before: unknown; after: unknown }[]; env_mismatch: string[] | null; notes: string[] };
+  }[];
+}
+
+describe('tunebench history', () => {
+  it('30 nights with a 15% regression planted at night 20 and +/-3% noise: every throughput series marks night 20 (+/-1) and nothing else', async () => {
+    const out = tempDir();
+    const dirs = writeNights(out, plantedNights(30, { at: 19, step: 0.85, noise: 0.03, seed: 20 }));
+    const summary = join(tempDir(), 'step-summary.md');
+    const r = await cli(['history', out, '--json'], { GITHUB_STEP_SUMMARY: summary });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const h = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!;
+    assert.equal(h.runs, 30);
+    const throughput = h.metrics.filter((m) => m.name.includes('samples/s'));
+    assert.ok(throughput.length >= 4, `${throughput.length} throughput series`);
+    // Each throughput series has exactly one change point, at night 20 (index 19) +/- 1, about -15%.
+    for (const m of throughput) {
+      const marks = h.change_points.filter((c) => c.metric === m.name);
+      assert.equal(marks.length, 1, `${m.name}: ${JSON.stringify(marks)}`);
+      assert.ok(Math.abs(marks[0]!.index - 19) <= 1, `${m.name} marked night ${marks[0]!.index + 1}`);
+      assert.ok(marks[0]!.ratio > 0.8 && marks[0]!.ratio < 0.9, `ratio ${marks[0]!.ratio}`);
+    }
+    // The max batch did not change: no mark on it, and no mark anywhere else.
+    assert.equal(h.change_points.length, throughput.length);
+    // The trend chart compiles cleanly and draws one dashed rule per change point.
+    const dir = join(out, 'history', 'report-fixture');
+    const spec = JSON.parse(readFileSync(join(dir, 'charts', 'history-report-fixture.vl.json'), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual(compileSpec(spec).warnings, []);
+    const svg = readFileSync(join(dir, 'charts', 'history-report-fixture.svg'), 'utf8');
+    assert.equal(countAllMarks(svg, 'concat_0_child_layer_2_marks'), throughput.length);
+    assert.equal(countAllMarks(svg, 'concat_0_child_layer_3_marks'), throughput.length);
+    assert.equal((svg.match(/>-1\d\.\d%</g) ?? []).length, throughput.length);
+    const html = readFileSync(join(dir, 'history.html'), 'utf8');
+    assert.match(html, /change point: .* -1\d\.\d% .* at run night-00(19|20|21)/);
+    assert.match(readFileSync(join(dir, 'history.md'), 'utf8'), /^# tunebench history: report-fixture/);
+    assert.match(readFileSync(summary, 'utf8'), /## Key metrics/);
+    assert.equal(dirs.length, 30);
+  });
+
+  it('pinned baseline: --fail-on-regression exits 3 when the latest run is significantly slower beyond the threshold, 0 within it', async () => {
+    const out = tempDir();
+    const dirs = writeNights(out, plantedNights(12, { at: 8, step: 0.85, noise: 0.01, seed: 3 }));
+    const pin = await cli(['baseline', 'set', dirs[2]!]);
+    assert.equal(pin.exitCode, 0, pin.stderr);
+    assert.match(pin.stdout, /baseline of report-fixture: night-0003/);
+    const r = await cli(['history', out, '--fail-on-regression', '5', '--json']);
+    assert.equal(r.exitCode, 3, r.stderr);
+    const gate = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!.gate;
+    assert.deepEqual(gate.baseline, { ...gate.baseline, run_id: 'night-0003', pinned: true });
+    assert.ok(gate.regressions.some((x) => x.metric.startsWith('arena arena=keep')), JSON.stringify(gate.regressions));
+    assert.match(r.stderr, /regression beyond 5% in report-fixture/);
+    // A 15% drop is within a 25% threshold.
+    assert.equal((await cli(['history', out, '--fail-on-regression', '25'])).exitCode, 0);
+    // Without a pin the baseline is the run before the latest: the same level, no regression.
+    assert.equal((await cli(['baseline', 'clear', join(out, 'report-fixture')])).exitCode, 0);
+    const previous = await cli(['history', out, '--fail-on-regression', '5', '--json']);
+    assert.equal(previous.exitCode, 0, previous.stderr);
+    assert.deepEqual((JSON.parse(previous.stdout) as HistoryJson).experiments[0]!.gate.baseline?.run_id, 'night-0011');
+  });
+
+  it('--fail-on-config-change exits 4 when the latest run chose another value', async () => {
+    const out = tempDir();
+    const nights = plantedNights(6, { at: 99, step: 1, noise: 0.01, seed: 4 });
+    nights[5]!.edit = (run) => {
+      run.result.chosen['intra_op_threads'] = 1;
+    };
+    writeNights(out, nights);
+    const plain = await cli(['history', out]);
+    assert.equal(plain.exitCode, 0, plain.stderr);
+    assert.match(plain.stdout, /CONFIG CHANGE: intra_op_threads 2 -> 1 vs previous run night-0005/);
+    const r = await cli(['history', out, '--fail-on-config-change']);
+    assert.equal(r.exitCode, 4);
+    assert.match(r.stderr, /the chosen config changed in report-fixture/);
+  });
+
+  it('refuses a baseline from another environment unless --allow-env-mismatch, and then flags it', async () => {
+    const out = tempDir();
+    const nights = plantedNights(5, { at: 99, step: 1, noise: 0.01, seed: 5 });
+    nights[4]!.edit = (run) => {
+      run.environment.cpu.model = 'Intel Xeon Platinum 8480+';
+    };
+    const dirs = writeNights(out, nights);
+    assert.equal((await cli(['baseline', 'set', dirs[1]!])).exitCode, 0);
+    const r = await cli(['history', out]);
+    assert.equal(r.exitCode, 2);
+    assert.match(r.stderr, /refusing to compare report-fixture run night-0005 with baseline night-0002: they ran in different environments \(CPU differs: .*AMD EPYC.* before, .*Intel Xeon Platinum 8480\+.* after\)\. Pin a baseline from this environment .* or compare anyway with --allow-env-mismatch/);
+    const allowed = await cli(['history', out, '--allow-env-mismatch', '--json']);
+    assert.equal(allowed.exitCode, 0, allowed.stderr);
+    const h = (JSON.parse(allowed.stdout) as HistoryJson).experiments[0]!;
+    assert.ok(h.gate.env_mismatch && h.gate.env_mismatch.some((d) => d.startsWith('CPU differs')));
+    assert.match(readFileSync(join(out, 'history', 'report-fixture', 'history.md'), 'utf8'), /\*\*ENVIRONMENT MISMATCH \(allowed by --allow-env-mismatch\)/);
+    // The other environment is its own series: 4 nights in one, 1 in the other.
+    const envs = (JSON.parse(readFileSync(join(out, 'history', 'report-fixture', 'history.json'), 'utf8')) as { environments: { runs: number }[] }).environments;
+    assert.deepEqual(envs.map((e) => e.runs).sort(), [1, 4]);
+  });
+
+  it('skips unfinished runs with the reason, names unknown experiments, and keeps an index of the runs', async () => {
+    const out = tempDir();
+    const nights = plantedNights(4, { at: 99, step: 1, noise: 0.01, seed: 6 });
+    nights[3]!.edit = (run) => {
+      run.status = 'stopped';
+    };
+    writeNights(out, nights);
+    const r = await cli(['history', out, '--json']);
+    assert.equal(r.exitCode, 0, r.stderr);
+    const h = JSON.parse(r.stdout) as HistoryJson;
+    assert.equal(h.experiments[0]!.runs, 3);
+    assert.equal(h.skipped.length, 1);
+    assert.match(h.skipped[0]!.why, /did not finish \(status stopped\); resume it with tunebench run --resume/);
+    assert.ok(existsSync(join(out, '.history-index.json')));
+    const unknown = await cli(['history', out, '--experiment', 'nope']);
+    assert.equal(unknown.exitCode, 2);
+    assert.match(unknown.stderr, /no finished run of experiment "nope"; experiments with runs: "report-fixture"/);
+    const empty = await cli(['history', tempDir()]);
+    assert.equal(empty.exitCode, 2);
+    assert.match(empty.stderr, /holds no finished run/);
+    writeFileSync(join(out, 'report-fixture', 'night-0001', 'run.json'), '{');
+    const damaged = await cli(['history', out, '--json']);
+    assert.equal((JSON.parse(damaged.stdout) as HistoryJson).skipped.length, 2);
+  });
+});

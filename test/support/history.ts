@@ -1,0 +1,78 @@
+// Synthetic nights for history tests and benchmarks: copies of a real finished run (the report
+// fixture: max batch, sweep, compare) whose throughput is scaled per night, in the stage results and
+// in the journal's step times alike, as if the machine had been that much faster or slower.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { RunResult } from '../../harness/engine/result.js';
+import { createRng } from '../../harness/stats/rng.js';
+import type { TrialRecord } from '../../harness/trial/record.js';
+import { REPORT_FIXTURE } from './runs.js';
+
+interface RunJson {
+  experiment: string;
+  run_id: string;
+  started_at: string;
+  finished_at?: string;
+  status?: string;
+  environment: { cpu: { model: string } };
+  result: RunResult;
+}
+
+const template = () => JSON.parse(readFileSync(join(REPORT_FIXTURE, 'run.json'), 'utf8')) as RunJson;
+const journalText = () => readFileSync(join(REPORT_FIXTURE, 'trials.jsonl'), 'utf8');
+
+/** Scales every throughput interval of a result (evidence, sweep configs, compare arms) by f. */
+function scaleResult(result: RunResult, f: number): void {
+  const scale = (i: { estimate: number; low: number; high: number } | null | undefined) => {
+    if (!i) return;
+    i.estimate *= f;
+    i.low *= f;
+    i.high *= f;
+  };
+  for (const e of Object.values(result.evidence)) scale(e.samples_per_second);
+  for (const s of result.stages) {
+    for (const e of Object.values(s.evidence)) if (!Object.values(result.evidence).includes(e)) scale(e.samples_per_second);
+    const r = s.result as { configs?: { throughput: { estimate: number; low: number; high: number } | null }[]; arms?: { throughput: { estimate: number; low: number; high: number } | null }[] };
+    for (const c of r.configs ?? []) scale(c.throughput);
+    for (const a of r.arms ?? []) scale(a.throughput);
+  }
+}
+
+export interface Night {
+  /** Throughput relative to the fixture run. */
+  factor: number;
+  /** Changes to apply to run.json, e.g. another chosen value or another CPU. */
+  edit?: (run: RunJson) => void;
+}
+
+/** Writes one run directory per night under <out>/<experiment>/, one day apart; returns their paths. */
+export function writeNights(out: string, nights: readonly Night[], start = Date.UTC(2026, 9, 1, 2, 0, 0)): string[] {
+  const base = template();
+  const lines = journalText().trim().split('\n');
+  return nights.map((night, i) => {
+    const run = template();
+    const id = `night-${String(i + 1).padStart(4, '0')}`;
+    run.run_id = id;
+    run.result.run_id = id;
+    run.started_at = new Date(start + i * 86_400_000).toISOString();
+    run.finished_at = new Date(start + i * 86_400_000 + 600_000).toISOString();
+    scaleResult(run.result, night.factor);
+    night.edit?.(run);
+    const dir = join(out, base.experiment, id);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
+    const scaled = lines.map((l) => {
+      const r = JSON.parse(l) as TrialRecord;
+      r.steps = r.steps.map((s) => ({ ...s, seconds: s.seconds / night.factor }));
+      return JSON.stringify(r);
+    });
+    writeFileSync(join(dir, 'trials.jsonl'), `${scaled.join('\n')}\n`);
+    return dir;
+  });
+}
+
+/** Factors of n nights: level 1 with uniform +/-noise, times `step` from the 0-based night `at` on. */
+export function plantedNights(n: number, opts: { at: number; step: number; noise: number; seed: number }): Night[] {
+  const rng = createRng(opts.seed);
+  return Array.from({ length: n }, (_, i) => ({ factor: (i >= opts.at ? opts.step : 1) * (1 + (rng() * 2 - 1) * opts.noise) }));
+}
