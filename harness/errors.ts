@@ -42,8 +42,14 @@ export class StoppedError extends Error {
   override readonly name = 'StoppedError';
 }
 
+/** `--no-wait`: trials were submitted to SLURM and the coordinator returns; `tunebench collect` goes on. Exit code 0. */
+export class DetachedError extends Error {
+  override readonly name = 'DetachedError';
+}
+
 export function exitCodeFor(error: unknown): number {
   if (error instanceof ConfigError) return EXIT.invalid;
   if (error instanceof StoppedError) return EXIT.stopped;
+  if (error instanceof DetachedError) return EXIT.ok;
   return EXIT.harness;
 }

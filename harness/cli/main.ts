@@ -2,13 +2,14 @@
 // The tunebench command: wires the subcommands and reports each error once with a documented exit code.
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
-import { ConfigError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
+import { ConfigError, DetachedError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
 import { registerHistory } from './history.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
+import { registerSlurm } from './slurm.js';
 import { registerValidate } from './validate.js';
 
 const require = createRequire(import.meta.url);
@@ -26,6 +27,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerCompare(program);
   registerClaims(program);
   registerHistory(program);
+  registerSlurm(program);
   registerValidate(program);
   registerSchema(program);
   try {
@@ -36,7 +38,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       // Help and version exit 0; usage errors were already printed by commander.
       return error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
     }
-    const prefix = error instanceof ConfigError ? 'invalid input' : error instanceof StoppedError ? 'stopped by signal' : 'error';
+    const prefix = error instanceof ConfigError ? 'invalid input' : error instanceof StoppedError ? 'stopped by signal' : error instanceof DetachedError ? 'submitted' : 'error';
     process.stderr.write(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`);
     if (!(error instanceof ConfigError) && process.env['TUNEBENCH_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);

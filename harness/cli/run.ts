@@ -17,6 +17,8 @@ export function registerRun(program: Command): void {
       .description(`run an experiment file (YAML or JSON); default ${DEFAULTS.experiment}`)
       .argument('[experiment]', 'experiment file', DEFAULTS.experiment)
       .option('--resume <run-dir>', 'continue a stopped or killed run: its completed trials are replayed from the journal, not run again')
+      .option('--executor <kind>', 'local (every trial here, one at a time) or slurm (job arrays); default: the experiment\'s executor.kind')
+      .option('--no-wait', 'slurm: submit and return; gather the results later with tunebench collect <run-dir>')
       .option('--resume-unfinished', "if this experiment's newest run under --out did not finish, resume it; else start a new run (for nightly jobs and requeued SLURM jobs)"),
   ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
     const o = resolveCommon(raw);
@@ -32,8 +34,13 @@ export function registerRun(program: Command): void {
         resume = found;
       }
     }
+    const kind = raw['executor'] as string | undefined;
+    if (kind !== undefined && kind !== 'local' && kind !== 'slurm') throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
+    const noWait = raw['wait'] === false;
     const result = await withStopSignals((signal) =>
-      resume !== undefined ? resumeExperiment({ runDir: resume, progress, signal }) : runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal }),
+      resume !== undefined
+        ? resumeExperiment({ runDir: resume, progress, signal, noWait })
+        : runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal, noWait, ...(kind ? { executor: kind } : {}) }),
     ).finally(() => progress.finish());
     if (result.failed_stages.length > 0) {
       // A workload that fails before any config runs is the user's to fix: report it as invalid input.

@@ -6,7 +6,8 @@ import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Interval } from '../stats/bootstrap.js';
 import type { Journal } from '../store/journal.js';
-import { runTrial, type TrialContext } from '../trial/run-trial.js';
+import type { TrialContext } from '../trial/run-trial.js';
+import type { Executor, TrialSpec } from '../executors/executor.js';
 import type { Config, TrialRecord } from '../trial/record.js';
 import type { MeasureSteps } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
@@ -28,7 +29,11 @@ export interface StageContext {
    * On resume, the journal's completed trials: trial i of the replayed run returns replay[i]
    * instead of running again, so each stage retraces its decisions up to where it was stopped.
    */
-  replay?: readonly TrialRecord[];
+  replay?: TrialRecord[];
+  /** How many of the replayed trials the journal already holds; the rest (from a SLURM allocation) are appended. */
+  journaled?: number;
+  /** Where trials run: here, one at a time (the default), or as SLURM job arrays. */
+  executor: Executor;
 }
 
 /** Why a value was chosen: the stage, the rule and the measurement behind it. */
@@ -63,6 +68,7 @@ export async function runJournaledTrial(
   const done = ctx.replay?.[index];
   if (done) {
     assertSameTrial(done, { index, stage, role, config, argv });
+    if (index >= (ctx.journaled ?? Infinity)) ctx.journal.append(done);
     ctx.records.push(done);
     return done;
   }
@@ -72,7 +78,7 @@ export async function runJournaledTrial(
     throw new StoreError(`the disk holding ${journalDir} is full: ${formatBytes(free)} free, and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`);
   }
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
-  const record = await runTrial({ ...ctx.trial, onEvent: (e) => ctx.progress.trialEvent(e) }, { index, stage, role, config, measure, ...(argv ? { argv } : {}) });
+  const record = await ctx.executor.run(index, { stage, role, config, measure, ...(argv ? { argv } : {}) }, (e) => ctx.progress.trialEvent(e));
   const after = freeBytes(journalDir);
   if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
     // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
@@ -82,6 +88,16 @@ export async function runJournaledTrial(
   ctx.records.push(record);
   ctx.progress.trialEnd(record);
   return record;
+}
+
+/**
+ * Announces the trials a stage runs next, in order, so that a parallel executor can start them
+ * together. Trials the journal already holds (resume) are not announced again.
+ */
+export async function planTrials(ctx: StageContext, trials: readonly TrialSpec[]): Promise<void> {
+  const first = ctx.records.length;
+  const done = Math.max(0, (ctx.replay?.length ?? 0) - first);
+  if (trials.length > done) await ctx.executor.plan(first + done, trials.slice(done));
 }
 
 /** A journaled trial must be the trial the stage asks for again; anything else means the run cannot be replayed. */

@@ -20,6 +20,8 @@ export interface ResumeOptions {
   runDir: string;
   progress: Progress;
   signal?: AbortSignal;
+  /** SLURM: submit what is next and return instead of waiting. */
+  noWait?: boolean;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     const { stopped: _stopped, result: _result, error: _error, ...rest } = runJson;
     const draft: RunJsonDraft = { ...rest, status: 'running', resumes: [...(runJson.resumes ?? []), { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes }] };
     writeRunJson(resumed, draft);
-    return await execute({ dir: resumed, runJson: draft, experiment, workload, mechanism, env, started: Date.now(), replay: records, progress: opts.progress, signal: opts.signal });
+    return await execute({ dir: resumed, runJson: draft, experiment, workload, mechanism, env, started: Date.now(), replay: records, progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
   } finally {
     dir.lock.release();
   }

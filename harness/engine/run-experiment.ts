@@ -3,19 +3,22 @@
 // completed trials are not run again and the search retraces its decisions up to the stop.
 import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { ConfigError, StoppedError, StoreError } from '../errors.js';
+import { ConfigError, DetachedError, StoppedError, StoreError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
 import { loadExperiment } from '../experiment/load.js';
-import type { Experiment } from '../experiment/schema.js';
+import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
+import type { Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint, type Fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
 import { OUTCOMES, type Config, type Outcome, type TrialRecord } from '../trial/record.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
+import { localExecutor, type Executor } from '../executors/executor.js';
+import { createExecutor } from '../executors/index.js';
 import type { Evidence, StageContext, StageOutcome } from './context.js';
 import type { Progress } from './progress.js';
 import type { RunResult, StopInfo } from './result.js';
@@ -31,12 +34,16 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Changes the loaded experiment before it runs (e.g. `tunebench claims --max-pairs`). */
   adjust?: (experiment: Experiment) => void;
+  /** --executor: overrides the experiment's executor kind. */
+  executor?: ExecutorSpec['kind'];
+  noWait?: boolean;
 }
 
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
   const { experiment, source, text } = loadExperiment(opts.experimentPath);
   opts.adjust?.(experiment);
+  if (opts.executor) experiment.executor = { ...experiment.executor, kind: opts.executor };
   const workload: Workload = createWorkload(experiment, source);
   const mechanism = preflightLimit(experiment);
   const env = fingerprint();
@@ -61,13 +68,13 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     dir.lock.release();
     throw error;
   }
-  return execute({ dir, runJson, experiment, workload, mechanism, env, started, replay: [], progress: opts.progress, signal: opts.signal });
+  return execute({ dir, runJson, experiment, workload, mechanism, env, started, replay: [], progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
 }
 
 /** What run.json holds while a run is under way; `result` and `finished_at` are added at the end. */
 export interface RunJsonDraft {
   tunebench_run: 1;
-  status: 'running' | 'stopped' | 'failed' | 'finished';
+  status: 'running' | 'waiting' | 'stopped' | 'failed' | 'finished';
   experiment: string;
   run_id: string;
   started_at: string;
@@ -96,6 +103,10 @@ export interface Execution {
   replay: readonly TrialRecord[];
   progress: Progress;
   signal?: AbortSignal | undefined;
+  /** Default: the local executor. */
+  executor?: Executor;
+  /** --no-wait: submit to SLURM and return. */
+  noWait?: boolean;
 }
 
 export function preflightLimit(experiment: Experiment): string {
@@ -120,41 +131,70 @@ export async function execute(x: Execution): Promise<RunResult> {
   }
 }
 
-async function executeLocked(x: Execution): Promise<RunResult> {
-  const { dir, experiment, workload, env } = x;
-  const ctx: StageContext = {
+/** The run state every stage shares, from the experiment and the workload. */
+export function stageContext(
+  x: Pick<Execution, 'experiment' | 'workload' | 'env' | 'progress' | 'replay' | 'signal' | 'executor' | 'noWait'> & { dir?: RunDir },
+  journal: Journal,
+  scratchDir: string,
+): StageContext {
+  const { experiment, workload, env } = x;
+  const trial = { workload, limits: experiment.limits, scratchDir, ...(x.signal ? { signal: x.signal } : {}) };
+  return {
     experiment,
-    trial: { workload, limits: experiment.limits, scratchDir: dir.scratch, ...(x.signal ? { signal: x.signal } : {}) },
-    journal: dir.journal,
+    trial,
+    journal,
     progress: x.progress,
     records: [],
     baseConfig: { ...workload.fixedParams },
     environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
     hasCuda: env.gpu !== null,
-    replay: x.replay,
+    replay: [...x.replay],
+    journaled: x.replay.length,
+    executor:
+      x.executor ??
+      (x.dir ? createExecutor(experiment.executor, { runDir: x.dir.path, experiment: experiment.name, trial, progress: x.progress, noWait: x.noWait ?? false }) : localExecutor(trial)),
   };
-  const outcomes: StageOutcome[] = [];
-  const evidence: Record<string, Evidence> = {};
-  let current = '';
-  try {
-    for (const [i, stage] of experiment.stages.entries()) {
-      const name = stageName(stage, i);
-      current = name;
-      x.progress.stage(name, `${stage.kind} on ${workload.description}`);
-      const outcome =
-        stage.kind === 'max-batch'
-          ? await runMaxBatchStage(ctx, stage, name)
-          : stage.kind === 'sweep'
-            ? await runSweepStage(ctx, stage, name)
-            : stage.kind === 'compare'
-              ? await runCompareStage(ctx, stage, name)
-              : await runClaimStage(ctx, stage, name);
-      for (const note of outcome.notes) x.progress.note(note);
-      outcomes.push(outcome);
-      Object.assign(ctx.baseConfig, outcome.chosen);
-      Object.assign(evidence, outcome.evidence);
+}
+
+/**
+ * Runs the stages in order (up to and including `until`), each starting from what the earlier ones
+ * chose. On SLURM a max-batch stage first runs whole inside one allocation; its trials then replay here.
+ */
+export async function runStages(ctx: StageContext, state: { outcomes: StageOutcome[]; evidence: Record<string, Evidence>; current: string }, until = Infinity): Promise<void> {
+  for (const [i, stage] of ctx.experiment.stages.entries()) {
+    if (i > until) break;
+    const name = stageName(stage, i);
+    state.current = name;
+    ctx.progress.stage(name, `${stage.kind} on ${ctx.trial.workload.description}`);
+    if (stage.kind === 'max-batch' && ctx.executor.allocateStage) {
+      const known = ctx.replay?.length ?? 0;
+      const inAllocation = await ctx.executor.allocateStage(i, name);
+      ctx.replay = [...(ctx.replay ?? []), ...inAllocation.filter((r) => r.index >= known)];
     }
+    const outcome =
+      stage.kind === 'max-batch'
+        ? await runMaxBatchStage(ctx, stage, name)
+        : stage.kind === 'sweep'
+          ? await runSweepStage(ctx, stage, name)
+          : stage.kind === 'compare'
+            ? await runCompareStage(ctx, stage, name)
+            : await runClaimStage(ctx, stage, name);
+    for (const note of outcome.notes) ctx.progress.note(note);
+    state.outcomes.push(outcome);
+    Object.assign(ctx.baseConfig, outcome.chosen);
+    Object.assign(state.evidence, outcome.evidence);
+  }
+}
+
+async function executeLocked(x: Execution): Promise<RunResult> {
+  const { dir, experiment, env } = x;
+  const ctx = stageContext(x, dir.journal, dir.scratch);
+  const state = { outcomes: [] as StageOutcome[], evidence: {} as Record<string, Evidence>, current: '' };
+  const { outcomes, evidence } = state;
+  try {
+    await runStages(ctx, state);
   } catch (error) {
+    const current = state.current;
     const stop: StopInfo = {
       reason: x.signal?.aborted ? String((x.signal.reason as Error | undefined)?.message ?? 'stopped') : (error as Error).message,
       stage: current,
@@ -162,6 +202,11 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       stage_trials: ctx.records.filter((r) => r.stage === current).length,
       resume: resumeCommand(dir.path),
     };
+    if (error instanceof DetachedError) {
+      // --no-wait: the trials are in SLURM's hands; run.json says so and collect goes on later.
+      writeRunJson(dir, { ...x.runJson, status: 'waiting' });
+      throw new DetachedError(`${error.message}; ${stop.completed_trials} trial(s) are journaled. Gather the results with: tunebench collect ${JSON.stringify(dir.path)}`, { cause: error });
+    }
     await savePartial(x, ctx, outcomes, evidence, stop, x.signal?.aborted ? 'stopped' : 'failed');
     if (x.signal?.aborted) {
       throw new StoppedError(`${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded and will run again. Partial report: ${join(dir.path, 'report.html')}. Resume with: ${stop.resume}`, { cause: error });
@@ -172,6 +217,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
     throw error;
   }
   const result = buildResult(x, ctx, outcomes, evidence);
+  const allocated = ctx.records.find((r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage));
   writeChosenConfig(
     dir.path,
     buildChosenConfig({
@@ -182,6 +228,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       fingerprint: env,
       memoryLimit: experiment.limits.memory ?? null,
       experimentPath: relative(process.cwd(), x.runJson.experiment_file) || x.runJson.experiment_file,
+      ...(allocated?.node ? { placement: { stage: allocated.stage, ...allocated.node } } : {}),
     }),
   );
   const finished: RunJsonDraft = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
@@ -211,6 +258,7 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   const warnings: string[] = [];
   if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
   for (const r of x.runJson.resumes) warnings.push(...r.notes);
+  warnings.push(...(ctx.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
   for (const o of outcomes) {
     const r = o.result as { status?: string };
     if (r.status === 'none-fits' && mechanism === 'prlimit-as') {

@@ -210,6 +210,24 @@ const claimStage = s.object(
   'Checks a claimed speedup: interleaved baseline/candidate pairs, added until the CI of the speedup decides or the budget ends; verdict confirmed, refuted or inconclusive.',
 );
 
+const executor = s.object(
+  {
+    kind: required(s.literal(['local', 'slurm'] as const, 'local: every trial here, one at a time; slurm: sweeps, compares and claims as job arrays, max-batch inside one allocation')),
+    partition: optional(s.string({ description: 'sbatch --partition' })),
+    account: optional(s.string({ description: 'sbatch --account' })),
+    gres: optional(s.string({ description: 'sbatch --gres per task, e.g. "gpu:1"' })),
+    cpus_per_task: optional(positiveInt('sbatch --cpus-per-task')),
+    mem: optional(s.string({ pattern: /^\d+[KMGT]?$/, hint: 'SLURM memory such as "32G" or "4000M"', description: 'sbatch --mem per task' })),
+    time: optional(s.string({ pattern: /^(\d+-)?\d+(:\d+){0,2}$/, hint: 'SLURM time such as "30", "00:30:00" or "1-00:00:00"', description: 'sbatch --time per task' })),
+    constraint: optional(s.string({ description: 'sbatch --constraint, e.g. "a100|h100"' })),
+    extra_args: optional(s.array(s.string(), { description: 'more sbatch arguments, each one element, e.g. ["--qos=high"]' }), []),
+    max_concurrent: optional(positiveInt('K in sbatch --array=0-(N-1)%K: array tasks that may run at once'), 4),
+    retries: optional(nonNegativeInt('times a task that ended FAILED, TIMEOUT, OUT_OF_MEMORY, CANCELLED or NODE_FAIL without a record is submitted again'), 1),
+    poll: optional(duration('the longest wait between two looks at squeue/sacct (the wait starts at 0.5 s and grows)'), 10),
+  },
+  'Where trials run.',
+);
+
 const stage = s.tagged('kind', { 'max-batch': maxBatchStage, sweep: sweepStage, compare: compareStage, claim: claimStage });
 
 export const experimentSchema = s.object(
@@ -222,6 +240,7 @@ export const experimentSchema = s.object(
     limits: optional(limits, { mechanism: 'auto', timeout: 300 }),
     measure: optional(measure, { warmup_steps: 2, steps: 10 }),
     objective: optional(objective, { maximize: 'samples_per_second', constraints: {} }),
+    executor: optional(executor, { kind: 'local', extra_args: [], max_concurrent: 4, retries: 1, poll: 10 }),
     stages: required(s.array(stage, { minItems: 1 })),
   },
   'A tunebench experiment: a workload, limits, measurement settings and an ordered list of stages.',
@@ -237,6 +256,7 @@ export type WorkloadSpec = Experiment['workload'];
 export type OnnxWorkloadSpec = Infer<typeof onnxWorkload>;
 export type CommandWorkloadSpec = Infer<typeof commandWorkload>;
 export type ParamValue = Infer<typeof paramValue>;
+export type ExecutorSpec = Infer<typeof executor>;
 export { paramValue };
 
 export function jsonSchema(): Record<string, unknown> {

@@ -14,6 +14,8 @@ export interface ChosenConfig {
   config: Config;
   evidence: Record<string, Evidence>;
   device: { host: string; cpu: string; gpu: string | null; memory_limit_bytes: number | null };
+  /** On SLURM: the node (and device class, and job) where the max-batch stage ran inside one allocation. */
+  placement?: { stage: string; host: string; device: string; slurm_job: string | null };
   reproduce: { command: string[]; env: Record<string, string> };
 }
 
@@ -25,6 +27,7 @@ export function buildChosenConfig(args: {
   fingerprint: Fingerprint;
   memoryLimit: number | null;
   experimentPath: string;
+  placement?: ChosenConfig['placement'];
 }): ChosenConfig {
   const env: Record<string, string> = { [ENV.config]: JSON.stringify(args.config) };
   for (const [k, v] of Object.entries(args.config)) env[paramEnvName(k)] = String(v);
@@ -35,11 +38,12 @@ export function buildChosenConfig(args: {
     config: args.config,
     evidence: args.evidence,
     device: {
-      host: args.fingerprint.host,
+      host: args.placement?.host ?? args.fingerprint.host,
       cpu: args.fingerprint.cpu.model,
-      gpu: args.fingerprint.gpu?.name ?? null,
+      gpu: args.placement ? (args.placement.device.startsWith('CPU: ') ? null : args.placement.device) : (args.fingerprint.gpu?.name ?? null),
       memory_limit_bytes: args.memoryLimit,
     },
+    ...(args.placement ? { placement: args.placement } : {}),
     reproduce: { command: ['tunebench', 'run', args.experimentPath], env },
   };
 }

@@ -78,6 +78,16 @@ function sweepBlocks(r: SweepSummary): Block[] {
   return [
     text(`Strategy ${r.strategy} over ${r.params.join(', ')}: ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`),
     tableBlock(['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'], rows, r.configs.flatMap((c, i) => (c.key === r.chosen_key ? [i] : []))),
+    ...(r.by_device && r.by_device.length > 0
+      ? [
+          text(`Configuration matrix per device class (SLURM): each class is ranked on its own trials${r.by_device.length > 1 ? '; the stage-wide choice above pools them' : ''}.`),
+          tableBlock(
+            ['device', 'nodes', 'chosen config', 'samples/s [95% CI]', 'trials'],
+            r.by_device.map((d) => [d.device, d.hosts.join(', '), d.chosen_key ?? '(none finished)', ci(d.throughput, (v) => v.toFixed(1)), d.trials]),
+            [],
+          ),
+        ]
+      : []),
   ];
 }
 

@@ -13,6 +13,8 @@ export interface PairBudget {
   maxPairs: number;
   /** Checked before each pair; true ends the loop (e.g. a trial or time budget). */
   overBudget?: () => boolean;
+  /** The trials about to run, in order (the first minPairs pairs at once, then one pair at a time), for job arrays. */
+  plan?: (trials: { side: 'a' | 'b'; pair: number }[]) => Promise<void>;
 }
 
 export interface PairsOutcome<T> {
@@ -32,9 +34,16 @@ export async function runPairs<T>(
   budget: PairBudget,
 ): Promise<PairsOutcome<T>> {
   let last: T | null = null;
+  const sides = (pair: number) => (pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const));
   for (let pair = 0; pair < budget.maxPairs; pair++) {
     if (budget.overBudget?.()) return { last, pairs: pair, stoppedBy: 'budget' };
-    for (const side of pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+    if (pair === 0 || pair >= budget.minPairs) {
+      const upto = pair === 0 ? Math.min(Math.max(budget.minPairs, 1), budget.maxPairs) : pair + 1;
+      const planned: { side: 'a' | 'b'; pair: number }[] = [];
+      for (let p = pair; p < upto; p++) for (const side of sides(p)) planned.push({ side, pair: p });
+      await budget.plan?.(planned);
+    }
+    for (const side of sides(pair)) {
       if (!(await run(side, pair))) return { last, pairs: pair, stoppedBy: 'failed' };
     }
     if (pair + 1 < budget.minPairs) continue;

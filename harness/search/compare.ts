@@ -1,7 +1,7 @@
 // The compare strategy over a trial function: arms of one parameter, interleaved A B C A B C...
 // so that drift (thermal, caches, neighbours) spreads over every arm instead of favouring one.
 import type { Config } from '../trial/record.js';
-import type { ArmTrial, ArmTrialFn } from './sweep.js';
+import type { ArmPlanFn, ArmTrial, ArmTrialFn } from './sweep.js';
 
 export interface CompareOptions {
   /** Each arm's config: the compared parameter's value (other values are fixed by the caller). */
@@ -10,6 +10,7 @@ export interface CompareOptions {
   /** Rounds: every arm runs once per round. */
   repeats: number;
   budget: { trials?: number; seconds?: number };
+  plan?: ArmPlanFn;
 }
 
 export interface CompareArm {
@@ -48,6 +49,8 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
     const running = arms.filter((a) => !a.stopped);
     if (running.length === 0) break;
     let complete = true;
+    const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : running.length;
+    await opts.plan?.(running.slice(0, room).map((arm) => ({ config: arm.config, opts: { role: 'compare', round } })));
     for (const arm of running) {
       if (overBudget()) {
         budgetExhausted = true;

@@ -14,6 +14,8 @@ export interface ArmTrial {
 }
 
 export type ArmTrialFn = (config: Config, opts: { steps?: number; role: string; round: number }) => Promise<ArmTrial>;
+/** The trials a round will run, in order, announced before the first of them runs (for job arrays). */
+export type ArmPlanFn = (trials: { config: Config; opts: { steps?: number; role: string; round: number } }[]) => Promise<void>;
 
 export interface SweepOptions {
   strategy: 'grid' | 'race';
@@ -26,6 +28,7 @@ export interface SweepOptions {
   seed: number;
   /** Steps of race's first, brief round (later rounds use the stage's steps). */
   briefSteps: number;
+  plan?: ArmPlanFn;
 }
 
 export type ArmStatus = 'finished' | 'eliminated' | 'failed' | 'unfinished';
@@ -90,6 +93,9 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
     const order = live();
     const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
     const brief = opts.strategy === 'race' && round === 0 && opts.repeats > 1 ? opts.briefSteps : undefined;
+    const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : rotated.length;
+    const role = brief !== undefined ? 'race-brief' : opts.strategy;
+    await opts.plan?.(rotated.slice(0, room).map((arm) => ({ config: arm.config, opts: { ...(brief !== undefined ? { steps: brief } : {}), role, round } })));
     for (const arm of rotated) if (!(await runArm(arm, round, brief))) break;
     if (budgetExhausted) break;
     if (opts.strategy === 'race') {

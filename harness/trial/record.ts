@@ -51,6 +51,8 @@ export interface TrialRecord {
   workload_report?: Record<string, unknown>;
   wall_seconds: number;
   started_at: string;
+  /** Where the trial ran, when it ran in a SLURM job: the node, its device class and the job. */
+  node?: { host: string; device: string; slurm_job: string | null };
   malformed_events: number;
   stderr_tail: string;
   patterns_version: number;

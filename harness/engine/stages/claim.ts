@@ -9,7 +9,8 @@ import { medianRateRatioInterval, trialRates } from '../../stats/throughput.js';
 import { runPairs } from '../../search/adaptive.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { Config, TrialRecord } from '../../trial/record.js';
-import { runJournaledTrial, type StageContext, type StageOutcome } from '../context.js';
+import type { TrialSpec } from '../../executors/executor.js';
+import { planTrials, runJournaledTrial, type StageContext, type StageOutcome } from '../context.js';
 
 export interface ClaimSummary {
   claim: string;
@@ -66,10 +67,14 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   let n = 0;
   const expected = 2 * spec.max_pairs;
   const overBudget = () => (spec.budget.trials !== undefined && n >= spec.budget.trials) || (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
+  const specOf = (side: 'baseline' | 'candidate', pair: number): TrialSpec => {
+    const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
+    return { stage: name, role: `${side} pair ${pair + 1}`, config: side === 'baseline' ? baseline : candidate, measure: { warmupSteps: exp.measure.warmup_steps, steps }, ...(argv ? { argv } : {}) };
+  };
   const run = async (side: 'baseline' | 'candidate', pair: number): Promise<TrialRecord> => {
     n += 1;
-    const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
-    const record = await runJournaledTrial(ctx, name, `${side} pair ${pair + 1}`, side === 'baseline' ? baseline : candidate, { warmupSteps: exp.measure.warmup_steps, steps }, { n, ofAbout: expected, show: changed }, argv);
+    const s = specOf(side, pair);
+    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: expected, show: changed }, s.argv);
     seconds += record.wall_seconds;
     (side === 'baseline' ? base : cand).push(record);
     return record;
@@ -80,7 +85,7 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
       const j = judge(spec, claim, base, cand, exp.seed);
       return { result: j, decided: j.verdict !== 'inconclusive' };
     },
-    { minPairs: spec.min_pairs, maxPairs: spec.max_pairs, overBudget },
+    { minPairs: spec.min_pairs, maxPairs: spec.max_pairs, overBudget, plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair))) },
   );
   if (out.stoppedBy === 'failed') {
     const failed = [...base, ...cand].find((r) => r.outcome !== 'ok')!;

@@ -11,7 +11,8 @@ import { medianRateInterval, medianRateRatioInterval, stallFraction, trialRates 
 import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../../stats/verdict.js';
 import type { ParamValue } from '../../experiment/schema.js';
 import type { Config, Outcome, TrialRecord } from '../../trial/record.js';
-import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+import type { TrialSpec } from '../../executors/executor.js';
+import { planTrials, runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
 
 export interface CompareArmRow {
   value: ParamValue;
@@ -59,16 +60,16 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
   const records = new Map<string, TrialRecord[]>();
   let n = 0;
   const expected = spec.arms.length * spec.repeats;
+  const specOf = (config: Config, o: { role: string; round: number }): TrialSpec => ({
+    stage: name,
+    role: `${o.role} round ${o.round + 1}`,
+    config: { ...ctx.baseConfig, ...config },
+    measure: { warmupSteps: exp.measure.warmup_steps, steps },
+  });
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
-    const record = await runJournaledTrial(
-      ctx,
-      name,
-      `${o.role} round ${o.round + 1}`,
-      { ...ctx.baseConfig, ...config },
-      { warmupSteps: exp.measure.warmup_steps, steps },
-      { n, ofAbout: Math.max(n, expected), show: [param] },
-    );
+    const s = specOf(config, o);
+    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: Math.max(n, expected), show: [param] });
     const list = records.get(keyOf(config)) ?? [];
     list.push(record);
     records.set(keyOf(config), list);
@@ -79,6 +80,7 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     keyOf,
     repeats: spec.repeats,
     budget: spec.budget,
+    plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
   });
 
   const seed = exp.seed;

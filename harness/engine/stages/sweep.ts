@@ -6,7 +6,9 @@ import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
 import type { Interval } from '../../stats/bootstrap.js';
 import { stallFraction } from '../../stats/throughput.js';
 import type { Config } from '../../trial/record.js';
-import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+import type { TrialSpec } from '../../executors/executor.js';
+import { deviceMatrix, type DeviceChoice } from './device-matrix.js';
+import { planTrials, runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
 
 export interface SweepConfigRow {
   key: string;
@@ -27,6 +29,8 @@ export interface SweepSummary {
   trials: number;
   trial_seconds: number;
   budget_exhausted: boolean;
+  /** Trials that ran in SLURM jobs: the chosen config of each device class, from its own trials. */
+  by_device?: DeviceChoice[];
 }
 
 export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcome> {
@@ -54,16 +58,16 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const indices = new Map<string, number[]>();
   let n = 0;
   const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length + Math.ceil(runnable.length / 3) * (repeats - 1);
+  const specOf = (config: Config, o: { steps?: number; role: string }): TrialSpec => ({
+    stage: name,
+    role: o.role,
+    config: { ...ctx.baseConfig, ...config },
+    measure: { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
+  });
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
-    const record = await runJournaledTrial(
-      ctx,
-      name,
-      o.role,
-      { ...ctx.baseConfig, ...config },
-      { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
-      { n, ofAbout: expected, show: names },
-    );
+    const s = specOf(config, o);
+    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: expected, show: names });
     const list = indices.get(keyOf(config)) ?? [];
     list.push(record.index);
     indices.set(keyOf(config), list);
@@ -78,6 +82,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     costOrder: spec.cost ?? names,
     seed: exp.seed,
     briefSteps: spec.brief_steps ?? Math.max(2, Math.round(steps / 3)),
+    plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
   });
   for (const arm of result.arms) {
     const ok = arm.trials.filter((t) => t.outcome === 'ok').flatMap((t) => t.steps);
@@ -103,5 +108,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     trial_seconds: result.trialSeconds,
     budget_exhausted: result.budgetExhausted,
   };
+  const stageRecords = ctx.records.filter((r) => r.stage === name);
+  if (stageRecords.some((r) => r.node)) summary.by_device = deviceMatrix(stageRecords, keyOf, spec.cost ?? names, exp.seed);
   return { name, kind: 'sweep', chosen: chosen ? Object.fromEntries(names.filter((p) => chosen.config[p] !== undefined).map((p) => [p, chosen.config[p]!])) : {}, evidence, notes, result: summary };
 }

@@ -1,0 +1,66 @@
+// The SLURM side of the CLI: `collect` (the coordinator again, later), and the two commands that
+// SLURM jobs run: `trial` (one array task) and `stage-worker` (a max-batch stage in one allocation).
+import type { Command } from 'commander';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createProgress } from '../engine/progress.js';
+import { resumeExperiment } from '../engine/resume.js';
+import { runArrayTask, runStageWorker } from '../engine/worker.js';
+import { ConfigError } from '../errors.js';
+import { RUN_FILE } from '../store/run-dir.js';
+import { progressMode, resolveCommon } from './common.js';
+import { withStopSignals } from './signals.js';
+
+const int = (name: string, value: string | undefined): number => {
+  const n = Number(value);
+  if (value === undefined || !Number.isInteger(n) || n < 0) throw new ConfigError(`${name}: expected a whole number >= 0, got ${JSON.stringify(value ?? null)}`);
+  return n;
+};
+
+export function registerSlurm(program: Command): void {
+  program
+    .command('collect')
+    .description('gather the results of a SLURM run (after --no-wait, or a coordinator that was killed) and go on with it; idempotent')
+    .argument('<run-dir>', 'the run directory')
+    .option('--no-wait', 'submit what is next and return instead of waiting')
+    .option('--quiet', 'no progress output', false)
+    .action(async (dirArg: string, raw: { wait: boolean; quiet: boolean }) => {
+      const dir = resolve(dirArg);
+      const runPath = join(dir, RUN_FILE);
+      if (existsSync(runPath)) {
+        const run = JSON.parse(readFileSync(runPath, 'utf8')) as { status?: string; result?: { files: Record<string, string> } };
+        if (run.status === 'finished') {
+          process.stdout.write(`${dir}: already collected; report: ${run.result?.files['report'] ?? join(dir, 'report.html')}\n`);
+          return;
+        }
+      }
+      const o = resolveCommon({ quiet: raw.quiet });
+      const progress = createProgress(progressMode(o));
+      const result = await withStopSignals((signal) => resumeExperiment({ runDir: dir, progress, signal, noWait: !raw.wait })).finally(() => progress.finish());
+      process.stdout.write(`tunebench: ${result.experiment} collected: ${result.trials.total} trials; chosen: ${Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ')}\nreport: ${result.files['report']}\n`);
+    });
+
+  program
+    .command('trial')
+    .description('(run by SLURM array tasks) run one planned trial of a run directory and write its record')
+    .requiredOption('--run <dir>', 'the shared run directory')
+    .requiredOption('--batch <id>', 'the batch, e.g. b12')
+    .option('--offset <n>', 'task number of array index 0', '0')
+    .option('--index <i>', 'array index (default $SLURM_ARRAY_TASK_ID)')
+    .action(async (o: { run: string; batch: string; offset: string; index?: string }) => {
+      const index = int('--index', o.index ?? process.env['SLURM_ARRAY_TASK_ID']);
+      const path = await withStopSignals((signal) => runArrayTask({ runDir: resolve(o.run), batch: o.batch, offset: int('--offset', o.offset), index, signal }));
+      process.stdout.write(`trial record: ${path}\n`);
+    });
+
+  program
+    .command('stage-worker')
+    .description('(run inside a SLURM allocation) run one max-batch stage of a run directory here')
+    .requiredOption('--run <dir>', 'the shared run directory')
+    .requiredOption('--stage <k>', 'the stage number, from 0')
+    .action(async (o: { run: string; stage: string }) => {
+      const progress = createProgress('plain');
+      const dir = await withStopSignals((signal) => runStageWorker({ runDir: resolve(o.run), stage: int('--stage', o.stage), progress, signal })).finally(() => progress.finish());
+      process.stdout.write(`stage journal: ${join(dir, 'trials.jsonl')}\n`);
+    });
+}

@@ -1,0 +1,50 @@
+// The configuration matrix per device class: on a heterogeneous cluster a sweep's trials land on
+// different GPU types, and each class gets its own chosen config, ranked on its own trials only
+// (the table ML teams otherwise keep by hand).
+import { rank } from '../../search/rank.js';
+import type { Interval } from '../../stats/bootstrap.js';
+import { throughputInterval } from '../../stats/throughput.js';
+import type { Config, TrialRecord } from '../../trial/record.js';
+
+export interface DeviceChoice {
+  device: string;
+  hosts: string[];
+  /** The chosen config's key on this device class, and its throughput there. */
+  chosen_key: string | null;
+  config: Config | null;
+  throughput: Interval | null;
+  trials: number;
+  note: string | null;
+}
+
+/** One row per device class among the records that carry a node (they ran in SLURM jobs). */
+export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config) => string, costOrder: readonly string[], seed: number): DeviceChoice[] {
+  const byDevice = new Map<string, TrialRecord[]>();
+  for (const r of records) if (r.node) byDevice.set(r.node.device, [...(byDevice.get(r.node.device) ?? []), r]);
+  return [...byDevice]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([device, rs]) => {
+      const byConfig = new Map<string, { config: Config; steps: TrialRecord['steps'][] }>();
+      for (const r of rs.filter((x) => x.outcome === 'ok' && x.steps.length > 0)) {
+        const key = keyOf(r.config);
+        const g = byConfig.get(key) ?? { config: r.config, steps: [] };
+        g.steps.push(r.steps);
+        byConfig.set(key, g);
+      }
+      const ranking = rank(
+        [...byConfig].map(([key, g]) => ({ key, config: g.config, ci: throughputInterval(g.steps, { seed }), trials: g.steps })),
+        costOrder,
+        seed,
+      );
+      const chosen = ranking.chosen;
+      return {
+        device,
+        hosts: [...new Set(rs.map((r) => r.node!.host))].sort(),
+        chosen_key: chosen?.key ?? null,
+        config: chosen?.config ?? null,
+        throughput: chosen?.ci ?? null,
+        trials: rs.length,
+        note: ranking.note ?? null,
+      };
+    });
+}

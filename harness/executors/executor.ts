@@ -1,0 +1,46 @@
+// Where trials run. The local executor runs each trial here, one at a time (timing on one device must
+// not be shared). The SLURM executor runs them as job arrays: a stage announces the trials it will run
+// next (plan), and the executor submits them together, then hands back each record in order (run).
+import { runTrial, type TrialContext } from '../trial/run-trial.js';
+import type { Config, TrialRecord } from '../trial/record.js';
+import type { WorkloadEvent } from '../workloads/protocol/events.js';
+import type { MeasureSteps } from '../workloads/workload.js';
+
+/** One trial as a stage asks for it; the executor does not need to know why. */
+export interface TrialSpec {
+  stage: string;
+  role: string;
+  config: Config;
+  measure: MeasureSteps;
+  argv?: readonly string[];
+}
+
+export interface Executor {
+  readonly kind: 'local' | 'slurm';
+  /**
+   * The trials a stage will run next, in order, as journal indices first..first+n-1. An executor that
+   * runs trials in parallel starts them now; the local executor ignores it.
+   */
+  plan(first: number, trials: readonly TrialSpec[]): Promise<void>;
+  /** Runs (or collects) the trial that becomes journal entry `index`. */
+  run(index: number, spec: TrialSpec, onEvent?: (e: WorkloadEvent) => void): Promise<TrialRecord>;
+  /** What happened that the report should say (retried or given-up tasks). */
+  report?(): string[];
+  /** Runs stage `k` (max-batch) whole inside one allocation; returns the trials it journaled there. */
+  allocateStage?(k: number, name: string): Promise<TrialRecord[]>;
+}
+
+export function localExecutor(trial: TrialContext): Executor {
+  return {
+    kind: 'local',
+    plan: async () => undefined,
+    run: (index, spec, onEvent) =>
+      runTrial({ ...trial, ...(onEvent ? { onEvent } : {}) }, { index, stage: spec.stage, role: spec.role, config: spec.config, measure: spec.measure, ...(spec.argv ? { argv: spec.argv } : {}) }),
+  };
+}
+
+/** Canonical text of a spec: a planned trial and the trial later asked for must match exactly. */
+export function specKey(spec: TrialSpec): string {
+  const config = Object.entries(spec.config).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify([spec.stage, spec.role, config, spec.measure, spec.argv ?? null]);
+}

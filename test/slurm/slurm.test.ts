@@ -1,0 +1,185 @@
+// The SLURM executor on a real single-node cluster (test/slurm/cluster.sh starts munged, slurmctld and
+// slurmd): job arrays that split at MaxArraySize, max batch inside one allocation, the same answer as
+// the local executor, cancelled and failing tasks, and a coordinator killed and then collected.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { execa } from 'execa';
+import type { BatchFile } from '../../harness/executors/slurm/batch.js';
+import type { TrialRecord } from '../../harness/trial/record.js';
+import { readTrace, trialKey, type Trace } from '../support/faults.js';
+import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
+import { runDir } from '../support/runs.js';
+
+const EXPERIMENT = join(FIXTURES, 'experiments', 'slurm.yaml');
+const haveSlurm = existsSync('/usr/sbin/slurmctld');
+const skip = haveSlurm ? false : process.env['CI'] ? false : 'SLURM is not installed (apt-get install slurm-wlm munge)';
+
+const cli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false });
+
+/** A copy of the SLURM experiment with changes, in its own folder next to the original (relative paths hold). */
+function variant(name: string, edit: (text: string) => string): string {
+  const path = join(FIXTURES, 'experiments', `.${name}.generated.yaml`);
+  writeFileSync(path, edit(readFileSync(EXPERIMENT, 'utf8')).replace(/^name: slurm$/m, `name: ${name}`));
+  return path;
+}
+
+function batches(dir: string): { id: string; batch: BatchFile }[] {
+  const root = join(dir, 'slurm');
+  return readdirSync(root)
+    .filter((d) => /^b\d+$/.test(d))
+    .map((id) => ({ id, batch: JSON.parse(readFileSync(join(root, id, 'batch.json'), 'utf8')) as BatchFile }));
+}
+
+async function waitFor<T>(what: string, probe: () => T | null | undefined | Promise<T | null | undefined>, seconds = 120): Promise<T> {
+  const deadline = Date.now() + seconds * 1000;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== null && v !== undefined) return v;
+    } catch {
+      // not there yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The sweep's batch once it was submitted: its directory and first job id. */
+function sweepBatch(out: string, name: string): { dir: string; id: string; job: string } | null {
+  const dir = runDir(out, name);
+  const b = batches(dir).find((x) => x.batch.specs[0]?.stage === 'loader' && x.batch.submissions.length > 0);
+  return b ? { dir, id: b.id, job: b.batch.submissions[0]!.job_id } : null;
+}
+
+describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 }, () => {
+  let local: Trace;
+  before(async () => {
+    const up = await execa(join(ROOT, 'test', 'slurm', 'cluster.sh'), [], { reject: false });
+    assert.equal(up.exitCode, 0, `${up.stdout}\n${up.stderr}`);
+    const out = tempDir();
+    const r = await cli(['run', EXPERIMENT, '--executor', 'local', '--out', out, '--quiet']);
+    assert.equal(r.exitCode, 0, r.stderr);
+    local = readTrace(runDir(out, 'slurm'));
+  });
+
+  it('runs the sweep as job arrays (split at MaxArraySize), max batch in one allocation, and chooses what the local executor chose', async () => {
+    const out = tempDir();
+    const r = await cli(['run', EXPERIMENT, '--out', out]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    const dir = runDir(out, 'slurm');
+    const trace = readTrace(dir);
+    assert.deepEqual(trace.chosen, local.chosen);
+    assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
+    // Every trial ran in a SLURM job on this node, and says so.
+    assert.ok(trace.records.every((t) => t.node && t.node.slurm_job && t.node.device.length > 0), 'node on every record');
+    // Each sweep round (6 configs) and each compare round (2 arms) went out as one job array.
+    const rounds = (stage: string) => batches(dir).filter((b) => b.batch.specs[0]!.stage === stage).map((b) => b.batch.specs.length);
+    assert.deepEqual(rounds('loader'), [6, 6]);
+    assert.deepEqual(rounds('variant'), [2, 2]);
+    // The max-batch stage ran inside one allocation: its own journal and done.json.
+    const done = JSON.parse(readFileSync(join(dir, 'slurm', 'stage-0', 'done.json'), 'utf8')) as { node: { host: string; slurm_job: string } };
+    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { placement: { stage: string; host: string; device: string; slurm_job: string } };
+    assert.equal(chosen.placement.stage, 'max-batch-1');
+    assert.equal(chosen.placement.host, done.node.host);
+    const probes = trace.records.filter((t) => t.stage === 'max-batch-1');
+    assert.equal(new Set(probes.map((t) => t.node!.slurm_job)).size, 1, 'every probe in the same job');
+    assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /);
+    assert.match(r.stderr, /slurm: submitted job \d+: \d+ trial\(s\) of b\d+ as --array=0-\d+%2/);
+  });
+
+  it('splits an array larger than MaxArraySize into several submissions', async () => {
+    const wide = variant('slurm-wide', (t) => t.replace('repeats: 2\n  - kind: compare', 'repeats: 1\n  - kind: compare').replace('params: { num_workers: [0, 2, 4], prefetch_factor: [2, 4] }', 'params: { num_workers: [0, 1, 2, 3, 4, 5], prefetch_factor: [2, 4] }'));
+    const out = tempDir();
+    const r = await cli(['run', wide, '--out', out, '--quiet']);
+    assert.equal(r.exitCode, 0, r.stderr);
+    const sweep = batches(runDir(out, 'slurm-wide')).find((b) => b.batch.specs[0]!.stage === 'loader')!;
+    assert.equal(sweep.batch.specs.length, 12);
+    assert.deepEqual(
+      sweep.batch.submissions.map((s) => [s.offset, s.tasks.length]),
+      [
+        [0, 10],
+        [10, 2],
+      ],
+    );
+    assert.equal(readTrace(runDir(out, 'slurm-wide')).records.filter((t) => t.stage === 'loader').length, 12);
+  });
+
+  it('cancelled array tasks are reported and run again when retries allow; a task that keeps failing is recorded as a crash', async () => {
+    const slow = variant('slurm-slow', (t) => t.replace('--hold-ms=10', '--hold-ms=250').replace('max_concurrent: 2', 'max_concurrent: 1'));
+    const out = tempDir();
+    const child = execa(process.execPath, [CLI, 'run', slow, '--out', out], { reject: false });
+    const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-slow'));
+    // Task 5 cannot write its record (its result path is a folder): it fails on every attempt.
+    mkdirSync(join(b.dir, 'slurm', b.id, 'task-5.json'));
+    // Cancel task 0 while it runs, and task 3 before it starts.
+    await waitFor('task 0 running', async () => ((await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(`${b.job}_0 RUNNING`) ? true : null));
+    await execa('scancel', [`${b.job}_0`, `${b.job}_3`]);
+    const r = await child;
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`task ${b.job}_0 \\(trial \\d+\\) ended CANCELLED without a record; submitting it again \\(attempt 2 of 2\\)`));
+    // Without accounting (this cluster has no slurmdbd) a task cancelled while pending leaves no trace: it is retried as UNKNOWN.
+    assert.match(r.stderr, new RegExp(`task ${b.job}_3 \\(trial \\d+\\) ended UNKNOWN \\(it left the queue.*submitting it again \\(attempt 2 of 2\\)`));
+    assert.match(r.stderr, /ended FAILED without a record; submitting it again \(attempt 2 of 2\)/);
+    const trace = readTrace(b.dir);
+    const sweep = trace.records.filter((t) => t.stage === 'loader');
+    const failed = sweep.filter((t) => t.outcome !== 'ok');
+    assert.equal(failed.length, 1, JSON.stringify(failed.map((t) => t.reason)));
+    assert.match(failed[0]!.reason, /^SLURM task \d+_5 ended FAILED after 2 attempt\(s\) without writing a trial record/);
+    // The cancelled tasks ran again: every other trial is a real record from a SLURM job.
+    assert.equal(sweep.filter((t) => t.outcome === 'ok' && t.node).length, sweep.length - 1);
+    assert.deepEqual(trace.records.map((x) => x.index), trace.records.map((_, i) => i));
+    const warnings = (JSON.parse(readFileSync(join(b.dir, 'run.json'), 'utf8')) as { result: { warnings: string[] } }).result.warnings;
+    assert.ok(warnings.some((w) => /CANCELLED/.test(w)) && warnings.some((w) => /recorded as a crash/.test(w)), warnings.join('\n'));
+  });
+
+  it('with retries 0 a cancelled task is recorded as a failed trial with the SLURM state', async () => {
+    const once = variant('slurm-once', (t) => t.replace('--hold-ms=10', '--hold-ms=250').replace('max_concurrent: 2', 'max_concurrent: 1').replace('retries: 1', 'retries: 0'));
+    const out = tempDir();
+    const child = execa(process.execPath, [CLI, 'run', once, '--out', out, '--quiet'], { reject: false });
+    const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-once'));
+    await waitFor('task 2 running', async () => ((await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(`${b.job}_2 RUNNING`) ? true : null));
+    await execa('scancel', [`${b.job}_2`]);
+    const r = await child;
+    assert.equal(r.exitCode, 0, r.stderr);
+    const cancelled = readTrace(b.dir).records.filter((t: TrialRecord) => t.outcome === 'crash');
+    assert.equal(cancelled.length, 1);
+    assert.match(cancelled[0]!.reason, new RegExp(`^SLURM task ${b.job}_2 ended CANCELLED after 1 attempt\\(s\\)`));
+  });
+
+  it('a killed coordinator loses nothing: tunebench collect gathers the tasks and finishes the run, and is idempotent', async () => {
+    const slow = variant('slurm-kill', (t) => t.replace('--hold-ms=10', '--hold-ms=150'));
+    const out = tempDir();
+    const child = execa(process.execPath, [CLI, 'run', slow, '--out', out, '--quiet'], { reject: false });
+    const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-kill'));
+    child.kill('SIGKILL');
+    await child;
+    const before = readFileSync(join(b.dir, 'trials.jsonl'), 'utf8');
+    const r = await cli(['collect', b.dir]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, /slurm-kill collected: \d+ trials/);
+    const trace = readTrace(b.dir);
+    assert.ok(readFileSync(join(b.dir, 'trials.jsonl'), 'utf8').startsWith(before), 'the journal only grew');
+    assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
+    assert.deepEqual(trace.chosen, local.chosen);
+    // The batch the killed coordinator submitted was collected, not submitted again.
+    const sweep = batches(b.dir).find((x) => x.id === b.id)!;
+    assert.equal(sweep.batch.submissions.length, Math.ceil(6 / 10));
+    const again = await cli(['collect', b.dir]);
+    assert.equal(again.exitCode, 0);
+    assert.match(again.stdout, /already collected/);
+  });
+
+  it('--no-wait submits and returns; collect --no-wait advances without waiting; collect finishes', async () => {
+    const out = tempDir();
+    const r = await cli(['run', EXPERIMENT, '--out', out, '--no-wait', '--quiet']);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stderr, /tunebench: submitted: stage max-batch-1 runs as SLURM job \d+; 0 trial\(s\) are journaled\. Gather the results with: tunebench collect /);
+    const dir = runDir(out, 'slurm');
+    assert.equal((JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { status: string }).status, 'waiting');
+    const done = await cli(['collect', dir, '--quiet']);
+    assert.equal(done.exitCode, 0, done.stderr);
+    assert.deepEqual(readTrace(dir).chosen, local.chosen);
+  });
+});
