@@ -147,7 +147,8 @@ export function stageContext(
     records: [],
     baseConfig: { ...workload.fixedParams },
     environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
-    hasCuda: env.gpu !== null,
+    // On SLURM the GPUs are on the compute nodes: a GPU request counts, not the login node.
+    hasCuda: env.gpu !== null || (experiment.executor.kind === 'slurm' && /gpu/.test(experiment.executor.gres ?? '')),
     replay: [...x.replay],
     journaled: x.replay.length,
     executor:

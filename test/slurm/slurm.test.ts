@@ -25,6 +25,29 @@ function variant(name: string, edit: (text: string) => string): string {
   return path;
 }
 
+/** A one-round sweep of 6 slow trials (hold ms per step) on the simulated GPU, for the fault tests. */
+function sweepOnly(name: string, o: { holdMs: number; concurrent: number; retries: number }): string {
+  const path = join(FIXTURES, 'experiments', `.${name}.generated.yaml`);
+  writeFileSync(
+    path,
+    [
+      `name: ${name}`,
+      'workload:',
+      '  kind: command',
+      `  command: [node, ../programs/simulated-gpu.mjs, "--hold-ms=${o.holdMs}"]`,
+      '  protocol: required',
+      '  params: { device: cuda, batch_size: 64 }',
+      'limits: { timeout: 60s }',
+      'measure: { warmup_steps: 1, steps: 3 }',
+      `executor: { kind: slurm, max_concurrent: ${o.concurrent}, retries: ${o.retries}, poll: 1s }`,
+      'stages:',
+      '  - { kind: sweep, name: loader, params: { num_workers: [0, 2, 4], prefetch_factor: [2, 4] }, strategy: grid, repeats: 1 }',
+      '',
+    ].join('\n'),
+  );
+  return path;
+}
+
 function batches(dir: string): { id: string; batch: BatchFile }[] {
   const root = join(dir, 'slurm');
   return readdirSync(root)
@@ -107,7 +130,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
   });
 
   it('cancelled array tasks are reported and run again when retries allow; a task that keeps failing is recorded as a crash', async () => {
-    const slow = variant('slurm-slow', (t) => t.replace('--hold-ms=10', '--hold-ms=250').replace('max_concurrent: 2', 'max_concurrent: 1'));
+    const slow = sweepOnly('slurm-slow', { holdMs: 250, concurrent: 1, retries: 1 });
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', slow, '--out', out], { reject: false });
     const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-slow'));
@@ -135,7 +158,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
   });
 
   it('with retries 0 a cancelled task is recorded as a failed trial with the SLURM state', async () => {
-    const once = variant('slurm-once', (t) => t.replace('--hold-ms=10', '--hold-ms=250').replace('max_concurrent: 2', 'max_concurrent: 1').replace('retries: 1', 'retries: 0'));
+    const once = sweepOnly('slurm-once', { holdMs: 250, concurrent: 1, retries: 0 });
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', once, '--out', out, '--quiet'], { reject: false });
     const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-once'));
@@ -149,7 +172,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
   });
 
   it('a killed coordinator loses nothing: tunebench collect gathers the tasks and finishes the run, and is idempotent', async () => {
-    const slow = variant('slurm-kill', (t) => t.replace('--hold-ms=10', '--hold-ms=150'));
+    const slow = variant('slurm-kill', (t) => t.replace('--hold-ms=10', '--hold-ms=60'));
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', slow, '--out', out, '--quiet'], { reject: false });
     const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-kill'));
