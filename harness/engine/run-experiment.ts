@@ -233,8 +233,10 @@ async function executeLocked(x: Execution): Promise<RunResult> {
     }),
   );
   const finished: RunJsonDraft = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
-  writeRunJson(dir, finished);
+  // The reports first, then run.json as "finished": that write is the commit point. A run killed
+  // before it resumes (replaying every trial, running none) and writes the reports again.
   await writeReports(dir.path, finished, ctx.records);
+  writeRunJson(dir, finished);
   rmSync(dir.scratch, { recursive: true, force: true });
   return result;
 }

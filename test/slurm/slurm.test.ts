@@ -20,13 +20,14 @@ const cli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject
 
 /** A copy of the SLURM experiment with changes, in its own folder next to the original (relative paths hold). */
 function variant(name: string, edit: (text: string) => string): string {
+  // Same stages, same trials: only the hold per step (or the executor) differs.
   const path = join(FIXTURES, 'experiments', `.${name}.generated.yaml`);
   writeFileSync(path, edit(readFileSync(EXPERIMENT, 'utf8')).replace(/^name: slurm$/m, `name: ${name}`));
   return path;
 }
 
 /** A one-round sweep of 6 slow trials (hold ms per step) on the simulated GPU, for the fault tests. */
-function sweepOnly(name: string, o: { holdMs: number; concurrent: number; retries: number }): string {
+function sweepOnly(name: string, o: { holdMs: number; concurrent: number; retries: number; workers?: number[] }): string {
   const path = join(FIXTURES, 'experiments', `.${name}.generated.yaml`);
   writeFileSync(
     path,
@@ -41,7 +42,7 @@ function sweepOnly(name: string, o: { holdMs: number; concurrent: number; retrie
       'measure: { warmup_steps: 1, steps: 3 }',
       `executor: { kind: slurm, max_concurrent: ${o.concurrent}, retries: ${o.retries}, poll: 1s }`,
       'stages:',
-      '  - { kind: sweep, name: loader, params: { num_workers: [0, 2, 4], prefetch_factor: [2, 4] }, strategy: grid, repeats: 1 }',
+      `  - { kind: sweep, name: loader, params: { num_workers: [${(o.workers ?? [0, 2, 4]).join(', ')}], prefetch_factor: [2, 4] }, strategy: grid, repeats: 1 }`,
       '',
     ].join('\n'),
   );
@@ -110,10 +111,28 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.equal(new Set(probes.map((t) => t.node!.slurm_job)).size, 1, 'every probe in the same job');
     assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /);
     assert.match(r.stderr, /slurm: submitted job \d+: \d+ trial\(s\) of b\d+ as --array=0-\d+%2/);
+
+    // A coordinator that stopped halfway through merging a round: cut the journal inside the second
+    // sweep batch and mark the run unfinished. collect takes the rest from the task files already
+    // written, and submits nothing.
+    const loader = batches(dir).filter((b) => b.batch.specs[0]!.stage === 'loader').sort((a, b) => a.batch.first - b.batch.first)[1]!;
+    const keep = loader.batch.first + 3;
+    const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
+    writeFileSync(join(dir, 'trials.jsonl'), `${lines.slice(0, keep).join('\n')}\n`);
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...run, status: 'running', result: undefined }));
+    const dirsBefore = readdirSync(join(dir, 'slurm')).sort();
+    const submissionsBefore = batches(dir).map((b) => b.batch.submissions.length);
+    const again = await cli(['collect', dir]);
+    assert.equal(again.exitCode, 0, again.stderr);
+    assert.doesNotMatch(again.stderr, /submitted job/);
+    assert.deepEqual(readdirSync(join(dir, 'slurm')).sort(), dirsBefore);
+    assert.deepEqual(batches(dir).map((b) => b.batch.submissions.length), submissionsBefore);
+    assert.deepEqual(readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n'), lines);
   });
 
   it('splits an array larger than MaxArraySize into several submissions', async () => {
-    const wide = variant('slurm-wide', (t) => t.replace('repeats: 2\n  - kind: compare', 'repeats: 1\n  - kind: compare').replace('params: { num_workers: [0, 2, 4], prefetch_factor: [2, 4] }', 'params: { num_workers: [0, 1, 2, 3, 4, 5], prefetch_factor: [2, 4] }'));
+    const wide = sweepOnly('slurm-wide', { holdMs: 5, concurrent: 4, retries: 1, workers: [0, 1, 2, 3, 4, 5] });
     const out = tempDir();
     const r = await cli(['run', wide, '--out', out, '--quiet']);
     assert.equal(r.exitCode, 0, r.stderr);
@@ -126,7 +145,9 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
         [10, 2],
       ],
     );
-    assert.equal(readTrace(runDir(out, 'slurm-wide')).records.filter((t) => t.stage === 'loader').length, 12);
+    const trials = readTrace(runDir(out, 'slurm-wide')).records;
+    assert.equal(trials.length, 12);
+    assert.ok(trials.every((t) => t.outcome === 'ok' && t.node));
   });
 
   it('cancelled array tasks are reported and run again when retries allow; a task that keeps failing is recorded as a crash', async () => {
@@ -194,15 +215,20 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.match(again.stdout, /already collected/);
   });
 
-  it('--no-wait submits and returns; collect --no-wait advances without waiting; collect finishes', async () => {
+  it('--no-wait submits and returns; collect finishes the run', async () => {
+    const quick = sweepOnly('slurm-nowait', { holdMs: 5, concurrent: 4, retries: 1 });
     const out = tempDir();
-    const r = await cli(['run', EXPERIMENT, '--out', out, '--no-wait', '--quiet']);
+    const r = await cli(['run', quick, '--out', out, '--no-wait', '--quiet']);
     assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(r.stderr, /tunebench: submitted: stage max-batch-1 runs as SLURM job \d+; 0 trial\(s\) are journaled\. Gather the results with: tunebench collect /);
-    const dir = runDir(out, 'slurm');
+    assert.match(r.stderr, /tunebench: submitted: 6 trial\(s\) of b0 are queued or running as SLURM job \d+; \d+ trial\(s\) are journaled\. Gather the results with: tunebench collect /);
+    const dir = runDir(out, 'slurm-nowait');
     assert.equal((JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { status: string }).status, 'waiting');
     const done = await cli(['collect', dir, '--quiet']);
     assert.equal(done.exitCode, 0, done.stderr);
-    assert.deepEqual(readTrace(dir).chosen, local.chosen);
+    const trials = readTrace(dir).records;
+    assert.equal(trials.length, 6);
+    assert.ok(trials.every((t) => t.outcome === 'ok' && t.node));
+    // One submission: collect picked up the batch that --no-wait submitted.
+    assert.equal(batches(dir)[0]!.batch.submissions.length, 1);
   });
 });

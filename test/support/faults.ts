@@ -31,6 +31,8 @@ export interface KillLoopResult {
   staleLocksTakenOver: number;
   /** Completed trials in the journal at each kill. */
   trialsAtKill: number[];
+  /** Kills that landed before the run had a run.json (nothing to resume; a new run starts). */
+  beforeRunJson: number;
 }
 
 export function readTrace(dir: string): Trace {
@@ -65,7 +67,7 @@ export async function killLoop(opts: { out: string; reference: Trace; kills: num
   const rng = createRng(opts.seed);
   const minDelay = opts.minDelay ?? 0.3;
   const maxDelay = opts.maxDelay ?? 1.6;
-  const result: KillLoopResult = { kills: 0, runs: 0, lost: 0, duplicates: 0, mismatches: [], resumes: 0, staleLocksTakenOver: 0, trialsAtKill: [] };
+  const result: KillLoopResult = { kills: 0, runs: 0, lost: 0, duplicates: 0, mismatches: [], resumes: 0, staleLocksTakenOver: 0, trialsAtKill: [], beforeRunJson: 0 };
   let current: string | null = null;
   // The whole journal lines a run held at its last kill: every later look must still start with them.
   const kept = new Map<string, string[]>();
@@ -97,13 +99,19 @@ export async function killLoop(opts: { out: string; reference: Trace; kills: num
     if (current === null) current = runDirs(opts.out).find((d) => !before.has(d)) ?? null;
     if (r.signal === 'SIGKILL') {
       result.kills += 1;
-      if (current === null) continue; // killed before the run directory existed: nothing was lost
-      if (!existsSync(join(current, 'run.json'))) {
-        current = null; // killed before run.json: the directory holds no trial; start afresh
+      if (current === null || !existsSync(join(current, 'run.json'))) {
+        // Killed before the run directory or its run.json existed: no trial to lose; start afresh.
+        result.beforeRunJson += 1;
+        current = null;
         continue;
       }
       observe(current);
       result.trialsAtKill.push(kept.get(current)!.length);
+      if ((JSON.parse(readFileSync(join(current, 'run.json'), 'utf8')) as { status?: string }).status === 'finished') {
+        // Killed after the run committed (run.json says finished) and before the process exited.
+        check(current);
+        current = null;
+      }
       continue;
     }
     assert.equal(r.exitCode, 0, `run ${args.join(' ')} failed: ${String(r.stderr)}`);

@@ -3,7 +3,7 @@
 // shared run directory; the coordinator polls squeue/sacct with backoff, submits failed tasks again
 // (up to `retries`), and hands the records back in journal order. A max-batch stage runs whole inside
 // one allocation (`tunebench stage-worker`), so every probe sees the same GPU type.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DetachedError, StoppedError, TrialError } from '../../errors.js';
@@ -139,14 +139,38 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     }
   }
 
+  /**
+   * A batch an earlier coordinator submitted (it was killed, or ran with --no-wait) that holds these
+   * trials at these journal indices: b<first>, or an earlier batch whose first trials were merged
+   * into the journal before the coordinator stopped.
+   */
+  function submittedBefore(first: number, specs: readonly TrialSpec[]): { id: string; batch: BatchFile } | null {
+    const root = join(o.runDir, SLURM_DIR);
+    if (!existsSync(root)) return null;
+    for (const name of readdirSync(root)) {
+      const m = /^b(\d+)$/.exec(name);
+      if (!m || Number(m[1]) > first) continue;
+      const batch = readBatch(join(root, name));
+      const skip = first - Number(m[1]);
+      if (batch && batch.submissions.length > 0 && sameSpecs(batch.specs.slice(skip, skip + specs.length), specs)) return { id: name, batch };
+    }
+    return null;
+  }
+
   async function plan(first: number, specs: readonly TrialSpec[]): Promise<void> {
+    const earlier = submittedBefore(first, specs);
+    if (earlier) {
+      // Collect it; never submit the same trials twice.
+      batches.set(earlier.id, earlier.batch);
+      return;
+    }
     const id = `b${first}`;
     const dir = batchDir(o.runDir, id);
-    const existing = readBatch(dir);
-    if (existing && sameSpecs(existing.specs, specs)) {
-      // Submitted by an earlier coordinator (killed, or --no-wait): collect it, do not submit again.
-      batches.set(id, existing);
-      return;
+    if (readBatch(dir)) {
+      // Trials at these journal indices were planned differently before (the run's journal was cut
+      // back): their task files belong to other trials and must not be read as these.
+      o.progress.note(`slurm: ${id} was planned with other trials before; its old task files are removed`);
+      rmSync(dir, { recursive: true, force: true });
     }
     const batch: BatchFile = { first, specs: [...specs], submissions: [], attempts: {}, given_up: {} };
     batches.set(id, batch);
