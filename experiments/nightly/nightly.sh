@@ -36,7 +36,9 @@ forward "${tunebench[@]}" run "$EXPERIMENT" --out "$REPORTS" --resume-unfinished
 
 # Markdown goes to $GITHUB_STEP_SUMMARY by itself when that variable is set.
 status=0
-"${tunebench[@]}" history "$REPORTS" --experiment "$(sed -n 's/^name: *//p' "$EXPERIMENT" | head -1 | tr -d "\"'")" \
+# The experiment's name as tunebench reads it (YAML or JSON, comments and quotes handled).
+name="$("${tunebench[@]}" validate "$EXPERIMENT" --json | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).name))')"
+"${tunebench[@]}" history "$REPORTS" --experiment "$name" \
   --fail-on-regression "$THRESHOLD" --fail-on-config-change || status=$?
 case "$status" in
   0) echo "tunebench nightly: no regression" ;;

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { appendFileSync } from 'node:fs';
 import type { ProgressMode } from '../engine/progress.js';
+import { ConfigError } from '../errors.js';
 
 /** Defaults of the common flags. */
 export const DEFAULTS = {
@@ -39,6 +40,21 @@ export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = pro
   } catch (error) {
     process.stderr.write(`tunebench: warning: could not append to $GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
   }
+}
+
+/** --fail-on-regression: a percentage from 0 to 100, or undefined when not given. */
+export function parseRegressionPct(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const pct = Number(value);
+  if (!(pct >= 0 && pct < 100)) throw new ConfigError(`--fail-on-regression: expected a percentage from 0 to 100, got ${JSON.stringify(value)}`);
+  return pct;
+}
+
+/** --noise-band: a fraction from 0 to 0.5. */
+export function parseNoiseBand(value: string): number {
+  const band = Number(value);
+  if (!(band >= 0 && band < 0.5)) throw new ConfigError(`--noise-band: expected a fraction from 0 to 0.5, got ${JSON.stringify(value)}`);
+  return band;
 }
 
 export function progressMode(o: CommonOptions, stream: NodeJS.WriteStream = process.stderr): ProgressMode {

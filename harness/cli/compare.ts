@@ -1,7 +1,7 @@
 // `tunebench compare <before-run> <after-run>`: a before/after report with ratios, CIs and verdicts.
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
-import { ConfigError, EXIT } from '../errors.js';
+import { EXIT } from '../errors.js';
 import { compareRuns, regressions } from '../report/before-after.js';
 import { beforeAfterHtml, beforeAfterMarkdown } from '../report/before-after-render.js';
 import { beforeAfterChart } from '../report/charts/before-after.js';
@@ -9,7 +9,7 @@ import { renderSvg } from '../report/render.js';
 import { readRunDir } from '../report/write.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { makeDirs } from '../store/run-dir.js';
-import { appendStepSummary } from './common.js';
+import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
 
 interface CompareOptions {
   out?: string;
@@ -29,10 +29,8 @@ export function registerCompare(program: Command): void {
     .option('--noise-band <fraction>', 'a ratio CI must lie outside 1 +/- this to count as a change', '0.02')
     .option('--json', 'print the comparison as JSON on stdout')
     .action(async (beforeDir: string, afterDir: string, o: CompareOptions) => {
-      const threshold = o.failOnRegression === undefined ? undefined : Number(o.failOnRegression);
-      if (threshold !== undefined && !(threshold >= 0 && threshold < 100)) throw new ConfigError(`--fail-on-regression: expected a percentage from 0 to 100, got ${JSON.stringify(o.failOnRegression)}`, []);
-      const band = Number(o.noiseBand);
-      if (!(band >= 0 && band < 0.5)) throw new ConfigError(`--noise-band: expected a fraction from 0 to 0.5, got ${JSON.stringify(o.noiseBand)}`, []);
+      const threshold = parseRegressionPct(o.failOnRegression);
+      const band = parseNoiseBand(o.noiseBand);
       const before = readRunDir(resolve(beforeDir));
       const after = readRunDir(resolve(afterDir));
       for (const w of [...before.warnings, ...after.warnings]) process.stderr.write(`tunebench: warning: ${w}\n`);

@@ -11,7 +11,7 @@ import { analyzeHistory, BASELINE_FILE, readBaseline, writeBaseline, type Experi
 import { renderSvg } from '../report/render.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { experimentDirName, makeDirs } from '../store/run-dir.js';
-import { appendStepSummary } from './common.js';
+import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
 
 interface HistoryFlags {
   experiment?: string;
@@ -36,10 +36,8 @@ export function registerHistory(program: Command): void {
     .option('--noise-band <fraction>', 'a ratio CI must lie outside 1 +/- this to count as a change', '0.02')
     .option('--json', 'print the findings as JSON on stdout')
     .action(async (reportsArg: string, o: HistoryFlags) => {
-      const threshold = o.failOnRegression === undefined ? null : Number(o.failOnRegression);
-      if (threshold !== null && !(threshold >= 0 && threshold < 100)) throw new ConfigError(`--fail-on-regression: expected a percentage from 0 to 100, got ${JSON.stringify(o.failOnRegression)}`);
-      const band = Number(o.noiseBand);
-      if (!(band >= 0 && band < 0.5)) throw new ConfigError(`--noise-band: expected a fraction from 0 to 0.5, got ${JSON.stringify(o.noiseBand)}`);
+      const threshold = parseRegressionPct(o.failOnRegression) ?? null;
+      const band = parseNoiseBand(o.noiseBand);
       const reports = resolve(reportsArg);
       const index = indexRuns(reports);
       if (index.runs.length === 0) throw new ConfigError(`${reportsArg} holds no finished run (${index.skipped.length} unfinished or damaged); run tunebench run --out ${reportsArg} first`);

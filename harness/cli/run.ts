@@ -36,6 +36,7 @@ export function registerRun(program: Command): void {
     }
     const kind = raw['executor'] as string | undefined;
     if (kind !== undefined && kind !== 'local' && kind !== 'slurm') throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
+    if (kind !== undefined && raw['resume'] !== undefined) throw new ConfigError('--executor cannot change a resumed run: it continues with the executor it started with (see its run.json)');
     const noWait = raw['wait'] === false;
     const result = await withStopSignals((signal) =>
       resume !== undefined
@@ -48,7 +49,7 @@ export function registerRun(program: Command): void {
       const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
       process.stderr.write(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`);
     }
-    appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
+    if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
     if (o.json) {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       return;

@@ -1,13 +1,12 @@
 // The SLURM side of the CLI: `collect` (the coordinator again, later), and the two commands that
 // SLURM jobs run: `trial` (one array task) and `stage-worker` (a max-batch stage in one allocation).
 import type { Command } from 'commander';
-import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createProgress } from '../engine/progress.js';
 import { resumeExperiment } from '../engine/resume.js';
 import { runArrayTask, runStageWorker } from '../engine/worker.js';
 import { ConfigError } from '../errors.js';
-import { RUN_FILE } from '../store/run-dir.js';
+import { isFinished, readRunJson } from '../store/run-dir.js';
 import { progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 
@@ -26,13 +25,10 @@ export function registerSlurm(program: Command): void {
     .option('--quiet', 'no progress output', false)
     .action(async (dirArg: string, raw: { wait: boolean; quiet: boolean }) => {
       const dir = resolve(dirArg);
-      const runPath = join(dir, RUN_FILE);
-      if (existsSync(runPath)) {
-        const run = JSON.parse(readFileSync(runPath, 'utf8')) as { status?: string; result?: { files: Record<string, string> } };
-        if (run.status === 'finished') {
-          process.stdout.write(`${dir}: already collected; report: ${run.result?.files['report'] ?? join(dir, 'report.html')}\n`);
-          return;
-        }
+      const run = readRunJson<{ status?: string; result?: { files: Record<string, string> } }>(dir, 'a SLURM run cannot be collected without it; start a new run');
+      if (isFinished(run)) {
+        process.stdout.write(`${dir}: already collected; report: ${run.result?.files['report'] ?? join(dir, 'report.html')}\n`);
+        return;
       }
       const o = resolveCommon({ quiet: raw.quiet });
       const progress = createProgress(progressMode(o));

@@ -7,7 +7,7 @@ import type { Experiment } from '../experiment/schema.js';
 import type { Interval } from '../stats/bootstrap.js';
 import type { Journal } from '../store/journal.js';
 import type { TrialContext } from '../trial/run-trial.js';
-import type { Executor, TrialSpec } from '../executors/executor.js';
+import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
 import type { Config, TrialRecord } from '../trial/record.js';
 import type { MeasureSteps } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
@@ -105,16 +105,12 @@ function assertSameTrial(done: TrialRecord, want: { index: number; stage: string
   const same =
     done.stage === want.stage &&
     done.role === want.role &&
-    canonical(done.config) === canonical(want.config) &&
+    JSON.stringify(canonicalConfig(done.config)) === JSON.stringify(canonicalConfig(want.config)) &&
     JSON.stringify(done.argv ?? null) === JSON.stringify(want.argv ?? null);
   if (!same) {
     throw new ConfigError(
-      `cannot resume: journal trial ${want.index} is ${done.stage}/${done.role} ${canonical(done.config)}, but the experiment now asks for ${want.stage}/${want.role} ${canonical(want.config)}; ` +
+      `cannot resume: journal trial ${want.index} is ${done.stage}/${done.role} ${JSON.stringify(canonicalConfig(done.config))}, but the experiment now asks for ${want.stage}/${want.role} ${JSON.stringify(canonicalConfig(want.config))}; ` +
         'the journal was written by another tunebench version or was edited; start a new run',
     );
   }
-}
-
-function canonical(config: Config): string {
-  return JSON.stringify(Object.entries(config).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -1,17 +1,19 @@
 // `tunebench run --resume <run-dir>`: continues a stopped or killed run. The run directory is locked,
 // run.json and the journal are checked (each damage gets its own message), a last line cut short by
 // a kill is dropped, and the stages replay the journal: completed trials are never run again.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
 import { environmentDifferences } from '../report/before-after.js';
-import { JOURNAL_FILE, JOURNAL_VERSION, readJournal } from '../store/journal.js';
-import { experimentDirName, openRunDir, RUN_FILE, RUN_VERSION, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
+import { experimentDirName, isFinished, openRunDir, readRunJson, RUN_FILE, RUN_VERSION, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import type { TrialRecord } from '../trial/record.js';
 import { createWorkload } from '../workloads/index.js';
+import type { Experiment } from '../experiment/schema.js';
+import type { Workload } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
 import type { RunResult } from './result.js';
 import { execute, preflightLimit, type RunJsonDraft } from './run-experiment.js';
@@ -31,21 +33,24 @@ export interface ResumeOptions {
 export function findUnfinished(outDir: string, experimentName: string): string | null {
   const root = join(resolve(outDir), experimentDirName(experimentName));
   if (!existsSync(root)) return null;
-  const runs = readdirSync(root, { withFileTypes: true })
-    .filter((d) => d.isDirectory())
+  // Only the newest run: an older run left unfinished was given up, and must not come back every night.
+  const newest = readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(root, d.name, RUN_FILE)))
     .map((d) => d.name)
     .sort()
-    .reverse();
-  for (const id of runs) {
-    try {
-      const run = JSON.parse(readFileSync(join(root, id, RUN_FILE), 'utf8')) as { status?: string; result?: unknown };
-      const finished = run.status === 'finished' || (run.status === undefined && run.result !== undefined);
-      if (!finished) return join(root, id);
-    } catch {
-      // Not a run directory, or a damaged one: not something to resume.
-    }
+    .at(-1);
+  if (newest === undefined) return null;
+  try {
+    return isFinished(readRunJson(join(root, newest), '')) ? null : join(root, newest);
+  } catch {
+    return null; // a damaged run.json cannot be resumed; a new run starts
   }
-  return null;
+}
+
+/** The experiment a run directory ran, as resolved when it started, and its workload. */
+export function experimentOfRun(run: RunJsonDraft): { experiment: Experiment; workload: Workload } {
+  const experiment = parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
+  return { experiment, workload: createWorkload(experiment, run.experiment_file) };
 }
 
 export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> {
@@ -55,21 +60,19 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
   }
   const dir = openRunDir(path, '');
   try {
-    const runJson = readRunJsonForResume(join(path, RUN_FILE));
+    const runJson = readRunJsonForResume(path);
     const resumed: RunDir = { ...dir, runId: runJson.run_id };
     const notes: string[] = [];
     if (dir.lock.tookOver) notes.push(dir.lock.tookOver);
     const records = readJournalForResume(resumed, notes);
-    const source = runJson.experiment_file;
-    const experiment = parseExperimentText(JSON.stringify(runJson.resolved), source, 'json');
-    const workload = createWorkload(experiment, source);
+    const { experiment, workload } = experimentOfRun(runJson);
     const mechanism = preflightLimit(experiment);
     const env = fingerprint();
     const moved = environmentDifferences(runJson.environment, env).filter((d) => !d.startsWith('host '));
     if (moved.length > 0) notes.push(`resumed in another environment than the run started in: ${moved.join('; ')}`);
     for (const note of notes) opts.progress.note(note);
     opts.progress.note(`resuming ${path}: ${records.length} completed trial(s) are replayed from the journal and not run again`);
-    const { stopped: _stopped, result: _result, error: _error, ...rest } = runJson;
+    const { stopped: _stopped, result: _result, ...rest } = runJson;
     const draft: RunJsonDraft = { ...rest, status: 'running', resumes: [...(runJson.resumes ?? []), { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes }] };
     writeRunJson(resumed, draft);
     return await execute({ dir: resumed, runJson: draft, experiment, workload, mechanism, env, started: Date.now(), replay: records, progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
@@ -78,17 +81,13 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
   }
 }
 
-function readRunJsonForResume(runPath: string): RunJsonDraft {
+function readRunJsonForResume(dir: string): RunJsonDraft {
+  const runPath = join(dir, RUN_FILE);
   let run: RunJsonDraft;
   try {
-    run = JSON.parse(readFileSync(runPath, 'utf8')) as RunJsonDraft;
+    run = readRunJson<RunJsonDraft>(dir, `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`);
   } catch (error) {
-    throw new ConfigError(
-      `cannot resume: ${runPath} is not valid JSON (${(error as Error).message}). tunebench writes it atomically, so it was damaged afterwards; ` +
-        `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`,
-      [],
-      { cause: error },
-    );
+    throw new ConfigError(`cannot resume: ${(error as Error).message}`, [], { cause: error });
   }
   if (run === null || typeof run !== 'object' || run.tunebench_run !== RUN_VERSION) {
     const v = (run as { tunebench_run?: unknown } | null)?.tunebench_run;
@@ -97,7 +96,7 @@ function readRunJsonForResume(runPath: string): RunJsonDraft {
   if (typeof run.experiment_file !== 'string' || typeof run.resolved !== 'object' || run.resolved === null) {
     throw new ConfigError(`cannot resume: ${runPath} lacks the experiment it ran (experiment_file, resolved); start a new run from the experiment file`);
   }
-  if (run.status === 'finished' || (run.result !== undefined && run.status === undefined)) {
+  if (isFinished(run)) {
     throw new ConfigError(`nothing to resume: the run in ${runPath} finished at ${run.finished_at ?? 'an earlier time'}; its report is ${join(runPath, '..', 'report.html')}`);
   }
   return run;
@@ -105,13 +104,7 @@ function readRunJsonForResume(runPath: string): RunJsonDraft {
 
 function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
   const journal = readJournal(dir.journal.path);
-  const foreign = journal.unsupported[0];
-  if (foreign) {
-    throw new ConfigError(
-      `cannot resume: ${dir.journal.path} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ` +
-        'resume it with the tunebench version that wrote it, or start a new run',
-    );
-  }
+  requireJournalFormat(journal, dir.journal.path, 'cannot resume: ', 'resume it with the tunebench version that wrote it, or start a new run');
   if (journal.badLines.length > 0) {
     throw new ConfigError(`cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not valid JSON: the journal was edited or damaged; start a new run`);
   }

@@ -87,7 +87,6 @@ export interface RunJsonDraft {
   /** One entry per resume: when, on which host, how many trials were replayed. */
   resumes: { at: string; host: string; replayed_trials: number; notes: string[] }[];
   stopped?: StopInfo;
-  error?: string;
   finished_at?: string;
   result?: RunResult;
 }
@@ -118,7 +117,7 @@ export function preflightLimit(experiment: Experiment): string {
 }
 
 /** The command that continues this run. */
-export function resumeCommand(dir: string): string {
+function resumeCommand(dir: string): string {
   return `tunebench run --resume ${JSON.stringify(dir)}`;
 }
 

@@ -3,35 +3,27 @@
 // replays the run's journal up to a max-batch stage and runs that stage inside its allocation,
 // journaling to slurm/stage-<k>/trials.jsonl. Neither touches the run's journal: the coordinator
 // holds the lock and merges.
-import { readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { parseExperimentText } from '../experiment/load.js';
+import type { Experiment } from '../experiment/schema.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
-import { batchDir, readBatch, taskResultPath } from '../executors/slurm/batch.js';
-import { SLURM_DIR } from '../executors/slurm/batch.js';
+import { batchDir, readBatch, SLURM_DIR, taskResultPath } from '../executors/slurm/batch.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { Journal, JOURNAL_FILE, readJournal } from '../store/journal.js';
-import { makeDirs, RUN_FILE } from '../store/run-dir.js';
+import { makeDirs, readRunJson } from '../store/run-dir.js';
 import { fingerprint, type Fingerprint } from '../telemetry/fingerprint.js';
-import { runTrial } from '../trial/run-trial.js';
 import type { TrialRecord } from '../trial/record.js';
-import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Evidence, StageOutcome } from './context.js';
 import type { Progress } from './progress.js';
+import { experimentOfRun } from './resume.js';
 import { runStages, stageContext, type RunJsonDraft } from './run-experiment.js';
 
-function loadRun(runDir: string): { run: RunJsonDraft; workload: Workload; experiment: RunJsonDraft['resolved'] } {
-  let run: RunJsonDraft;
-  try {
-    run = JSON.parse(readFileSync(join(runDir, RUN_FILE), 'utf8')) as RunJsonDraft;
-  } catch (error) {
-    throw new ConfigError(`${join(runDir, RUN_FILE)} cannot be read (${(error as Error).message}): the run directory must be on a filesystem this node shares with the coordinator`, [], { cause: error });
-  }
-  const experiment = parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
-  return { run, experiment, workload: createWorkload(experiment, run.experiment_file) };
+function loadRun(runDir: string): { run: RunJsonDraft; workload: Workload; experiment: Experiment } {
+  const run = readRunJson<RunJsonDraft>(runDir, 'the run directory must be on a filesystem that this node shares with the coordinator, undamaged');
+  return { run, ...experimentOfRun(run) };
 }
 
 /** Where a trial ran: the node and its device class (GPU name, or the CPU model without one). */
@@ -51,10 +43,7 @@ export async function runArrayTask(o: { runDir: string; batch: string; offset: n
   const { experiment, workload } = loadRun(o.runDir);
   const scratch = join(dir, `scratch-${task}`);
   makeDirs(scratch);
-  const record = await runTrial(
-    { workload, limits: experiment.limits, scratchDir: scratch, ...(o.signal ? { signal: o.signal } : {}) },
-    { index: batch.first + task, stage: spec.stage, role: spec.role, config: spec.config, measure: spec.measure, ...(spec.argv ? { argv: spec.argv } : {}) },
-  );
+  const record = await localExecutor({ workload, limits: experiment.limits, scratchDir: scratch, ...(o.signal ? { signal: o.signal } : {}) }).run(batch.first + task, spec);
   const path = taskResultPath(dir, task);
   writeJsonAtomic(path, { ...record, node: nodeOf() });
   rmSync(scratch, { recursive: true, force: true });
@@ -62,8 +51,7 @@ export async function runArrayTask(o: { runDir: string; batch: string; offset: n
 }
 
 /** Runs every trial here, tagged with this node. */
-function nodeExecutor(local: Executor): Executor {
-  const node = nodeOf();
+function nodeExecutor(local: Executor, node: ReturnType<typeof nodeOf>): Executor {
   return { ...local, run: async (index, spec, onEvent) => ({ ...(await local.run(index, spec, onEvent)), node }) };
 }
 
@@ -82,10 +70,10 @@ export async function runStageWorker(o: { runDir: string; stage: number; progres
   if (earlier.truncatedTail) own.rewrite(earlier.records);
   const replay: TrialRecord[] = [...main, ...earlier.records.filter((r) => r.index >= main.length)];
   const env = fingerprint();
-  const trial = { workload, limits: experiment.limits, scratchDir: join(dir, 'scratch'), ...(o.signal ? { signal: o.signal } : {}) };
-  const ctx = stageContext({ experiment, workload, env, progress: o.progress, replay, signal: o.signal, executor: nodeExecutor(localExecutor(trial)) }, own, join(dir, 'scratch'));
-  // Trials of the main journal are known to the coordinator; this journal gets only this stage's.
-  ctx.journaled = replay.length;
+  // Replayed trials (the main journal's and this journal's own) are not journaled again: this
+  // journal gets only the trials this worker runs.
+  const ctx = stageContext({ experiment, workload, env, progress: o.progress, replay, signal: o.signal }, own, join(dir, 'scratch'));
+  ctx.executor = nodeExecutor(ctx.executor, nodeOf(env));
   const state = { outcomes: [] as StageOutcome[], evidence: {} as Record<string, Evidence>, current: '' };
   await runStages(ctx, state, o.stage);
   writeJsonAtomic(join(dir, 'done.json'), { node: nodeOf(env), environment: env, finished_at: new Date().toISOString(), run_id: run.run_id, trials: ctx.records.length - main.length });

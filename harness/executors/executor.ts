@@ -41,6 +41,12 @@ export function localExecutor(trial: TrialContext): Executor {
 
 /** Canonical text of a spec: a planned trial and the trial later asked for must match exactly. */
 export function specKey(spec: TrialSpec): string {
-  const config = Object.entries(spec.config).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b));
-  return JSON.stringify([spec.stage, spec.role, config, spec.measure, spec.argv ?? null]);
+  return JSON.stringify([spec.stage, spec.role, canonicalConfig(spec.config), spec.measure, spec.argv ?? null]);
+}
+
+/** A config's entries in name order, undefined ones left out: equal configs give equal JSON. */
+export function canonicalConfig(config: Config): [string, Config[string]][] {
+  return Object.entries(config)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => a.localeCompare(b));
 }

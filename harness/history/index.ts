@@ -12,7 +12,7 @@ import type { SweepSummary } from '../engine/stages/sweep.js';
 import { ConfigError } from '../errors.js';
 import type { ParamValue } from '../experiment/schema.js';
 import { writeJsonAtomic } from '../store/atomic.js';
-import { RUN_FILE } from '../store/run-dir.js';
+import { isFinished, readRunJson, RUN_FILE } from '../store/run-dir.js';
 import type { Fingerprint } from '../telemetry/fingerprint.js';
 
 export const INDEX_FILE = '.history-index.json';
@@ -94,11 +94,11 @@ interface RunJsonLike {
 export function readRunEntry(dir: string): RunEntry | { why: string } {
   let run: RunJsonLike;
   try {
-    run = JSON.parse(readFileSync(join(dir, RUN_FILE), 'utf8')) as RunJsonLike;
+    run = readRunJson<RunJsonLike>(dir, 'it is left out of the history');
   } catch (error) {
-    return { why: `${RUN_FILE} is not valid JSON (${(error as Error).message})` };
+    return { why: (error as Error).message };
   }
-  if (!run.result || run.status === 'stopped' || run.status === 'failed' || run.status === 'running' || run.result.stopped) {
+  if (!isFinished(run) || !run.result || run.result.stopped) {
     return { why: `the run did not finish (status ${run.status ?? 'unknown'}); resume it with tunebench run --resume` };
   }
   const env = environmentKey(run.environment);

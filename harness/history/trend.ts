@@ -9,7 +9,6 @@ import { compareRuns, environmentDifferences, regressions, type BeforeAfter, typ
 import { readRunDir } from '../report/write.js';
 import { detectChangePoints } from '../stats/change-points.js';
 import { writeJsonAtomic } from '../store/atomic.js';
-import { RUN_FILE } from '../store/run-dir.js';
 import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { RunEntry } from './index.js';
 
@@ -141,14 +140,6 @@ function chosenSeries(runs: readonly RunEntry[]): ChosenTrend[] {
   return [...byParam.values()];
 }
 
-function fingerprintOf(dir: string): Fingerprint | undefined {
-  try {
-    return (JSON.parse(readFileSync(join(dir, RUN_FILE), 'utf8')) as { environment?: Fingerprint }).environment;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The latest run against its baseline: significant slowdowns and chosen-config changes. */
 function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
   const latest = runs.at(-1);
@@ -168,8 +159,10 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
   }
   const out: Gate = { latest: { run_id: latest.run_id, dir: latest.dir, env_key: latest.env_key }, baseline, env_mismatch: null, comparison: null, regressions: [], config_changes: [], notes };
   if (!baseline) return out;
+  const before = readRunDir(baseline.dir);
+  const after = readRunDir(latest.dir);
   if (baseline.env_key !== latest.env_key) {
-    const diffs = environmentDifferences(fingerprintOf(baseline.dir), fingerprintOf(latest.dir)).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
+    const diffs = environmentDifferences(before.run.environment as Fingerprint, after.run.environment as Fingerprint).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
     if (!opts.allowEnvMismatch) {
       throw new ConfigError(
         `refusing to compare ${latest.experiment} run ${latest.run_id} with baseline ${baseline.run_id}: they ran in different environments (${diffs.join('; ') || 'fingerprints differ'}). ` +
@@ -178,8 +171,6 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
     }
     out.env_mismatch = diffs;
   }
-  const before = readRunDir(baseline.dir);
-  const after = readRunDir(latest.dir);
   out.comparison = compareRuns(before, after, { noiseBand: opts.noiseBand });
   out.regressions = regressions(out.comparison, opts.failPct);
   out.config_changes = out.comparison.chosen.filter((c) => c.changed).map(({ param, before: b, after: a }) => ({ param, before: b, after: a }));

@@ -49,7 +49,7 @@ export function buildChosenConfig(args: {
 }
 
 /** Shell-safe single-quoted value. */
-function shellQuote(value: string): string {
+export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 

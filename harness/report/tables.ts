@@ -4,6 +4,7 @@ import { fmtPct, type CompareSummary } from '../engine/stages/compare.js';
 import type { ClaimSummary } from '../engine/stages/claim.js';
 import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
 import type { SweepSummary } from '../engine/stages/sweep.js';
+import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import type { Interval } from '../stats/bootstrap.js';
 import type { TrialRecord } from '../trial/record.js';
@@ -114,7 +115,7 @@ function compareBlocks(r: CompareSummary): Block[] {
 }
 
 function claimBlocks(r: ClaimSummary): Block[] {
-  const band = r.band.one_sided ? `>= ${r.band.low.toPrecision(3)}x` : `${r.band.low.toPrecision(3)}x to ${r.band.high!.toPrecision(3)}x`;
+  const band = describeBand(r.band.low, r.band.high, r.band.one_sided, (v) => v.toPrecision(3));
   return [
     text(r.sentence),
     tableBlock(

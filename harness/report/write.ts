@@ -1,12 +1,12 @@
 // Writes every report of a run directory from its run.json and its journal alone: charts/*.vl.json,
 // charts/*.svg, report.html and summary.md. The same inputs always give the same bytes.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '../engine/result.js';
-import { ConfigError, StoreError } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
-import { JOURNAL_FILE, JOURNAL_VERSION, readJournal } from '../store/journal.js';
-import { makeDirs, RUN_FILE } from '../store/run-dir.js';
+import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
+import { makeDirs, readRunJson, RUN_FILE } from '../store/run-dir.js';
 import type { TrialRecord } from '../trial/record.js';
 import { stageCharts } from './charts/index.js';
 import { reportHtml, type RenderedChart } from './html.js';
@@ -49,22 +49,9 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
 
 /** Reads a run directory for `tunebench report`, with a clear error for each way it can be unusable. */
 export function readRunDir(dir: string): { run: RunJson; records: TrialRecord[]; warnings: string[] } {
-  const runPath = join(dir, RUN_FILE);
-  if (!existsSync(runPath)) throw new ConfigError(`${dir} is not a run directory: ${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/)`, []);
-  let run: RunJson;
-  try {
-    run = JSON.parse(readFileSync(runPath, 'utf8')) as RunJson;
-  } catch (error) {
-    throw new ConfigError(`${runPath} is not valid JSON (${(error as Error).message}): the run directory was damaged after tunebench wrote it (it writes run.json atomically); the trials in ${JOURNAL_FILE} are kept apart and may be intact`, [], { cause: error });
-  }
+  const run = readRunJson<RunJson>(dir, `the trials in ${JOURNAL_FILE} are kept apart and may be intact`);
   const journal = readJournal(join(dir, JOURNAL_FILE));
-  const foreign = journal.unsupported[0];
-  if (foreign) {
-    throw new ConfigError(
-      `${join(dir, JOURNAL_FILE)} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}: ` +
-        'use the tunebench version that wrote the run',
-    );
-  }
+  requireJournalFormat(journal, join(dir, JOURNAL_FILE), '', 'use the tunebench version that wrote the run');
   const warnings: string[] = [];
   if (journal.truncatedTail) warnings.push(`the last line of ${JOURNAL_FILE} was cut short (the harness was killed while writing it) and is ignored`);
   if (journal.badLines.length > 0) warnings.push(`${JOURNAL_FILE}: lines ${journal.badLines.join(', ')} are not valid JSON and are ignored`);

@@ -79,7 +79,7 @@ export interface ClaimJudgement {
  */
 export function judgeClaim(claim: Claim, speedup: Interval | null): ClaimJudgement {
   if (!speedup) return { verdict: 'inconclusive', reason: 'no measurement: a side has no successful trial' };
-  const band = claim.oneSided ? (claim.high === Infinity ? `>= ${fmt(claim.low)}x` : `<= ${fmt(claim.high)}x`) : `${fmt(claim.low)}x to ${fmt(claim.high)}x`;
+  const band = describeBand(claim.low, claim.high, claim.oneSided);
   const ci = `${fmt(speedup.estimate)}x [${fmt(speedup.low)}, ${fmt(speedup.high)}]`;
   if (speedup.low >= claim.low && speedup.high <= claim.high) return { verdict: 'confirmed', reason: `the CI ${ci} lies within ${band}` };
   if (speedup.high < claim.low || speedup.low > claim.high) return { verdict: 'refuted', reason: `the CI ${ci} lies entirely outside ${band}` };
@@ -88,6 +88,13 @@ export function judgeClaim(claim: Claim, speedup: Interval | null): ClaimJudgeme
   return { verdict: 'inconclusive', reason: `the CI ${ci} straddles an edge of ${band}; more trials may decide` };
 }
 
-function fmt(v: number): string {
+/** The claimed band in words: ">= 1.3x", "<= 0.909x" (a one-sided "slower" claim) or "2x to 3x". */
+export function describeBand(low: number, high: number | null, oneSided: boolean, f: (v: number) => string = fmt): string {
+  if (!oneSided) return `${f(low)}x to ${f(high ?? Infinity)}x`;
+  return high === null || high === Infinity ? `>= ${f(low)}x` : `<= ${f(high)}x`;
+}
+
+/** Three significant digits, trailing zeros dropped: 2, 1.5, 0.909. */
+export function fmt(v: number): string {
   return Number(v.toPrecision(3)).toString();
 }

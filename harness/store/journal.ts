@@ -1,6 +1,6 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
-import { StoreError } from '../errors.js';
+import { ConfigError, StoreError } from '../errors.js';
 import type { TrialRecord } from '../trial/record.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
 
@@ -51,6 +51,14 @@ export interface JournalRead {
   badLines: number[];
   /** Records of another format version (written by another tunebench); not in `records`. */
   unsupported: { line: number; version: unknown }[];
+}
+
+/** Refuses a journal that holds records of another format version (written by another tunebench). */
+export function requireJournalFormat(read: JournalRead, path: string, prefix: string, advice: string): void {
+  const foreign = read.unsupported[0];
+  if (foreign) {
+    throw new ConfigError(`${prefix}${path} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ${advice}`);
+  }
 }
 
 export function readJournal(path: string): JournalRead {

@@ -1,7 +1,7 @@
 // The run-directory lock (.lock): one tunebench process writes a run directory at a time. A lock
 // left by a process that no longer runs on this host (kill -9, OOM killer, reboot) is stale and is
 // taken over with a message; a live holder, or a holder on another host, is refused.
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
@@ -36,27 +36,25 @@ function procStat(pid: number): { state: string; start: string } | null {
   }
 }
 
-function procStart(pid: number): string | null {
+/** The start time of a process, as a lock records it to tell its holder from a later process with the same pid. */
+export function procStart(pid: number): string | null {
   return procStat(pid)?.start ?? null;
 }
 
-/** Whether a process runs: a zombie (killed, not yet reaped by its parent) does not. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  const state = procStat(pid)?.state;
-  return state !== 'Z' && state !== 'X';
-}
-
-/** Whether the holder of a lock is gone; null when that cannot be known (another host). */
+/**
+ * Whether the holder of a lock is gone: no such process, a zombie (killed, not yet reaped), or a
+ * process that started at another time (the pid was reused). null when that cannot be known (another host).
+ */
 export function lockIsStale(info: LockInfo, host = hostname()): boolean | null {
   if (info.host !== host) return null;
-  if (!alive(info.pid)) return true;
-  const start = procStart(info.pid);
-  return info.proc_start !== null && start !== null && start !== info.proc_start;
+  try {
+    process.kill(info.pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return true;
+  }
+  const stat = procStat(info.pid);
+  if (stat?.state === 'Z' || stat?.state === 'X') return true;
+  return info.proc_start !== null && stat !== null && stat.start !== info.proc_start;
 }
 
 function readLock(path: string): LockInfo | null {
@@ -68,20 +66,22 @@ function readLock(path: string): LockInfo | null {
   }
 }
 
+/**
+ * Creates the lock whole: written to a file of our own, then hard-linked into place, which fails
+ * with EEXIST when a lock is there. So a lock file is never seen empty or half-written.
+ */
 function tryCreate(path: string, info: LockInfo): boolean {
-  let fd: number;
+  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    fd = openSync(path, 'wx');
+    writeFileSync(tmp, `${JSON.stringify(info)}\n`);
+    linkSync(tmp, path);
+    return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw new StoreError(`could not lock ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  try {
-    writeSync(fd, `${JSON.stringify(info)}\n`);
   } finally {
-    closeSync(fd);
+    rmSync(tmp, { force: true });
   }
-  return true;
 }
 
 /** Locks a run directory for this process, taking over a stale lock; throws StoreError when it is held. */
@@ -93,8 +93,8 @@ export function acquireLock(dir: string, command = process.argv.slice(1).join(' 
     if (tryCreate(path, mine)) return lockHandle(path, tookOver);
     const held = readLock(path);
     if (held === null) {
-      // Empty or half-written: its writer died between creating and writing it.
-      tookOver = `took over an unreadable lock file ${path} (its writer died while creating it)`;
+      // Locks are created whole (tryCreate), so this one was damaged afterwards.
+      tookOver = `took over an unreadable lock file ${path} (it was damaged)`;
     } else {
       const stale = lockIsStale(held, mine.host);
       const who = `pid ${held.pid} on ${held.host} since ${held.acquired_at}`;

@@ -1,8 +1,8 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
-import { StoreError } from '../errors.js';
+import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
@@ -62,6 +62,27 @@ export function makeDirs(path: string): void {
     if (existsSync(current)) continue;
     mkdirSync(current);
   }
+}
+
+/**
+ * Parses <dir>/run.json. A file that is not JSON was damaged after tunebench wrote it (it writes it
+ * atomically): the error says so, then what that means for the caller (`consequence`).
+ */
+export function readRunJson<T>(dir: string, consequence: string): T {
+  const path = join(dir, RUN_FILE);
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new ConfigError(`${dir} is not a run directory: ${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/, as tunebench printed it)`, [], { cause: error });
+    }
+    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}): the run directory was damaged after tunebench wrote it (tunebench writes ${RUN_FILE} atomically); ${consequence}`, [], { cause: error });
+  }
+}
+
+/** Whether a run finished: status "finished", or (runs from before `status` existed) a result without a stop. */
+export function isFinished(run: { status?: string; result?: unknown }): boolean {
+  return run.status === 'finished' || (run.status === undefined && run.result !== undefined);
 }
 
 export function writeRunJson(dir: RunDir, value: unknown): void {

@@ -26,11 +26,12 @@ async function main(): Promise<void> {
   // Without the index cache again, to separate reading 1,000 run.json files from the analysis.
   rmSync(join(out, '.history-index.json'));
   const cold2 = await timed(['history', out, '--json']);
-  const h = (JSON.parse(warm.stdout) as { experiments: { runs: number; metrics: unknown[]; change_points: { metric: string; index: number }[] }[] }).experiments[0]!;
+  const h = (JSON.parse(warm.stdout) as { experiments: { runs: number; metrics: { name: string }[]; change_points: { metric: string; index: number }[] }[] }).experiments[0]!;
+  // Every series: the throughput ones carry the planted step, the max batch must stay unmarked.
   const marks = h.change_points.map((c) => c.index + 1);
+  const throughputSeries = h.metrics.filter((m) => m.name.includes('samples/s')).length;
   const hit = marks.filter((n) => Math.abs(n - 700) <= 1).length;
   const pass = (ok: boolean) => (ok ? 'pass' : '**FAIL**');
-  const worst = Math.max(cold.seconds, cold2.seconds, warm.seconds);
   const md = [
     '## History: 1,000 runs',
     '',
@@ -40,11 +41,10 @@ async function main(): Promise<void> {
     '| --- | --- | --- | --- |',
     `| history of 1,000 runs, no index cache | < 5 s | ${cold.seconds.toFixed(2)} s (again after deleting the cache: ${cold2.seconds.toFixed(2)} s) | ${pass(Math.max(cold.seconds, cold2.seconds) < 5)} |`,
     `| history of 1,000 runs, index cached | < 5 s | ${warm.seconds.toFixed(2)} s | ${pass(warm.seconds < 5)} |`,
-    `| change points on the throughput series | night 700 +/- 1 only | ${hit} at night 700 +/- 1, ${marks.length - hit} elsewhere (${marks.join(', ') || 'none'}) | ${pass(hit > 0 && hit === marks.length)} |`,
+    `| change points on all ${h.metrics.length} series (${throughputSeries} throughput series carry the planted step) | one per throughput series at night 700 +/- 1, none elsewhere | ${hit} at night 700 +/- 1, ${marks.length - hit} elsewhere (${marks.join(', ') || 'none'}) | ${pass(hit === throughputSeries && hit === marks.length)} |`,
   ].join('\n');
   writeSection('history', md);
   process.stdout.write(`${md}\n`);
-  assert.ok(worst > 0);
 }
 
 await main();

@@ -26,7 +26,7 @@ interface HistoryJson {
 describe('tunebench history', () => {
   it('30 nights with a 15% regression planted at night 20 and +/-3% noise: every throughput series marks night 20 (+/-1) and nothing else', async () => {
     const out = tempDir();
-    const dirs = writeNights(out, plantedNights(30, { at: 19, step: 0.85, noise: 0.03, seed: 20 }));
+    const dirs = new Set(writeNights(out, plantedNights(30, { at: 19, step: 0.85, noise: 0.03, seed: 20 })));
     const summary = join(tempDir(), 'step-summary.md');
     const r = await cli(['history', out, '--json'], { GITHUB_STEP_SUMMARY: summary });
     assert.equal(r.exitCode, 0, r.stderr);
@@ -55,7 +55,10 @@ describe('tunebench history', () => {
     assert.match(html, /change point: .* -1\d\.\d% .* at run night-00(19|20|21)/);
     assert.match(readFileSync(join(dir, 'history.md'), 'utf8'), /^# tunebench history: report-fixture/);
     assert.match(readFileSync(summary, 'utf8'), /## Key metrics/);
-    assert.equal(dirs.length, 30);
+    // The index holds exactly the 30 runs, each as a finished entry.
+    const index = JSON.parse(readFileSync(join(out, '.history-index.json'), 'utf8')) as { entries: Record<string, { entry: { run_id?: string } }> };
+    assert.deepEqual(new Set(Object.keys(index.entries)), dirs);
+    assert.ok(Object.values(index.entries).every((e) => e.entry.run_id?.startsWith('night-')));
   });
 
   it('pinned baseline: --fail-on-regression exits 3 when the latest run is significantly slower beyond the threshold, 0 within it', async () => {

@@ -6,8 +6,10 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { execa } from 'execa';
+import { procStart } from '../../harness/store/lock.js';
 import { CLI, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
+import { waitFor, waitForTrials } from '../support/wait.js';
 import { FAULTS_EXPERIMENT, killLoop, readTrace, trialKey, type Trace } from '../support/faults.js';
 
 describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
@@ -38,7 +40,7 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], { reject: false });
     // Kill once the journal holds a few trials, then cut its last line in half, as a kill mid-write would.
-    const dir = await waitForTrials(out, 8);
+    const dir = await waitForTrials(out, 'faults', 8);
     child.kill('SIGKILL');
     await child;
     const path = join(dir, 'trials.jsonl');
@@ -62,9 +64,9 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
   it('SIGTERM mid-trial stops the trial, writes the journal and a partial report, prints the resume command; --resume finishes the run', async () => {
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out], { reject: false });
-    const dir = await waitForTrials(out, 6);
+    const dir = await waitForTrials(out, 'faults', 6);
     // Land the signal inside a trial: wait until the workload process of the next trial runs.
-    await waitFor(async () => (await execa('pgrep', ['-f', 'simulated-gpu.mjs'], { reject: false })).exitCode === 0);
+    await waitFor('a running workload process', async () => ((await execa('pgrep', ['-f', 'simulated-gpu.mjs'], { reject: false })).exitCode === 0 ? true : null), 30, 10);
     child.kill('SIGTERM');
     const r = await child;
     assert.equal(r.exitCode, 130, r.stderr);
@@ -99,8 +101,7 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
     assert.match(again.stderr, /nothing to resume: the run in .*run\.json finished at/);
     // A live process holds the lock: a second tunebench must not write the directory.
     const holder = execa('sleep', ['30']);
-    const stat = readFileSync(`/proc/${holder.pid}/stat`, 'utf8');
-    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    const start = procStart(holder.pid!);
     writeFileSync(join(dir, '.lock'), JSON.stringify({ pid: holder.pid, host: hostname(), proc_start: start, acquired_at: '2026-11-23T00:00:00.000Z', command: 'tunebench run x' }));
     const busy = await execa(process.execPath, [CLI, 'run', '--resume', dir], { reject: false });
     holder.kill();
@@ -115,27 +116,3 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
   });
 });
 
-async function waitFor(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('timed out waiting');
-}
-
-/** Polls until the single run directory under <out>/faults holds at least n journaled trials. */
-export async function waitForTrials(out: string, n: number): Promise<string> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    try {
-      const dir = runDir(out, 'faults');
-      const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').split('\n').length - 1;
-      if (lines >= n) return dir;
-    } catch {
-      // not there yet
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`no run under ${out} reached ${n} trials in 60 s`);
-}

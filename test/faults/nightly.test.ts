@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { FAULTS_EXPERIMENT } from '../support/faults.js';
 import { ROOT, tempDir } from '../support/paths.js';
+import { waitFor } from '../support/wait.js';
 
 const SCRIPT = join(ROOT, 'experiments', 'nightly', 'nightly.sh');
 
@@ -25,8 +26,11 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
     // signal on, tunebench writes a partial report and the script exits 130.
     const second = night();
     const runs = join(reports, 'faults');
-    for (let i = 0; i < 600 && readdirSync(runs).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Stop it once the second run has journaled a few trials.
+    await waitFor('the second night under way', () => {
+      const id = readdirSync(runs).sort()[1];
+      return id && readFileSync(join(runs, id, 'trials.jsonl'), 'utf8').split('\n').length > 4 ? id : null;
+    });
     second.kill('SIGTERM');
     const stopped = await second;
     assert.equal(stopped.exitCode, 130, stopped.stderr);

@@ -107,7 +107,7 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     writeFileSync(join(dir, 'run.json'), readFileSync(join(dir, 'run.json'), 'utf8').slice(0, 200));
     const resumed = await run(['run', '--resume', dir]);
     assert.equal(resumed.exitCode, 2);
-    assert.match(resumed.stderr, /cannot resume: .*run\.json is not valid JSON \(.+\)\. tunebench writes it atomically, so it was damaged afterwards; the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/);
+    assert.match(resumed.stderr, /cannot resume: .*run\.json is not valid JSON \(.+\): the run directory was damaged after tunebench wrote it \(tunebench writes run\.json atomically\); the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/);
     const report = await run(['report', dir]);
     assert.equal(report.exitCode, 2);
     assert.match(report.stderr, /run\.json is not valid JSON .*the run directory was damaged after tunebench wrote it/);

@@ -11,6 +11,7 @@ import type { TrialRecord } from '../../harness/trial/record.js';
 import { readTrace, trialKey, type Trace } from '../support/faults.js';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
+import { waitFor } from '../support/wait.js';
 
 const EXPERIMENT = join(FIXTURES, 'experiments', 'slurm.yaml');
 const haveSlurm = existsSync('/usr/sbin/slurmctld');
@@ -54,20 +55,6 @@ function batches(dir: string): { id: string; batch: BatchFile }[] {
   return readdirSync(root)
     .filter((d) => /^b\d+$/.test(d))
     .map((id) => ({ id, batch: JSON.parse(readFileSync(join(root, id, 'batch.json'), 'utf8')) as BatchFile }));
-}
-
-async function waitFor<T>(what: string, probe: () => T | null | undefined | Promise<T | null | undefined>, seconds = 120): Promise<T> {
-  const deadline = Date.now() + seconds * 1000;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== null && v !== undefined) return v;
-    } catch {
-      // not there yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** The sweep's batch once it was submitted: its directory and first job id. */

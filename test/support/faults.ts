@@ -8,6 +8,7 @@ import { execa, type ResultPromise } from 'execa';
 import { createRng } from '../../harness/stats/rng.js';
 import type { TrialRecord } from '../../harness/trial/record.js';
 import { CLI, FIXTURES } from './paths.js';
+import { journal } from './runs.js';
 
 /** The deterministic experiment (simulated GPU, max batch + sweep + compare, about 40 trials). */
 export const FAULTS_EXPERIMENT = join(FIXTURES, 'experiments', 'faults.yaml');
@@ -36,7 +37,7 @@ export interface KillLoopResult {
 }
 
 export function readTrace(dir: string): Trace {
-  const records = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as TrialRecord);
+  const records = journal(dir);
   const chosen = (JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown> }).config;
   return { records, chosen };
 }
@@ -50,8 +51,9 @@ function journalLines(dir: string): string[] {
   const path = join(dir, 'trials.jsonl');
   if (!existsSync(path)) return [];
   const text = readFileSync(path, 'utf8');
-  // Only whole lines count as completed trials: a line cut short by the kill was not completed.
-  return text.split('\n').slice(0, text.endsWith('\n') ? -1 : text.split('\n').length - 1);
+  // Only whole lines count as completed trials: a line cut short by the kill was not completed
+  // (the last piece of the split is "" after a whole line, or the cut-short line).
+  return text.split('\n').slice(0, -1);
 }
 
 function runDirs(out: string): string[] {

@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '../../harness/engine/result.js';
 import { createRng } from '../../harness/stats/rng.js';
-import type { TrialRecord } from '../../harness/trial/record.js';
+import { readJournal } from '../../harness/store/journal.js';
 import { REPORT_FIXTURE } from './runs.js';
 
 interface RunJson {
@@ -18,8 +18,6 @@ interface RunJson {
   result: RunResult;
 }
 
-const template = () => JSON.parse(readFileSync(join(REPORT_FIXTURE, 'run.json'), 'utf8')) as RunJson;
-const journalText = () => readFileSync(join(REPORT_FIXTURE, 'trials.jsonl'), 'utf8');
 
 /** Scales every throughput interval of a result (evidence, sweep configs, compare arms) by f. */
 function scaleResult(result: RunResult, f: number): void {
@@ -31,7 +29,8 @@ function scaleResult(result: RunResult, f: number): void {
   };
   for (const e of Object.values(result.evidence)) scale(e.samples_per_second);
   for (const s of result.stages) {
-    for (const e of Object.values(s.evidence)) if (!Object.values(result.evidence).includes(e)) scale(e.samples_per_second);
+    // A stage's evidence is its own copy (run.json holds it twice), so it is scaled too.
+    for (const e of Object.values(s.evidence)) scale(e.samples_per_second);
     const r = s.result as { configs?: { throughput: { estimate: number; low: number; high: number } | null }[]; arms?: { throughput: { estimate: number; low: number; high: number } | null }[] };
     for (const c of r.configs ?? []) scale(c.throughput);
     for (const a of r.arms ?? []) scale(a.throughput);
@@ -47,10 +46,10 @@ export interface Night {
 
 /** Writes one run directory per night under <out>/<experiment>/, one day apart; returns their paths. */
 export function writeNights(out: string, nights: readonly Night[], start = Date.UTC(2026, 9, 1, 2, 0, 0)): string[] {
-  const base = template();
-  const lines = journalText().trim().split('\n');
+  const base = JSON.parse(readFileSync(join(REPORT_FIXTURE, 'run.json'), 'utf8')) as RunJson;
+  const records = readJournal(join(REPORT_FIXTURE, 'trials.jsonl')).records;
   return nights.map((night, i) => {
-    const run = template();
+    const run = structuredClone(base);
     const id = `night-${String(i + 1).padStart(4, '0')}`;
     run.run_id = id;
     run.result.run_id = id;
@@ -61,11 +60,7 @@ export function writeNights(out: string, nights: readonly Night[], start = Date.
     const dir = join(out, base.experiment, id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
-    const scaled = lines.map((l) => {
-      const r = JSON.parse(l) as TrialRecord;
-      r.steps = r.steps.map((s) => ({ ...s, seconds: s.seconds / night.factor }));
-      return JSON.stringify(r);
-    });
+    const scaled = records.map((r) => JSON.stringify({ ...r, steps: r.steps.map((s) => ({ ...s, seconds: s.seconds / night.factor })) }));
     writeFileSync(join(dir, 'trials.jsonl'), `${scaled.join('\n')}\n`);
     return dir;
   });

@@ -2,7 +2,7 @@
 // the CI of the speedup is too wide to decide, then a verdict on the claim in one sentence.
 import type { ClaimStageSpec } from '../../experiment/schema.js';
 import { bootstrapMedianRatio, type Interval } from '../../stats/bootstrap.js';
-import { judgeClaim, parseClaim, type Claim, type ClaimVerdict } from '../../stats/claim.js';
+import { describeBand, fmt, judgeClaim, parseClaim, type Claim, type ClaimVerdict } from '../../stats/claim.js';
 import { mannWhitney } from '../../stats/mann-whitney.js';
 import { noiseWarnings } from '../../stats/noise.js';
 import { medianRateRatioInterval, trialRates } from '../../stats/throughput.js';
@@ -135,10 +135,8 @@ function sentence(spec: ClaimStageSpec, claim: Claim, what: string, verdict: Cla
   const metric = { throughput: 'throughput', step_time: 'step time', process_time: 'whole-process time' }[spec.metric];
   const measured = speedup ? `measured ${fmt(speedup.estimate)}x [${fmt(speedup.low)}, ${fmt(speedup.high)}]` : 'not measured';
   const where = environment ? ` on ${environment}` : '';
-  const band = claim.oneSided ? `claimed >= ${fmt(claim.low)}x` : `claimed ${fmt(claim.low)}x to ${fmt(claim.high)}x`;
+  const band = `claimed ${describeBand(claim.low, claim.high, claim.oneSided)}`;
   return `Claim "${spec.claim}" (${what}, ${metric}, ${band}): ${measured}${where}: ${verdict} (${reason}).`;
 }
 
-function fmt(v: number): string {
-  return Number(v.toPrecision(3)).toString();
-}
+

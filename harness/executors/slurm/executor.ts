@@ -10,6 +10,8 @@ import { DetachedError, StoppedError, TrialError } from '../../errors.js';
 import type { ExecutorSpec } from '../../experiment/schema.js';
 import type { Progress } from '../../engine/progress.js';
 import { readJournal } from '../../store/journal.js';
+import { shellQuote } from '../../report/chosen-config.js';
+import { writeJsonAtomic } from '../../store/atomic.js';
 import { makeDirs } from '../../store/run-dir.js';
 import type { TrialRecord } from '../../trial/record.js';
 import { specKey, type Executor, type TrialSpec } from '../executor.js';
@@ -71,10 +73,6 @@ export function splitForArrays(tasks: readonly number[], maxArray: number): { of
   return [...chunks].sort(([a], [b]) => a - b).map(([offset, ts]) => ({ offset, tasks: ts }));
 }
 
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The batch script: exec tunebench with fixed arguments; sbatch appends the rest. No parameter values pass through a shell. */
 function writeScript(runDir: string, name: string, command: string[]): string {
   const dir = join(runDir, SLURM_DIR);
@@ -121,7 +119,13 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     notes.push(message);
     o.progress.note(`slurm: ${message}`);
   };
-  const trialScript = () => writeScript(o.runDir, 'trial.sh', [process.execPath, MAIN, 'trial', '--run', o.runDir]);
+  // Each batch script is written once per coordinator: the first submission that needs it writes it.
+  const scripts = new Map<string, string>();
+  const script = (name: 'trial.sh' | 'stage.sh', command: string) => {
+    const path = scripts.get(name) ?? writeScript(o.runDir, name, [process.execPath, MAIN, command, '--run', o.runDir]);
+    scripts.set(name, path);
+    return path;
+  };
   const jobName = `tunebench-${o.experiment.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40)}`;
 
   async function submit(id: string, batch: BatchFile, tasks: readonly number[]): Promise<void> {
@@ -131,7 +135,7 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       const indices = chunk.tasks.map((t) => t - chunk.offset);
       const args = [...resourceArgs(o.spec), `--job-name=${jobName}`, `--array=${arrayRanges(indices)}%${o.spec.max_concurrent}`, `--output=${join(dir, 'slurm-%A_%a.log')}`];
       // The script's own arguments follow the script path; sbatch passes them on to every task.
-      const jobId = await sbatch(args, trialScript(), ['--batch', id, '--offset', String(chunk.offset)]);
+      const jobId = await sbatch(args, script('trial.sh', 'trial'), ['--batch', id, '--offset', String(chunk.offset)]);
       batch.submissions.push({ job_id: jobId, tasks: chunk.tasks, offset: chunk.offset, at: new Date().toISOString() });
       for (const t of chunk.tasks) batch.attempts[String(t)] = (batch.attempts[String(t)] ?? 0) + 1;
       writeBatch(dir, batch);
@@ -255,24 +259,21 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     const dir = join(o.runDir, SLURM_DIR, `stage-${k}`);
     const done = join(dir, 'done.json');
     const stateFile = join(dir, 'job.json');
-    let job: { job_id: string; attempts: number } | null = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { job_id: string; attempts: number }) : null;
-    const script = () => writeScript(o.runDir, 'stage.sh', [process.execPath, MAIN, 'stage-worker', '--run', o.runDir]);
-    const start = async (attempts: number) => {
+    const start = async (attempts: number): Promise<{ job_id: string; attempts: number }> => {
       makeDirs(dir);
-      const id = await sbatch([...resourceArgs(o.spec), `--job-name=${jobName}-${name}`.slice(0, 60), `--output=${join(dir, 'slurm-%j.log')}`], script(), ['--stage', String(k)]);
-      job = { job_id: id, attempts };
-      writeFileSync(stateFile, JSON.stringify(job));
+      const id = await sbatch([...resourceArgs(o.spec), `--job-name=${jobName}-${name}`.slice(0, 60), `--output=${join(dir, 'slurm-%j.log')}`], script('stage.sh', 'stage-worker'), ['--stage', String(k)]);
+      const job = { job_id: id, attempts };
+      writeJsonAtomic(stateFile, job);
       o.progress.note(`slurm: submitted job ${id}: stage ${name} runs inside one allocation (every probe a fresh process on the same node)`);
+      return job;
     };
+    // The job an earlier coordinator submitted for this stage (written atomically, so whole or absent).
+    let current = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { job_id: string; attempts: number }) : null;
     let delay = 0.5;
     for (;;) {
       if (existsSync(done)) return readJournal(join(dir, 'trials.jsonl')).records;
       if (o.signal?.aborted) throw new StoppedError(`stopped while waiting for the allocation of stage ${name}`);
-      if (!job) {
-        await start(1);
-        continue;
-      }
-      const current = job as { job_id: string; attempts: number };
+      current ??= await start(1);
       let state = (await queuedStates([current.job_id])).get(current.job_id);
       if (!state) state = (await finishedStates([current.job_id])).get(current.job_id) ?? 'UNKNOWN';
       if (ACTIVE_STATES.has(state)) {
@@ -284,7 +285,7 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       if (existsSync(done)) continue;
       if (current.attempts <= o.spec.retries) {
         note(`the allocation of stage ${name} (job ${current.job_id}) ended ${state}; submitting it again (attempt ${current.attempts + 1} of ${o.spec.retries + 1})`);
-        await start(current.attempts + 1);
+        current = await start(current.attempts + 1);
         continue;
       }
       throw new TrialError(`the allocation of stage ${name} (SLURM job ${current.job_id}) ended ${state} after ${current.attempts} attempt(s); see ${join(dir, `slurm-${current.job_id}.log`)}`);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bootstrapMedian } from '../../../harness/stats/bootstrap.js';
-import { ClaimSyntaxError, judgeClaim, parseClaim } from '../../../harness/stats/claim.js';
+import { ClaimSyntaxError, describeBand, judgeClaim, parseClaim } from '../../../harness/stats/claim.js';
 import { decideChange } from '../../../harness/stats/decision.js';
 import { mannWhitney, normalCdf, uDistribution } from '../../../harness/stats/mann-whitney.js';
 import { noiseWarnings } from '../../../harness/stats/noise.js';
@@ -77,6 +77,19 @@ describe('bootstrap determinism', () => {
 });
 
 describe('claims', () => {
+  it('states the claimed band the way it reads, one-sided "slower" claims included', () => {
+    const band = (text: string) => {
+      const c = parseClaim(text);
+      return describeBand(c.low, c.high, c.oneSided);
+    };
+    assert.equal(band('2-3x'), '2x to 3x');
+    assert.equal(band('>=1.3x'), '>= 1.3x');
+    // At least 10% slower: a speedup of at most 1/1.1, not ">= 0x".
+    assert.equal(band('>= 10% slower'), '<= 0.909x');
+    const slower = parseClaim('>= 10% slower');
+    assert.equal(describeBand(slower.low, slower.high, true, (v) => v.toPrecision(3)), '<= 0.909x');
+    assert.equal(describeBand(1.3, null, true, (v) => v.toPrecision(3)), '>= 1.30x');
+  });
   it('parses every form people write', () => {
     const cases: [string, number, number, boolean][] = [
       ['2-3x', 2, 3, false],

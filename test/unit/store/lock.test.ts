@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { StoreError } from '../../../harness/errors.js';
-import { acquireLock, LOCK_FILE, lockIsStale, type LockInfo } from '../../../harness/store/lock.js';
+import { acquireLock, LOCK_FILE, lockIsStale, procStart, type LockInfo } from '../../../harness/store/lock.js';
 import { tempDir } from '../../support/paths.js';
 
 const info = (over: Partial<LockInfo>): LockInfo => ({ pid: process.pid, host: hostname(), proc_start: null, acquired_at: '2026-11-23T00:00:00.000Z', command: 'tunebench run x', ...over });
@@ -36,8 +36,8 @@ describe('run-directory lock', () => {
   });
 
   it('tells a reused pid from the holder by its start time, and cannot judge another host', () => {
-    const mine = readFileSync('/proc/self/stat', 'utf8');
-    const start = mine.slice(mine.lastIndexOf(')') + 2).split(' ')[19]!;
+    const start = procStart(process.pid)!;
+    assert.match(start, /^\d+$/);
     assert.equal(lockIsStale(info({ proc_start: start })), false);
     assert.equal(lockIsStale(info({ proc_start: String(Number(start) + 1) })), true);
     assert.equal(lockIsStale(info({ host: 'another-node' })), null);
