@@ -4,7 +4,7 @@ import { ConfigError, StoreError } from '../errors.js';
 import { formatBytes } from '../experiment/units.js';
 import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
 import type { Experiment } from '../experiment/schema.js';
-import type { Interval } from '../stats/bootstrap.js';
+import type { Interval } from '../stats/interval.js';
 import type { Journal } from '../store/journal.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
@@ -40,7 +40,10 @@ export interface StageContext {
 export interface Evidence {
   stage: string;
   rule: string;
+  /** 95% CI of the chosen value's throughput; null when fewer than 3 trials measured it. */
   samples_per_second: Interval | null;
+  /** The measured samples/s when there is no CI (a max-batch probe is one trial). */
+  point?: number;
   trials: number[];
 }
 

@@ -45,6 +45,9 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
 
 function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { path: string; message: string }[]): void {
   const swept = Object.keys(stage.params);
+  if (stage.strategy === 'race' && stage.repeats !== undefined && stage.repeats < stage.min_rounds) {
+    issues.push({ path: `stages[${i}].repeats`, message: `a race needs at least min_rounds (${stage.min_rounds}) rounds before it may eliminate a config, got ${stage.repeats}; raise repeats or use strategy: grid` });
+  }
   const known = e.workload.kind === 'onnx' ? [...ONNX_PARAMS] : [...swept, ...Object.keys(e.workload.params ?? {}), ...ONNX_PARAMS];
   for (const p of swept) {
     const path = `stages[${i}].params.${p}`;
@@ -88,7 +91,12 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { p
 
 function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: { path: string; message: string }[]): void {
   try {
-    parseClaim(stage.claim, stage.tolerance);
+    const claim = parseClaim(stage.claim, stage.tolerance);
+    const memory = stage.metric === 'peak_memory';
+    if (stage.metric !== undefined && (claim.quantity === 'memory') !== memory) {
+      const want = claim.quantity === 'memory' ? 'peak_memory' : 'throughput, step_time or process_time';
+      issues.push({ path: `stages[${i}].metric`, message: `the claim ${JSON.stringify(stage.claim)} is about ${claim.quantity}, so metric must be ${want} (or left out), got ${JSON.stringify(stage.metric)}` });
+    }
   } catch (error) {
     issues.push({ path: `stages[${i}].claim`, message: (error as Error).message });
   }
@@ -105,11 +113,12 @@ function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: { p
   const same = JSON.stringify(Object.entries(stage.baseline).sort()) === JSON.stringify(Object.entries(stage.candidate).sort()) && JSON.stringify(stage.baseline_command) === JSON.stringify(stage.candidate_command);
   if (same) issues.push({ path: `stages[${i}].candidate`, message: 'is the same as the baseline: a claim compares two different configs or commands' });
   const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.candidate || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
-  if (!batchKnown && stage.metric === 'throughput' && e.workload.kind === 'onnx') issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it' });
+  if (!batchKnown && (stage.metric ?? 'throughput') === 'throughput' && e.workload.kind === 'onnx') issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it' });
 }
 
 function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: { path: string; message: string }[]): void {
   const p = stage.param;
+  if (stage.repeats > stage.max_rounds) issues.push({ path: `stages[${i}].repeats`, message: `expected at most max_rounds (${stage.max_rounds}), got ${stage.repeats}` });
   if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
     const hint = closest(p, ONNX_PARAMS);
     issues.push({ path: `stages[${i}].param`, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });

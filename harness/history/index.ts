@@ -68,7 +68,8 @@ export function keyMetrics(result: RunResult): MetricPoint[] {
     if (s.kind === 'max-batch') {
       const r = s.result as MaxBatchSummary;
       if (r.max !== null && r.max > 0) out.push({ name: `${s.name} max ${r.param}`, stage: s.name, unit: 'samples', value: r.max, low: null, high: null });
-      add(s.name, 'samples/s (chosen batch)', 'samples/s', s.evidence[r.param]?.samples_per_second);
+      const point = s.evidence[r.param]?.point;
+      if (point !== undefined && point > 0) out.push({ name: `${s.name} samples/s (chosen batch)`, stage: s.name, unit: 'samples/s', value: point, low: null, high: null });
     } else if (s.kind === 'sweep') {
       const r = s.result as SweepSummary;
       add(s.name, 'samples/s (chosen config)', 'samples/s', r.configs.find((c) => c.key === r.chosen_key)?.throughput);

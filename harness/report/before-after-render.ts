@@ -1,6 +1,6 @@
 // compare.html and compare.md of a before/after comparison.
 import { fmtPct } from '../engine/stages/compare.js';
-import type { Interval } from '../stats/bootstrap.js';
+import type { Interval } from '../stats/interval.js';
 import type { BeforeAfter } from './before-after.js';
 import type { Chart } from './charts/spec.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from './html.js';

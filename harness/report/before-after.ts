@@ -1,12 +1,13 @@
 // Before/after comparison of two runs: for each metric both runs measured (a stage's config or arm
-// with successful trials in both), the ratio after/before of median throughput and of median peak
-// memory with bootstrap CIs and verdicts; the chosen configs side by side; and warnings when the
-// environments differ.
+// with successful trials in both), the ratio after/before of the geometric-mean throughput and peak
+// memory with Welch 95% CIs on the log scale (two runs are independent samples of trials; a side
+// with fewer than 3 trials gets no CI and no verdict), the chosen configs side by side, and
+// warnings when the environments differ.
 import type { RunResult } from '../engine/result.js';
-import { bootstrapMedianRatio, type Interval } from '../stats/bootstrap.js';
-import { decideChange } from '../stats/decision.js';
-import { medianRateRatioInterval, trialRates } from '../stats/throughput.js';
-import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../stats/verdict.js';
+import type { Interval } from '../stats/interval.js';
+import { MIN_TRIALS_FOR_CI, welchRatioInterval } from '../stats/log-ratio.js';
+import { ratioThroughput } from '../stats/throughput.js';
+import { direction, memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../stats/verdict.js';
 import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { ParamValue } from '../experiment/schema.js';
 import type { TrialRecord } from '../trial/record.js';
@@ -62,12 +63,12 @@ function varying(sides: readonly RunSide[], stage: string): string[] {
   return [...values].filter(([k, v]) => v.size > 1 || k === 'batch_size').map(([k]) => k).sort();
 }
 
-export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?: number; seed?: number } = {}): BeforeAfter {
+export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?: number } = {}): BeforeAfter {
   const band = opts.noiseBand ?? 0.02;
-  const seed = opts.seed ?? 1;
   const gb = groups(before);
   const ga = groups(after);
   const metrics: MetricComparison[] = [];
+  const few: string[] = [];
   const varyingByStage = new Map<string, string[]>();
   for (const [key, b] of gb) {
     const a = ga.get(key);
@@ -75,23 +76,25 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
     const names = varyingByStage.get(b.stage) ?? varying([before, after], b.stage);
     varyingByStage.set(b.stage, names);
     const config = names.filter((k) => b.config[k] !== undefined).map((k) => `${k}=${String(b.config[k])}`).join(' ');
-    const steps = (ts: TrialRecord[]) => ts.map((t) => t.steps);
-    const mem = (ts: TrialRecord[]) => ts.map((t) => t.peak_device_bytes ?? t.peak_rss_bytes).filter((v): v is number => v !== null);
-    const throughput = medianRateRatioInterval(steps(b.trials), steps(a.trials), { seed });
-    const memory = mem(b.trials).length > 0 && mem(a.trials).length > 0 ? bootstrapMedianRatio(mem(b.trials), mem(a.trials), { seed }) : null;
+    const rates = (ts: TrialRecord[]) => ts.map((t) => ratioThroughput(t.steps)).filter((v): v is number => v !== null && v > 0);
+    const mem = (ts: TrialRecord[]) => ts.map((t) => t.peak_device_bytes ?? t.peak_rss_bytes).filter((v): v is number => v !== null && v > 0);
+    // A CI that excludes 1 is a test at alpha = 0.05; the verdict also needs it outside the noise band.
+    const throughput = welchRatioInterval(rates(b.trials), rates(a.trials), 0.05);
+    const memory = welchRatioInterval(mem(b.trials), mem(a.trials), 0.05);
+    if (!throughput) few.push(`${b.stage} ${config}`.trim());
     metrics.push({
       metric: `${b.stage} ${config}`.trim(),
       stage: b.stage,
       config,
       trials: { before: b.trials.length, after: a.trials.length },
       throughput_ratio: throughput,
-      // Two gates, as everywhere: Mann-Whitney p < 0.05 on per-trial values and the CI outside the band.
-      verdict: speedVerdict(decideChange(trialRates(steps(b.trials)), trialRates(steps(a.trials)), throughput, { band }).direction),
+      verdict: speedVerdict(direction(throughput, band)),
       memory_ratio: memory,
-      memory_verdict: memoryVerdict(memory ? decideChange(mem(b.trials), mem(a.trials), memory, { band }).direction : 'same'),
+      memory_verdict: memoryVerdict(direction(memory, band)),
     });
   }
   const warnings: string[] = [];
+  if (few.length > 0) warnings.push(`${few.length} metric(s) have fewer than ${MIN_TRIALS_FOR_CI} trials on a side, so they get no CI and no verdict (the trial is the unit of variance): ${few.slice(0, 5).join('; ')}${few.length > 5 ? '; ...' : ''}`);
   if (metrics.length === 0) warnings.push('the two runs share no measured config (same stage name and values): nothing to compare; run the same experiment twice');
   if (before.run.experiment !== after.run.experiment) warnings.push(`different experiments: "${before.run.experiment}" before, "${after.run.experiment}" after`);
   const cb = before.run.result?.chosen ?? {};

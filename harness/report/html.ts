@@ -64,7 +64,8 @@ export function reportHtml(page: ReportPage): string {
       Object.entries(r.chosen).map(([k, v]) => {
         const e = r.evidence[k];
         const ci = e?.samples_per_second;
-        return [k, String(v), e?.rule ?? 'fixed by the experiment', ci ? `${ci.estimate.toFixed(1)} [${ci.low.toFixed(1)}, ${ci.high.toFixed(1)}]` : '-', e ? e.trials.join(', ') : '-'];
+        const shown = ci ? `${ci.estimate.toFixed(1)} [${ci.low.toFixed(1)}, ${ci.high.toFixed(1)}]` : e?.point !== undefined ? `${e.point.toFixed(1)} (one trial: no CI)` : '-';
+        return [k, String(v), e?.rule ?? 'fixed by the experiment', shown, e ? e.trials.join(', ') : '-'];
       }),
       [],
     ),

@@ -6,7 +6,7 @@ import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
 import type { SweepSummary } from '../engine/stages/sweep.js';
 import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
-import type { Interval } from '../stats/bootstrap.js';
+import type { Interval } from '../stats/interval.js';
 import type { TrialRecord } from '../trial/record.js';
 
 export interface Table {
@@ -98,16 +98,16 @@ function compareBlocks(r: CompareSummary): Block[] {
     `${a.ok_trials}/${a.trials.length}`,
     ci(a.throughput, (v) => v.toFixed(1)),
     ci(a.throughput_ratio, fmtPct),
-    a.verdict,
+    a.decision === 'equivalent' ? `${a.verdict} (within the band, round ${a.decided_at})` : a.decision === 'faster' || a.decision === 'slower' ? `${a.verdict} (round ${a.decided_at})` : a.verdict,
     ci(a.peak_memory, formatBytes),
     ci(a.memory_ratio, fmtPct),
     a.memory_verdict,
     a.empty_cache ? `${a.empty_cache.calls} (${formatSeconds(a.empty_cache.seconds)})` : '-',
   ]);
   return [
-    text(`Arms of ${r.param}, interleaved over ${r.rounds} round(s): ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its 95% CI lies outside +/-${(r.noise_band * 100).toFixed(1)}%.`),
+    text(`Arms of ${r.param}, interleaved over ${r.rounds} round(s): ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${(r.noise_band * 100).toFixed(1)}%, no difference when it lies inside.`),
     tableBlock(
-      ['arm', 'ok trials', 'median samples/s [95% CI]', 'vs baseline', 'verdict', 'median peak memory', 'vs baseline', 'memory', 'empty_cache calls'],
+      ['arm', 'ok trials', 'samples/s [95% CI] (geometric mean)', 'vs baseline', 'verdict', 'peak memory (geometric mean)', 'vs baseline', 'memory', 'empty_cache calls'],
       rows,
       r.arms.flatMap((a, i) => (a.value === r.chosen ? [i] : [])),
     ),
@@ -119,7 +119,7 @@ function claimBlocks(r: ClaimSummary): Block[] {
   return [
     text(r.sentence),
     tableBlock(
-      ['claim', 'claimed speedup', 'measured speedup [95% CI]', 'Mann-Whitney p', 'pairs', 'verdict'],
+      ['claim', 'claimed effect', 'measured [sequential 95% CI]', 'p (paired t)', 'pairs', 'verdict'],
       [[r.claim, band, ci(r.speedup, (v) => `${v.toPrecision(3)}x`), r.p === null ? '-' : r.p.toPrecision(2), String(r.pairs), r.verdict]],
     ),
   ];

@@ -1,20 +1,29 @@
-// Adaptive repetition: interleaved pairs of two configs (A B, B A, A B, ... so that neither side
-// always runs second) are added until a look at the results decides, or the budget ends.
-// `runPairs` is the loop; `adaptivePairs` decides a change with the two-gate rule; the claim stage
-// looks at its claim's verdict instead.
-import type { Interval } from '../stats/bootstrap.js';
-import { decideChange, type ChangeDecision } from '../stats/decision.js';
-import { medianRateRatioInterval, trialRates } from '../stats/throughput.js';
-import type { StepSample } from '../trial/record.js';
+// Sequential pairs: interleaved pairs of two configs (A B, B A, A B, ... so that neither side
+// always runs second) are added until a planned look decides, or the budget ends. Looks happen only
+// at the sample sizes of a group-sequential plan (stats/sequential.ts), each with its share of
+// alpha, so that looking often does not inflate the error rate. The claim stage and the calibration
+// benchmark both run through `runPairs`.
+import { DEFAULT_ALPHA, lookPlan } from '../stats/sequential.js';
 
 export interface PairBudget {
   /** Pairs before the first look. */
   minPairs: number;
   maxPairs: number;
+  /** Two-sided error rate spent over all looks (default 0.05). */
+  alpha?: number;
   /** Checked before each pair; true ends the loop (e.g. a trial or time budget). */
   overBudget?: () => boolean;
-  /** The trials about to run, in order (the first minPairs pairs at once, then one pair at a time), for job arrays. */
+  /** The trials about to run, in order (up to the next look), for job arrays. */
   plan?: (trials: { side: 'a' | 'b'; pair: number }[]) => Promise<void>;
+}
+
+export interface PairLook {
+  /** Pairs measured. */
+  n: number;
+  /** Alpha spent at this look. */
+  alpha: number;
+  /** The last look: the budget or max_pairs ended the run; it spends all alpha left. */
+  final: boolean;
 }
 
 export interface PairsOutcome<T> {
@@ -22,77 +31,62 @@ export interface PairsOutcome<T> {
   last: T | null;
   pairs: number;
   stoppedBy: 'decided' | 'max-pairs' | 'budget' | 'failed';
+  /** Looks taken. */
+  looks: number;
+}
+
+/** Which side runs first in a pair: A B, then B A, and so on. */
+export function pairOrder(pair: number): readonly ['a', 'b'] | readonly ['b', 'a'] {
+  return pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const);
 }
 
 /**
- * Runs pairs; `run` returns false when a trial failed (the loop stops). After `minPairs`, and after
- * every further pair, `look` inspects the results and says whether they decide.
+ * Runs pairs; `run` returns false when a trial failed (the loop stops). At each planned look,
+ * `look` inspects the results at that look's alpha and says whether they decide.
  */
 export async function runPairs<T>(
   run: (side: 'a' | 'b', pair: number) => Promise<boolean>,
-  look: () => { result: T; decided: boolean },
+  look: (l: PairLook) => { result: T; decided: boolean },
   budget: PairBudget,
 ): Promise<PairsOutcome<T>> {
+  const alpha = budget.alpha ?? DEFAULT_ALPHA;
+  const plan = lookPlan(Math.min(budget.minPairs, budget.maxPairs), budget.maxPairs, alpha);
   let last: T | null = null;
-  const sides = (pair: number) => (pair % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const));
+  let looks = 0;
+  let spent = 0;
+  let lookedAt = 0;
+  const finalLook = (n: number): void => {
+    // The budget ended between planned looks: one more look spends what is left.
+    if (n > lookedAt && alpha - spent > 1e-12) {
+      last = look({ n, alpha: alpha - spent, final: true }).result;
+      looks += 1;
+    }
+  };
+  let nextPlanned = 0;
   for (let pair = 0; pair < budget.maxPairs; pair++) {
-    if (budget.overBudget?.()) return { last, pairs: pair, stoppedBy: 'budget' };
-    if (pair === 0 || pair >= budget.minPairs) {
-      const upto = pair === 0 ? Math.min(Math.max(budget.minPairs, 1), budget.maxPairs) : pair + 1;
+    if (budget.overBudget?.()) {
+      finalLook(pair);
+      return { last, pairs: pair, stoppedBy: 'budget', looks };
+    }
+    if (budget.plan && pair >= nextPlanned) {
+      const upto = plan.find((l) => l.n > pair)?.n ?? budget.maxPairs;
       const planned: { side: 'a' | 'b'; pair: number }[] = [];
-      for (let p = pair; p < upto; p++) for (const side of sides(p)) planned.push({ side, pair: p });
-      await budget.plan?.(planned);
+      for (let p = pair; p < upto; p++) for (const side of pairOrder(p)) planned.push({ side, pair: p });
+      await budget.plan(planned);
+      nextPlanned = upto;
     }
-    for (const side of sides(pair)) {
-      if (!(await run(side, pair))) return { last, pairs: pair, stoppedBy: 'failed' };
+    for (const side of pairOrder(pair)) {
+      if (!(await run(side, pair))) return { last, pairs: pair, stoppedBy: 'failed', looks };
     }
-    if (pair + 1 < budget.minPairs) continue;
-    const l = look();
+    const n = pair + 1;
+    const planned = plan.find((l) => l.n === n);
+    if (!planned) continue;
+    const l = look({ n, alpha: planned.alpha, final: n === budget.maxPairs });
+    looks += 1;
+    spent = planned.cumulative;
+    lookedAt = n;
     last = l.result;
-    if (l.decided) return { last, pairs: pair + 1, stoppedBy: 'decided' };
+    if (l.decided) return { last, pairs: n, stoppedBy: 'decided', looks };
   }
-  return { last, pairs: budget.maxPairs, stoppedBy: 'max-pairs' };
-}
-
-export type PairRunner = (side: 'a' | 'b', pair: number) => Promise<StepSample[] | null>;
-
-export interface AdaptiveOptions extends PairBudget {
-  /** Noise band around a ratio of 1 (default 1%). */
-  band?: number;
-  alpha?: number;
-  seed?: number;
-  /** Resamples per interim CI (fewer than the final 10,000 keep the looks cheap). */
-  resamples?: number;
-}
-
-export interface AdaptiveResult {
-  decision: ChangeDecision;
-  /** Throughput of b over a. */
-  ratio: Interval | null;
-  pairs: number;
-  stoppedBy: 'change' | 'equivalent' | 'budget' | 'failed';
-}
-
-/** Adds pairs until the two-gate decision calls a change, the CI fits inside the band (no change), or the budget ends. */
-export async function adaptivePairs(run: PairRunner, opts: AdaptiveOptions): Promise<AdaptiveResult> {
-  const band = opts.band ?? 0.01;
-  const a: StepSample[][] = [];
-  const b: StepSample[][] = [];
-  const out = await runPairs(
-    async (side, pair) => {
-      const steps = await run(side, pair);
-      if (steps) (side === 'a' ? a : b).push(steps);
-      return steps !== null;
-    },
-    () => {
-      const ratio = medianRateRatioInterval(a, b, { seed: opts.seed ?? 1, resamples: opts.resamples ?? 2000 });
-      const decision = decideChange(trialRates(a), trialRates(b), ratio, { band, ...(opts.alpha !== undefined ? { alpha: opts.alpha } : {}) });
-      const equivalent = ratio !== null && ratio.low >= 1 - band && ratio.high <= 1 + band;
-      return { result: { decision, ratio, equivalent }, decided: decision.direction !== 'same' || equivalent };
-    },
-    opts,
-  );
-  const last = out.last ?? { decision: decideChange([], [], null, { band }), ratio: null, equivalent: false };
-  const stoppedBy = out.stoppedBy === 'failed' ? 'failed' : out.stoppedBy === 'decided' ? (last.decision.direction !== 'same' ? 'change' : 'equivalent') : 'budget';
-  return { decision: last.decision, ratio: last.ratio, pairs: out.pairs, stoppedBy };
+  return { last, pairs: budget.maxPairs, stoppedBy: 'max-pairs', looks };
 }

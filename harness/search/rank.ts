@@ -1,21 +1,20 @@
-// Ranking configurations by throughput CI; ties (overlapping CIs) go to the cheaper configuration.
-import type { Interval } from '../stats/bootstrap.js';
-import { ratioInterval } from '../stats/throughput.js';
-import type { Config, StepSample } from '../trial/record.js';
+// Ranking vocabulary shared by sweeps and the per-device matrix, and the cost order that breaks ties.
+import { pairCount } from '../stats/blocked.js';
+import type { Interval } from '../stats/interval.js';
+import { logMeanInterval, welchRatioInterval } from '../stats/log-ratio.js';
+import type { Config } from '../trial/record.js';
 
 export interface Arm {
   key: string;
   config: Config;
   ci: Interval | null;
-  /** Timed steps of each ok trial; with them, ties are judged on the CI of the ratio to the leader. */
-  trials?: readonly (readonly StepSample[])[];
 }
 
 export interface Ranking {
   /** Arms with a CI, best estimate first. */
   order: Arm[];
   leader: Arm | undefined;
-  /** Arms not significantly different from the leader (their CIs overlap), leader included. */
+  /** Arms not significantly slower than the leader, leader included. */
   tied: Arm[];
   /** The cheapest of the tied arms. */
   chosen: Arm | undefined;
@@ -42,30 +41,27 @@ export function cheaper(a: Config, b: Config, costOrder: readonly string[]): num
 }
 
 /**
- * An arm ties with the leader when the 95% CI of its throughput ratio to the leader reaches 1
- * (no significant difference); without raw trials, when the two CIs overlap.
+ * Ranks configs measured in independent trials (not in rounds: say, on the nodes of one device
+ * class): each config's geometric-mean throughput with a 95% CI (3 trials or more), and a config
+ * ties with the leader unless Welch's test finds it slower, Bonferroni-corrected over all pairs.
+ * A config with fewer than 3 trials cannot be told apart and counts as tied.
  */
-export function rank(arms: readonly Arm[], costOrder: readonly string[], seed = 1): Ranking {
-  const order = arms.filter((a) => a.ci !== null).sort((a, b) => b.ci!.estimate - a.ci!.estimate);
-  const leader = order[0];
-  if (!leader) return { order, leader, tied: [], chosen: undefined, note: undefined };
-  const tiesLeader = (a: Arm): boolean => {
-    if (a === leader) return true;
-    if (a.trials && leader.trials) {
-      const ratio = ratioInterval(leader.trials, a.trials, { seed, resamples: 4000 });
-      if (ratio) return ratio.high >= 1;
-    }
-    return a.ci!.high >= leader.ci!.low;
-  };
-  const tied = order.filter(tiesLeader);
+export function rankIndependent(groups: readonly { key: string; config: Config; rates: readonly number[] }[], costOrder: readonly string[], alpha = 0.05): Ranking {
+  const arms = groups.filter((g) => g.rates.length > 0).map((g) => {
+    const gm = Math.exp(g.rates.reduce((a, r) => a + Math.log(r), 0) / g.rates.length);
+    return { key: g.key, config: g.config, ci: logMeanInterval(g.rates, alpha), rates: g.rates, gm };
+  });
+  const byEstimate = [...arms].sort((a, b) => b.gm - a.gm);
+  const leader = byEstimate[0];
+  const order = byEstimate.filter((a) => a.ci !== null).map(({ key, config, ci }) => ({ key, config, ci }));
+  if (!leader) return { order, leader: undefined, tied: [], chosen: undefined, note: undefined };
+  const perTest = alpha / pairCount(arms.length);
+  const tiedFull = byEstimate.filter((a) => a === leader || (welchRatioInterval(leader.rates, a.rates, 2 * perTest)?.high ?? 1) >= 1);
+  const tied = tiedFull.map(({ key, config, ci }) => ({ key, config, ci }));
   const chosen = [...tied].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
-  let note: string | undefined;
-  if (tied.length > 1 && chosen !== leader) {
-    note = `${tied.length} configs are not significantly different from the best (${leader.key}); chose the cheapest, ${chosen.key}`;
-  } else if (tied.length > 1) {
-    note = `${tied.length} configs are not significantly different; the best (${leader.key}) is also the cheapest`;
-  } else {
-    note = `${leader.key} is significantly better than every other config (95% CI of each ratio to it below 1)`;
-  }
-  return { order, leader, tied, chosen, note };
+  const note =
+    tied.length === 1
+      ? `${leader.key} is significantly faster than every other config (Welch t tests, Bonferroni over ${pairCount(arms.length)} pairs)`
+      : `${tied.length} configs are not significantly different from the best (${leader.key}); chose the cheapest, ${chosen.key}`;
+  return { order, leader: tied.find((t) => t.key === leader.key), tied, chosen, note };
 }

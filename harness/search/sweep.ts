@@ -1,33 +1,50 @@
-// Sweep strategies over a trial function: `grid` runs every config `repeats` times, interleaved;
-// `race` runs every config briefly, drops the clearly worse, and repeats the survivors
-// (in the spirit of F-race, Birattari et al. 2002, and successive halving, Jamieson & Talwalkar 2016).
-import { throughputInterval } from '../stats/throughput.js';
-import type { Interval } from '../stats/bootstrap.js';
+// Sweep strategies over a trial function. `grid` runs every config `repeats` times, in rounds
+// (rotated each round so drift favours no one). `race`, in the spirit of F-race (Birattari et al.
+// 2002), runs full-length rounds of every surviving config and, from `minRounds` on, at the planned
+// looks of a group-sequential plan, eliminates a config only when a round-blocked test
+// (stats/blocked.ts) finds it slower than the leader, with a Bonferroni bound over all k(k - 1)/2
+// pairs of configs and alpha spent over the looks: the chance that any "significantly slower" is
+// wrong stays <= alpha, even when every config is the same.
+// It stops when one config is left, when the survivors are equivalent within the noise band, or at
+// `repeats` rounds. Configs that cannot be separated from the leader are "tied"; the cheapest of
+// those shown to be within the noise band of the leader is chosen, else the leader.
+import { blockedDifference, blockedLayout, pairCount } from '../stats/blocked.js';
+import { logMeanInterval, MIN_TRIALS_FOR_CI, pooledLogMeanInterval, type LogInterval } from '../stats/log-ratio.js';
+import { DEFAULT_ALPHA, lookPlan } from '../stats/sequential.js';
+import { ratioThroughput } from '../stats/throughput.js';
 import type { Config, Outcome, StepSample } from '../trial/record.js';
-import { rank, type Ranking } from './rank.js';
+import { cheaper, type Ranking } from './rank.js';
 
 export interface ArmTrial {
   outcome: Outcome;
   reason: string;
   steps: StepSample[];
   wallSeconds: number;
+  /** Peak memory in bytes (device, else RSS), when measured. */
+  memory?: number | null;
 }
 
 export type ArmTrialFn = (config: Config, opts: { steps?: number; role: string; round: number }) => Promise<ArmTrial>;
 /** The trials a round will run, in order, announced before the first of them runs (for job arrays). */
 export type ArmPlanFn = (trials: { config: Config; opts: { steps?: number; role: string; round: number } }[]) => Promise<void>;
 
+/** Race: full rounds before the first elimination; fewer trials say too little about a config. */
+export const RACE_MIN_ROUNDS = 3;
+
 export interface SweepOptions {
   strategy: 'grid' | 'race';
   configs: readonly Config[];
   keyOf: (config: Config) => string;
-  /** grid: trials per config; race: the most trials a config can get. */
+  /** grid: rounds (trials per config); race: the most rounds. */
   repeats: number;
+  /** race: rounds before the first look (at least RACE_MIN_ROUNDS). */
+  minRounds?: number;
+  /** race stops when every survivor is within this fraction of the leader (default 0.02). */
+  noiseBand?: number;
+  /** Family-wise error rate of every elimination and "slower" statement, over all looks (default 0.05). */
+  alpha?: number;
   budget: { trials?: number; seconds?: number };
   costOrder: readonly string[];
-  seed: number;
-  /** Steps of race's first, brief round (later rounds use the stage's steps). */
-  briefSteps: number;
   plan?: ArmPlanFn;
 }
 
@@ -36,88 +53,190 @@ export type ArmStatus = 'finished' | 'eliminated' | 'failed' | 'unfinished';
 export interface ArmState {
   key: string;
   config: Config;
-  trials: (ArmTrial & { brief: boolean })[];
+  trials: (ArmTrial & { round: number })[];
   status: ArmStatus;
   /** Why it stopped early: the failing trial's reason, or the elimination. */
   why?: string;
-  ci: Interval | null;
+  /** 95% CI of the config's throughput (geometric mean over trials); null with too few trials. */
+  ci: LogInterval | null;
 }
 
 export interface SweepResult {
   arms: ArmState[];
   ranking: Ranking;
+  rounds: number;
   trials: number;
   trialSeconds: number;
   budgetExhausted: boolean;
   notes: string[];
 }
 
+interface Analysis {
+  n: number;
+  alpha: number;
+  /** Configs significantly slower than the leader at this look. */
+  slower: Map<ArmState, string>;
+  /** Configs shown to be within the noise band of the leader (the lower end of their ratio CI). */
+  within: Set<ArmState>;
+  leader: ArmState;
+  equivalent: boolean;
+}
+
+const pct = (r: number) => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)}%`;
+
 export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<SweepResult> {
   const arms: ArmState[] = opts.configs.map((config) => ({ key: opts.keyOf(config), config, trials: [], status: 'unfinished', ci: null }));
+  const alpha = opts.alpha ?? DEFAULT_ALPHA;
+  const band = opts.noiseBand ?? 0.02;
+  const race = opts.strategy === 'race';
+  const comparisons = pairCount(arms.length);
+  const first = race ? Math.min(Math.max(opts.minRounds ?? RACE_MIN_ROUNDS, RACE_MIN_ROUNDS), opts.repeats) : opts.repeats;
+  const plan = lookPlan(first, opts.repeats, alpha);
   const notes: string[] = [];
   let trials = 0;
   let trialSeconds = 0;
+  let rounds = 0;
   let budgetExhausted = false;
+  let spent = 0;
+  let lookedAt = 0;
+  let last: Analysis | null = null;
   const overBudget = (): boolean =>
     (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
-  // Brief trials decide eliminations only; once an arm has full-length trials, its CI rests on them,
-  // because a short trial over-weights the batches prefetched during warm-up.
-  const measured = (arm: ArmState): StepSample[][] => {
-    const ok = arm.trials.filter((t) => t.outcome === 'ok');
-    const full = ok.filter((t) => !t.brief);
-    return (full.length > 0 ? full : ok).map((t) => t.steps);
-  };
-  const refresh = (arm: ArmState): void => {
-    arm.ci = throughputInterval(measured(arm), { seed: opts.seed });
-  };
-  const runArm = async (arm: ArmState, round: number, steps?: number): Promise<boolean> => {
-    if (overBudget()) {
-      budgetExhausted = true;
-      return false;
-    }
-    const t = await run(arm.config, { ...(steps !== undefined ? { steps } : {}), role: steps !== undefined ? 'race-brief' : opts.strategy, round });
-    trials += 1;
-    trialSeconds += t.wallSeconds;
-    arm.trials.push({ ...t, brief: steps !== undefined });
-    if (t.outcome !== 'ok') {
-      arm.status = 'failed';
-      arm.why = `${t.outcome}: ${t.reason}`;
-    }
-    refresh(arm);
-    return true;
-  };
   const live = (): ArmState[] => arms.filter((a) => a.status === 'unfinished');
 
-  for (let round = 0; round < opts.repeats && live().length > 0; round++) {
-    // Rotate the order each round so that drift does not favour the configs that run first.
-    const order = live();
-    const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
-    const brief = opts.strategy === 'race' && round === 0 && opts.repeats > 1 ? opts.briefSteps : undefined;
-    const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : rotated.length;
-    const role = brief !== undefined ? 'race-brief' : opts.strategy;
-    await opts.plan?.(rotated.slice(0, room).map((arm) => ({ config: arm.config, opts: { ...(brief !== undefined ? { steps: brief } : {}), role, round } })));
-    for (const arm of rotated) if (!(await runArm(arm, round, brief))) break;
+  /** The round-blocked test over the live configs and the complete rounds so far. */
+  const analyse = (lookAlpha: number): Analysis | null => {
+    const alive = live().filter((a) => a.trials.length >= rounds);
+    const y = alive.map((a) => a.trials.filter((t) => t.round < rounds).map((t) => Math.log(ratioThroughput(t.steps) ?? NaN)));
+    if (y.some((r) => r.some((v) => !Number.isFinite(v)))) return null;
+    const layout = blockedLayout(y);
+    if (!layout) return null;
+    const leaderIndex = layout.means.indexOf(Math.max(...layout.means));
+    const leader = alive[leaderIndex]!;
+    // Two-sided per pair (either config of a pair could lead), Bonferroni over the pairs.
+    const perTest = lookAlpha / (2 * comparisons);
+    const slower = new Map<ArmState, string>();
+    const within = new Set<ArmState>([leader]);
+    let equivalent = true;
+    alive.forEach((arm, i) => {
+      if (i === leaderIndex) return;
+      const d = blockedDifference(layout, i, leaderIndex, lookAlpha / comparisons);
+      if (d.pSlower < perTest) {
+        slower.set(arm, `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds (round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`);
+      }
+      if (d.low < 1 - band) equivalent = false;
+      else within.add(arm);
+    });
+    return { n: rounds, alpha: lookAlpha, slower, within, leader, equivalent };
+  };
+
+  for (let round = 0; round < opts.repeats; round++) {
+    const running = live();
+    if (running.length === 0 || (race && round > 0 && running.length <= 1)) break;
+    const order = [...running.slice(round % running.length), ...running.slice(0, round % running.length)];
+    const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : order.length;
+    await opts.plan?.(order.slice(0, room).map((arm) => ({ config: arm.config, opts: { role: opts.strategy, round } })));
+    for (const arm of order) {
+      if (overBudget()) {
+        budgetExhausted = true;
+        break;
+      }
+      const t = await run(arm.config, { role: opts.strategy, round });
+      trials += 1;
+      trialSeconds += t.wallSeconds;
+      arm.trials.push({ ...t, round });
+      if (t.outcome !== 'ok') {
+        arm.status = 'failed';
+        arm.why = `${t.outcome}: ${t.reason}`;
+      }
+    }
     if (budgetExhausted) break;
-    if (opts.strategy === 'race') {
-      const alive = live().filter((a) => a.ci !== null);
-      const leader = alive.sort((a, b) => b.ci!.estimate - a.ci!.estimate)[0];
-      for (const arm of alive) {
-        if (leader && arm !== leader && arm.ci!.high < leader.ci!.low) {
-          arm.status = 'eliminated';
-          arm.why = `eliminated after round ${round + 1}: CI upper ${arm.ci!.high.toFixed(1)} < leader ${leader.key} lower ${leader.ci!.low.toFixed(1)} samples/s`;
-        }
+    rounds += 1;
+    const planned = plan.find((l) => l.n === rounds);
+    if (!planned) continue;
+    last = analyse(planned.alpha) ?? last;
+    spent = planned.cumulative;
+    lookedAt = rounds;
+    if (race && last && last.n === rounds) {
+      for (const [arm, why] of last.slower) {
+        arm.status = 'eliminated';
+        arm.why = `eliminated: ${why}`;
       }
       if (live().length <= 1) break;
+      if (last.equivalent) {
+        notes.push(`race stopped after ${rounds} rounds: the ${live().length} configs left are within ${(band * 100).toFixed(1)}% of the leader (noise_band)`);
+        break;
+      }
     }
   }
+  if (rounds > lookedAt && alpha - spent > 1e-12 && live().length > 1) last = analyse(alpha - spent) ?? last;
   for (const arm of live()) if (arm.trials.length > 0) arm.status = 'finished';
-  if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds)`);
-  const contenders = arms.filter((a) => a.status !== 'eliminated' && a.status !== 'failed' && a.ci !== null);
-  const ranking = rank(
-    contenders.map((a) => ({ key: a.key, config: a.config, ci: a.ci, trials: measured(a) })),
-    opts.costOrder,
-    opts.seed,
-  );
+  if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`);
+  setIntervals(arms, notes);
+  const ranking = rankArms(arms, last, opts.costOrder, race, comparisons, band);
   if (ranking.note) notes.push(ranking.note);
-  return { arms, ranking, trials, trialSeconds, budgetExhausted, notes };
+  return { arms, ranking, rounds, trials, trialSeconds, budgetExhausted, notes };
+}
+
+function okRates(arm: ArmState): number[] {
+  return arm.trials.filter((t) => t.outcome === 'ok').map((t) => ratioThroughput(t.steps)).filter((r): r is number => r !== null && r > 0);
+}
+
+/**
+ * Each config's 95% CI from its own trials when it has at least MIN_TRIALS_FOR_CI; otherwise from
+ * its trials with the between-trial spread pooled over the configs of the stage, and a note says so.
+ */
+function setIntervals(arms: ArmState[], notes: string[]): void {
+  let ss = 0;
+  let df = 0;
+  for (const arm of arms) {
+    const logs = okRates(arm).map(Math.log);
+    if (logs.length < 2) continue;
+    const m = logs.reduce((a, b) => a + b, 0) / logs.length;
+    ss += logs.reduce((a, b) => a + (b - m) ** 2, 0);
+    df += logs.length - 1;
+  }
+  let pooled = 0;
+  for (const arm of arms) {
+    const rates = okRates(arm);
+    if (rates.length >= MIN_TRIALS_FOR_CI) arm.ci = logMeanInterval(rates, 0.05);
+    else if (rates.length > 0 && df >= 1) {
+      arm.ci = pooledLogMeanInterval(rates, Math.sqrt(ss / df), df, 0.05);
+      pooled += 1;
+    } else arm.ci = null;
+  }
+  if (pooled > 0) notes.push(`${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`);
+}
+
+function rankArms(arms: ArmState[], last: Analysis | null, costOrder: readonly string[], race: boolean, comparisons: number, band: number): Ranking {
+  const contenders = arms.filter((a) => a.status !== 'failed' && a.status !== 'eliminated' && okRates(a).length > 0);
+  const order = [...arms.filter((a) => a.ci !== null)].sort((a, b) => b.ci!.estimate - a.ci!.estimate);
+  const best = [...contenders].sort((a, b) => (b.ci?.estimate ?? 0) - (a.ci?.estimate ?? 0))[0];
+  if (!best) return { order, leader: undefined, tied: [], chosen: undefined, note: undefined };
+  if (contenders.length === 1) {
+    const others = arms.length - 1;
+    const note = others === 0 ? `only one config ran` : race ? `${best.key} is the only config left: each of the ${others} others failed or was eliminated as significantly slower` : `${best.key} is the only config with a successful trial`;
+    return { order, leader: best, tied: [best], chosen: best, note };
+  }
+  if (!last) {
+    const note = `configs cannot be told apart with one round of trials: ${best.key} has the best estimate, not a significant lead; run more repeats`;
+    return { order, leader: best, tied: contenders, chosen: best, note };
+  }
+  const leader = contenders.includes(last.leader) ? last.leader : best;
+  const tied = contenders.filter((a) => !last.slower.has(a));
+  // The cost saving is safe only where the data show the cheaper config within the band of the leader.
+  const safe = tied.filter((a) => last.within.has(a) || a === leader);
+  const chosen = [...safe].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
+  const band$ = `${(band * 100).toFixed(1)}%`;
+  let note: string;
+  if (tied.length === 1) {
+    note = `${chosen.key} is significantly faster than each of the ${contenders.length - 1} other configs (round-blocked t tests, Bonferroni over ${comparisons} pairs)`;
+  } else if (chosen !== leader) {
+    note = `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; chose the cheapest of those shown to be within ${band$} of it, ${chosen.key}`;
+  } else if (safe.length > 1) {
+    note = `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; it is also the cheapest of those within ${band$} of it`;
+  } else {
+    note = `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; none of them is shown to be within ${band$} of it, so the leader is kept`;
+  }
+  return { order, leader, tied, chosen, note };
 }

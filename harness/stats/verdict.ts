@@ -1,7 +1,7 @@
 // Verdicts from a ratio's confidence interval: a change counts only when the whole CI lies
 // outside a noise band around 1, so a tiny but "significant" drift is not called a change.
 
-import type { Interval } from './bootstrap.js';
+import type { Interval } from './interval.js';
 
 export type Direction = 'higher' | 'lower' | 'same';
 

@@ -10,7 +10,7 @@ import { CLI, FIXTURES, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
 
 describe('claim stage', () => {
-  it('confirms a planted 2.5x against "2-3x", refutes "5-10x" and an A/A "30-50% faster", skips a CUDA claim', async () => {
+  it('confirms a planted 2.5x against "2-3x"; "5-10x" and an A/A "30-50% faster" fall short; skips a CUDA claim', async () => {
     const out = tempDir();
     const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'claims-known-work.yaml'), '--out', out], { reject: false, env: { SLURM_CPUS_PER_TASK: '' } });
     assert.equal(r.exitCode, 0, r.stderr);
@@ -20,8 +20,8 @@ describe('claim stage', () => {
     assert.equal(by['planted']!.verdict, 'confirmed', by['planted']!.reason);
     assert.ok(by['planted']!.speedup!.low >= 2 && by['planted']!.speedup!.high <= 3);
     assert.ok(by['planted']!.p! < 0.05);
-    assert.equal(by['refuted']!.verdict, 'refuted', by['refuted']!.reason);
-    assert.equal(by['aa']!.verdict, 'refuted', by['aa']!.reason);
+    assert.equal(by['refuted']!.verdict, 'falls short', by['refuted']!.reason);
+    assert.equal(by['aa']!.verdict, 'falls short', by['aa']!.reason);
     assert.ok(by['aa']!.speedup!.low < 1.3);
     assert.equal(by['aa']!.candidate['label'], availableParallelism(), '"{cpus}" scales to the machine');
     // Two different commands, judged on whole-process time.
@@ -39,6 +39,7 @@ describe('claim stage', () => {
     assert.deepEqual(roles.slice(0, 6), ['baseline pair 1', 'candidate pair 1', 'candidate pair 2', 'baseline pair 2', 'baseline pair 3', 'candidate pair 3']);
     assert.equal(roles.length, 2 * by['planted']!.pairs);
     assert.ok(by['planted']!.pairs >= 5, 'min_pairs before the first decision');
+    assert.ok([5, 7, 10, 14, 20].includes(by['planted']!.pairs), 'decisions only at the planned looks');
     const md = readFileSync(join(dir, 'summary.md'), 'utf8');
     assert.match(md, /\| 2-3x \| 2\.00x to 3\.00x \| /);
     assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /data-chart="claim-planted"/);

@@ -1,39 +1,48 @@
-// Runs a claim stage: baseline and candidate in interleaved pairs (A B, B A, ...), adding pairs while
-// the CI of the speedup is too wide to decide, then a verdict on the claim in one sentence.
+// Runs a claim stage: baseline and candidate in interleaved pairs (A B, B A, ...), with looks at
+// planned pair counts (search/claim.ts) until the sequential CI of the claimed effect decides, then
+// a verdict on the claim in one sentence that says which way it went.
 import type { ClaimStageSpec } from '../../experiment/schema.js';
-import { bootstrapMedianRatio, type Interval } from '../../stats/bootstrap.js';
-import { describeBand, fmt, judgeClaim, parseClaim, type Claim, type ClaimVerdict } from '../../stats/claim.js';
-import { mannWhitney } from '../../stats/mann-whitney.js';
+import { describeBand, fmt, parseClaim, type Claim, type ClaimVerdict } from '../../stats/claim.js';
+import type { LogInterval } from '../../stats/log-ratio.js';
 import { noiseWarnings } from '../../stats/noise.js';
-import { medianRateRatioInterval, trialRates } from '../../stats/throughput.js';
-import { runPairs } from '../../search/adaptive.js';
+import { ratioThroughput } from '../../stats/throughput.js';
+import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { Config, TrialRecord } from '../../trial/record.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runJournaledTrial, type StageContext, type StageOutcome } from '../context.js';
 
+export type ClaimMetric = NonNullable<ClaimStageSpec['metric']>;
+
 export interface ClaimSummary {
   claim: string;
   source: string | null;
-  metric: ClaimStageSpec['metric'];
-  /** The claimed speedup band (candidate over baseline; > 1 is faster). */
+  metric: ClaimMetric;
+  /** The claimed band of the effect ratio (speedup > 1 is faster; memory ratio < 1 is less). */
   band: { low: number; high: number | null; one_sided: boolean };
   baseline: Config;
   candidate: Config;
   verdict: ClaimVerdict | 'skipped';
   reason: string;
-  /** Measured speedup of the candidate over the baseline, with its 95% CI. */
-  speedup: Interval | null;
-  /** Mann-Whitney two-sided p-value of the per-trial values. */
+  /** Measured effect of the candidate over the baseline with its sequential 95% CI (per-pair log-ratios). */
+  speedup: LogInterval | null;
+  /** Two-sided p-value of "no effect" at the deciding look (paired t on per-pair log-ratios). */
   p: number | null;
   pairs: number;
+  looks: number;
   trials: { baseline: number[]; candidate: number[] };
   warnings: string[];
   sentence: string;
 }
 
+/** The metric a claim is judged on: from its words when it is about memory, else as given (default throughput). */
+export function claimMetric(spec: ClaimStageSpec, claim: Claim): ClaimMetric {
+  return claim.quantity === 'memory' ? 'peak_memory' : (spec.metric ?? 'throughput');
+}
+
 export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, name: string): Promise<StageOutcome> {
   const claim = parseClaim(spec.claim, spec.tolerance);
+  const metric = claimMetric(spec, claim);
   const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
   const candidate: Config = { ...ctx.baseConfig, ...scaled(spec.candidate) };
   const changed = [...new Set([...Object.keys(spec.baseline), ...Object.keys(spec.candidate)])];
@@ -41,68 +50,71 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const what = `${describe(baseline, spec.baseline_command)} -> ${describe(candidate, spec.candidate_command)}`;
   const base: TrialRecord[] = [];
   const cand: TrialRecord[] = [];
-  const summary = (verdict: ClaimSummary['verdict'], reason: string, speedup: Interval | null, p: number | null, warnings: string[]): ClaimSummary => ({
+  let looks = 0;
+  const summary = (verdict: ClaimSummary['verdict'], reason: string, effect: LogInterval | null, warnings: string[]): ClaimSummary => ({
     claim: spec.claim,
     source: spec.source ?? null,
-    metric: spec.metric,
+    metric,
     band: { low: claim.low, high: Number.isFinite(claim.high) ? claim.high : null, one_sided: claim.oneSided },
     baseline: scaled(spec.baseline),
     candidate: scaled(spec.candidate),
     verdict,
     reason,
-    speedup,
-    p,
+    speedup: effect,
+    p: effect?.p ?? null,
     pairs: Math.min(base.length, cand.length),
+    looks,
     trials: { baseline: base.map((r) => r.index), candidate: cand.map((r) => r.index) },
     warnings,
-    sentence: sentence(spec, claim, what, verdict, reason, speedup, ctx.environment),
+    sentence: sentence(spec, metric, claim, what, verdict, reason, effect, ctx.environment),
   });
-  if (spec.requires === 'cuda' && !ctx.hasCuda) {
-    const s = summary('skipped', 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)', null, null, []);
-    return { name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence], result: s };
-  }
+  const done = (s: ClaimSummary): StageOutcome => ({ name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence, ...s.warnings], result: s });
+  if (spec.requires === 'cuda' && !ctx.hasCuda) return done(summary('skipped', 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)', null, []));
   const exp = ctx.experiment;
   const steps = spec.steps ?? exp.measure.steps;
   let seconds = 0;
   let n = 0;
+  let failure: string | null = null;
   const expected = 2 * spec.max_pairs;
   const overBudget = () => (spec.budget.trials !== undefined && n >= spec.budget.trials) || (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
   const specOf = (side: 'baseline' | 'candidate', pair: number): TrialSpec => {
     const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
     return { stage: name, role: `${side} pair ${pair + 1}`, config: side === 'baseline' ? baseline : candidate, measure: { warmupSteps: exp.measure.warmup_steps, steps }, ...(argv ? { argv } : {}) };
   };
-  const run = async (side: 'baseline' | 'candidate', pair: number): Promise<TrialRecord> => {
-    n += 1;
-    const s = specOf(side, pair);
-    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: expected, show: changed }, s.argv);
-    seconds += record.wall_seconds;
-    (side === 'baseline' ? base : cand).push(record);
-    return record;
-  };
-  const out = await runPairs(
-    async (side, pair) => (await run(side === 'a' ? 'baseline' : 'candidate', pair)).outcome === 'ok',
-    () => {
-      const j = judge(spec, claim, base, cand, exp.seed);
-      return { result: j, decided: j.verdict !== 'inconclusive' };
+  const out = await runClaimPairs(
+    async (side, pair) => {
+      n += 1;
+      const s = specOf(side, pair);
+      const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: expected, show: changed }, s.argv);
+      seconds += record.wall_seconds;
+      (side === 'baseline' ? base : cand).push(record);
+      if (record.outcome !== 'ok') {
+        failure = `a ${side} trial failed (${record.outcome}: ${record.reason}), so the claim cannot be measured`;
+        return null;
+      }
+      const v = trialValue(metric, record);
+      if (v === null) failure = `a ${side} trial reported no ${metric === 'peak_memory' ? 'peak memory' : 'timed steps'}, so the claim cannot be measured`;
+      return v;
     },
-    { minPairs: spec.min_pairs, maxPairs: spec.max_pairs, overBudget, plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair))) },
+    {
+      claim,
+      noiseBand: spec.noise_band,
+      effectOf: (b, c) => (metric === 'throughput' || metric === 'peak_memory' ? c / b : b / c),
+      minPairs: spec.min_pairs,
+      maxPairs: spec.max_pairs,
+      overBudget,
+      plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair))),
+    },
   );
-  if (out.stoppedBy === 'failed') {
-    const failed = [...base, ...cand].find((r) => r.outcome !== 'ok')!;
-    const s = summary('inconclusive', `a ${failed.role.split(' ')[0]} trial failed (${failed.outcome}: ${failed.reason}), so the claim cannot be measured`, null, null, []);
-    return { name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence], result: s };
+  looks = out.looks;
+  if (out.stoppedBy === 'failed') return done(summary('inconclusive', failure ?? 'a trial failed', null, []));
+  let reason = out.reason;
+  if (out.verdict === 'inconclusive' && out.effect) {
+    reason += out.stoppedBy === 'budget' ? `; the budget ran out after ${n} trials` : `; stopped at max_pairs (${spec.max_pairs})`;
   }
-  const judged = out.last ?? { ...judge(spec, claim, base, cand, exp.seed), verdict: 'inconclusive' as const, reason: `only ${out.pairs} pair(s) ran before the budget ended (min_pairs ${spec.min_pairs})` };
-  const budgetOut = out.stoppedBy === 'budget';
-  let reason = judged.reason;
-  if (judged.verdict === 'inconclusive') {
-    reason += budgetOut ? `; the budget ran out after ${n} trials` : `; stopped at max_pairs (${spec.max_pairs})`;
-  }
-  const values = (rs: TrialRecord[]) => perTrial(spec.metric, rs);
-  const warnings = [...noiseWarnings('baseline', values(base), spec.metric === 'throughput'), ...noiseWarnings('candidate', values(cand), spec.metric === 'throughput')].map((w) => w.message);
-  const p = base.length > 0 && cand.length > 0 ? mannWhitney(values(base), values(cand)).p : null;
-  const s = summary(judged.verdict, reason, judged.speedup, p, warnings);
-  return { name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence, ...warnings], result: s };
+  const values = (rs: TrialRecord[]) => rs.map((r) => trialValue(metric, r)).filter((v): v is number => v !== null);
+  const warnings = [...noiseWarnings('baseline', values(base), metric === 'throughput'), ...noiseWarnings('candidate', values(cand), metric === 'throughput')].map((w) => w.message);
+  return done(summary(out.verdict, reason, out.effect, warnings));
 }
 
 /**
@@ -113,30 +125,25 @@ function scaled(values: Config): Config {
   return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, v === '{cpus}' ? availableCpus().cpus : v]));
 }
 
-/** Per-trial values of the metric: samples/s, mean step seconds, or wall seconds. */
-function perTrial(metric: ClaimStageSpec['metric'], rs: readonly TrialRecord[]): number[] {
-  if (metric === 'throughput') return trialRates(rs.map((r) => r.steps));
-  if (metric === 'step_time') return rs.filter((r) => r.steps.length > 0).map((r) => r.steps.reduce((a, s) => a + s.seconds, 0) / r.steps.length);
-  return rs.map((r) => r.wall_seconds);
+/** A trial's value of the metric: samples/s, mean step seconds, wall seconds or peak bytes; null when not measured. */
+export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
+  const positive = (v: number | null | undefined) => (v != null && v > 0 && Number.isFinite(v) ? v : null);
+  switch (metric) {
+    case 'throughput':
+      return positive(ratioThroughput(r.steps));
+    case 'step_time':
+      return r.steps.length > 0 ? positive(r.steps.reduce((a, s) => a + s.seconds, 0) / r.steps.length) : null;
+    case 'process_time':
+      return positive(r.wall_seconds);
+    case 'peak_memory':
+      return positive(r.peak_device_bytes ?? r.peak_rss_bytes);
+  }
 }
 
-/** The candidate's speedup over the baseline with its CI, and the claim's verdict on it. */
-function judge(spec: ClaimStageSpec, claim: Claim, base: readonly TrialRecord[], cand: readonly TrialRecord[], seed: number): { verdict: ClaimVerdict; reason: string; speedup: Interval | null } {
-  if (base.length === 0 || cand.length === 0) return { verdict: 'inconclusive', reason: 'not measured yet', speedup: null };
-  const speedup =
-    spec.metric === 'throughput'
-      ? medianRateRatioInterval(base.map((r) => r.steps), cand.map((r) => r.steps), { seed })
-      : // Time: the speedup is baseline time over candidate time.
-        bootstrapMedianRatio(perTrial(spec.metric, cand), perTrial(spec.metric, base), { seed });
-  return { ...judgeClaim(claim, speedup), speedup };
-}
-
-function sentence(spec: ClaimStageSpec, claim: Claim, what: string, verdict: ClaimSummary['verdict'], reason: string, speedup: Interval | null, environment: string | undefined): string {
-  const metric = { throughput: 'throughput', step_time: 'step time', process_time: 'whole-process time' }[spec.metric];
-  const measured = speedup ? `measured ${fmt(speedup.estimate)}x [${fmt(speedup.low)}, ${fmt(speedup.high)}]` : 'not measured';
+function sentence(spec: ClaimStageSpec, metric: ClaimMetric, claim: Claim, what: string, verdict: ClaimSummary['verdict'], reason: string, effect: LogInterval | null, environment: string | undefined): string {
+  const label = { throughput: 'throughput', step_time: 'step time', process_time: 'whole-process time', peak_memory: 'peak memory' }[metric];
+  const measured = effect ? `measured ${fmt(effect.estimate)}x [${fmt(effect.low)}, ${fmt(effect.high)}]` : 'not measured';
   const where = environment ? ` on ${environment}` : '';
   const band = `claimed ${describeBand(claim.low, claim.high, claim.oneSided)}`;
-  return `Claim "${spec.claim}" (${what}, ${metric}, ${band}): ${measured}${where}: ${verdict} (${reason}).`;
+  return `Claim "${spec.claim}" (${what}, ${label}, ${band}): ${measured}${where}: ${verdict} (${reason}).`;
 }
-
-

@@ -1,13 +1,14 @@
-// Runs a compare stage: arms of one parameter interleaved through journaled trials, then each arm's
-// median throughput and peak memory with bootstrap CIs, and its ratios to the baseline with verdicts.
+// Runs a compare stage: arms of one parameter in interleaved rounds through journaled trials
+// (search/compare.ts decides each arm against the baseline at planned looks), then each arm's
+// throughput and peak memory, its ratios to the baseline with sequential CIs, and the verdicts.
 import type { CompareStageSpec } from '../../experiment/schema.js';
-import { runCompare } from '../../search/compare.js';
+import { runCompare, type ArmDecision } from '../../search/compare.js';
 import { configKey } from '../../search/space.js';
 import type { ArmTrialFn } from '../../search/sweep.js';
 import { median } from 'simple-statistics';
-import { bootstrapMedian, bootstrapMedianRatio, type Interval } from '../../stats/bootstrap.js';
-import { decideChange } from '../../stats/decision.js';
-import { medianRateInterval, medianRateRatioInterval, stallFraction, trialRates } from '../../stats/throughput.js';
+import type { Interval } from '../../stats/interval.js';
+import { logMeanInterval, type LogInterval } from '../../stats/log-ratio.js';
+import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../../stats/verdict.js';
 import type { ParamValue } from '../../experiment/schema.js';
 import type { Config, Outcome, TrialRecord } from '../../trial/record.js';
@@ -22,17 +23,21 @@ export interface CompareArmRow {
   failures: Partial<Record<Outcome, number>>;
   /** Why the arm stopped early, when it did. */
   stopped?: string;
-  /** Median over trials of each trial's samples/s. */
+  /** Geometric mean over trials of each trial's samples/s, with a 95% CI (3 trials or more). */
   throughput: Interval | null;
-  /** Median over trials of each trial's peak memory in bytes: the device's when reported, else RSS of the process tree. */
+  /** Geometric mean over trials of each trial's peak memory in bytes (the device's when reported, else RSS of the process tree), 95% CI with 3 trials or more. */
   peak_memory: Interval | null;
   stall_fraction: number | null;
-  /** Arm / baseline; null for the baseline and for arms without a successful trial. */
-  throughput_ratio: Interval | null;
-  memory_ratio: Interval | null;
-  /** Mann-Whitney two-sided p-values against the baseline (per-trial throughput, per-trial peak memory). */
+  /** Arm / baseline over the rounds where both ran, with the sequential CI of the look that decided; null for the baseline. */
+  throughput_ratio: LogInterval | null;
+  memory_ratio: LogInterval | null;
+  /** Two-sided p-values of "no change" at that look (paired t on per-round log-ratios). */
   throughput_p: number | null;
   memory_p: number | null;
+  /** faster / slower / equivalent (within the noise band) / undecided when the rounds or the budget ran out. */
+  decision: ArmDecision | 'baseline' | 'failed';
+  /** Rounds measured when the arm was decided. */
+  decided_at: number | null;
   verdict: SpeedVerdict | 'baseline' | 'failed';
   /** What the Python adapter reported about the policy: calls to empty_cache() and their time, per trial (medians). */
   empty_cache?: { calls: number; seconds: number };
@@ -66,6 +71,7 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     config: { ...ctx.baseConfig, ...config },
     measure: { warmupSteps: exp.measure.warmup_steps, steps },
   });
+  const memoryOf = (r: TrialRecord) => r.peak_device_bytes ?? r.peak_rss_bytes;
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
@@ -73,20 +79,22 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     const list = records.get(keyOf(config)) ?? [];
     list.push(record);
     records.set(keyOf(config), list);
-    return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds };
+    return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds, memory: memoryOf(record) };
   };
+  const baseIndex = Math.max(0, spec.arms.findIndex((v) => v === baseline));
   const result = await runCompare(run, {
     arms: spec.arms.map((v) => ({ [param]: v })),
+    baseline: baseIndex,
     keyOf,
-    repeats: spec.repeats,
+    minRounds: spec.repeats,
+    maxRounds: spec.max_rounds,
+    noiseBand: spec.noise_band,
     budget: spec.budget,
     plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
   });
 
-  const seed = exp.seed;
   const band = spec.noise_band;
   const okOf = (value: ParamValue) => (records.get(keyOf({ [param]: value })) ?? []).filter((r) => r.outcome === 'ok');
-  const memoryOf = (rs: TrialRecord[]) => rs.map((r) => r.peak_device_bytes ?? r.peak_rss_bytes).filter((b): b is number => b !== null);
   const base = okOf(baseline);
   const rows: CompareArmRow[] = result.arms.map((arm) => {
     const value = arm.config[param]!;
@@ -94,17 +102,12 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     const ok = all.filter((r) => r.outcome === 'ok');
     const failures: Partial<Record<Outcome, number>> = {};
     for (const r of all) if (r.outcome !== 'ok') failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
-    const isBaseline = value === baseline;
-    const stepsOf = (rs: TrialRecord[]) => rs.map((r) => r.steps);
-    const throughputRatio = !isBaseline && ok.length > 0 && base.length > 0 ? medianRateRatioInterval(stepsOf(base), stepsOf(ok), { seed }) : null;
-    const memory = memoryOf(ok);
-    const memoryRatio = !isBaseline && memory.length > 0 && memoryOf(base).length > 0 ? bootstrapMedianRatio(memoryOf(base), memory, { seed }) : null;
-    // Two gates: Mann-Whitney p < 0.05 on the per-trial values and the ratio's CI outside the band.
-    const speed = !isBaseline && ok.length > 0 && base.length > 0 ? decideChange(trialRates(stepsOf(base)), trialRates(stepsOf(ok)), throughputRatio, { band }) : null;
-    const mem = memoryRatio ? decideChange(memoryOf(base), memory, memoryRatio, { band }) : null;
+    const isBaseline = arm.baseline;
+    const memory = ok.map(memoryOf).filter((b): b is number => b !== null);
     const reported = (field: string) => ok.map((r) => r.workload_report?.[field]).filter((v): v is number => typeof v === 'number');
     const calls = reported('empty_cache_calls');
     const callSeconds = reported('empty_cache_seconds');
+    const failed = ok.length === 0 || base.length === 0;
     return {
       value,
       baseline: isBaseline,
@@ -113,15 +116,17 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
       ok_trials: ok.length,
       failures,
       ...(arm.stopped ? { stopped: arm.stopped } : {}),
-      throughput: medianRateInterval(stepsOf(ok), { seed }),
-      peak_memory: bootstrapMedian(memory, { seed }),
+      throughput: logMeanInterval(ok.map((r) => ratioThroughput(r.steps)).filter((v): v is number => v !== null && v > 0), 0.05),
+      peak_memory: logMeanInterval(memory.filter((b) => b > 0), 0.05),
       stall_fraction: stallFraction(ok.flatMap((r) => r.steps)),
-      throughput_ratio: throughputRatio,
-      memory_ratio: memoryRatio,
-      throughput_p: speed ? speed.p : null,
-      memory_p: mem ? mem.p : null,
-      verdict: isBaseline ? 'baseline' : ok.length === 0 || base.length === 0 ? 'failed' : speedVerdict(speed!.direction),
-      memory_verdict: isBaseline ? 'baseline' : ok.length === 0 || base.length === 0 ? 'failed' : memory.length === 0 ? 'not measured' : memoryVerdict(mem!.direction),
+      throughput_ratio: isBaseline ? null : arm.ratio,
+      memory_ratio: isBaseline ? null : arm.memoryRatio,
+      throughput_p: isBaseline ? null : (arm.ratio?.p ?? null),
+      memory_p: isBaseline ? null : (arm.memoryRatio?.p ?? null),
+      decision: isBaseline ? 'baseline' : failed ? 'failed' : arm.decision,
+      decided_at: isBaseline ? null : arm.decidedAt,
+      verdict: isBaseline ? 'baseline' : failed ? 'failed' : speedVerdict(arm.decision === 'faster' ? 'higher' : arm.decision === 'slower' ? 'lower' : 'same'),
+      memory_verdict: isBaseline ? 'baseline' : failed ? 'failed' : memory.length === 0 ? 'not measured' : memoryVerdict(arm.memoryDecision === 'more memory' ? 'higher' : arm.memoryDecision === 'less memory' ? 'lower' : 'same'),
     };
   });
 
@@ -133,14 +138,23 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
       notes.push(`${label}: ${base.length === 0 ? 'the baseline' : 'this arm'} has no successful trial, so there is nothing to compare`);
       continue;
     }
+    const why =
+      row.decision === 'equivalent'
+        ? ` (within the ${fmtBand(band)} noise band after ${row.decided_at} rounds)`
+        : row.decision === 'undecided'
+          ? row.throughput_ratio
+            ? ` (undecided after ${row.decided_at} rounds: the CI reaches 1 and the band edge)`
+            : ` (fewer than 3 paired rounds: no CI)`
+          : ` (decided after ${row.decided_at} rounds)`;
     const speed = row.throughput_ratio ? `throughput ${pct(row.throughput_ratio)}` : 'throughput not comparable';
     const memory = row.memory_ratio ? `, peak memory ${pct(row.memory_ratio)} (${row.memory_verdict})` : '';
-    notes.push(`${label}: ${row.verdict}; ${speed}${memory}`);
+    notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
   }
+  notes.push(`CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) and spent over the looks), valid at whichever look decided`);
   if (rows.every((r) => r.empty_cache?.calls === 0)) {
     notes.push('the workload called empty_cache() in no arm (it only acts on CUDA): on this device the policies differ in name only, so "no significant difference" is the expected verdict');
   }
-  const faster = rows.filter((r) => r.verdict === 'faster').sort((a, b) => (b.throughput?.estimate ?? 0) - (a.throughput?.estimate ?? 0))[0];
+  const faster = rows.filter((r) => r.verdict === 'faster').sort((a, b) => (b.throughput_ratio?.estimate ?? 0) - (a.throughput_ratio?.estimate ?? 0))[0];
   const baseRow = rows.find((r) => r.baseline)!;
   const chosenRow = faster ?? baseRow;
   const rule = faster

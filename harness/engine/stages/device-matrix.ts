@@ -1,9 +1,9 @@
 // The configuration matrix per device class: on a heterogeneous cluster a sweep's trials land on
 // different GPU types, and each class gets its own chosen config, ranked on its own trials only
 // (the table ML teams otherwise keep by hand).
-import { rank } from '../../search/rank.js';
-import type { Interval } from '../../stats/bootstrap.js';
-import { throughputInterval } from '../../stats/throughput.js';
+import { rankIndependent } from '../../search/rank.js';
+import type { Interval } from '../../stats/interval.js';
+import { ratioThroughput } from '../../stats/throughput.js';
 import type { Config, TrialRecord } from '../../trial/record.js';
 
 export interface DeviceChoice {
@@ -18,7 +18,7 @@ export interface DeviceChoice {
 }
 
 /** One row per device class among the records that carry a node (they ran in SLURM jobs). */
-export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config) => string, costOrder: readonly string[], seed: number): DeviceChoice[] {
+export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config) => string, costOrder: readonly string[]): DeviceChoice[] {
   const byDevice = new Map<string, TrialRecord[]>();
   for (const r of records) if (r.node) byDevice.set(r.node.device, [...(byDevice.get(r.node.device) ?? []), r]);
   return [...byDevice]
@@ -31,10 +31,9 @@ export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config)
         g.steps.push(r.steps);
         byConfig.set(key, g);
       }
-      const ranking = rank(
-        [...byConfig].map(([key, g]) => ({ key, config: g.config, ci: throughputInterval(g.steps, { seed }), trials: g.steps })),
+      const ranking = rankIndependent(
+        [...byConfig].map(([key, g]) => ({ key, config: g.config, rates: g.steps.map((s) => ratioThroughput(s)).filter((r): r is number => r !== null && r > 0) })),
         costOrder,
-        seed,
       );
       const chosen = ranking.chosen;
       return {

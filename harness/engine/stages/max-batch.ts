@@ -3,7 +3,7 @@ import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import type { LatencyLimit } from '../../search/throughput.js';
-import { throughputInterval } from '../../stats/throughput.js';
+import { ratioThroughput } from '../../stats/throughput.js';
 import type { TrialRecord } from '../../trial/record.js';
 import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
 
@@ -52,11 +52,14 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
   const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
   const best = evidenceRecords.sort((a, b) => b.steps.length - a.steps.length)[0];
   const evidence: Record<string, Evidence> = {};
+  const bestRate = best ? ratioThroughput(best.steps) : null;
   if (value !== null) {
     evidence[param] = {
       stage: name,
       rule,
-      samples_per_second: best ? throughputInterval([best.steps], { seed: exp.seed }) : null,
+      // One probe is one trial: its samples/s is shown as a point, never as a CI.
+      samples_per_second: null,
+      ...(bestRate !== null ? { point: bestRate } : {}),
       trials: evidenceRecords.map((r) => r.index),
     };
   }

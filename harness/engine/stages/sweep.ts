@@ -3,12 +3,16 @@ import type { SweepStageSpec } from '../../experiment/schema.js';
 import { Constraints } from '../../search/constraints.js';
 import { configKey, grid, type ParamSpec } from '../../search/space.js';
 import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
-import type { Interval } from '../../stats/bootstrap.js';
+import type { Interval } from '../../stats/interval.js';
 import { stallFraction } from '../../stats/throughput.js';
 import type { Config } from '../../trial/record.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix, type DeviceChoice } from './device-matrix.js';
 import { planTrials, runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+
+/** Trials per config of a grid, and the most rounds of a race, when `repeats` is not given. */
+export const GRID_REPEATS = 3;
+export const RACE_MAX_ROUNDS = 8;
 
 export interface SweepConfigRow {
   key: string;
@@ -54,10 +58,10 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   }
   const steps = spec.steps ?? exp.measure.steps;
   const strategy = spec.strategy;
-  const repeats = spec.repeats;
+  const repeats = spec.repeats ?? (strategy === 'grid' ? GRID_REPEATS : RACE_MAX_ROUNDS);
   const indices = new Map<string, number[]>();
   let n = 0;
-  const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length + Math.ceil(runnable.length / 3) * (repeats - 1);
+  const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length * spec.min_rounds + Math.ceil(runnable.length / 3) * (repeats - spec.min_rounds);
   const specOf = (config: Config, o: { steps?: number; role: string }): TrialSpec => ({
     stage: name,
     role: o.role,
@@ -80,8 +84,8 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     repeats,
     budget: spec.budget,
     costOrder: spec.cost ?? names,
-    seed: exp.seed,
-    briefSteps: spec.brief_steps ?? Math.max(2, Math.round(steps / 3)),
+    minRounds: spec.min_rounds,
+    noiseBand: spec.noise_band,
     plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
   });
   for (const arm of result.arms) {
@@ -109,6 +113,6 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     budget_exhausted: result.budgetExhausted,
   };
   const stageRecords = ctx.records.filter((r) => r.stage === name);
-  if (stageRecords.some((r) => r.node)) summary.by_device = deviceMatrix(stageRecords, keyOf, spec.cost ?? names, exp.seed);
+  if (stageRecords.some((r) => r.node)) summary.by_device = deviceMatrix(stageRecords, keyOf, spec.cost ?? names);
   return { name, kind: 'sweep', chosen: chosen ? Object.fromEntries(names.filter((p) => chosen.config[p] !== undefined).map((p) => [p, chosen.config[p]!])) : {}, evidence, notes, result: summary };
 }

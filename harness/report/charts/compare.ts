@@ -35,7 +35,7 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
     title: `${stage}: ${r.param} compared`,
     spec: {
       ...base(`${stage}: ${r.param} arms, medians with 95% CIs, and ratios to ${String(r.baseline)}`, `Grey band: the +/-${(r.noise_band * 100).toFixed(1)}% noise band around 1.`),
-      hconcat: [ciPanel('samples_per_second', 'low', 'high', 'median samples/s'), ciPanel('memory_mib', 'memory_low', 'memory_high', 'median peak memory (MiB)'), ratioPanel],
+      hconcat: [ciPanel('samples_per_second', 'low', 'high', 'samples/s (geometric mean)'), ciPanel('memory_mib', 'memory_low', 'memory_high', 'peak memory (MiB, geometric mean)'), ratioPanel],
     },
   };
 }

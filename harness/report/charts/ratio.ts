@@ -1,6 +1,6 @@
 // The ratio panel shared by the compare and before/after charts: throughput and peak-memory ratios
 // with their CIs, the noise band shaded and a rule at 1.
-import type { Interval } from '../../stats/bootstrap.js';
+import type { Interval } from '../../stats/interval.js';
 import { round, type VlSpec } from './spec.js';
 
 /** Rows for one label: a throughput row and a peak-memory row, for the ratios that exist. */

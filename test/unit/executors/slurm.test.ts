@@ -81,7 +81,7 @@ describe('configuration matrix per device class', () => {
       // On the T4 compute dominates: 8 workers buy nothing, so the cheaper 2 wins the tie.
       records.push(rec(i++, 'Tesla T4', 't0', 2, 0.2), rec(i++, 'Tesla T4', 't0', 8, 0.2));
     }
-    const m = deviceMatrix(records, keyOf, ['num_workers'], 1);
+    const m = deviceMatrix(records, keyOf, ['num_workers']);
     assert.deepEqual(
       m.map((d) => [d.device, d.chosen_key, d.hosts, d.trials]),
       [
@@ -90,11 +90,14 @@ describe('configuration matrix per device class', () => {
       ],
     );
     assert.ok(m[0]!.throughput!.estimate > 1200 && m[0]!.throughput!.estimate < 1300);
+    // A100: 8 workers are significantly faster (Welch); T4: the two tie, and the cheaper one is chosen.
+    assert.match(m[0]!.note!, /num_workers=8 is significantly faster than every other config/);
+    assert.match(m[1]!.note!, /2 configs are not significantly different from the best .*chose the cheapest, num_workers=2/);
   });
 
   it('is empty for trials that ran here (no node)', () => {
     const local = { ...rec(0, 'x', 'h', 2, 0.1) } as Partial<TrialRecord>;
     delete local.node;
-    assert.deepEqual(deviceMatrix([local as TrialRecord], keyOf, [], 1), []);
+    assert.deepEqual(deviceMatrix([local as TrialRecord], keyOf, []), []);
   });
 });

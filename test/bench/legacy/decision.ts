@@ -1,3 +1,4 @@
+// Frozen copy of harness/stats/decision.ts at 2aed9d5 for the calibration benchmark (old vs new); do not edit.
 // Whether a change is real: two gates must both pass (in the spirit of asv's "statistically
 // significant and larger than the noise"): a Mann-Whitney p < alpha on the per-trial values, and the
 // CI of the change (a ratio) lying entirely outside a noise band around 1.

@@ -1,3 +1,4 @@
+// Frozen copy of harness/stats/bootstrap.ts at 2aed9d5 for the calibration benchmark (old vs new); do not edit.
 // Percentile bootstrap confidence intervals of a median and of a ratio of medians
 // (Efron & Tibshirani 1993, ch. 13), seeded so that the same data always gives the same interval.
 import { median, quantileSorted } from 'simple-statistics';
