@@ -1,7 +1,7 @@
 // Ranking vocabulary shared by sweeps and the per-device matrix, and the cost order that breaks ties.
 import { pairCount } from '../stats/blocked.js';
 import type { Interval } from '../stats/interval.js';
-import { logMeanInterval, welchRatioInterval } from '../stats/log-ratio.js';
+import { logMeanInterval, MIN_TRIALS_FOR_CI, welchRatioInterval } from '../stats/log-ratio.js';
 import type { Config } from '../trial/record.js';
 
 export interface Arm {
@@ -58,7 +58,9 @@ export function rankIndependent(groups: readonly { key: string; config: Config; 
   const perTest = alpha / pairCount(arms.length);
   const tiedFull = byEstimate.filter((a) => a === leader || (welchRatioInterval(leader.rates, a.rates, 2 * perTest)?.high ?? 1) >= 1);
   const tied = tiedFull.map(({ key, config, ci }) => ({ key, config, ci }));
-  const chosen = [...tied].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
+  // A config with fewer than 3 trials ties for want of evidence, so it is not chosen on cost alone.
+  const eligible = tiedFull.filter((a) => a === leader || a.rates.length >= MIN_TRIALS_FOR_CI).map(({ key, config, ci }) => ({ key, config, ci }));
+  const chosen = [...eligible].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
   const note =
     tied.length === 1
       ? `${leader.key} is significantly faster than every other config (Welch t tests, Bonferroni over ${pairCount(arms.length)} pairs)`

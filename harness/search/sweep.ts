@@ -211,7 +211,9 @@ function setIntervals(arms: ArmState[], notes: string[]): void {
 function rankArms(arms: ArmState[], last: Analysis | null, costOrder: readonly string[], race: boolean, comparisons: number, band: number): Ranking {
   const contenders = arms.filter((a) => a.status !== 'failed' && a.status !== 'eliminated' && okRates(a).length > 0);
   const order = [...arms.filter((a) => a.ci !== null)].sort((a, b) => b.ci!.estimate - a.ci!.estimate);
-  const best = [...contenders].sort((a, b) => (b.ci?.estimate ?? 0) - (a.ci?.estimate ?? 0))[0];
+  // The geometric mean of the trials orders configs even where there is no CI (one round).
+  const level = (a: ArmState) => Math.exp(okRates(a).reduce((x, r) => x + Math.log(r), 0) / Math.max(1, okRates(a).length));
+  const best = [...contenders].sort((a, b) => level(b) - level(a))[0];
   if (!best) return { order, leader: undefined, tied: [], chosen: undefined, note: undefined };
   if (contenders.length === 1) {
     const others = arms.length - 1;

@@ -1,67 +1,87 @@
-// Statistical validation of the claim and change statistics on a workload with exactly known work
-// (experiments/workloads/known_work.mjs): real processes, real timing noise.
-// Targets: A/A false "significant" verdicts <= 5% over >= 40 comparisons; a planted 10% slowdown
+// Statistical validation of the compare and claim strategies on a workload with exactly known work
+// (experiments/workloads/known_work.mjs): real processes, real timing noise, run through the shipped
+// code paths (runCompare for the compare stage, runClaimPairs for the claim stage).
+// Targets: A/A false "faster"/"slower" verdicts <= 5% over >= 40 comparisons; a planted 10% slowdown
 // detected in >= 90% of >= 20 comparisons within the default budget; a planted 2.5x speedup
-// confirms "2-3x" and refutes "5-10x".
+// confirms "2-3x", falls short of "5-10x" and exceeds "1.5-2x".
 import { join } from 'node:path';
-import { adaptivePairs } from '../../harness/search/adaptive.js';
-import { judgeClaim, parseClaim } from '../../harness/stats/claim.js';
-import { medianRateRatioInterval } from '../../harness/stats/throughput.js';
+import { runClaimPairs, type ClaimLoopResult } from '../../harness/search/claim.js';
+import { runCompare, type CompareArm } from '../../harness/search/compare.js';
+import type { ArmTrial, ArmTrialFn } from '../../harness/search/sweep.js';
+import { parseClaim, type ClaimVerdict } from '../../harness/stats/claim.js';
+import { ratioThroughput } from '../../harness/stats/throughput.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
-import type { Config, StepSample } from '../../harness/trial/record.js';
+import type { Config } from '../../harness/trial/record.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
 
 const AA_COMPARISONS = Number(process.env['AA'] ?? 40);
 const SLOW_COMPARISONS = Number(process.env['SLOW'] ?? 20);
-const DEFAULT_BUDGET = { minPairs: 5, maxPairs: 20 };
+/** The compare stage's defaults: 5 rounds before the first look, at most 20, a 2% noise band. */
+const COMPARE = { minRounds: 5, maxRounds: 20, noiseBand: 0.02 };
+/** The claim stage's defaults. */
+const CLAIM = { minPairs: 5, maxPairs: 20, noiseBand: 0.01 };
 
 const workload = new CommandWorkload({ kind: 'command', command: ['node', join(ROOT, 'experiments', 'workloads', 'known_work.mjs')], protocol: 'required', params: { batch_size: 1 } }, ROOT);
 const scratch = tempDir('tunebench-bench-');
 let index = 0;
 let trials = 0;
 
-async function trial(config: Config): Promise<StepSample[] | null> {
+async function trial(config: Config, role: string): Promise<ArmTrial> {
   trials += 1;
-  const r = await runTrial({ workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: scratch }, { index: index++, stage: 'bench', role: 'pair', config, measure: { warmupSteps: 3, steps: 12 } });
-  return r.outcome === 'ok' ? r.steps : null;
+  const r = await runTrial({ workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: scratch }, { index: index++, stage: 'bench', role, config, measure: { warmupSteps: 3, steps: 12 } });
+  return { outcome: r.outcome, reason: r.reason, steps: r.steps, wallSeconds: r.wall_seconds };
 }
 
-async function compare(a: Config, b: Config, seed: number) {
-  return adaptivePairs((side) => trial(side === 'a' ? a : b), { ...DEFAULT_BUDGET, seed });
+/** Baseline `a` against arm `b` through the compare strategy; the arm's outcome. */
+async function compare(a: Config, b: Config): Promise<{ arm: CompareArm; rounds: number }> {
+  const run: ArmTrialFn = (config, o) => trial(config, `${o.role} round ${o.round + 1}`);
+  const r = await runCompare(run, { arms: [a, b], baseline: 0, keyOf: (c) => JSON.stringify(c), ...COMPARE, budget: {} });
+  const arm = r.arms[1]!;
+  return { arm, rounds: arm.decidedAt ?? r.rounds };
 }
+
+/** A planted 2.5x speedup (the baseline does 2.5 times the candidate's work) against a claim. */
+async function claim(text: string): Promise<ClaimLoopResult> {
+  return runClaimPairs(
+    async (side, pair) => {
+      const t = await trial(side === 'baseline' ? { work: 2.5 } : { work: 1 }, `${side} pair ${pair + 1}`);
+      return t.outcome === 'ok' ? ratioThroughput(t.steps) : null;
+    },
+    { claim: parseClaim(text), effectOf: (b, c) => c / b, ...CLAIM },
+  );
+}
+
+const ratio = (arm: CompareArm) => (arm.ratio ? `${arm.ratio.estimate.toFixed(4)} [${arm.ratio.low.toFixed(4)}, ${arm.ratio.high.toFixed(4)}]` : '-');
+const effect = (r: ClaimLoopResult) => (r.effect ? `${r.effect.estimate.toFixed(2)}x [${r.effect.low.toFixed(2)}, ${r.effect.high.toFixed(2)}]` : 'no CI');
 
 async function main(): Promise<void> {
   const started = Date.now();
   let falsePositives = 0;
-  const aaPairs: number[] = [];
+  let aaEquivalent = 0;
+  const aaRounds: number[] = [];
   for (let i = 0; i < AA_COMPARISONS; i++) {
-    const r = await compare({ work: 1, label: 'a' }, { work: 1, label: 'b' }, i + 1);
-    if (r.decision.direction !== 'same') falsePositives += 1;
-    aaPairs.push(r.pairs);
-    process.stderr.write(`A/A ${i + 1}/${AA_COMPARISONS}: ${r.decision.direction} after ${r.pairs} pairs (${r.stoppedBy}) ${r.ratio ? r.ratio.estimate.toFixed(4) : '-'}\n`);
+    const { arm, rounds } = await compare({ work: 1, label: 'a' }, { work: 1, label: 'b' });
+    if (arm.decision === 'faster' || arm.decision === 'slower') falsePositives += 1;
+    if (arm.decision === 'equivalent') aaEquivalent += 1;
+    aaRounds.push(rounds);
+    process.stderr.write(`A/A ${i + 1}/${AA_COMPARISONS}: ${arm.decision} after ${rounds} rounds ${ratio(arm)}\n`);
   }
   let detected = 0;
-  const slowPairs: number[] = [];
+  const slowRounds: number[] = [];
   for (let i = 0; i < SLOW_COMPARISONS; i++) {
-    const r = await compare({ work: 1 }, { work: 1.1 }, 1000 + i);
-    if (r.decision.direction === 'lower') detected += 1;
-    slowPairs.push(r.pairs);
-    process.stderr.write(`10% slower ${i + 1}/${SLOW_COMPARISONS}: ${r.decision.direction} after ${r.pairs} pairs (${r.stoppedBy}) ${r.ratio ? r.ratio.estimate.toFixed(4) : '-'}\n`);
+    const { arm, rounds } = await compare({ work: 1 }, { work: 1.1 });
+    if (arm.decision === 'slower') detected += 1;
+    slowRounds.push(rounds);
+    process.stderr.write(`10% slower ${i + 1}/${SLOW_COMPARISONS}: ${arm.decision} after ${rounds} rounds ${ratio(arm)}\n`);
   }
-  // A planted 2.5x speedup: baseline does 2.5 times the candidate's work. Ten pairs, interleaved.
-  const base: StepSample[][] = [];
-  const cand: StepSample[][] = [];
-  for (let i = 0; i < 10; i++) {
-    for (const side of i % 2 ? ['c', 'b'] : ['b', 'c']) {
-      const s = await trial(side === 'b' ? { work: 2.5 } : { work: 1 });
-      if (s) (side === 'b' ? base : cand).push(s);
-    }
+  const claims: { text: string; expected: ClaimVerdict; r: ClaimLoopResult }[] = [];
+  for (const [text, expected] of [['2-3x', 'confirmed'], ['5-10x', 'falls short'], ['1.5-2x', 'exceeds']] as const) {
+    const r = await claim(text);
+    claims.push({ text, expected, r });
+    process.stderr.write(`2.5x vs "${text}": ${r.verdict} after ${r.pairs} pairs (${r.stoppedBy}) ${effect(r)}\n`);
   }
-  const speedup = medianRateRatioInterval(base, cand, { seed: 7 })!;
-  const within = judgeClaim(parseClaim('2-3x'), speedup);
-  const beyond = judgeClaim(parseClaim('5-10x'), speedup);
   const median = (v: number[]) => [...v].sort((x, y) => x - y)[v.length >> 1]!;
   const fpRate = falsePositives / AA_COMPARISONS;
   const power = detected / SLOW_COMPARISONS;
@@ -70,14 +90,13 @@ async function main(): Promise<void> {
   const md = [
     '## Claim statistics: validation on known work',
     '',
-    `Command: \`npm run bench:claims\` (${trials} trials of \`experiments/workloads/known_work.mjs\`, ${minutes} minutes). Each comparison adds interleaved pairs (A B, B A, ...) from ${DEFAULT_BUDGET.minPairs} up to ${DEFAULT_BUDGET.maxPairs} until the two-gate decision (Mann-Whitney p < 0.05 and the 95% CI of the throughput ratio outside +/-1%) calls a change, the CI fits inside the band, or the budget ends.`,
+    `Command: \`npm run bench:claims\` (${trials} trials of \`experiments/workloads/known_work.mjs\`, ${minutes} minutes). Comparisons run through \`runCompare\` (the compare stage's strategy): baseline and arm in rounds whose order reverses every round, each arm paired with the baseline's trial of the same round, looks at the planned rounds from ${COMPARE.minRounds} to ${COMPARE.maxRounds} with alpha 0.05 spent over the looks; "faster"/"slower" needs the repeated 95% CI of the throughput ratio outside 1 +/- ${COMPARE.noiseBand * 100}%, "equivalent" needs it inside. Claims run through \`runClaimPairs\` (the claim stage's strategy): interleaved pairs from ${CLAIM.minPairs} to ${CLAIM.maxPairs}, judged at the planned looks with a noise band of ${CLAIM.noiseBand * 100}%.`,
     '',
     '| check | target | measured | |',
     '| --- | --- | --- | --- |',
-    `| A/A: the same work against itself | false "significant" <= 5% over >= 40 comparisons | ${falsePositives}/${AA_COMPARISONS} = ${(fpRate * 100).toFixed(1)}% (median ${median(aaPairs)} pairs) | ${pass(fpRate <= 0.05 && AA_COMPARISONS >= 40)} |`,
-    `| planted 10% slowdown (work 1.1) | detected in >= 90% of >= 20 comparisons | ${detected}/${SLOW_COMPARISONS} = ${(power * 100).toFixed(0)}% (median ${median(slowPairs)} pairs) | ${pass(power >= 0.9 && SLOW_COMPARISONS >= 20)} |`,
-    `| planted 2.5x speedup vs "2-3x" | confirmed | ${within.verdict}: ${speedup.estimate.toFixed(2)}x [${speedup.low.toFixed(2)}, ${speedup.high.toFixed(2)}] | ${pass(within.verdict === 'confirmed')} |`,
-    `| the same data vs "5-10x" | refuted | ${beyond.verdict} | ${pass(beyond.verdict === 'refuted')} |`,
+    `| A/A: the same work against itself | false "faster"/"slower" <= 5% over >= 40 comparisons | ${falsePositives}/${AA_COMPARISONS} = ${(fpRate * 100).toFixed(1)}% (${aaEquivalent} equivalent; median ${median(aaRounds)} rounds) | ${pass(fpRate <= 0.05 && AA_COMPARISONS >= 40)} |`,
+    `| planted 10% slowdown (work 1.1) | "slower" in >= 90% of >= 20 comparisons | ${detected}/${SLOW_COMPARISONS} = ${(power * 100).toFixed(0)}% (median ${median(slowRounds)} rounds) | ${pass(power >= 0.9 && SLOW_COMPARISONS >= 20)} |`,
+    ...claims.map(({ text, expected, r }) => `| planted 2.5x speedup vs "${text}" | ${expected} | ${r.verdict}: ${effect(r)} after ${r.pairs} pairs | ${pass(r.verdict === expected)} |`),
   ].join('\n');
   writeSection('claims', md);
   process.stdout.write(`${md}\n`);

@@ -1,72 +1,100 @@
-// Grid and race on deterministic synthetic arms with known mean throughputs.
+// Grid and race on deterministic synthetic configs with known mean throughputs, and the ranking
+// of configs measured in independent trials.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Constraints } from '../../../harness/search/constraints.js';
-import { cheaper, rank } from '../../../harness/search/rank.js';
+import { cheaper, rankIndependent } from '../../../harness/search/rank.js';
 import { configKey, expandParam, grid } from '../../../harness/search/space.js';
 import { runSweep, type ArmTrialFn, type SweepOptions } from '../../../harness/search/sweep.js';
 import { createRng } from '../../../harness/stats/rng.js';
 import type { Config } from '../../../harness/trial/record.js';
 
-/** Each trial: `steps` steps of 100 samples at the arm's mean rate with 3% seeded noise; 1 s per trial. */
-function arms(means: (c: Config) => number, seed = 1): { run: ArmTrialFn; calls: Config[] } {
+/**
+ * Each trial: 10 steps of 100 samples at the config's mean rate times a per-trial factor 1 +/- `noise`
+ * (seeded), 1.2 s of wall time.
+ */
+function arms(means: (c: Config) => number, noise = 0.01, seed = 1): { run: ArmTrialFn; calls: string[] } {
   const rng = createRng(seed);
-  const calls: Config[] = [];
-  const run: ArmTrialFn = async (config, { steps }) => {
-    calls.push(config);
-    const n = steps ?? 10;
-    const mean = means(config);
-    return {
-      outcome: 'ok',
-      reason: 'ok',
-      wallSeconds: 0.2 + n * 0.1,
-      steps: Array.from({ length: n }, () => ({ samples: 100, seconds: 100 / (mean * (1 + 0.03 * (rng() * 2 - 1))) })),
-    };
+  const calls: string[] = [];
+  const run: ArmTrialFn = async (config, { round }) => {
+    calls.push(`${key(config)}@${round}`);
+    const rate = means(config) * (1 + noise * (rng() * 2 - 1));
+    return { outcome: 'ok', reason: 'ok', wallSeconds: 1.2, steps: Array.from({ length: 10 }, () => ({ samples: 100, seconds: 100 / rate })) };
   };
   return { run, calls };
 }
 
+const key = (c: Config) => configKey(c, ['num_workers', 'prefetch_factor']);
 const configs = grid({ num_workers: [0, 1, 2, 3], prefetch_factor: [2, 4, 8] });
 const base = (o: Partial<SweepOptions>): SweepOptions => ({
   strategy: 'race',
   configs,
-  keyOf: (c) => configKey(c, ['num_workers', 'prefetch_factor']),
-  repeats: 5,
+  keyOf: key,
+  repeats: 8,
   budget: {},
   costOrder: ['num_workers', 'prefetch_factor'],
-  seed: 1,
-  briefSteps: 3,
   ...o,
 });
+const BEST = 'num_workers=2 prefetch_factor=4';
+// The true best is num_workers 2, prefetch 4 (1500/s); the rest are at most 1200/s.
+const means = (c: Config) => (key(c) === BEST ? 1500 : 600 + 200 * Number(c['num_workers']));
 
 describe('race', () => {
-  // The true best is num_workers 2, prefetch 4 (1500/s); the rest are at most 1200/s.
-  const means = (c: Config) => (c['num_workers'] === 2 && c['prefetch_factor'] === 4 ? 1500 : 600 + 200 * Number(c['num_workers']));
-
-  it('picks the true best and eliminates clearly worse arms after the brief round', async () => {
+  it('never eliminates before 3 full rounds, even when asked to look after one', async () => {
     const a = arms(means);
-    const r = await runSweep(a.run, base({}));
-    assert.equal(r.ranking.chosen?.key, 'num_workers=2 prefetch_factor=4');
-    const slow = r.arms.filter((x) => x.config['num_workers'] === 0);
-    assert.ok(slow.every((x) => x.status === 'eliminated' && x.trials.length === 1), 'the slowest arms ran once');
-    assert.match(slow[0]!.why!, /eliminated after round 1/);
-    assert.ok(a.calls.length < configs.length * 5, `race ran ${a.calls.length} trials, grid would run ${configs.length * 5}`);
+    const r = await runSweep(a.run, base({ minRounds: 1 }));
+    const eliminated = r.arms.filter((x) => x.status === 'eliminated');
+    assert.ok(eliminated.length > 0);
+    for (const x of r.arms) assert.ok(x.trials.length >= 3, `${x.key} ran ${x.trials.length} trials`);
+    assert.ok(eliminated.every((x) => x.trials.length === 3));
+    assert.match(eliminated[0]!.why!, /^eliminated: .* after 3 rounds \(round-blocked t test/);
+    // Full rounds only: every trial of round r ran before any of round r + 1.
+    const rounds = a.calls.map((c) => Number(c.split('@')[1]));
+    assert.deepEqual(rounds, [...rounds].sort((x, y) => x - y));
   });
 
-  it('spends far fewer trial-seconds than grid for the same pick', async () => {
-    const race = await runSweep(arms(means).run, base({ repeats: 3 }));
-    const full = await runSweep(arms(means).run, base({ strategy: 'grid', repeats: 3 }));
+  it('eliminates clearly worse configs, picks the true best, and stops when it is the only one left', async () => {
+    const a = arms(means);
+    const r = await runSweep(a.run, base({}));
+    assert.equal(r.ranking.chosen?.key, BEST);
+    assert.deepEqual(r.ranking.tied.map((t) => t.key), [BEST]);
+    assert.ok(r.arms.filter((x) => x.key !== BEST).every((x) => x.status === 'eliminated'));
+    assert.equal(r.arms.find((x) => x.key === BEST)!.status, 'finished');
+    assert.equal(r.rounds, 3);
+    assert.equal(r.trials, configs.length * 3);
+    assert.match(r.notes.join('\n'), /is the only config left: each of the 11 others failed or was eliminated/);
+  });
+
+  it('spends far fewer trial-seconds than a grid of as many rounds, for the same pick', async () => {
+    const race = await runSweep(arms(means).run, base({}));
+    const full = await runSweep(arms(means).run, base({ strategy: 'grid' }));
+    assert.equal(full.trials, configs.length * 8);
     assert.equal(race.ranking.chosen?.key, full.ranking.chosen?.key);
     assert.ok(race.trialSeconds <= 0.4 * full.trialSeconds, `${race.trialSeconds} vs ${full.trialSeconds}`);
   });
 
-  it('declares a tie between equal arms and chooses the cheaper one', async () => {
+  it('keeps identical configs tied, stops once they are within the noise band, and chooses the cheapest of them', async () => {
     const flat = (c: Config) => (Number(c['num_workers']) >= 2 ? 1000 : 500);
-    const r = await runSweep(arms(flat).run, base({}));
-    assert.ok(r.ranking.tied.length >= 2, 'tied arms');
+    const r = await runSweep(arms(flat, 0.005).run, base({}));
+    const fast = r.arms.filter((x) => Number(x.config['num_workers']) >= 2);
+    assert.ok(fast.every((x) => x.status === 'finished'), 'no identical config is eliminated');
+    assert.ok(r.arms.filter((x) => Number(x.config['num_workers']) < 2).every((x) => x.status === 'eliminated'));
+    assert.deepEqual(new Set(r.ranking.tied.map((t) => t.key)), new Set(fast.map((x) => x.key)));
     assert.equal(r.ranking.chosen?.key, 'num_workers=2 prefetch_factor=2', 'fewest workers, least prefetch');
-    assert.match(r.notes.join('\n'), /not significantly different/);
-    assert.ok(r.arms.filter((x) => x.config['num_workers'] === 3).some((x) => x.status === 'finished'), 'ties survive to the end');
+    assert.ok(r.rounds < 8, `stopped after ${r.rounds} rounds`);
+    assert.match(r.notes.join('\n'), new RegExp(`race stopped after ${r.rounds} rounds: the 6 configs left are within 2.0% of the leader`));
+  });
+
+  it('keeps the leader when the tied configs are not shown to be within the noise band of it', async () => {
+    const four = grid({ num_workers: [0, 1, 2, 3], prefetch_factor: [2] });
+    const r = await runSweep(arms(() => 1000, 0.1, 3).run, base({ configs: four, repeats: 5 }));
+    assert.ok(r.arms.every((x) => x.status === 'finished'), 'noise is no reason to eliminate');
+    assert.equal(r.rounds, 5);
+    assert.equal(r.ranking.tied.length, 4);
+    const leader = r.ranking.leader!;
+    assert.equal(r.ranking.chosen?.key, leader.key);
+    assert.notEqual(leader.key, 'num_workers=0 prefetch_factor=2', 'the cheapest tied config is not chosen on noise alone');
+    assert.match(r.ranking.note!, /none of them is shown to be within 2.0% of it, so the leader is kept/);
   });
 
   it('stops at the trial budget and says so', async () => {
@@ -76,23 +104,70 @@ describe('race', () => {
     assert.match(r.notes.join('\n'), /budget ran out after 5 trials/);
   });
 
-  it('marks a failing config as failed and leaves it out of the ranking', async () => {
+  it('marks a failing config as failed, stops running it, and leaves it out of the ranking', async () => {
     const a = arms(means);
-    const run: ArmTrialFn = async (c, o) => (c['num_workers'] === 2 && c['prefetch_factor'] === 4 ? { outcome: 'oom', reason: 'out of memory', steps: [], wallSeconds: 0.1 } : a.run(c, o));
+    const run: ArmTrialFn = async (c, o) => (key(c) === BEST ? { outcome: 'oom', reason: 'out of memory', steps: [], wallSeconds: 0.1 } : a.run(c, o));
     const r = await runSweep(run, base({}));
-    const bad = r.arms.find((x) => x.key === 'num_workers=2 prefetch_factor=4')!;
+    const bad = r.arms.find((x) => x.key === BEST)!;
     assert.equal(bad.status, 'failed');
     assert.equal(bad.trials.length, 1);
-    assert.notEqual(r.ranking.chosen?.key, bad.key);
+    assert.match(bad.why!, /^oom: out of memory/);
+    assert.ok(!r.ranking.tied.some((t) => t.key === BEST));
+    // The three num_workers=3 configs (1200/s) are the best left and identical: the cheapest is chosen.
+    assert.equal(r.ranking.chosen?.key, 'num_workers=3 prefetch_factor=2');
   });
 });
 
 describe('grid', () => {
-  it('runs every config `repeats` times, interleaved across rounds', async () => {
+  it('runs every config `repeats` times, the order rotating each round', async () => {
     const a = arms(() => 1000);
     const small = grid({ num_workers: [0, 1], prefetch_factor: [2] });
-    await runSweep(a.run, base({ strategy: 'grid', configs: small, repeats: 3 }));
-    assert.deepEqual(a.calls.map((c) => c['num_workers']), [0, 1, 1, 0, 0, 1]);
+    const r = await runSweep(a.run, base({ strategy: 'grid', configs: small, repeats: 3 }));
+    assert.deepEqual(a.calls.map((c) => c.slice('num_workers='.length, 'num_workers='.length + 1)), ['0', '1', '1', '0', '0', '1']);
+    assert.ok(r.arms.every((x) => x.status === 'finished' && x.trials.length === 3));
+  });
+
+  it('eliminates nothing but ranks on the round-blocked test at the end', async () => {
+    const r = await runSweep(arms(means).run, base({ strategy: 'grid', repeats: 3 }));
+    assert.equal(r.trials, configs.length * 3);
+    assert.ok(r.arms.every((x) => x.status === 'finished'));
+    assert.equal(r.ranking.chosen?.key, BEST);
+    assert.deepEqual(r.ranking.tied.map((t) => t.key), [BEST]);
+    const best = r.arms.find((x) => x.key === BEST)!;
+    assert.ok(best.ci!.low < 1500 && best.ci!.high > 1500, `${best.ci!.low}..${best.ci!.high}`);
+    assert.equal(best.ci!.method, 'log-t');
+  });
+
+  it('gives configs with fewer than 3 trials a CI from the spread pooled over the stage', async () => {
+    const r = await runSweep(arms(means, 0.02).run, base({ strategy: 'grid', repeats: 2 }));
+    assert.ok(r.arms.every((x) => x.ci?.method === 'pooled-log-t'));
+    assert.match(r.notes.join('\n'), /12 config\(s\) ran fewer than 3 trials: their CIs use the between-trial spread pooled over the stage's configs \(12 degrees of freedom\)/);
+    const best = r.arms.find((x) => x.key === BEST)!;
+    assert.ok(best.ci!.low < 1500 && best.ci!.high > 1500);
+  });
+});
+
+describe('rankIndependent', () => {
+  const g = (k: string, w: number, rates: number[]) => ({ key: k, config: { w }, rates });
+
+  it('ties configs that Welch cannot separate from the leader and chooses the cheapest of them', () => {
+    const r = rankIndependent([g('a', 2, [1010, 1020, 1000]), g('b', 1, [1000, 990, 1005]), g('c', 0, [500, 505, 495])], ['w']);
+    assert.equal(r.leader?.key, 'a');
+    assert.deepEqual(r.order.map((o) => o.key), ['a', 'b', 'c'], 'best estimate first');
+    assert.deepEqual(r.tied.map((t) => t.key), ['a', 'b']);
+    assert.equal(r.chosen?.key, 'b', 'the cheaper of the tied configs');
+    assert.match(r.note!, /2 configs are not significantly different from the best .*chose the cheapest, b/);
+  });
+
+  it('names a clear winner and counts a config with fewer than 3 trials as tied', () => {
+    const clear = rankIndependent([g('fast', 2, [1000, 1010, 990]), g('slow', 0, [500, 505, 495])], ['w']);
+    assert.deepEqual(clear.tied.map((t) => t.key), ['fast']);
+    assert.equal(clear.chosen?.key, 'fast');
+    assert.match(clear.note!, /fast is significantly faster than every other config/);
+    const few = rankIndependent([g('fast', 2, [1000, 1010, 990]), g('once', 1, [980])], ['w']);
+    assert.deepEqual(few.tied.map((t) => t.key), ['fast', 'once']);
+    assert.equal(few.order.length, 1, 'a single trial gets no CI');
+    assert.deepEqual(rankIndependent([], ['w']).chosen, undefined);
   });
 });
 
@@ -122,22 +197,11 @@ describe('spaces, constraints and costs', () => {
     assert.equal(cheaper({ w: 1 }, { w: 1 }, ['w']), 0);
   });
 
-  it('ranks with CIs: no overlap means a clear winner', () => {
-    const r = rank(
-      [
-        { key: 'a', config: { w: 1 }, ci: { estimate: 100, low: 95, high: 105, level: 0.95 } },
-        { key: 'b', config: { w: 0 }, ci: { estimate: 80, low: 75, high: 85, level: 0.95 } },
-      ],
-      ['w'],
-    );
-    assert.equal(r.chosen?.key, 'a');
-    assert.deepEqual(r.tied.map((t) => t.key), ['a']);
-  });
 });
 
 describe('budgets', () => {
   it('stops at the trial-seconds budget', async () => {
-    // Each synthetic trial takes 0.2 + 10 * 0.1 = 1.2 s; a 3 s budget allows three trials.
+    // Each synthetic trial takes 1.2 s; a 3 s budget allows three trials.
     const r = await runSweep(arms(() => 1000).run, base({ strategy: 'grid', budget: { seconds: 3 } }));
     assert.equal(r.trials, 3);
     assert.equal(r.budgetExhausted, true);
