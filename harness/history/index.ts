@@ -68,7 +68,8 @@ export function keyMetrics(result: RunResult): MetricPoint[] {
     if (s.kind === 'max-batch') {
       const r = s.result as MaxBatchSummary;
       if (r.max !== null && r.max > 0) out.push({ name: `${s.name} max ${r.param}`, stage: s.name, unit: 'samples', value: r.max, low: null, high: null });
-      const point = s.evidence[r.param]?.point;
+      // One probe has no CI; runs written by earlier versions stored a single-trial interval: its estimate is the point.
+      const point = s.evidence[r.param]?.point ?? s.evidence[r.param]?.samples_per_second?.estimate;
       if (point !== undefined && point > 0) out.push({ name: `${s.name} samples/s (chosen batch)`, stage: s.name, unit: 'samples/s', value: point, low: null, high: null });
     } else if (s.kind === 'sweep') {
       const r = s.result as SweepSummary;

@@ -33,7 +33,7 @@ describe('tunebench claims', () => {
     assert.match(r.stdout, /\| b-broken\.yaml \| - \| - \| - \| invalid \|/);
     assert.doesNotMatch(r.stdout, /notes\.txt/);
     const verdicts = readFileSync(join(out, 'claims', 'verdicts.md'), 'utf8');
-    assert.match(verdicts, /b-broken\.yaml -: .*claim "faster": not a speedup/);
+    assert.match(verdicts, /b-broken\.yaml -: .*claim "faster": not a number followed by "x" or "%"/);
   });
 
   it('rejects a folder without experiment files and a bad --max-pairs', async () => {
