@@ -3,7 +3,7 @@
 // at the sample sizes of a group-sequential plan (stats/sequential.ts), each with its share of
 // alpha, so that looking often does not inflate the error rate. The claim stage and the calibration
 // benchmark both run through `runPairs`.
-import { DEFAULT_ALPHA, lookPlan } from '../stats/sequential.js';
+import { LookSchedule } from '../stats/sequential.js';
 
 export interface PairBudget {
   /** Pairs before the first look. */
@@ -49,18 +49,15 @@ export async function runPairs<T>(
   look: (l: PairLook) => { result: T; decided: boolean },
   budget: PairBudget,
 ): Promise<PairsOutcome<T>> {
-  const alpha = budget.alpha ?? DEFAULT_ALPHA;
-  const plan = lookPlan(Math.min(budget.minPairs, budget.maxPairs), budget.maxPairs, alpha);
+  const schedule = new LookSchedule(budget.minPairs, budget.maxPairs, budget.alpha);
   let last: T | null = null;
   let looks = 0;
-  let spent = 0;
-  let lookedAt = 0;
   const finalLook = (n: number): void => {
     // The budget ended between planned looks: one more look spends what is left.
-    if (n > lookedAt && alpha - spent > 1e-12) {
-      last = look({ n, alpha: alpha - spent, final: true }).result;
-      looks += 1;
-    }
+    const alpha = schedule.leftover(n);
+    if (alpha === null) return;
+    last = look({ n, alpha, final: true }).result;
+    looks += 1;
   };
   let nextPlanned = 0;
   for (let pair = 0; pair < budget.maxPairs; pair++) {
@@ -69,7 +66,7 @@ export async function runPairs<T>(
       return { last, pairs: pair, stoppedBy: 'budget', looks };
     }
     if (budget.plan && pair >= nextPlanned) {
-      const upto = plan.find((l) => l.n > pair)?.n ?? budget.maxPairs;
+      const upto = schedule.after(pair);
       const planned: { side: 'a' | 'b'; pair: number }[] = [];
       for (let p = pair; p < upto; p++) for (const side of pairOrder(p)) planned.push({ side, pair: p });
       await budget.plan(planned);
@@ -79,12 +76,10 @@ export async function runPairs<T>(
       if (!(await run(side, pair))) return { last, pairs: pair, stoppedBy: 'failed', looks };
     }
     const n = pair + 1;
-    const planned = plan.find((l) => l.n === n);
-    if (!planned) continue;
-    const l = look({ n, alpha: planned.alpha, final: n === budget.maxPairs });
+    const alpha = schedule.take(n);
+    if (alpha === null) continue;
+    const l = look({ n, alpha, final: n === budget.maxPairs });
     looks += 1;
-    spent = planned.cumulative;
-    lookedAt = n;
     last = l.result;
     if (l.decided) return { last, pairs: n, stoppedBy: 'decided', looks };
   }

@@ -6,7 +6,7 @@
 // equivalent within the noise band) or the rounds or the budget end. Decided arms stop running.
 import type { Config } from '../trial/record.js';
 import { pairedRatioInterval, type LogInterval } from '../stats/log-ratio.js';
-import { DEFAULT_ALPHA, lookPlan } from '../stats/sequential.js';
+import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { ArmPlanFn, ArmTrial, ArmTrialFn } from './sweep.js';
 
@@ -106,15 +106,12 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
   const base = arms[baseIndex]!;
   const others = arms.filter((a) => !a.baseline);
   const share = alpha / Math.max(1, others.length);
-  const minRounds = Math.min(opts.minRounds, opts.maxRounds);
-  const plan = lookPlan(minRounds, opts.maxRounds, share);
+  const schedule = new LookSchedule(opts.minRounds, opts.maxRounds, share);
   const notes: string[] = [];
   let trials = 0;
   let trialSeconds = 0;
   let rounds = 0;
   let budgetExhausted = false;
-  let spent = 0;
-  let lookedAt = 0;
   const overBudget = (): boolean =>
     (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
   const live = () => others.filter((a) => !a.stopped && a.decidedAt === null);
@@ -156,15 +153,12 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
     }
     if (!complete) break;
     rounds += 1;
-    const planned = plan.find((l) => l.n === rounds);
-    if (planned) {
-      look(rounds, planned.alpha, rounds === opts.maxRounds);
-      spent = planned.cumulative;
-      lookedAt = rounds;
-    }
+    const planned = schedule.take(rounds);
+    if (planned !== null) look(rounds, planned, rounds === opts.maxRounds);
   }
   // Stopped between planned looks (budget, or a failed baseline): one last look spends what is left.
-  if (live().length > 0 && rounds > lookedAt && share - spent > 1e-12) look(rounds, share - spent, true);
+  const left = live().length > 0 ? schedule.leftover(rounds) : null;
+  if (left !== null) look(rounds, left, true);
   for (const arm of live()) arm.decidedAt = rounds;
   if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`);
   return { arms, rounds, trials, trialSeconds, budgetExhausted, notes };

@@ -10,7 +10,7 @@
 // those shown to be within the noise band of the leader is chosen, else the leader.
 import { blockedDifference, blockedLayout, pairCount } from '../stats/blocked.js';
 import { logMeanInterval, MIN_TRIALS_FOR_CI, pooledLogMeanInterval, type LogInterval } from '../stats/log-ratio.js';
-import { DEFAULT_ALPHA, lookPlan } from '../stats/sequential.js';
+import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { Config, Outcome, StepSample } from '../trial/record.js';
 import { cheaper, type Ranking } from './rank.js';
@@ -91,14 +91,12 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
   const race = opts.strategy === 'race';
   const comparisons = pairCount(arms.length);
   const first = race ? Math.min(Math.max(opts.minRounds ?? RACE_MIN_ROUNDS, RACE_MIN_ROUNDS), opts.repeats) : opts.repeats;
-  const plan = lookPlan(first, opts.repeats, alpha);
+  const schedule = new LookSchedule(first, opts.repeats, alpha);
   const notes: string[] = [];
   let trials = 0;
   let trialSeconds = 0;
   let rounds = 0;
   let budgetExhausted = false;
-  let spent = 0;
-  let lookedAt = 0;
   let last: Analysis | null = null;
   const overBudget = (): boolean =>
     (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
@@ -152,11 +150,9 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
     }
     if (budgetExhausted) break;
     rounds += 1;
-    const planned = plan.find((l) => l.n === rounds);
-    if (!planned) continue;
-    last = analyse(planned.alpha) ?? last;
-    spent = planned.cumulative;
-    lookedAt = rounds;
+    const planned = schedule.take(rounds);
+    if (planned === null) continue;
+    last = analyse(planned) ?? last;
     if (race && last && last.n === rounds) {
       for (const [arm, why] of last.slower) {
         arm.status = 'eliminated';
@@ -169,7 +165,8 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
       }
     }
   }
-  if (rounds > lookedAt && alpha - spent > 1e-12 && live().length > 1) last = analyse(alpha - spent) ?? last;
+  const left = live().length > 1 ? schedule.leftover(rounds) : null;
+  if (left !== null) last = analyse(left) ?? last;
   for (const arm of live()) if (arm.trials.length > 0) arm.status = 'finished';
   if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`);
   setIntervals(arms, notes);

@@ -97,10 +97,3 @@ export function welchRatioInterval(before: readonly number[], after: readonly nu
   const df = se === 0 ? before.length + after.length - 2 : (va + vb) ** 2 / (va ** 2 / (before.length - 1) + vb ** 2 / (after.length - 1));
   return interval(b.mean - a.mean, se, df, alpha, Math.min(before.length, after.length), 'welch-log-t', true);
 }
-
-/** Why a ratio has no interval, in words, or null when it has one. */
-export function whyNoInterval(nA: number, nB: number, paired: boolean): string | null {
-  const n = paired ? Math.min(nA, nB) : Math.min(nA, nB);
-  if (n >= MIN_TRIALS_FOR_CI) return null;
-  return `no CI: ${paired ? `${n} pair(s)` : `${n} trial(s) on one side`}, fewer than ${MIN_TRIALS_FOR_CI} (the trial is the unit of variance)`;
-}

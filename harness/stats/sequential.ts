@@ -45,7 +45,43 @@ export function lookPlan(min: number, max: number, alpha = DEFAULT_ALPHA, rho = 
   });
 }
 
-/** The look planned at sample size `n`, if any. */
-export function lookAt(plan: readonly Look[], n: number): Look | undefined {
-  return plan.find((l) => l.n === n);
+/**
+ * The plan as a run goes through it: the alpha of each planned look, and after a stop between
+ * planned looks (a budget, a failure) the alpha left for one last look.
+ */
+export class LookSchedule {
+  readonly plan: readonly Look[];
+  private spent = 0;
+  private lookedAt = 0;
+
+  constructor(
+    min: number,
+    max: number,
+    private readonly alpha = DEFAULT_ALPHA,
+  ) {
+    this.plan = lookPlan(Math.min(min, max), max, alpha);
+  }
+
+  /** The alpha of the look planned at `n`, taking it; null when no look is planned there. */
+  take(n: number): number | null {
+    const look = this.plan.find((l) => l.n === n);
+    if (!look) return null;
+    this.spent = look.cumulative;
+    this.lookedAt = n;
+    return look.alpha;
+  }
+
+  /** The alpha left for a last look at `n`, taking it; null when `n` was already looked at or nothing is left. */
+  leftover(n: number): number | null {
+    const left = this.alpha - this.spent;
+    if (n <= this.lookedAt || left <= 1e-12) return null;
+    this.spent = this.alpha;
+    this.lookedAt = n;
+    return left;
+  }
+
+  /** The next planned sample size after `n` (the last one when none is). */
+  after(n: number): number {
+    return this.plan.find((l) => l.n > n)?.n ?? this.plan[this.plan.length - 1]!.n;
+  }
 }

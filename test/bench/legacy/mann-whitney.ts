@@ -3,7 +3,8 @@
 // the rank sum (midranks for ties); the p-value is computed here: exactly, by counting the
 // permutation distribution of U, for small samples without ties, and otherwise by the normal
 // approximation with the tie correction and a continuity correction (Lehmann 1975, ch. 1).
-import { erf, wilcoxonRankSum } from 'simple-statistics';
+import { wilcoxonRankSum } from 'simple-statistics';
+import { normalCdf, uDistribution } from '../../../harness/stats/mann-whitney.js';
 
 export interface MannWhitney {
   /** U of the first sample: the number of pairs (x, y) with x > y, ties counting 1/2. */
@@ -49,29 +50,4 @@ export function mannWhitney(x: readonly number[], y: readonly number[]): MannWhi
   return { u, uMin, p: Math.min(1, 2 * (1 - normalCdf(z))), method: 'normal' };
 }
 
-/** Standard normal CDF from erf (simple-statistics' table lookup is rounded to 4 places). */
-export function normalCdf(z: number): number {
-  return 0.5 * (1 + erf(z / Math.SQRT2));
-}
-
-/**
- * The number of arrangements of n1 x's and n2 y's giving each U = 0 .. n1 * n2, by the recurrence
- * f(n1, n2, u) = f(n1 - 1, n2, u - n2) + f(n1, n2 - 1, u) (the largest value is an x or a y).
- */
-export function uDistribution(n1: number, n2: number): number[] {
-  // table[j][u] = f(i, j, u) for the current i.
-  let table: number[][] = Array.from({ length: n2 + 1 }, () => [1]);
-  for (let i = 1; i <= n1; i++) {
-    const next: number[][] = [[1]];
-    for (let j = 1; j <= n2; j++) {
-      const size = i * j + 1;
-      const row = new Array<number>(size).fill(0);
-      const withoutX = table[j]!; // f(i - 1, j, .), shifted by j
-      const withoutY = next[j - 1]!; // f(i, j - 1, .)
-      for (let u = 0; u < size; u++) row[u] = (u >= j ? (withoutX[u - j] ?? 0) : 0) + (withoutY[u] ?? 0);
-      next.push(row);
-    }
-    table = next;
-  }
-  return table[n2]!;
-}
+export { normalCdf, uDistribution };

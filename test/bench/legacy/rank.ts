@@ -2,6 +2,7 @@
 // Ranking configurations by throughput CI; ties (overlapping CIs) go to the cheaper configuration.
 import type { Interval } from './bootstrap.js';
 import { ratioInterval } from './throughput.js';
+import { cheaper } from '../../../harness/search/rank.js';
 import type { Config, StepSample } from './types.js';
 
 export interface Arm {
@@ -23,24 +24,7 @@ export interface Ranking {
   note: string | undefined;
 }
 
-/**
- * Compares by cost: the parameters in `costOrder` are compared in turn, smaller is cheaper
- * (fewer workers, less prefetch memory, fewer threads); false < true for booleans.
- */
-export function cheaper(a: Config, b: Config, costOrder: readonly string[]): number {
-  for (const p of costOrder) {
-    const x = a[p];
-    const y = b[p];
-    if (x === y) continue;
-    // A parameter that does not apply (left out of the config) costs nothing.
-    if (x === undefined || y === undefined) return x === undefined ? -1 : 1;
-    const nx = typeof x === 'boolean' ? Number(x) : x;
-    const ny = typeof y === 'boolean' ? Number(y) : y;
-    if (typeof nx === 'number' && typeof ny === 'number') return nx - ny;
-    return String(nx).localeCompare(String(ny));
-  }
-  return 0;
-}
+export { cheaper };
 
 /**
  * An arm ties with the leader when the 95% CI of its throughput ratio to the leader reaches 1

@@ -6,19 +6,9 @@
 import type { StepSample } from './types.js';
 import { BOOTSTRAP_RESAMPLES, medianInPlace, percentileInterval, type BootstrapOptions, type Interval } from './bootstrap.js';
 import { createRng } from './rng.js';
+import { ratioThroughput, stallFraction } from '../../../harness/stats/throughput.js';
 
-/** Samples per second as total samples over total step time: honest for bursty pipelines. */
-export function ratioThroughput(steps: readonly StepSample[]): number | null {
-  const seconds = steps.reduce((a, s) => a + s.seconds, 0);
-  return seconds > 0 ? steps.reduce((a, s) => a + s.samples, 0) / seconds : null;
-}
-
-/** Share of step time spent waiting for data, or null when the workload does not report it. */
-export function stallFraction(steps: readonly StepSample[]): number | null {
-  if (steps.length === 0 || steps.some((s) => s.data_wait_seconds === undefined)) return null;
-  const seconds = steps.reduce((a, s) => a + s.seconds, 0);
-  return seconds > 0 ? steps.reduce((a, s) => a + s.data_wait_seconds!, 0) / seconds : null;
-}
+export { ratioThroughput, stallFraction };
 
 /** CI of the ratio throughput over trials of one config; seeded, so the same journal gives the same CI. */
 export function throughputInterval(trials: readonly (readonly StepSample[])[], opts: BootstrapOptions = {}): Interval | null {
