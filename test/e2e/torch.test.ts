@@ -48,9 +48,10 @@ describe('PyTorch workload (torch-cnn, small)', () => {
     assert.equal(sweep.configs.length, 3);
     assert.ok(sweep.chosen_key);
 
-    // empty_cache: four interleaved arms; on CPU the policy never calls empty_cache().
+    // empty_cache: four arms in rounds whose order reverses; on CPU the policy never calls empty_cache().
     const arms = records.filter((x) => x.stage === 'empty-cache').map((x) => x.config['empty_cache']);
-    assert.deepEqual(arms, Array.from({ length: 4 }, () => ['never', 'every-step', 'every-10', 'on-oom']).flat());
+    const round = ['never', 'every-step', 'every-10', 'on-oom'];
+    assert.deepEqual(arms, Array.from({ length: 4 }, (_, r) => (r % 2 === 0 ? round : [...round].reverse())).flat());
     assert.equal(cmp.arms.length, 4);
     for (const arm of cmp.arms) {
       assert.equal(arm.ok_trials, 4);
