@@ -58,10 +58,14 @@ describe('PyTorch workload (torch-cnn, small)', () => {
       assert.ok(arm.throughput && arm.peak_memory);
       assert.deepEqual(arm.empty_cache?.calls, 0);
       if (arm.baseline) continue;
-      assert.ok(arm.throughput_ratio!.low < arm.throughput_ratio!.high);
-      assert.equal(arm.verdict, 'no significant difference', `${String(arm.value)}: ${JSON.stringify(arm.throughput_ratio)}`);
+      // The arms run the same code here, but a shared machine can still make one of them measurably
+      // slower or faster: the verdict must follow its interval and the noise band, whichever it is.
+      const ratio = arm.throughput_ratio!;
+      assert.ok(ratio.low < ratio.estimate && ratio.estimate < ratio.high);
+      const expected = ratio.low > 1 + cmp.noise_band ? 'faster' : ratio.high < 1 - cmp.noise_band ? 'slower' : 'no significant difference';
+      assert.equal(arm.verdict, expected, `${String(arm.value)}: ${JSON.stringify(ratio)}`);
     }
-    assert.equal(run.result.chosen['empty_cache'], 'never', 'no arm beat the baseline, so the baseline is kept');
+    assert.equal(run.result.chosen['empty_cache'], 'never', 'the policies differ in name only, so the baseline is kept whatever was measured');
     assert.match(r.stderr, /differ in name only/);
     const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown> };
     assert.equal(chosen.config['empty_cache'], 'never');

@@ -151,15 +151,20 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
   }
   notes.push(`CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) and spent over the looks), valid at whichever look decided`);
-  if (rows.every((r) => r.empty_cache?.calls === 0)) {
-    notes.push('the workload called empty_cache() in no arm (it only acts on CUDA): on this device the policies differ in name only, so "no significant difference" is the expected verdict');
-  }
-  const faster = rows.filter((r) => r.verdict === 'faster').sort((a, b) => (b.throughput_ratio?.estimate ?? 0) - (a.throughput_ratio?.estimate ?? 0))[0];
+  const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows);
   const baseRow = rows.find((r) => r.baseline)!;
-  const chosenRow = faster ?? baseRow;
+  if (nameOnly) {
+    notes.push(
+      flagged.length === 0
+        ? 'the workload called empty_cache() in no arm (it only acts on CUDA): on this device the policies differ in name only, and no difference was found'
+        : `the workload called empty_cache() in no arm (it only acts on CUDA): on this device the policies differ in name only, so the difference measured for ${flagged.map((r) => `${param}=${String(r.value)}`).join(', ')} comes from the machine (contention or drift during the run), not from the policy; the baseline is kept`,
+    );
+  }
   const rule = faster
     ? `compare: significantly faster than ${param}=${String(baseline)} (throughput ratio ${pct(faster.throughput_ratio!)}, outside the ${fmtBand(band)} noise band)`
-    : `compare: no arm significantly faster than the baseline ${param}=${String(baseline)}; kept the baseline`;
+    : nameOnly && flagged.some((r) => r.verdict === 'faster')
+      ? `compare: the arms differ in name only on this device (no empty_cache() call in any arm), so a measured speed-up is the machine's; kept the baseline ${param}=${String(baseline)}`
+      : `compare: no arm significantly faster than the baseline ${param}=${String(baseline)}; kept the baseline`;
   const evidence: Record<string, Evidence> = {};
   if (baseRow.ok_trials > 0 || faster) {
     evidence[param] = { stage: name, rule, samples_per_second: chosenRow.throughput, trials: chosenRow.trials };
@@ -178,6 +183,23 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     chosen: chosenRow.value,
   };
   return { name, kind: 'compare', chosen: evidence[param] ? { [param]: chosenRow.value } : {}, evidence, notes, result: summary };
+}
+
+/**
+ * The arm a compare keeps: the fastest arm shown faster than the baseline, else the baseline. When
+ * the workload reported calling empty_cache() in no arm (it acts on CUDA only), the arms ran the same
+ * code, so a measured difference is the machine's (contention, drift), never the policy's: the
+ * baseline is kept and the arms with a verdict anyway are returned as flagged.
+ */
+export function chooseArm(rows: CompareArmRow[]): { chosen: CompareArmRow; faster: CompareArmRow | undefined; nameOnly: boolean; flagged: CompareArmRow[] } {
+  const baseRow = rows.find((r) => r.baseline);
+  if (!baseRow) throw new Error('compare: no baseline arm');
+  const nameOnly = rows.every((r) => r.empty_cache?.calls === 0);
+  const flagged = nameOnly ? rows.filter((r) => r.verdict === 'faster' || r.verdict === 'slower') : [];
+  const faster = nameOnly
+    ? undefined
+    : rows.filter((r) => r.verdict === 'faster').sort((a, b) => (b.throughput_ratio?.estimate ?? 0) - (a.throughput_ratio?.estimate ?? 0))[0];
+  return { chosen: faster ?? baseRow, faster, nameOnly, flagged };
 }
 
 /** A ratio as a signed percentage change: 1.034 -> "+3.4%". */
