@@ -1,5 +1,8 @@
-// History benchmark: `tunebench history` on 1,000 synthetic nights (copies of a real run with a
-// planted 15% regression at night 700 and +/-3% noise). Target: under 5 s. Writes its RESULTS.md section.
+// History benchmark. First the calibration of the nightly gate on simulated histories
+// (nightly-calibration.ts): false exit 3 per night and nights to find a step, for the previous
+// gate, the step detector, a plain t test against a window and the new series gate. Then
+// `tunebench history` on 1,000 synthetic nights (copies of a real run with a planted 15% regression
+// at night 700 and +/-3% noise), under 5 s. Writes its RESULTS.md sections.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,6 +10,75 @@ import { execa } from 'execa';
 import { CLI, tempDir } from '../support/paths.js';
 import { plantedNights, writeNights } from '../support/history.js';
 import { writeSection } from './results.js';
+import { CONFIRM_TRIALS, HORIZON, METRICS, runSeries, TRIAL_NOISE, TRIALS, type SeriesOutcome } from './nightly-calibration.js';
+import { NIGHTLY_DEFAULTS } from '../../harness/stats/nightly.js';
+import type { NightNoise } from '../support/night-sim.js';
+
+const SERIES = Number(process.env['BENCH_HISTORY_SERIES'] ?? 200);
+const DETECTOR_SERIES = Math.min(SERIES, 40);
+const LENGTHS = [30, 60, 100];
+const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
+const median = (xs: (number | null)[]) => {
+  const s = xs.map((x) => x ?? Infinity).sort((a, b) => a - b);
+  const m = s[Math.floor((s.length - 1) / 2)]!;
+  return Number.isFinite(m) ? String(m) : `> ${HORIZON}`;
+};
+const never = (xs: (number | null)[]) => pct(xs.filter((x) => x === null).length / xs.length);
+
+function calibration(): string {
+  const rows: string[] = [];
+  let stationaryOk = true;
+  const stationary: [NightNoise, string][] = [['gaussian', 'Gaussian'], ['t3', 'heavy-tailed t3'], ['ar1', 'AR(1), phi 0.6']];
+  for (const [noise, label] of stationary) {
+    for (const spread of [0.02, 0.05]) {
+      for (const nights of LENGTHS) {
+        const outs: SeriesOutcome[] = [];
+        for (let s = 0; s < SERIES; s++) outs.push(runSeries({ nights, metrics: METRICS, trials: TRIALS, trialNoise: TRIAL_NOISE, spread, noise, shared: 0.5 }, 10_000 * nights + 100 * spread * 1000 + s, {}, false));
+        const sum = (f: (o: SeriesOutcome) => number) => outs.reduce((a, o) => a + f(o), 0);
+        const oldN = sum((o) => o.nights.old);
+        const gateN = sum((o) => o.nights.gate);
+        const exit = sum((o) => o.gateExit) / gateN;
+        stationaryOk &&= exit <= 0.01;
+        rows.push(`| ${label}, spread ${spread * 100}%, ${nights} nights | ${pct(sum((o) => o.oldSlowerMetricNights) / (oldN * METRICS))} | ${pct(sum((o) => o.oldExit) / oldN)} | ${pct(sum((o) => o.plainExit) / sum((o) => o.nights.plain))} | ${pct(sum((o) => o.gateAlarm) / gateN)} | **${pct(exit)}** ${exit <= 0.01 ? 'pass' : '**FAIL**'} | ${pct(sum((o) => o.gateExitPersistent) / gateN)} |`);
+      }
+    }
+  }
+  const steps: string[] = [];
+  let stepsOk = true;
+  for (const [factor, spread, target] of [[0.95, 0.02, 3], [0.9, 0.05, 3], [0.9, 0.02, null], [0.95, 0.05, null]] as const) {
+    for (const nights of LENGTHS) {
+      const at = Math.max(15, nights - HORIZON);
+      const outs: SeriesOutcome[] = [];
+      for (let s = 0; s < SERIES; s++) outs.push(runSeries({ nights, metrics: METRICS, trials: TRIALS, trialNoise: TRIAL_NOISE, spread, noise: 'gaussian', shared: 0.5, step: { at, factor } }, 7_000_000 + 10_000 * nights + Math.round(1000 * factor) + s, {}, s < DETECTOR_SERIES));
+      const d = (f: (o: SeriesOutcome) => number | null, n = outs.length) => outs.slice(0, n).map(f);
+      const gate = d((o) => o.delay.gate);
+      const med = median(gate);
+      const ok = target === null || (Number(med) <= target);
+      if (target !== null) stepsOk &&= ok;
+      steps.push(`| ${Math.round((1 - factor) * 100)}% step, spread ${spread * 100}%, ${nights} nights (step at night ${at + 1}) | ${median(d((o) => o.delay.old))} (${never(d((o) => o.delay.old))}) | ${median(d((o) => o.delay.detector, DETECTOR_SERIES))} (${never(d((o) => o.delay.detector, DETECTOR_SERIES))}) | ${median(d((o) => o.delay.plain))} (${never(d((o) => o.delay.plain))}) | **${med}** (${never(gate)})${target === null ? '' : ok ? ` <= ${target}: pass` : ` > ${target}: **FAIL**`} |`);
+    }
+  }
+  const o = NIGHTLY_DEFAULTS;
+  return [
+    '## Nightly gate: calibration on simulated histories',
+    '',
+    `Command: \`npm run bench:history\` (${SERIES} histories per row; the step detector, the slowest, on the first ${DETECTOR_SERIES}). Each night: ${METRICS} metrics, each the geometric mean of ${TRIALS} trials with ${TRIAL_NOISE * 100}% trial noise, times a night-to-night factor (half of its variance shared by the night's metrics). Every strategy is the shipped code: the previous gate (the latest run against the run before: Welch CI on the trials, 2% noise band, exit 3 past 5%), the step detector (\`detectChangePoints\`), a plain t test of the last night against the 12 before it (one-sided p < 0.05, as Mozilla's Perfherder does), and the new gate (\`NightlyGate\`: window ${o.window}, looks ${o.looks.join(', ')} nights, alarm budget ${o.alpha} a night for all metrics, persist ${o.persist}). (`harness/stats/nightly.ts`; `tunebench history` does not run it yet: its gate is still the previous one.) An alarm of the new gate is confirmed by re-measuring the flagged metrics with ${CONFIRM_TRIALS} trials: exit 3 only when the re-measured value is flagged too.`,
+    '',
+    'False exit 3 on stationary histories, per night and experiment (all metrics together) unless said otherwise. Target for the new gate: <= 1%. "Night persists": the confirmation re-measures on a night whose slowness persists (only the trials are new), the pessimistic case; the target column assumes that a re-run draws the night-to-night factor again, as it does when that spread comes from the run (process, placement, clocks).',
+    '',
+    '| stationary history | previous gate: a metric called slower | previous gate: exit 3 at 5% | plain t test vs 12 nights | new gate: alarms | new gate: exit 3 after confirmation | new gate: exit 3, night persists |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    `Nights from a step to the first exit 3 (1: the step's own night), median and in brackets the share not found within ${HORIZON} nights (or by the end of the history). Targets for the new gate: a 10% step at 5% spread and a 5% step at 2% spread, median <= 3 nights.`,
+    '',
+    '| step | previous gate (exit 3 at 5%) | step detector | plain t test | new gate |',
+    '| --- | --- | --- | --- | --- |',
+    ...steps,
+    '',
+    `Stationary target (<= 1% false exits, every row): ${stationaryOk ? 'met' : '**not met**'}. Step targets: ${stepsOk ? 'met' : '**not met**'}.`,
+  ].join('\n');
+}
 
 const NIGHTS = 1000;
 
@@ -19,6 +91,10 @@ async function timed(args: string[]): Promise<{ seconds: number; stdout: string 
 }
 
 async function main(): Promise<void> {
+  const t0 = Date.now();
+  const cal = calibration();
+  writeSection('nightly-gate', cal);
+  process.stdout.write(`${cal}\n(calibration: ${((Date.now() - t0) / 1000).toFixed(0)} s)\n\n`);
   const out = tempDir();
   writeNights(out, plantedNights(NIGHTS, { at: 699, step: 0.85, noise: 0.03, seed: 1000 }));
   const cold = await timed(['history', out, '--json']);
