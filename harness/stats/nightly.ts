@@ -154,26 +154,20 @@ export function levelSpread(levels: readonly (readonly number[])[]): { sd: numbe
  */
 export function windowTest(recent: readonly number[], ref: readonly number[], spread: { sd: number; rho: number; df: number }, looks: readonly number[]): Omit<MetricTest, 'reference'> | null {
   if (ref.length === 0 || recent.length === 0 || spread.df < 1) return null;
-  const refMean = ref.reduce((a, b) => a + b, 0) / ref.length;
+  const refMean = mean(ref);
   const refVar = meanVarianceFactor(ref.length, spread.rho);
+  // Tonight alone: several nights count only when tonight is itself on that side (one-sided
+  // p <= OWN_SIDE_P); otherwise one slow night would keep the nights after it flagged while it is
+  // in the look-back.
+  const ownLower = tCdf((recent.at(-1)! - refMean) / (spread.sd * Math.sqrt(1 + refVar)), spread.df);
   let best: Omit<MetricTest, 'reference'> | null = null;
-  let own: { pLower: number; pUpper: number } | null = null;
   for (const k of looks) {
     if (k > recent.length) break;
-    const last = recent.slice(recent.length - k);
-    const d = last.reduce((a, b) => a + b, 0) / k - refMean;
+    const d = mean(recent.slice(recent.length - k)) - refMean;
     const se = spread.sd * Math.sqrt(meanVarianceFactor(k, spread.rho) + refVar);
-    const t = d / se;
-    let pLower = tCdf(t, spread.df);
-    let pUpper = 1 - pLower;
-    if (own === null) {
-      const t1 = (recent.at(-1)! - refMean) / (spread.sd * Math.sqrt(1 + refVar));
-      own = { pLower: tCdf(t1, spread.df), pUpper: 1 - tCdf(t1, spread.df) };
-    }
-    // Several nights count only when tonight is itself on that side (one-sided p <= OWN_SIDE_P):
-    // otherwise one slow night would keep the nights after it flagged while it is in the look-back.
-    if (k > 1 && own.pLower > OWN_SIDE_P) pLower = 1;
-    if (k > 1 && own.pUpper > OWN_SIDE_P) pUpper = 1;
+    const p = tCdf(d / se, spread.df);
+    const pLower = k > 1 && ownLower > OWN_SIDE_P ? 1 : p;
+    const pUpper = k > 1 && 1 - ownLower > OWN_SIDE_P ? 1 : 1 - p;
     const test = { k, ratio: Math.exp(d), pLower, pUpper, spread: spread.sd, rho: spread.rho, df: spread.df };
     if (!best || Math.min(pLower, pUpper) < Math.min(best.pLower, best.pUpper)) best = test;
   }
