@@ -3,7 +3,9 @@
 import type { Chart } from '../report/charts/spec.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from '../report/html.js';
 import { code, md, table } from '../report/markdown.js';
-import type { ExperimentHistory } from './trend.js';
+import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
+import type { Confirmation, GateTest, SeriesGate } from './series-gate.js';
+import { seriesDecides, type ExperimentHistory } from './trend.js';
 
 const num = (v: number | null) => (v === null ? '-' : v >= 100 ? v.toFixed(0) : v.toPrecision(3));
 const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
@@ -12,18 +14,66 @@ const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).to
 export function findings(h: ExperimentHistory, thresholdPct: number | null): string[] {
   const out: string[] = [];
   const g = h.gate;
+  const series = g && seriesDecides(g) ? g.series : null;
   if (g?.baseline) {
     const against = `${g.baseline.pinned ? 'pinned baseline' : 'previous run'} ${g.baseline.run_id}`;
     if (g.env_mismatch) out.push(`ENVIRONMENT MISMATCH (allowed by --allow-env-mismatch): the baseline ran elsewhere: ${g.env_mismatch.join('; ')}`);
-    for (const r of g.regressions) {
-      const ci = r.throughput_ratio!;
-      out.push(`REGRESSION: ${r.metric} is ${pct(ci.estimate)} [${pct(ci.low)}, ${pct(ci.high)}] vs ${against}${thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : ''}`);
+    if (!series) {
+      for (const r of g.regressions) {
+        const ci = r.throughput_ratio!;
+        out.push(`REGRESSION: ${r.metric} is ${pct(ci.estimate)} [${pct(ci.low)}, ${pct(ci.high)}] vs ${against}${thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : ''}`);
+      }
     }
     for (const c of g.config_changes) out.push(`CONFIG CHANGE: ${c.param} ${String(c.before)} -> ${String(c.after)} vs ${against}`);
-    if (g.regressions.length === 0 && g.config_changes.length === 0) out.push(`latest run ${g.latest.run_id}: no significant regression and the same chosen config vs ${against}`);
+    if (!series && g.regressions.length === 0 && g.config_changes.length === 0) out.push(`latest run ${g.latest.run_id}: no significant regression and the same chosen config vs ${against}`);
   }
+  if (g?.series && !series) {
+    out.push(`series gate warming up: ${g.series.nights} of the ${g.series.nights_needed} nights it needs in this environment; until then the latest run is compared with its baseline using within-run statistics only, which cannot see night-to-night variation`);
+  }
+  if (series) out.push(...seriesFindings(series, g!.latest.run_id, thresholdPct));
   for (const n of g?.notes ?? []) out.push(n);
   for (const m of h.metrics) for (const c of m.changes) out.push(`change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}) at run ${c.run_id} (${c.started_at}, night ${c.index + 1} of ${m.points.length})`);
+  return out;
+}
+
+const p3 = (p: number) => (p < 0.001 ? p.toExponential(1) : p.toPrecision(2));
+const against = (t: GateTest) => `the reference of ${t.reference_nights} night(s) ${t.reference_from === t.reference_to ? t.reference_from : `${t.reference_from} to ${t.reference_to}`}`;
+const look = (t: GateTest) => (t.k === 1 ? 'tonight' : `the last ${t.k} nights`);
+
+/** The series gate in words: failing metrics, unconfirmed alarms, held nights, level changes. */
+function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | null): string[] {
+  const out: string[] = [];
+  const beyond = thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : '';
+  const confirmation = (c: Confirmation | null) => {
+    if (!c) return s.confirm ? 'not re-measured yet' : 'not re-measured (--no-confirm, or no --fail-on-regression)';
+    if (c.value === null) return `the confirmation could not measure (${c.error ?? 'no value'}), so the alarm stands`;
+    const cfg = c.config_ratio ? `; tonight's config against ${c.reference_run}'s, side by side: ${pct(c.config_ratio.estimate)} [${pct(c.config_ratio.low)}, ${pct(c.config_ratio.high)}]` : '';
+    return `re-measured over ${c.trials} trials${c.run_dir ? ` (${c.run_dir})` : ''}${cfg}`;
+  };
+  for (const m of s.metrics) {
+    const a = m.alarm;
+    const t = m.test;
+    if (m.failing && t) {
+      const stage = m.status === 'persisted' ? `; it has persisted for ${NIGHTLY_DEFAULTS.persist} nights, so it becomes the reference after tonight (accept it with tunebench baseline accept to say it is intended)` : '';
+      const confirmed = m.confirmation?.value ? `confirmed: ${pct(t.ratio)} after the re-measurement; ` : '';
+      out.push(`REGRESSION: ${m.name} is ${pct(a?.ratio ?? t.ratio)} vs ${against(t)} (${look(a ?? t)}, p = ${p3((a ?? t).p)} <= ${p3(s.per_test_alpha ?? s.alpha)})${beyond}; ${confirmed}${confirmation(m.confirmation)}${stage}`);
+    } else if (m.failing && a) {
+      out.push(`REGRESSION: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (${look(a)}, p = ${p3(a.p)})${beyond}; ${confirmation(m.confirmation)}`);
+    } else if (m.alarm_direction === 'regression' && m.confirmation?.value) {
+      out.push(`alarm not confirmed: ${m.name} measured ${pct(a!.ratio)} vs ${against(a!)} (p = ${p3(a!.p)}), ${confirmation(m.confirmation)}: ${t ? `${pct(t.ratio)}, ` : ''}within the night-to-night spread; the night enters the series with the re-measured value`);
+    } else if (m.pending && a) {
+      out.push(`alarm: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (p = ${p3(a.p)}): waiting for its confirmation`);
+    } else if (m.direction === 'improvement' && t && m.status !== 'acknowledged') {
+      out.push(`improvement: ${m.name} is ${pct(t.ratio)} vs ${against(t)} (${look(t)}, p = ${p3(t.p)}); held out of the reference until it persists or is accepted`);
+    }
+    const earlier = m.held.filter((r) => r !== latest);
+    if (earlier.length > 0) out.push(`held out of the reference: ${m.name} on ${earlier.length} earlier flagged night(s) (${earlier.join(', ')}); they join it when the change persists ${NIGHTLY_DEFAULTS.persist} nights or is accepted`);
+    for (const c of m.changes) out.push(`level change: ${m.name} ${pct(c.ratio)} (${c.direction}) from run ${c.run_id}, ${c.how === 'acknowledged' ? 'accepted by tunebench baseline accept or the pinned baseline' : `persisted ${NIGHTLY_DEFAULTS.persist} nights without being accepted`}`);
+  }
+  if (!s.metrics.some((m) => m.failing || m.pending || m.alarm_direction === 'regression')) {
+    const t = s.metrics.find((m) => m.test)?.test;
+    out.push(`latest run ${latest}: no regression${beyond ? ` beyond ${thresholdPct}%` : ''} against ${t ? against(t) : 'the reference nights'} (series gate: ${s.metrics.length} metric(s), alarm budget ${s.alpha} a night, night-to-night spread ${t ? `${(100 * t.spread).toFixed(1)}%` : '-'})`);
+  }
   return out;
 }
 

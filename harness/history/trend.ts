@@ -11,8 +11,13 @@ import { detectChangePoints } from '../stats/change-points.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { RunEntry } from './index.js';
+import { seriesGate, type Confirmation, type SeriesGate } from './series-gate.js';
 
 export const BASELINE_FILE = 'baseline.json';
+/** Runs accepted as a new level with `tunebench baseline accept`, per experiment folder. */
+export const ACCEPTED_FILE = 'accepted.json';
+/** The re-measurements of flagged metrics, per experiment folder. */
+export const CONFIRMATIONS_FILE = 'confirmations.json';
 
 export interface TrendPoint {
   run_id: string;
@@ -58,6 +63,8 @@ export interface Gate {
   /** Metrics significantly slower than the baseline beyond the threshold (all significant slowdowns without one). */
   regressions: MetricComparison[];
   config_changes: { param: string; before: ParamValue | null; after: ParamValue | null }[];
+  /** The series gate on the latest run's environment (null when it cannot run); it decides exit 3 unless it is warming up. */
+  series: SeriesGate | null;
   notes: string[];
 }
 
@@ -75,6 +82,10 @@ export interface HistoryOptions {
   failPct: number;
   noiseBand: number;
   allowEnvMismatch: boolean;
+  /** Alarm budget per night for every experiment analyzed together (split equally between them). */
+  alarmBudget: number;
+  /** Regression alarms wait for a confirmation run (the CLI runs it and analyzes again). */
+  confirm: boolean;
 }
 
 export interface BaselinePin {
@@ -92,6 +103,52 @@ export function readBaseline(experimentDir: string): BaselinePin | null {
   } catch (error) {
     throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}); pin the baseline again with tunebench baseline set <run-dir>`, [], { cause: error });
   }
+}
+
+export interface AcceptedRun {
+  run_id: string;
+  at: string;
+}
+
+function readJsonList<T>(path: string, key: string, valid: (x: unknown) => x is T, fix: string): T[] {
+  if (!existsSync(path)) return [];
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}); ${fix}`, [], { cause: error });
+  }
+  const list = (data as Record<string, unknown> | null)?.[key];
+  if (!Array.isArray(list) || !list.every(valid)) throw new ConfigError(`${path} does not hold a "${key}" list of the expected entries; ${fix}`);
+  return list;
+}
+
+const isAccepted = (x: unknown): x is AcceptedRun => typeof (x as AcceptedRun | null)?.run_id === 'string' && typeof (x as AcceptedRun).at === 'string';
+const isConfirmation = (x: unknown): x is Confirmation => {
+  const c = x as Confirmation | null;
+  return typeof c?.run_id === 'string' && typeof c.metric === 'string' && (c.value === null || (typeof c.value === 'number' && c.value > 0)) && typeof c.reference_run === 'string';
+};
+
+/** The runs accepted as new levels in an experiment folder. */
+export function readAccepted(experimentDir: string): AcceptedRun[] {
+  return readJsonList(join(experimentDir, ACCEPTED_FILE), 'accepted', isAccepted, 'accept the runs again with tunebench baseline accept <run-dir> after removing it');
+}
+
+export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): string {
+  const path = join(experimentDir, ACCEPTED_FILE);
+  writeJsonAtomic(path, { accepted });
+  return path;
+}
+
+/** The confirmations recorded in an experiment folder. */
+export function readConfirmations(experimentDir: string): Confirmation[] {
+  return readJsonList(join(experimentDir, CONFIRMATIONS_FILE), 'confirmations', isConfirmation, 'remove it and run tunebench history again to re-confirm');
+}
+
+export function appendConfirmations(experimentDir: string, added: readonly Confirmation[]): string {
+  const path = join(experimentDir, CONFIRMATIONS_FILE);
+  writeJsonAtomic(path, { confirmations: [...readConfirmations(experimentDir), ...added] });
+  return path;
 }
 
 export function writeBaseline(runDir: string, pin: BaselinePin): string {
@@ -141,7 +198,7 @@ function chosenSeries(runs: readonly RunEntry[]): ChosenTrend[] {
 }
 
 /** The latest run against its baseline: significant slowdowns and chosen-config changes. */
-function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
+function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): Gate | null {
   const latest = runs.at(-1);
   if (!latest) return null;
   const notes: string[] = [];
@@ -157,7 +214,18 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
     if (previous) baseline = { run_id: previous.run_id, dir: previous.dir, env_key: previous.env_key, pinned: false };
     else notes.push('no baseline: this is the first finished run in its environment');
   }
-  const out: Gate = { latest: { run_id: latest.run_id, dir: latest.dir, env_key: latest.env_key }, baseline, env_mismatch: null, comparison: null, regressions: [], config_changes: [], notes };
+  const expDir = dirname(latest.dir);
+  const nightly = seriesGate(
+    runs.filter((r) => r.env_key === latest.env_key),
+    {
+      alpha,
+      minDrop: opts.failPct / 100,
+      acknowledged: new Set([...readAccepted(expDir).map((a) => a.run_id), ...(pin ? [pin.run_id] : [])]),
+      confirmations: readConfirmations(expDir),
+      confirm: opts.confirm,
+    },
+  );
+  const out: Gate = { latest: { run_id: latest.run_id, dir: latest.dir, env_key: latest.env_key }, baseline, env_mismatch: null, comparison: null, regressions: [], config_changes: [], series: nightly, notes };
   if (!baseline) return out;
   const before = readRunDir(baseline.dir);
   const after = readRunDir(latest.dir);
@@ -177,14 +245,27 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions): Gate | null {
   return out;
 }
 
+/** Whether the series gate decides the latest night (else, while it warms up, the latest run against its baseline). */
+export function seriesDecides(g: Gate | null): boolean {
+  return g?.series !== null && g?.series !== undefined && !g.series.warm_up;
+}
+
+/** The metrics that fail the gate tonight (exit 3 under --fail-on-regression): names only. */
+export function failingMetrics(g: Gate | null): string[] {
+  if (!g) return [];
+  return seriesDecides(g) ? g.series!.metrics.filter((m) => m.failing).map((m) => m.name) : g.regressions.map((r) => r.metric);
+}
+
 /** The history of each experiment in the index (or only the named one). */
 export function analyzeHistory(runs: readonly RunEntry[], opts: HistoryOptions & { experiment?: string }): ExperimentHistory[] {
   const names = [...new Set(runs.map((r) => r.experiment))].sort();
   if (opts.experiment !== undefined && !names.includes(opts.experiment)) {
     throw new ConfigError(`no finished run of experiment ${JSON.stringify(opts.experiment)}; experiments with runs: ${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}`);
   }
-  return names
-    .filter((n) => opts.experiment === undefined || n === opts.experiment)
+  const chosen = names.filter((n) => opts.experiment === undefined || n === opts.experiment);
+  // One budget for the night: every experiment checked together shares it.
+  const alpha = opts.alarmBudget / Math.max(1, chosen.length);
+  return chosen
     .map((name) => {
       const mine = runs.filter((r) => r.experiment === name);
       const envs = new Map<string, { env_key: string; env_label: string; runs: number }>();
@@ -193,6 +274,6 @@ export function analyzeHistory(runs: readonly RunEntry[], opts: HistoryOptions &
         e.runs += 1;
         envs.set(r.env_key, e);
       }
-      return { experiment: name, runs: mine.length, environments: [...envs.values()], metrics: series(mine), chosen: chosenSeries(mine), gate: gate(mine, opts) };
+      return { experiment: name, runs: mine.length, environments: [...envs.values()], metrics: series(mine), chosen: chosenSeries(mine), gate: gate(mine, opts, alpha) };
     });
 }

@@ -245,6 +245,11 @@ export class NightlyGate {
     });
   }
 
+  /** The nights of metric m flagged and held out of the reference now (indices). */
+  held(m: number): number[] {
+    return this.states[m]!.held.map((h) => h.index);
+  }
+
   private record(m: number, i: number, test: MetricTest | null | undefined, flag: 'regression' | 'improvement' | null, alpha: number | null, ack: boolean): NightVerdict {
     const st = this.states[m]!;
     const rep = this.replays[m]!;

@@ -19,7 +19,16 @@ interface HistoryJson {
     runs: number;
     change_points: { metric: string; index: number; ratio: number; run_id: string }[];
     metrics: { name: string; points: unknown[] }[];
-    gate: { baseline: { run_id: string; pinned: boolean } | null; regressions: { metric: string }[]; config_changes: { param: string; before: unknown; after: unknown }[]; env_mismatch: string[] | null; notes: string[] };
+    gate: {
+      baseline: { run_id: string; pinned: boolean } | null;
+      regressions: { metric: string }[];
+      config_changes: { param: string; before: unknown; after: unknown }[];
+      env_mismatch: string[] | null;
+      notes: string[];
+      decided_by: 'series' | 'baseline';
+      failing: string[];
+      series: { acknowledged: string[]; metrics: { name: string; test: { reference_from: string | null } | null }[] };
+    };
   }[];
 }
 
@@ -61,25 +70,33 @@ describe('tunebench history', () => {
     assert.ok(Object.values(index.entries).every((e) => e.entry.run_id?.startsWith('night-')));
   });
 
-  it('pinned baseline: --fail-on-regression exits 3 when the latest run is significantly slower beyond the threshold, 0 within it', async () => {
+  it('pinned baseline: --fail-on-regression exits 3 when the nights since the pin are significantly slower beyond the threshold, 0 within it; without the pin the regression is not absorbed either', async () => {
     const out = tempDir();
     const dirs = writeNights(out, plantedNights(12, { at: 8, step: 0.85, noise: 0.01, seed: 3 }));
     const pin = await cli(['baseline', 'set', dirs[2]!]);
     assert.equal(pin.exitCode, 0, pin.stderr);
     assert.match(pin.stdout, /baseline of report-fixture: night-0003/);
-    const r = await cli(['history', out, '--fail-on-regression', '5', '--json']);
+    const r = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
     assert.equal(r.exitCode, 3, r.stderr);
     const gate = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!.gate;
     assert.deepEqual(gate.baseline, { ...gate.baseline, run_id: 'night-0003', pinned: true });
-    assert.ok(gate.regressions.some((x) => x.metric.startsWith('arena arena=keep')), JSON.stringify(gate.regressions));
+    // The pin starts the reference level: the series gate tests the last nights against the nights from the pin on.
+    assert.equal(gate.decided_by, 'series');
+    assert.deepEqual(gate.series.acknowledged, ['night-0003']);
+    assert.ok(gate.failing.some((m) => m.startsWith('arena samples/s arena=keep')), JSON.stringify(gate.failing));
+    assert.ok(gate.series.metrics.every((m) => m.test === null || m.test.reference_from === 'night-0003'), JSON.stringify(gate.series.metrics.map((m) => m.test)));
     assert.match(r.stderr, /regression beyond 5% in report-fixture/);
     // A 15% drop is within a 25% threshold.
-    assert.equal((await cli(['history', out, '--fail-on-regression', '25'])).exitCode, 0);
-    // Without a pin the baseline is the run before the latest: the same level, no regression.
+    assert.equal((await cli(['history', out, '--fail-on-regression', '25', '--no-confirm'])).exitCode, 0);
+    // Without a pin the old gate's baseline is the run before the latest (same level), but the series
+    // gate still compares the last nights with the nights before the drop: the regression is not absorbed.
     assert.equal((await cli(['baseline', 'clear', join(out, 'report-fixture')])).exitCode, 0);
-    const previous = await cli(['history', out, '--fail-on-regression', '5', '--json']);
-    assert.equal(previous.exitCode, 0, previous.stderr);
-    assert.deepEqual((JSON.parse(previous.stdout) as HistoryJson).experiments[0]!.gate.baseline?.run_id, 'night-0011');
+    const previous = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
+    assert.equal(previous.exitCode, 3, previous.stderr);
+    const g2 = (JSON.parse(previous.stdout) as HistoryJson).experiments[0]!.gate;
+    assert.equal(g2.baseline?.run_id, 'night-0011');
+    assert.equal(g2.regressions.length, 0, 'the previous run is at the same level');
+    assert.ok(g2.failing.length >= 4, JSON.stringify(g2.failing));
   });
 
   it('--fail-on-config-change exits 4 when the latest run chose another value', async () => {

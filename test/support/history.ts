@@ -44,10 +44,13 @@ export interface Night {
   edit?: (run: RunJson) => void;
 }
 
-/** Writes one run directory per night under <out>/<experiment>/, one day apart; returns their paths. */
-export function writeNights(out: string, nights: readonly Night[], start = Date.UTC(2026, 9, 1, 2, 0, 0)): string[] {
-  const base = JSON.parse(readFileSync(join(REPORT_FIXTURE, 'run.json'), 'utf8')) as RunJson;
-  const records = readJournal(join(REPORT_FIXTURE, 'trials.jsonl')).records;
+/**
+ * Writes one run directory per night under <out>/<experiment>/, one day apart, copies of the run in
+ * `from` (default the report fixture); returns their paths.
+ */
+export function writeNights(out: string, nights: readonly Night[], start = Date.UTC(2026, 9, 1, 2, 0, 0), from = REPORT_FIXTURE): string[] {
+  const base = JSON.parse(readFileSync(join(from, 'run.json'), 'utf8')) as RunJson;
+  const records = readJournal(join(from, 'trials.jsonl')).records;
   return nights.map((night, i) => {
     const run = structuredClone(base);
     const id = `night-${String(i + 1).padStart(4, '0')}`;
