@@ -45,7 +45,7 @@ export type NightStatus =
   | 'flagged' // a change: held out of the reference
   | 'outlier' // flagged, then the next night was not: stays out of the reference
   | 'persisted' // the change held for `persist` nights: its nights are now the reference
-  | 'acknowledged' // flagged, then accepted by `tunebench baseline accept`: the new level
+  | 'acknowledged' // accepted by `tunebench baseline accept` (or pinned): the start of a new level
   | 'missing'; // no value this night
 
 export interface MetricTest {
@@ -260,6 +260,13 @@ export class NightlyGate {
       // Nights held before an unflagged one were outliers.
       for (const h of st.held) rep.nights[h.index]!.status = 'outlier';
       st.held = [];
+      if (ack && st.levels.at(-1)!.length > 0) {
+        // An acknowledged night that is not flagged (a pinned baseline) still starts the level the later nights are tested against.
+        const ratio = Math.exp(series[i]! - mean(st.levels.at(-1)!.map((j) => series[j]!)));
+        rep.changes.push({ index: i, how: 'acknowledged', ratio, direction: ratio < 1 ? 'regression' : 'improvement' });
+        st.levels.push([i]);
+        return push({ index: i, status: 'acknowledged', direction: null, test, alpha: test === null ? null : alpha });
+      }
       st.levels.at(-1)!.push(i);
       return push({ index: i, status: test === null ? 'warm-up' : 'accepted', direction: null, test, alpha: test === null ? null : alpha });
     }
