@@ -5,6 +5,7 @@
 #   EXPERIMENT   experiment file            (default experiments/default.yaml)
 #   REPORTS      reports folder             (default reports)
 #   THRESHOLD    regression threshold, %    (default 5)
+#   CONFIRM      1: re-run the flagged configs before failing on an alarm (default); 0: --no-confirm
 #   TUNEBENCH    how to call tunebench      (default: node <repo>/dist/harness/cli/main.js)
 #
 # Exit codes: 0 all good; 3 regression beyond THRESHOLD; 4 chosen config changed; 130 stopped by a
@@ -16,6 +17,7 @@ cd "$repo"
 EXPERIMENT="${EXPERIMENT:-experiments/default.yaml}"
 REPORTS="${REPORTS:-reports}"
 THRESHOLD="${THRESHOLD:-5}"
+CONFIRM="${CONFIRM:-1}"
 read -r -a tunebench <<< "${TUNEBENCH:-node $repo/dist/harness/cli/main.js}"
 
 # Runs a command in the background and passes SIGTERM/SIGINT on to it (SLURM signals this shell),
@@ -36,13 +38,15 @@ forward "${tunebench[@]}" run "$EXPERIMENT" --out "$REPORTS" --resume-unfinished
 
 # Markdown goes to $GITHUB_STEP_SUMMARY by itself when that variable is set.
 status=0
+confirm=()
+[[ "$CONFIRM" == 0 ]] && confirm=(--no-confirm)
 # The experiment's name as tunebench reads it (YAML or JSON, comments and quotes handled).
 name="$("${tunebench[@]}" validate "$EXPERIMENT" --json | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => process.stdout.write(JSON.parse(s).name))')"
-"${tunebench[@]}" history "$REPORTS" --experiment "$name" \
-  --fail-on-regression "$THRESHOLD" --fail-on-config-change || status=$?
+forward "${tunebench[@]}" history "$REPORTS" --experiment "$name" \
+  --fail-on-regression "$THRESHOLD" --fail-on-config-change "${confirm[@]}" || status=$?
 case "$status" in
   0) echo "tunebench nightly: no regression" ;;
-  3) echo "tunebench nightly: REGRESSION beyond ${THRESHOLD}% (see $REPORTS/history/)" >&2 ;;
+  3) echo "tunebench nightly: REGRESSION beyond ${THRESHOLD}% (see $REPORTS/history/; if it is intended: tunebench baseline accept <run-dir>)" >&2 ;;
   4) echo "tunebench nightly: the CHOSEN CONFIG CHANGED (see $REPORTS/history/)" >&2 ;;
   *) echo "tunebench nightly: history failed with exit $status" >&2 ;;
 esac
