@@ -102,7 +102,10 @@ async function main(): Promise<void> {
   // Without the index cache again, to separate reading 1,000 run.json files from the analysis.
   rmSync(join(out, '.history-index.json'));
   const cold2 = await timed(['history', out, '--json']);
-  const h = (JSON.parse(warm.stdout) as { experiments: { runs: number; metrics: { name: string }[]; change_points: { metric: string; index: number }[] }[] }).experiments[0]!;
+  const h = (JSON.parse(warm.stdout) as { experiments: { runs: number; metrics: { name: string }[]; change_points: { metric: string; index: number }[]; gate: { decided_by: string; series: { metrics: { name: string; changes: { run_id: string; how: string }[] }[] } } }[] }).experiments[0]!;
+  // The series gate: the planted step becomes the reference by persisting, at night 700 exactly.
+  const levels = h.gate.series.metrics.map((m) => m.changes.map((c) => `${c.run_id}:${c.how}`).join(' '));
+  const gateOk = h.gate.decided_by === 'series' && levels.every((l) => l === 'night-0700:persisted');
   // Every series: the throughput ones carry the planted step, the max batch must stay unmarked.
   const marks = h.change_points.map((c) => c.index + 1);
   const throughputSeries = h.metrics.filter((m) => m.name.includes('samples/s')).length;
@@ -111,12 +114,13 @@ async function main(): Promise<void> {
   const md = [
     '## History: 1,000 runs',
     '',
-    `Command: \`npm run bench:history\`. ${NIGHTS} finished runs of the report fixture (max batch, sweep, compare) under one reports folder, a planted 15% regression from night 700 and uniform +/-3% noise; \`tunebench history <dir> --json\` reads every run, fits ${h.metrics.length} series, renders the trend chart (Vega-Lite to SVG) and writes history.html/md/json. Wall time of the whole command, Node start included.`,
+    `Command: \`npm run bench:history\`. ${NIGHTS} finished runs of the report fixture (max batch, sweep, compare) under one reports folder, a planted 15% regression from night 700 and uniform +/-3% noise; \`tunebench history <dir> --json\` reads every run, fits ${h.metrics.length} series, replays the nightly gate over them, renders the trend chart (Vega-Lite to SVG) and writes history.html/md/json. Wall time of the whole command, Node start included.`,
     '',
     '| check | target | measured | |',
     '| --- | --- | --- | --- |',
     `| history of 1,000 runs, no index cache | < 5 s | ${cold.seconds.toFixed(2)} s (again after deleting the cache: ${cold2.seconds.toFixed(2)} s) | ${pass(Math.max(cold.seconds, cold2.seconds) < 5)} |`,
     `| history of 1,000 runs, index cached | < 5 s | ${warm.seconds.toFixed(2)} s | ${pass(warm.seconds < 5)} |`,
+    `| series gate on all ${levels.length} gated series | the planted step becomes the reference at night 700 by persisting, nothing else | ${[...new Set(levels)].join('; ') || 'none'} | ${pass(gateOk)} |`,
     `| change points on all ${h.metrics.length} series (${throughputSeries} throughput series carry the planted step) | one per throughput series at night 700 +/- 1, none elsewhere | ${hit} at night 700 +/- 1, ${marks.length - hit} elsewhere (${marks.join(', ') || 'none'}) | ${pass(hit === throughputSeries && hit === marks.length)} |`,
   ].join('\n');
   writeSection('history', md);
