@@ -2,8 +2,9 @@
 // against a reference window of earlier nights at the current level, with the spread between
 // nights (estimated from that history, autocorrelation included) as the noise.
 //
-// Per metric and night: the mean of the last k nights (k in `looks`, 1, 3 and 7 by default) against
-// the mean of the reference, a t test on ln(value) with df from the reference. The reference leaves
+// Per metric and night: the mean of the last k nights (k in `looks`, 1 and 3 by default) against
+// the mean of the reference, a t test on ln(value) with df from the reference (reduced for the
+// autocorrelation). The reference leaves
 // out the last max(k) - 1 nights (so a regression not flagged on its first nights is not yet
 // averaged into the reference when the next nights test it) and every held night. Alpha is a budget per night for the
 // whole experiment: split over the metrics tested that night and the look-backs (Bonferroni).
@@ -13,6 +14,11 @@
 // held nights start a new level. A held night followed by an unflagged one was an outlier and stays
 // out. The state is replayed from the start of the series each time, so it is a pure function of
 // the values and the acknowledgements.
+//
+// The lag-1 autocorrelation is one estimate for the experiment, pooled over its metrics (they run
+// on the same machines the same nights): a metric's own 10 to 30 nights estimate it too poorly,
+// and both errors cost: too low makes false alarms on autocorrelated series, and the margin that
+// guards against that (one standard error up) costs power on independent ones.
 import { tCdf } from './student-t.js';
 
 export interface NightlyOptions {
@@ -20,17 +26,17 @@ export interface NightlyOptions {
   window: number;
   /** Nights the reference needs before the gate tests anything (warm-up). @default 5 */
   minReference: number;
-  /** The gate tests the mean of the last k nights for each k here; the reference leaves out the last max(k) - 1 nights. @default [1, 3, 7] */
+  /** The gate tests the mean of the last k nights for each k here; the reference leaves out the last max(k) - 1 nights. @default [1, 3] */
   looks: number[];
   /** Nights a change must persist (all flagged, one direction) before it becomes the reference. @default 5 */
   persist: number;
-  /** Alarm budget per night for the whole experiment (all metrics); the confirmation of an alarm brings false exits lower. @default 0.02 */
+  /** Alarm budget per night and direction for the whole experiment (all metrics); the confirmation of an alarm brings false exits lower. @default 0.04 */
   alpha: number;
   /** A regression counts only when the estimated drop is beyond this fraction (0.05 = 5%). @default 0 */
   minDrop: number;
 }
 
-export const NIGHTLY_DEFAULTS: NightlyOptions = { window: 30, minReference: 5, looks: [1, 3, 7], persist: 5, alpha: 0.02, minDrop: 0 };
+export const NIGHTLY_DEFAULTS: NightlyOptions = { window: 30, minReference: 5, looks: [1, 3], persist: 5, alpha: 0.04, minDrop: 0 };
 
 /** The smallest night-to-night spread (sd of ln value) the gate assumes: 0.2%, for near-constant series. */
 export const MIN_SPREAD = 0.002;
@@ -38,6 +44,11 @@ export const MIN_SPREAD = 0.002;
 export const OWN_SIDE_P = 0.2;
 /** The largest lag-1 autocorrelation the gate models; beyond it the series is closer to a random walk. */
 const MAX_RHO = 0.9;
+/**
+ * The metrics of a night share part of their noise, so their lag-1 products are correlated: the
+ * standard error of the pooled autocorrelation counts them as at most this many independent series.
+ */
+const INDEPENDENT_METRICS = 2;
 
 export type NightStatus =
   | 'warm-up' // too few reference nights: accepted without a test
@@ -114,12 +125,15 @@ export function meanVarianceFactor(n: number, rho: number): number {
   return s / (n * n);
 }
 
-/**
- * Night-to-night spread of ln values grouped in levels: the pooled sum of squares about each
- * level's mean, corrected for the lag-1 autocorrelation (estimated within levels, bias-corrected,
- * clipped to [0, 0.9]), which otherwise makes both the spread and the variance of a mean too small.
- */
-export function levelSpread(levels: readonly (readonly number[])[]): { sd: number; rho: number; df: number } {
+/** Sums of one metric's nights grouped in levels, about each level's mean: squares, lag-1 products, nights, df. */
+interface LagSums {
+  ss: number;
+  lagged: number;
+  n: number;
+  df: number;
+}
+
+function lagSums(levels: readonly (readonly number[])[]): LagSums {
   let ss = 0;
   let lagged = 0;
   let n = 0;
@@ -134,18 +148,48 @@ export function levelSpread(levels: readonly (readonly number[])[]): { sd: numbe
     n += ys.length;
     df += ys.length - 1;
   }
+  return { ss, lagged, n, df };
+}
+
+/**
+ * The lag-1 autocorrelation of one or several metrics' nights (each grouped in levels): the mean of
+ * the metrics' estimates weighted by their nights, bias-corrected, then one standard error up,
+ * clipped to [0, 0.9].
+ */
+export function pooledRho(metrics: readonly (readonly (readonly number[])[])[]): number {
+  const sums = metrics.map(lagSums).filter((s) => s.df >= 1 && s.ss > 0);
+  if (sums.length === 0) return 0;
+  const n = sums.reduce((a, s) => a + s.n, 0);
+  const raw = sums.reduce((a, s) => a + s.n * (s.lagged / s.ss), 0) / n;
+  // The lag-1 estimator is biased low by about (1 + 3 rho) / m for m nights (Kendall 1954); pooling
+  // metrics does not shrink that bias, m is their mean length.
+  const corrected = Math.max(0, raw + ((1 + 3 * Math.max(0, raw)) * sums.length) / n);
+  // Then one standard error up (sqrt((1 - rho^2) / nights)): underestimating rho understates the
+  // variance of a mean of consecutive nights, which is what makes false alarms. Correlated metrics
+  // count as fewer independent series.
+  const nights = (n * Math.min(sums.length, INDEPENDENT_METRICS)) / sums.length;
+  return Math.min(MAX_RHO, corrected + Math.sqrt((1 - Math.min(corrected, 1) ** 2) / nights));
+}
+
+/**
+ * Night-to-night spread of ln values grouped in levels: the pooled sum of squares about each
+ * level's mean, corrected for the lag-1 autocorrelation (`rho`, by default estimated from these
+ * levels alone: pooledRho), which otherwise makes both the spread and the variance of a mean too
+ * small.
+ */
+export function levelSpread(levels: readonly (readonly number[])[], rho: number = pooledRho([levels])): { sd: number; rho: number; df: number } {
+  const { ss, df } = lagSums(levels);
   if (df < 1) return { sd: MIN_SPREAD, rho: 0, df: 0 };
-  const raw = ss > 0 ? lagged / ss : 0;
-  // The lag-1 estimator is biased low by about (1 + 3 rho) / n (Kendall 1954).
-  // Then one standard error up (sqrt((1 - rho^2) / n)): underestimating rho understates the
-  // variance of a mean of consecutive nights, which is what makes false alarms.
-  const corrected = Math.max(0, raw + (1 + 3 * Math.max(0, raw)) / Math.max(n, 1));
-  const rho = Math.min(MAX_RHO, corrected + Math.sqrt((1 - Math.min(corrected, 1) ** 2) / Math.max(n, 1)));
   // E[SS] = sigma^2 * sum over levels of m (1 - c_m), c_m the variance factor of a level's mean.
   let expected = 0;
   for (const ys of levels) if (ys.length >= 2) expected += ys.length * (1 - meanVarianceFactor(ys.length, rho));
   const sd = Math.sqrt(ss / Math.max(expected, 1e-9));
   return { sd: Math.max(MIN_SPREAD, sd), rho, df };
+}
+
+/** Degrees of freedom of a spread estimated from df AR(1) nights: df (1 - rho^2) / (1 + rho^2) (Bartlett 1946). */
+export function effectiveDf(df: number, rho: number): number {
+  return df < 1 ? df : Math.max(1, (df * (1 - rho * rho)) / (1 + rho * rho));
 }
 
 /**
@@ -154,21 +198,22 @@ export function levelSpread(levels: readonly (readonly number[])[]): { sd: numbe
  */
 export function windowTest(recent: readonly number[], ref: readonly number[], spread: { sd: number; rho: number; df: number }, looks: readonly number[]): Omit<MetricTest, 'reference'> | null {
   if (ref.length === 0 || recent.length === 0 || spread.df < 1) return null;
+  const df = effectiveDf(spread.df, spread.rho);
   const refMean = mean(ref);
   const refVar = meanVarianceFactor(ref.length, spread.rho);
   // Tonight alone: several nights count only when tonight is itself on that side (one-sided
   // p <= OWN_SIDE_P); otherwise one slow night would keep the nights after it flagged while it is
   // in the look-back.
-  const ownLower = tCdf((recent.at(-1)! - refMean) / (spread.sd * Math.sqrt(1 + refVar)), spread.df);
+  const ownLower = tCdf((recent.at(-1)! - refMean) / (spread.sd * Math.sqrt(1 + refVar)), df);
   let best: Omit<MetricTest, 'reference'> | null = null;
   for (const k of looks) {
     if (k > recent.length) break;
     const d = mean(recent.slice(recent.length - k)) - refMean;
     const se = spread.sd * Math.sqrt(meanVarianceFactor(k, spread.rho) + refVar);
-    const p = tCdf(d / se, spread.df);
+    const p = tCdf(d / se, df);
     const pLower = k > 1 && ownLower > OWN_SIDE_P ? 1 : p;
     const pUpper = k > 1 && 1 - ownLower > OWN_SIDE_P ? 1 : 1 - p;
-    const test = { k, ratio: Math.exp(d), pLower, pUpper, spread: spread.sd, rho: spread.rho, df: spread.df };
+    const test = { k, ratio: Math.exp(d), pLower, pUpper, spread: spread.sd, rho: spread.rho, df };
     if (!best || Math.min(pLower, pUpper) < Math.min(best.pLower, best.pUpper)) best = test;
   }
   return best;
@@ -222,11 +267,16 @@ export class NightlyGate {
   evaluate(values: readonly (number | null)[]): NightEvaluation {
     if (values.length !== this.logs.length) throw new RangeError(`nightly gate: expected ${this.logs.length} values a night, got ${values.length}`);
     const i = this.next;
+    values.forEach((v, m) => {
+      if (v !== null && v !== undefined && !(Number.isFinite(v) && v > 0)) throw new RangeError(`nightly gate: metric ${m}, night ${i}: values must be positive finite numbers or null, got ${v}`);
+    });
+    // One autocorrelation for the experiment: pooled over the metrics with a value tonight.
+    const present = values.flatMap((v, m) => (v === null || v === undefined ? [] : [m]));
+    const rho = pooledRho(present.map((m) => spreadLevels(this.states[m]!, i, this.options).map((l) => l.map((j) => this.logs[m]![j]!))));
     const tests = values.map((v, m) => {
       if (v === null || v === undefined) return undefined;
-      if (!(Number.isFinite(v) && v > 0)) throw new RangeError(`nightly gate: metric ${m}, night ${i}: values must be positive finite numbers or null, got ${v}`);
       const series = this.logs[m]!;
-      return testNight((j) => (j === i ? Math.log(v) : (series[j] ?? null)), this.states[m]!, i, this.options);
+      return testNight((j) => (j === i ? Math.log(v) : (series[j] ?? null)), this.states[m]!, i, this.options, rho);
     });
     const tested = tests.filter((t) => t !== undefined && t !== null).length;
     const alpha = tested > 0 ? this.options.alpha / (tested * this.options.looks.length) : null;
@@ -299,26 +349,32 @@ function mean(xs: readonly number[]): number {
   return xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length;
 }
 
-/**
- * The test of night i for one metric: null while the reference is too short (warm-up). The
- * reference is the current level's accepted nights, the most recent `window`, leaving out the last
- * max(looks) - 1 nights before i; the spread pools every level's last `window` nights.
- */
-function testNight(value: (j: number) => number | null, st: State, i: number, o: NightlyOptions): MetricTest | null {
-  const y = (j: number) => value(j)!;
-  const lookBack = o.looks.at(-1)!;
-  const gap = i - (lookBack - 1);
-  const current = st.levels.at(-1)!;
-  const before = (l: number[]) => {
+/** Each level's accepted nights before night i's gap of max(looks) - 1 nights, the most recent `window` (indices). */
+function spreadLevels(st: State, i: number, o: NightlyOptions): number[][] {
+  const gap = i - (o.looks.at(-1)! - 1);
+  return st.levels.map((l) => {
     let end = l.length;
     while (end > 0 && l[end - 1]! >= gap) end--;
     return l.slice(Math.max(0, end - o.window), end);
-  };
-  let ref = before(current);
+  });
+}
+
+/**
+ * The test of night i for one metric: null while the reference is too short (warm-up). The
+ * reference is the current level's accepted nights, the most recent `window`, leaving out the last
+ * max(looks) - 1 nights before i; the spread pools every level's last `window` nights, with the
+ * experiment's autocorrelation `rho`.
+ */
+function testNight(value: (j: number) => number | null, st: State, i: number, o: NightlyOptions, rho: number): MetricTest | null {
+  const y = (j: number) => value(j)!;
+  const lookBack = o.looks.at(-1)!;
+  const current = st.levels.at(-1)!;
+  const levels = spreadLevels(st, i, o);
+  let ref = levels.at(-1)!;
   // A new level younger than the gap: its first night is the reference until it has more.
   if (ref.length === 0 && st.levels.length > 1) ref = current.slice(0, 1);
   if (st.levels.length === 1 && ref.length < o.minReference) return null;
-  const spread = levelSpread(st.levels.map((l) => before(l).map(y)));
+  const spread = levelSpread(levels.map((l) => l.map(y)), rho);
   // The recent nights: up to max(looks) nights ending at i, going back through the current level's
   // accepted nights after the reference and this excursion's held nights, never past an outlier.
   const recent = [i];
