@@ -2,6 +2,7 @@
 // The tunebench command: wires the subcommands and reports each error once with a documented exit code.
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
+import { hardExit } from '../engine/hard-exit.js';
 import { ConfigError, DetachedError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
@@ -44,6 +45,17 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     return exitCodeFor(error);
   }
 }
+
+// An error that escapes every handler (a bug, a callback that throws) must not leave a run locked at
+// "running" with its trial's processes alive: they are killed, the run is marked failed, then exit 1.
+const crash = (error: unknown): void => {
+  const message = error instanceof Error ? error.message : String(error);
+  hardExit('failed', `tunebench failed: ${message}`);
+  process.stderr.write(`tunebench: error: ${message}\n${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`);
+  process.exit(EXIT.harness);
+};
+process.on('uncaughtException', crash);
+process.on('unhandledRejection', crash);
 
 main().then((code) => {
   process.exitCode = code;

@@ -10,7 +10,7 @@ import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
-import type { Journal } from '../store/journal.js';
+import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint, type Fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
@@ -20,6 +20,7 @@ import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
 import type { Evidence, StageContext, StageOutcome } from './context.js';
+import { onHardExit } from './hard-exit.js';
 import type { Progress } from './progress.js';
 import type { RunResult, StopInfo } from './result.js';
 import { runClaimStage } from './stages/claim.js';
@@ -123,9 +124,22 @@ function resumeCommand(dir: string): string {
 
 /** Runs every stage (replaying the journal first on resume), then writes run.json, the chosen config and the reports. */
 export async function execute(x: Execution): Promise<RunResult> {
+  // If tunebench must exit at once (a second signal, an uncaught error), run.json still says why and
+  // the lock is released: the run stays resumable.
+  const off = onHardExit((status, reason) => {
+    let completed = 0;
+    try {
+      completed = readJournal(x.dir.journal.path).records.length;
+    } catch {
+      // The journal speaks for itself on resume.
+    }
+    writeRunJson(x.dir, { ...x.runJson, status, stopped: { reason, stage: '', completed_trials: completed, stage_trials: 0, resume: resumeCommand(x.dir.path) } });
+    x.dir.lock.release();
+  });
   try {
     return await executeLocked(x);
   } finally {
+    off();
     x.dir.lock.release();
   }
 }

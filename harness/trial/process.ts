@@ -1,5 +1,6 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
-import { mkdirSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { ConfigError, TrialError } from '../errors.js';
@@ -26,6 +27,8 @@ export interface ProcessTrialSpec {
   onEvent?: (event: WorkloadEvent) => void;
   /** Aborting stops the trial (SIGTERM, then SIGKILL) without classifying it as a timeout. */
   signal?: AbortSignal;
+  /** Seconds between `done` and a forced end (default DONE_GRACE_SECONDS). */
+  doneGraceSeconds?: number;
 }
 
 export interface ProcessTrialResult extends Classification {
@@ -44,7 +47,27 @@ export interface ProcessTrialResult extends Classification {
 
 /** Seconds between SIGTERM and SIGKILL when a trial is stopped. */
 export const KILL_GRACE_SECONDS = 2;
+/**
+ * Seconds the workload's pipes may stay open after its process exited (a descendant that escaped
+ * into its own session holds them) before the harness closes them and kills that descendant.
+ */
+export const PIPE_GRACE_SECONDS = 1;
+/** Seconds between a workload's `done` event and its exit (teardown) before it is killed; the trial stays ok. */
+export const DONE_GRACE_SECONDS = 10;
+/**
+ * Every process of a trial inherits this variable with the trial's own token, so a descendant that
+ * left the trial's process group and tree (setsid, a double fork, a daemon) is still found and killed.
+ */
+export const TRIAL_MARK_ENV = 'TUNEBENCH_TRIAL_MARK';
 const POLL_MS = 200;
+
+/** Trials running now (root pid -> mark): a second Ctrl-C or a crash of the harness kills them all. */
+const active = new Map<number, string>();
+
+/** Kills the process trees of every trial that is running (SIGKILL), synchronously. */
+export function killActiveTrials(): void {
+  for (const [pid, mark] of active) killTrial(pid, mark, 'SIGKILL');
+}
 
 export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTrialResult> {
   const limit = planLimit(spec.memoryBytes, spec.mechanism, spec.trialId);
@@ -52,10 +75,11 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   const eventsPath = join(spec.scratchDir, `${spec.trialId}.events.jsonl`);
   rmSync(eventsPath, { force: true });
   const argv = [...limit.prefix, ...spec.argv];
+  const mark = randomUUID();
   const started = process.hrtime.bigint();
   const child = execa(argv[0]!, argv.slice(1), {
     cwd: spec.cwd,
-    env: { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId },
+    env: { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark },
     extendEnv: true,
     detached: true,
     reject: false,
@@ -72,52 +96,101 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     const result = await child;
     throw new ConfigError(`could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`);
   }
+  active.set(pid, mark);
+  // The workload's own process ended: its exit status, whatever its pipes still do.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   try {
     enterCgroup(limit, pid);
   } catch (error) {
-    killTree(pid, 'SIGKILL');
+    killTrial(pid, mark, 'SIGKILL');
+    active.delete(pid);
     throw new TrialError(`could not place the trial in cgroup ${limit.cgroupDir}: ${String(error)}`, { cause: error });
   }
 
   const reader = new EventReader(eventsPath);
   const sampler = new TelemetrySampler(pid);
-  sampler.start();
   let timedOut = false;
   let killedByHarness = false;
+  let stoppedByUser = false;
+  let afterDone = false;
+  let doneTimer: NodeJS.Timeout | undefined;
+  let readerError: string | null = null;
   const stop = (): void => {
     killedByHarness = true;
-    killTree(pid, 'SIGTERM');
-    setTimeout(() => killTree(pid, 'SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
+    killTrial(pid, mark, 'SIGTERM');
+    setTimeout(() => killTrial(pid, mark, 'SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
   };
   const timer = setTimeout(() => {
     timedOut = true;
     stop();
   }, spec.timeoutSeconds * 1000);
-  const onAbort = (): void => stop();
+  const onAbort = (): void => {
+    stoppedByUser = true;
+    stop();
+  };
   spec.signal?.addEventListener('abort', onAbort, { once: true });
+  const take = (events: WorkloadEvent[]): void => {
+    for (const e of events) {
+      spec.onEvent?.(e);
+      // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
+      if (e.event === 'done' && doneTimer === undefined) {
+        doneTimer = setTimeout(() => {
+          afterDone = true;
+          stop();
+        }, (spec.doneGraceSeconds ?? DONE_GRACE_SECONDS) * 1000);
+      }
+    }
+  };
   const poller = setInterval(() => {
-    for (const e of reader.poll()) spec.onEvent?.(e);
+    try {
+      take(reader.poll());
+    } catch (error) {
+      // Never let the reader take the harness down: the trial ends, the run goes on.
+      readerError = (error as Error).message;
+      clearInterval(poller);
+    }
   }, POLL_MS);
-
-  const result = await child;
-  clearTimeout(timer);
-  clearInterval(poller);
-  spec.signal?.removeEventListener('abort', onAbort);
+  let result: Awaited<typeof child>;
+  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  try {
+    sampler.start();
+    exit = await exited;
+    // A descendant that escaped into its own session may hold the pipes open: they get a moment,
+    // then every process carrying the trial's mark is killed and the pipes are closed.
+    const pipesClosed = await Promise.race([child.then(() => true), delay(PIPE_GRACE_SECONDS * 1000).then(() => false)]);
+    killTrial(pid, mark, 'SIGKILL');
+    if (!pipesClosed) {
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    }
+    result = await child;
+  } finally {
+    clearTimeout(timer);
+    clearTimeout(doneTimer);
+    clearInterval(poller);
+    spec.signal?.removeEventListener('abort', onAbort);
+    // Whatever happened above, no process of the trial outlives it.
+    killTrial(pid, mark, 'SIGKILL');
+    active.delete(pid);
+  }
   const telemetry = sampler.stop();
-  // Orphans left in the group (a worker the child forked) must not outlive the trial.
-  killTree(pid, 'SIGKILL');
-  for (const e of reader.finish()) spec.onEvent?.(e);
+  try {
+    take(reader.finish());
+  } catch (error) {
+    readerError ??= (error as Error).message;
+  }
   const cgroup = leaveCgroup(limit);
   rmSync(eventsPath, { force: true });
 
-  if (result.failed && result.exitCode === undefined && result.signal === undefined && !killedByHarness) {
+  if (result.failed && exit.code === null && exit.signal === null && !killedByHarness) {
     // execa could not spawn the program at all (ENOENT, EACCES): the experiment names a bad program.
     throw new ConfigError(`could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`);
   }
-  const exitCode = result.exitCode ?? null;
-  const signal = result.signal ?? null;
+  const exitCode = exit.code;
+  const signal = exit.signal;
   const stderrTail = stderr.text();
-  const classification = classify({
+  const steps = reader.events.filter((e) => e.event === 'step').length;
+  let classification = classify({
     events: reader.events,
     exitCode,
     signal,
@@ -128,6 +201,15 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     eventsRequired: spec.eventsRequired,
     malformedEvents: reader.malformed,
   });
+  if (afterDone && !timedOut && !stoppedByUser && classification.outcome !== 'oom' && steps > 0) {
+    classification = { outcome: 'ok', reason: `reported done after ${steps} step event(s), then did not exit within ${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept` };
+  }
+  const problems = [
+    reader.problem,
+    readerError && `reading the events file failed: ${readerError}`,
+    classification.outcome === 'ok' && reader.malformed > 0 && `${reader.malformed} malformed event line(s) ignored`,
+  ].filter((x): x is string => typeof x === 'string' && x.length > 0);
+  if (problems.length > 0) classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
   return {
     ...classification,
     events: reader.events,
@@ -140,8 +222,43 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     telemetry,
     cgroupPeakBytes: cgroup.peakBytes,
     limit,
-    aborted: killedByHarness && !timedOut,
+    aborted: stoppedByUser && !timedOut,
   };
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** The processes whose environment carries the trial's mark (they may have left its group and tree). */
+export function markedProcesses(mark: string): number[] {
+  const needle = Buffer.from(`${TRIAL_MARK_ENV}=${mark}\0`);
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`).includes(needle)) out.push(Number(entry));
+    } catch {
+      // Gone, or another user's process.
+    }
+  }
+  return out;
+}
+
+/** Signals the trial's process group, its descendants, and every process that carries its mark. */
+export function killTrial(pid: number, mark: string, signal: NodeJS.Signals): void {
+  killTree(pid, signal);
+  for (const p of markedProcesses(mark)) {
+    try {
+      process.kill(p, signal);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
 }
 
 /** Signals the process group and every descendant found in /proc (some may have left the group). */

@@ -1,0 +1,101 @@
+// Workloads written to misbehave against the trial runner (issue "trials that always end"): an
+// escaped descendant holding the pipes, a teardown that hangs after `done`, and an events file that
+// is a FIFO, a link to /dev/zero or 600 MB without a newline. Each trial must end within its
+// timeout (here: long before it), keep what it measured, and leave no process behind.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { markedProcesses, runProcessTrial, TRIAL_MARK_ENV, type ProcessTrialSpec } from '../../harness/trial/process.js';
+import { PROGRAMS, tempDir } from '../support/paths.js';
+
+function spec(mode: string, extra: Partial<ProcessTrialSpec> = {}): ProcessTrialSpec & { pidFile: string } {
+  const dir = tempDir();
+  const pidFile = join(dir, 'pids.json');
+  return {
+    argv: [process.execPath, join(PROGRAMS, 'misbehaves.mjs')],
+    env: { MODE: mode, FIXTURE_PID_FILE: pidFile },
+    timeoutSeconds: 30,
+    mechanism: 'none',
+    eventsRequired: true,
+    scratchDir: dir,
+    trialId: 't0000',
+    pidFile,
+    ...extra,
+  };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t0 = Date.now();
+  const value = await work();
+  return { value, seconds: (Date.now() - t0) / 1000 };
+}
+
+describe('trials that always end', { timeout: 120_000 }, () => {
+  it('a helper that escaped into its own session and holds stdout: the trial ends at the exit, ok with its steps, and the helper is killed', async () => {
+    const s = spec('escaped-helper');
+    const { value: r, seconds } = await timed(() => runProcessTrial(s));
+    assert.ok(seconds < 8, `took ${seconds} s (the timeout is 30 s)`);
+    assert.equal(r.outcome, 'ok', r.reason);
+    assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
+    const { helper } = JSON.parse(readFileSync(s.pidFile, 'utf8')) as { helper: number };
+    // SIGKILL is delivered at once, but the zombie may take a moment to be reaped by init.
+    for (let i = 0; i < 50 && alive(helper) && !/State:\s+Z/.test(safeStatus(helper)); i++) await new Promise((r2) => setTimeout(r2, 100));
+    assert.ok(!alive(helper) || /State:\s+Z/.test(safeStatus(helper)), `helper ${helper} survived the trial`);
+  });
+
+  it('a teardown that hangs after done: killed after the grace, recorded ok with its steps', async () => {
+    const { value: r, seconds } = await timed(() => runProcessTrial(spec('done-then-hang', { doneGraceSeconds: 1 })));
+    assert.ok(seconds < 8, `took ${seconds} s`);
+    assert.equal(r.outcome, 'ok');
+    assert.match(r.reason, /reported done after 3 step event\(s\), then did not exit within 1 s .*its steps are kept/);
+    assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
+  });
+
+  for (const [mode, why] of [
+    ['fifo', /not a regular file/],
+    ['dev-zero', /not a regular file/],
+    ['no-newline', /malformed|grew past/],
+  ] as const) {
+    it(`an events file replaced by ${mode}: the trial ends with the reason and the harness stays responsive`, async () => {
+      let ticks = 0;
+      const ticker = setInterval(() => (ticks += 1), 50);
+      const { value: r, seconds } = await timed(() => runProcessTrial(spec(mode)));
+      clearInterval(ticker);
+      assert.ok(seconds < 15, `took ${seconds} s`);
+      // The event loop kept running while the file was read.
+      assert.ok(ticks >= Math.floor(seconds * 10) - 4, `${ticks} ticks in ${seconds} s`);
+      if (mode === 'no-newline') {
+        // The one good line before the garbage is kept; the 600 MB line is malformed.
+        assert.equal(r.events.filter((e) => e.event === 'step').length, 1);
+        assert.ok(r.malformedEvents >= 1);
+        assert.equal(r.outcome, 'ok');
+      } else {
+        assert.equal(r.outcome, 'invalid');
+      }
+      assert.match(r.reason, why);
+    });
+  }
+
+  it('marks every process of a trial so that none can hide from the kill', () => {
+    assert.equal(TRIAL_MARK_ENV, 'TUNEBENCH_TRIAL_MARK');
+    assert.deepEqual(markedProcesses('no-such-mark'), []);
+  });
+});
+
+function safeStatus(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return 'State: gone';
+  }
+}
