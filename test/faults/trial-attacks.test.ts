@@ -3,11 +3,13 @@
 // is a FIFO, a link to /dev/zero or 600 MB without a newline. Each trial must end within its
 // timeout (here: long before it), keep what it measured, and leave no process behind.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { markedProcesses, runProcessTrial, TRIAL_MARK_ENV, type ProcessTrialSpec } from '../../harness/trial/process.js';
-import { PROGRAMS, tempDir } from '../support/paths.js';
+import { execa } from 'execa';
+import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { waitFor } from '../support/wait.js';
 
 function spec(mode: string, extra: Partial<ProcessTrialSpec> = {}): ProcessTrialSpec & { pidFile: string } {
   const dir = tempDir();
@@ -85,6 +87,46 @@ describe('trials that always end', { timeout: 120_000 }, () => {
       assert.match(r.reason, why);
     });
   }
+
+  it('a second Ctrl-C exits 130 at once, yet kills the trial, marks run.json stopped and releases the lock', async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, 'pids.json');
+    const experiment = join(dir, 'hangs.yaml');
+    writeFileSync(
+      experiment,
+      [
+        'name: hangs',
+        'workload:',
+        '  kind: command',
+        `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'hangs.mjs'))}]`,
+        `  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`,
+        '  params: { batch_size: 8 }',
+        'limits: { timeout: 120s }',
+        'stages:',
+        '  - kind: sweep',
+        '    params: { x: [1, 2] }',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'reports');
+    const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false });
+    const pids = await waitFor('the trial under way', () => (existsSync(pidFile) ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number }) : null), 30);
+    // hangs.mjs ignores SIGTERM, so the first signal waits for the kill grace; the second does not wait.
+    child.kill('SIGINT');
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGINT');
+    const { value: r, seconds } = await timed(async () => child);
+    assert.equal(r.exitCode, 130, r.stderr);
+    assert.ok(seconds < 2, `the second signal took ${seconds} s`);
+    assert.match(r.stderr, /second SIGINT: the trial was killed and the run marked stopped/);
+    const runDir = join(out, 'hangs', readdirSync(join(out, 'hangs'))[0]!);
+    const run = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as { status: string; stopped?: { reason: string } };
+    assert.equal(run.status, 'stopped');
+    assert.match(run.stopped!.reason, /stopped by a second SIGINT/);
+    assert.ok(!existsSync(join(runDir, '.lock')), 'the lock was released');
+    await new Promise((r2) => setTimeout(r2, 300));
+    for (const pid of [pids.child, pids.grandchild]) assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} of the trial survived`);
+  });
 
   it('marks every process of a trial so that none can hide from the kill', () => {
     assert.equal(TRIAL_MARK_ENV, 'TUNEBENCH_TRIAL_MARK');
