@@ -284,7 +284,12 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   const failedStages = outcomes
     .filter((o) => {
       const r = o.result as { status?: string; configs?: { status: string }[] };
-      return r.status === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && (r.configs ?? []).some((c) => c.status === 'failed'));
+      if (r.status === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && (r.configs ?? []).some((c) => c.status === 'failed'))) return true;
+      // Every trial of the stage failed (a compare whose arms all crashed, a claim whose sides did):
+      // nothing was measured, which is the workload's failure, not an answer. A max batch that
+      // nothing fits is an answer.
+      const mine = ctx.records.filter((t) => t.stage === o.name);
+      return mine.length > 0 && !mine.some((t) => t.outcome === 'ok') && r.status !== 'none-fits';
     })
     .map((o) => o.name);
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;

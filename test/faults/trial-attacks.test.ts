@@ -128,6 +128,34 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     for (const pid of [pids.child, pids.grandchild]) assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} of the trial survived`);
   });
 
+  it('a compare whose every trial failed is a failed run: exit 2, nothing chosen, the reason named', async () => {
+    const dir = tempDir();
+    const experiment = join(dir, 'allfail.yaml');
+    writeFileSync(
+      experiment,
+      [
+        'name: allfail',
+        'workload:',
+        '  kind: command',
+        `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'crash-message.mjs'))}]`,
+        '  params: { batch_size: 8 }',
+        'limits: { timeout: 20s }',
+        'stages:',
+        '  - kind: compare',
+        '    param: x',
+        '    arms: [1, 2]',
+        '    repeats: 3',
+        '',
+      ].join('\n'),
+    );
+    const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'], { reject: false });
+    assert.equal(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, /the workload failed in stage compare-1: .*no successful trial/);
+    const result = JSON.parse(r.stdout) as { chosen: Record<string, unknown>; failed_stages: string[] };
+    assert.deepEqual(result.failed_stages, ['compare-1']);
+    assert.equal(result.chosen['x'], undefined);
+  });
+
   it('marks every process of a trial so that none can hide from the kill', () => {
     assert.equal(TRIAL_MARK_ENV, 'TUNEBENCH_TRIAL_MARK');
     assert.deepEqual(markedProcesses('no-such-mark'), []);
