@@ -281,6 +281,13 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
       warnings.push(`stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, so raise limits.memory`);
     }
   }
+  const overCap = ctx.records.filter((r) => r.notes?.some((n) => n.includes('prlimit caps each process')));
+  if (overCap.length > 0) {
+    const peak = Math.max(...overCap.map((r) => r.peak_rss_bytes ?? 0));
+    warnings.push(
+      `${overCap.length} trial(s) held more memory across their processes than the ${formatBytes(experiment.limits.memory ?? 0)} cap (peak ${formatBytes(peak)}, e.g. trial ${overCap[0]!.index}): prlimit caps each process's address space, not the process tree, so worker processes each get the whole cap; use limits.mechanism: cgroup to cap the tree`,
+    );
+  }
   const failedStages = outcomes
     .filter((o) => {
       const r = o.result as { status?: string; configs?: { status: string }[] };

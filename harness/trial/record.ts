@@ -56,4 +56,6 @@ export interface TrialRecord {
   malformed_events: number;
   stderr_tail: string;
   patterns_version: number;
+  /** What the trial's numbers do not show by themselves, e.g. a tree that used more memory than a per-process cap. */
+  notes?: string[];
 }

@@ -5,6 +5,7 @@ import { stepLatency } from '../stats/summary.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps, Workload } from '../workloads/workload.js';
+import { formatBytes } from '../experiment/units.js';
 import { PATTERNS_VERSION } from './patterns.js';
 import { runProcessTrial } from './process.js';
 import type { Config, StepSample, TrialRecord } from './record.js';
@@ -75,6 +76,12 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const treeRss = result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null;
   const peakRss = reportedRss !== null && treeRss !== null ? Math.max(reportedRss, treeRss) : (reportedRss ?? treeRss);
   const limited = result.limit.mechanism === 'cgroup-v2' ? result.cgroupPeakBytes : result.limit.mechanism === 'prlimit-as' ? reportedLimited : peakRss;
+  const notes: string[] = [];
+  // prlimit caps each process's address space, not the tree: workers (a DataLoader's) each get the
+  // whole cap, so the tree can hold more than the cap and still run ok.
+  if (result.limit.mechanism === 'prlimit-as' && result.limit.bytes !== null && treeRss !== null && treeRss > result.limit.bytes) {
+    notes.push(`the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)`);
+  }
   return {
     v: 1,
     index: req.index,
@@ -101,6 +108,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     malformed_events: result.malformedEvents,
     stderr_tail: result.outcome === 'ok' ? '' : result.stderrTail,
     patterns_version: PATTERNS_VERSION,
+    ...(notes.length > 0 ? { notes } : {}),
   };
 }
 

@@ -156,6 +156,39 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.equal(result.chosen['x'], undefined);
   });
 
+  it('a tree that holds more than a per-process (prlimit) cap is flagged in the record and the run warnings', async () => {
+    const dir = tempDir();
+    const experiment = join(dir, 'tree.yaml');
+    writeFileSync(
+      experiment,
+      [
+        'name: tree',
+        'workload:',
+        '  kind: command',
+        `  command: [/usr/bin/python3, ${JSON.stringify(join(PROGRAMS, 'tree-memory.py'))}]`,
+        '  protocol: required',
+        '  params: { batch_size: 8 }',
+        'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
+        'measure: { warmup_steps: 0, steps: 1 }',
+        'stages:',
+        '  - kind: sweep',
+        '    params: { x: [1] }',
+        '    strategy: grid',
+        '    repeats: 1',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'reports');
+    const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet', '--json'], { reject: false });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
+    assert.ok(result.warnings.some((w) => /1 trial\(s\) held more memory across their processes than the 400(\.00)? MiB cap .*prlimit caps each process's address space, not the process tree/.test(w)), JSON.stringify(result.warnings));
+    const record = JSON.parse(readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').split('\n')[0]!) as { outcome: string; peak_rss_bytes: number; notes?: string[] };
+    assert.equal(record.outcome, 'ok');
+    assert.ok(record.peak_rss_bytes > 400 * 1024 * 1024, String(record.peak_rss_bytes));
+    assert.match(record.notes?.join(' ') ?? '', /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/);
+  });
+
   it('marks every process of a trial so that none can hide from the kill', () => {
     assert.equal(TRIAL_MARK_ENV, 'TUNEBENCH_TRIAL_MARK');
     assert.deepEqual(markedProcesses('no-such-mark'), []);
