@@ -8,7 +8,7 @@ import { beforeAfterChart } from '../report/charts/before-after.js';
 import { renderSvg } from '../report/render.js';
 import { readRunDir } from '../report/write.js';
 import { writeFileAtomic } from '../store/atomic.js';
-import { makeDirs } from '../store/run-dir.js';
+import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
 import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
 
 interface CompareOptions {
@@ -37,8 +37,9 @@ export function registerCompare(program: Command): void {
       const cmp = compareRuns(before, after, { noiseBand: band });
       const bad = threshold === undefined ? [] : regressions(cmp, threshold);
       const note = bad.length > 0 ? `regression beyond ${threshold}%: ${bad.map((m) => m.metric).join('; ')}` : null;
-      const out = resolve(o.out ?? join('reports', 'compare', `${cmp.before.run_id}__${cmp.after.run_id}`));
-      makeDirs(join(out, 'charts'));
+      // run_id comes from a file: as a path component it is sanitised like an experiment name.
+      const out = resolve(o.out ?? join('reports', 'compare', `${experimentDirName(cmp.before.run_id)}__${experimentDirName(cmp.after.run_id)}`));
+      makeOwnDir(join(out, 'charts'));
       const chart = cmp.metrics.length > 0 ? beforeAfterChart(cmp) : null;
       const rendered = chart ? { chart, svg: await renderSvg(chart.spec) } : null;
       if (chart && rendered) {

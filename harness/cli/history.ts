@@ -15,7 +15,7 @@ import type { RunEntry } from '../history/index.js';
 import { withStopSignals } from './signals.js';
 import { renderSvg } from '../report/render.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
-import { experimentDirName, makeDirs } from '../store/run-dir.js';
+import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
 import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
 
 interface HistoryFlags {
@@ -63,7 +63,7 @@ export function registerHistory(program: Command): void {
       const markdown: string[] = [];
       for (const h of histories) {
         const dir = join(outRoot, experimentDirName(h.experiment));
-        makeDirs(join(dir, 'charts'));
+        makeOwnDir(join(dir, 'charts'));
         const chart = historyChart(h);
         const svg = await renderSvg(chart.spec);
         writeFileAtomic(join(dir, 'charts', `${chart.name}.vl.json`), `${JSON.stringify(chart.spec, null, 2)}\n`);

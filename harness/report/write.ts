@@ -6,7 +6,7 @@ import type { RunResult } from '../engine/result.js';
 import { StoreError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
-import { makeDirs, readRunJson, RUN_FILE } from '../store/run-dir.js';
+import { makeOwnDir, readRunJson, RUN_FILE } from '../store/run-dir.js';
 import type { TrialRecord } from '../trial/record.js';
 import { stageCharts } from './charts/index.js';
 import { reportHtml, type RenderedChart } from './html.js';
@@ -27,7 +27,7 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
   if (!run.result) throw new StoreError(`${join(dir, RUN_FILE)} has no result: the run did not finish, so there is nothing to report yet`);
   const result = run.result;
   const chartsDir = join(dir, 'charts');
-  makeDirs(chartsDir);
+  makeOwnDir(chartsDir);
   const rendered: RenderedChart[] = [];
   for (const stage of result.stages) {
     for (const chart of stageCharts(stage, records)) rendered.push({ chart, svg: await renderSvg(chart.spec), stage: stage.name });

@@ -1,5 +1,6 @@
 // Atomic file writes: write a temporary file beside the target, flush it, then rename over the target.
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fsyncSync, openSync, renameSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { StoreError } from '../errors.js';
 
 /**
@@ -21,9 +22,13 @@ export function describeWriteError(error: unknown): string {
 }
 
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.${process.pid}.tmp`;
+  // An unpredictable name, created exclusively and never through a link: a file or link planted
+  // beside the target cannot redirect the write.
+  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  let created = false;
   try {
-    const fd = openSync(tmp, 'w');
+    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    created = true;
     try {
       writeAll(fd, typeof data === 'string' ? Buffer.from(data) : data);
       fsyncSync(fd);
@@ -32,7 +37,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array): void {
     }
     renameSync(tmp, path);
   } catch (error) {
-    rmSync(tmp, { force: true });
+    if (created) rmSync(tmp, { force: true });
     throw new StoreError(`could not write ${path}: ${describeWriteError(error)}`, { cause: error });
   }
 }

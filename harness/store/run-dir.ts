@@ -1,6 +1,6 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeJsonAtomic } from './atomic.js';
@@ -61,6 +61,18 @@ export function makeDirs(path: string): void {
     current = join(current, part);
     if (existsSync(current)) continue;
     mkdirSync(current);
+  }
+}
+
+/**
+ * makeDirs for a folder tunebench owns inside a run or report directory (charts/): it must be a real
+ * folder, never a symbolic link, or a planted link would make tunebench delete and write elsewhere.
+ */
+export function makeOwnDir(path: string): void {
+  makeDirs(path);
+  const st = lstatSync(path);
+  if (st.isSymbolicLink() || !st.isDirectory()) {
+    throw new StoreError(`refusing to write into ${path}: it is ${st.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(path)})` : 'not a folder'}, and tunebench writes only into folders it made; remove it and run the command again`);
   }
 }
 

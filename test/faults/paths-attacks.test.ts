@@ -1,0 +1,60 @@
+// Run directories turned against their owner (issue "trials that always end", items on paths): a
+// `charts` folder that is a link elsewhere, a temporary file planted as a link beside a target, and
+// a run_id in run.json that climbs out of the output folder. Nothing may be written or deleted
+// outside tunebench's own folders.
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { writeFileAtomic } from '../../harness/store/atomic.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { REPORT_FIXTURE } from '../support/runs.js';
+
+describe('run directories that cannot be turned against their owner', () => {
+  it('report refuses a charts folder that is a symbolic link, and deletes nothing where it points', async () => {
+    const run = join(tempDir(), 'run');
+    cpSync(REPORT_FIXTURE, run, { recursive: true });
+    const victim = join(tempDir(), 'victim');
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'precious.svg'), '<svg/>');
+    writeFileSync(join(victim, 'precious.vl.json'), '{}');
+    rmSync(join(run, 'charts'), { recursive: true, force: true });
+    symlinkSync(victim, join(run, 'charts'));
+    const r = await execa(process.execPath, [CLI, 'report', run], { reject: false });
+    assert.notEqual(r.exitCode, 0);
+    assert.match(r.stderr, /refusing to write into .*charts: it is a symbolic link \(to .*victim\)/);
+    assert.deepEqual(readdirSync(victim).sort(), ['precious.svg', 'precious.vl.json']);
+  });
+
+  it('an atomic write never follows a link planted where its temporary file would go', () => {
+    const dir = tempDir();
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'keep me');
+    const target = join(dir, 'summary.md');
+    // The name the previous version used for its temporary file.
+    symlinkSync(victim, `${target}.${process.pid}.tmp`);
+    writeFileAtomic(target, 'the summary');
+    assert.equal(readFileSync(victim, 'utf8'), 'keep me');
+    assert.equal(readFileSync(target, 'utf8'), 'the summary');
+  });
+
+  it('compare without --out keeps a run_id that climbs out (x/../../..) inside reports/compare/', async () => {
+    const cwd = tempDir();
+    const before = join(cwd, 'before');
+    const after = join(cwd, 'after');
+    for (const [dir, id] of [[before, '../../../escaped-before'], [after, 'x/../../../../escaped-after']] as const) {
+      cpSync(REPORT_FIXTURE, dir, { recursive: true });
+      const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { run_id: string };
+      run.run_id = id;
+      writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
+    }
+    const r = await execa(process.execPath, [CLI, 'compare', before, after], { reject: false, cwd });
+    assert.equal(r.exitCode, 0, r.stderr);
+    const made = readdirSync(join(cwd, 'reports', 'compare'));
+    assert.equal(made.length, 1);
+    assert.ok(!made[0]!.includes('/') && !made[0]!.startsWith('.'), made[0]);
+    assert.ok(existsSync(join(cwd, 'reports', 'compare', made[0]!, 'compare.html')));
+    assert.deepEqual(readdirSync(cwd).sort(), ['after', 'before', 'reports']);
+  });
+});
