@@ -230,6 +230,8 @@ async function executeLocked(x: Execution): Promise<RunResult> {
     }
     throw error;
   }
+  // The journal must hold every trial of the run before the run can finish on it.
+  dir.journal.verify('by the end of the run');
   const result = buildResult(x, ctx, outcomes, evidence);
   const allocated = ctx.records.find((r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage));
   writeChosenConfig(
@@ -274,6 +276,7 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   const warnings: string[] = [];
   if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
   for (const r of x.runJson.resumes) warnings.push(...r.notes);
+  warnings.push(...dir.journal.incidents);
   warnings.push(...(ctx.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
   for (const o of outcomes) {
     const r = o.result as { status?: string };

@@ -1,5 +1,5 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs';
 import { ConfigError, StoreError } from '../errors.js';
 import type { TrialRecord } from '../trial/record.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
@@ -9,20 +9,66 @@ export const JOURNAL_FILE = 'trials.jsonl';
 export const JOURNAL_VERSION = 1;
 
 export class Journal {
+  /** The lines this journal must hold (read at first use, then every line appended). */
+  private known: string[] | null = null;
+  /** The file as it was after our last write: a different file, or another size, means someone else changed it. */
+  private stamp: { dev: number; ino: number; size: number } | null = null;
+  /** What happened to the journal behind tunebench's back (deleted, replaced, truncated), each restored. */
+  readonly incidents: string[] = [];
+
   constructor(readonly path: string) {}
+
+  private load(): string[] {
+    if (this.known) return this.known;
+    this.known = existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').filter((l) => l.length > 0) : [];
+    this.stamp = this.statOf();
+    return this.known;
+  }
+
+  private statOf(): { dev: number; ino: number; size: number } | null {
+    try {
+      const st = statSync(this.path);
+      return { dev: st.dev, ino: st.ino, size: st.size };
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Checks that the journal is the file tunebench wrote and holds what it wrote (a workload, a
+   * clean-up script or a person may delete, replace or truncate it mid-run). When it does not, the
+   * journal is restored from what tunebench holds in memory, and the incident is kept for the run's
+   * warnings. `when` names the moment, e.g. "before trial 12".
+   */
+  verify(when: string): void {
+    const known = this.load();
+    const now = this.statOf();
+    const was = this.stamp;
+    if (was === null && now === null) return;
+    if (was !== null && now !== null && now.dev === was.dev && now.ino === was.ino && now.size === was.size) return;
+    const what = now === null ? 'was deleted' : was === null ? 'appeared from elsewhere' : now.ino !== was.ino || now.dev !== was.dev ? 'was replaced by another file' : now.size < was.size ? 'was truncated' : 'was written to by something else';
+    this.incidents.push(`the journal ${this.path} ${what} ${when}; tunebench restored its ${known.length} record(s) from memory`);
+    writeFileAtomic(this.path, known.map((l) => `${l}\n`).join(''));
+    this.stamp = this.statOf();
+  }
 
   /**
    * Appends one line and flushes it. When the write fails (a full disk), the file is cut back to
    * its previous length, so the journal never ends in half a record because of us.
    */
   append(record: TrialRecord): void {
+    this.verify(`before trial ${record.index} was recorded`);
+    const line = JSON.stringify(record);
     let fd: number | undefined;
     let size = 0;
     try {
       fd = openSync(this.path, 'a');
       size = fstatSync(fd).size;
-      writeAll(fd, Buffer.from(`${JSON.stringify(record)}\n`));
+      writeAll(fd, Buffer.from(`${line}\n`));
       fsyncSync(fd);
+      const st = fstatSync(fd);
+      this.stamp = { dev: st.dev, ino: st.ino, size: st.size };
+      this.known!.push(line);
     } catch (error) {
       if (fd !== undefined) {
         try {
@@ -39,7 +85,10 @@ export class Journal {
 
   /** Replaces the journal with these records (atomically): used to drop a truncated last line before resuming. */
   rewrite(records: readonly TrialRecord[]): void {
-    writeFileAtomic(this.path, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const lines = records.map((r) => JSON.stringify(r));
+    writeFileAtomic(this.path, lines.map((l) => `${l}\n`).join(''));
+    this.known = lines;
+    this.stamp = this.statOf();
   }
 }
 
