@@ -1,6 +1,6 @@
 // The journal: append-only lines, a truncated last line tolerated and reported.
 import assert from 'node:assert/strict';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Journal, readJournal } from '../../../harness/store/journal.js';
@@ -21,13 +21,28 @@ describe('journal', () => {
     const j = new Journal(join(tempDir(), 'trials.jsonl'));
     j.append(record(0));
     appendFileSync(j.path, 'not json\n');
-    j.append(record(1));
+    // Another tunebench (a resume) appends after the damage: it reads the file as it finds it.
+    new Journal(j.path).append(record(1));
     appendFileSync(j.path, '{"v":1,"index":2,"sta');
     const read = readJournal(j.path);
     assert.deepEqual(read.records.map((r) => r.index), [0, 1]);
     assert.equal(read.truncatedTail, true);
     assert.deepEqual(read.badLines, [2]);
   });
+  it('restores what it wrote when the file is changed behind its back, and says so', () => {
+    const j = new Journal(join(tempDir(), 'trials.jsonl'));
+    j.append(record(0));
+    appendFileSync(j.path, 'not json\n');
+    j.append(record(1));
+    assert.deepEqual(readJournal(j.path).badLines, []);
+    assert.deepEqual(readJournal(j.path).records.map((r) => r.index), [0, 1]);
+    assert.match(j.incidents.join(' '), /was written to by something else before trial 1 was recorded; tunebench restored its 1 record/);
+    rmSync(j.path);
+    j.verify('by the end of the run');
+    assert.deepEqual(readJournal(j.path).records.map((r) => r.index), [0, 1]);
+    assert.match(j.incidents[1]!, /was deleted by the end of the run; tunebench restored its 2 record/);
+  });
+
   it('keeps records of another format version apart, and rewrite drops a cut-short tail', () => {
     const j = new Journal(join(tempDir(), 'trials.jsonl'));
     j.append(record(0));
