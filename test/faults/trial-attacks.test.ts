@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { hardExit, onHardExit } from '../../harness/engine/hard-exit.js';
 import { markedProcesses, runProcessTrial, TRIAL_MARK_ENV, type ProcessTrialSpec } from '../../harness/trial/process.js';
 import { execa } from 'execa';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
@@ -187,6 +188,21 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.equal(record.outcome, 'ok');
     assert.ok(record.peak_rss_bytes > 400 * 1024 * 1024, String(record.peak_rss_bytes));
     assert.match(record.notes?.join(' ') ?? '', /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/);
+  });
+
+  it('an uncaught error: hardExit kills the running trial and runs the hooks that mark the run failed and unlock it', async () => {
+    const s = spec('done-then-hang');
+    const hangs = { ...s, argv: [process.execPath, join(PROGRAMS, 'hangs.mjs')] };
+    const trial = runProcessTrial(hangs);
+    const pids = await waitFor('the trial under way', () => (existsSync(s.pidFile) ? (JSON.parse(readFileSync(s.pidFile, 'utf8')) as { child: number; grandchild: number }) : null), 30);
+    const calls: string[] = [];
+    const off = onHardExit((status, reason) => calls.push(`${status}: ${reason}`));
+    hardExit('failed', 'tunebench failed: boom');
+    off();
+    assert.deepEqual(calls, ['failed: tunebench failed: boom']);
+    const { seconds } = await timed(() => trial);
+    assert.ok(seconds < 5, `the killed trial took ${seconds} s to end`);
+    for (const pid of [pids.child, pids.grandchild]) assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} survived`);
   });
 
   it('marks every process of a trial so that none can hide from the kill', () => {
