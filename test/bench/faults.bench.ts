@@ -4,11 +4,39 @@ import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { badFiles, checkRejected } from '../support/bad-experiments.js';
 import { FAULTS_EXPERIMENT, killLoop, readTrace } from '../support/faults.js';
-import { CLI, tempDir } from '../support/paths.js';
+import { join } from 'node:path';
+import { CLI, ROOT, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
 import { writeSection } from './results.js';
 
 const KILLS = Number(process.env['BENCH_KILLS'] ?? 50);
+/** The attack suites: workloads and files written to misbehave, each a test of what must happen. */
+const ATTACK_SUITES = ['trial-attacks', 'paths-attacks', 'numbers-attacks', 'validation-attacks'];
+
+interface Attack {
+  suite: string;
+  name: string;
+  ok: boolean;
+  seconds: number;
+}
+
+/** Runs the attack suites (the shipped tests) and reads each attack's result and duration from TAP. */
+async function attacks(): Promise<Attack[]> {
+  const out: Attack[] = [];
+  for (const suite of ATTACK_SUITES) {
+    const file = join(ROOT, 'dist', 'test', 'faults', `${suite}.test.js`);
+    const r = await execa(process.execPath, ['--test', '--test-reporter=tap', file], { reject: false });
+    const lines = r.stdout.split('\n');
+    for (const [i, line] of lines.entries()) {
+      // Subtests are indented four spaces; the suite's own line is not an attack.
+      const m = /^ {4}(not ok|ok) \d+ - (.*)$/.exec(line);
+      if (!m) continue;
+      const duration = lines.slice(i + 1, i + 6).map((l) => /duration_ms: ([\d.]+)/.exec(l)?.[1]).find((d) => d !== undefined);
+      out.push({ suite, name: m[2]!, ok: m[1] === 'ok', seconds: Number(duration ?? NaN) / 1000 });
+    }
+  }
+  return out;
+}
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -24,6 +52,7 @@ async function main(): Promise<void> {
     if (why) failures.push(`${f}: ${why}`);
   }
   const rejected = files.length - failures.length;
+  const attacked = await attacks();
   const minutes = ((Date.now() - started) / 60000).toFixed(1);
   const pass = (ok: boolean) => (ok ? 'pass' : '**FAIL**');
   const spread = [...new Set(loop.trialsAtKill)].length;
@@ -40,6 +69,16 @@ async function main(): Promise<void> {
     `| finished runs whose trials or chosen config differ from the uninterrupted run | 0 | ${loop.mismatches.length} (chosen ${JSON.stringify(reference.chosen)}) | ${pass(loop.mismatches.length === 0)} |`,
     `| malformed experiment files rejected with exit 2 and their field named | 100% | ${rejected}/${files.length} = ${((rejected / files.length) * 100).toFixed(0)}% | ${pass(failures.length === 0 && files.length >= 50)} |`,
     ...(failures.length > 0 || loop.mismatches.length > 0 ? ['', ...failures.map((f) => `- ${f}`), ...loop.mismatches.map((m) => `- ${m}`)] : []),
+    '',
+    `### Attacks: workloads and files written to misbehave`,
+    '',
+    `Each row is one test of \`test/faults/{${ATTACK_SUITES.join(',')}}.test.ts\`, run through the shipped code; its name says the attack and what must happen, and the time is the whole test's, timeouts of 20-30 s included where the attack is a hang.`,
+    '',
+    '| suite | attack and required outcome | time | |',
+    '| --- | --- | --- | --- |',
+    ...attacked.map((a) => `| ${a.suite} | ${a.name.replace(/\|/g, '\\|')} | ${Number.isFinite(a.seconds) ? `${a.seconds.toFixed(2)} s` : '-'} | ${pass(a.ok)} |`),
+    '',
+    `Attacks: ${attacked.filter((a) => a.ok).length} of ${attacked.length} handled as required.`,
   ].join('\n');
   writeSection('faults', md);
   process.stdout.write(`${md}\n`);
