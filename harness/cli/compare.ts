@@ -10,6 +10,7 @@ import { readRunDir } from '../report/write.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
 import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
+import { terminalLines } from '../engine/progress.js';
 
 interface CompareOptions {
   out?: string;
@@ -33,7 +34,7 @@ export function registerCompare(program: Command): void {
       const band = parseNoiseBand(o.noiseBand);
       const before = readRunDir(resolve(beforeDir));
       const after = readRunDir(resolve(afterDir));
-      for (const w of [...before.warnings, ...after.warnings]) process.stderr.write(`tunebench: warning: ${w}\n`);
+      for (const w of [...before.warnings, ...after.warnings]) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       const cmp = compareRuns(before, after, { noiseBand: band });
       const bad = threshold === undefined ? [] : regressions(cmp, threshold);
       const note = bad.length > 0 ? `regression beyond ${threshold}%: ${bad.map((m) => m.metric).join('; ')}` : null;
@@ -52,8 +53,8 @@ export function registerCompare(program: Command): void {
       appendStepSummary(markdown);
       if (o.json) process.stdout.write(`${JSON.stringify({ ...cmp, regressions: bad.map((m) => m.metric), out }, null, 2)}\n`);
       else {
-        for (const w of cmp.environment_warnings) process.stderr.write(`tunebench: warning: the environments differ: ${w}\n`);
-        for (const w of cmp.warnings) process.stderr.write(`tunebench: warning: ${w}\n`);
+        for (const w of cmp.environment_warnings) process.stderr.write(terminalLines(`tunebench: warning: the environments differ: ${w}\n`));
+        for (const w of cmp.warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
         const counts = ['faster', 'slower', 'no significant difference'].map((v) => `${cmp.metrics.filter((m) => m.verdict === v).length} ${v}`).join(', ');
         process.stdout.write(`${cmp.metrics.length} shared metrics: ${counts}\nreport: ${join(out, 'compare.html')}\n`);
       }

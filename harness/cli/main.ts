@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { createRequire } from 'node:module';
 import { hardExit } from '../engine/hard-exit.js';
+import { terminalLines } from '../engine/progress.js';
 import { ConfigError, DetachedError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
@@ -40,7 +41,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       return error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
     }
     const prefix = error instanceof ConfigError ? 'invalid input' : error instanceof StoppedError ? 'stopped by signal' : error instanceof DetachedError ? 'submitted' : 'error';
-    process.stderr.write(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(terminalLines(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`));
     if (!(error instanceof ConfigError) && process.env['TUNEBENCH_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);
   }
@@ -51,7 +52,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 const crash = (error: unknown): void => {
   const message = error instanceof Error ? error.message : String(error);
   hardExit('failed', `tunebench failed: ${message}`);
-  process.stderr.write(`tunebench: error: ${message}\n${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`);
+  process.stderr.write(`tunebench: error: ${terminalLines(message)}\n${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`);
   process.exit(EXIT.harness);
 };
 process.on('uncaughtException', crash);

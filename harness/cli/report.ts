@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { readRunDir, writeReports } from '../report/write.js';
+import { terminalLines } from '../engine/progress.js';
 
 export function registerReport(program: Command): void {
   program
@@ -11,7 +12,7 @@ export function registerReport(program: Command): void {
     .action(async (dirArg: string) => {
       const dir = resolve(dirArg);
       const { run, records, warnings } = readRunDir(dir);
-      for (const w of warnings) process.stderr.write(`tunebench: warning: ${w}\n`);
+      for (const w of warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       const files = await writeReports(dir, run, records);
       process.stdout.write(`${files.length} files written in ${dir}: report.html, summary.md and ${files.length - 2} chart files\n`);
     });

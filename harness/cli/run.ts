@@ -1,6 +1,6 @@
 // `tunebench run [experiment]`: parse flags, call runExperiment, print the result.
 import type { Command } from 'commander';
-import { createProgress } from '../engine/progress.js';
+import { createProgress, terminalLines } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { findUnfinished, resumeExperiment } from '../engine/resume.js';
 import { loadExperiment } from '../experiment/load.js';
@@ -47,7 +47,7 @@ export function registerRun(program: Command): void {
       // A workload that fails before any config runs is the user's to fix: report it as invalid input.
       process.exitCode = EXIT.invalid;
       const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
-      process.stderr.write(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`);
+      process.stderr.write(terminalLines(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`));
     }
     if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
     if (o.json) {
@@ -56,8 +56,9 @@ export function registerRun(program: Command): void {
     }
     if (o.quiet) return;
     const chosen = Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ');
+    // Chosen values and warnings carry text from the workload and the experiment file: escaped for the terminal.
     process.stdout.write(
-      [
+      terminalLines([
         `tunebench: ${result.experiment} finished in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
         `chosen: ${chosen || '(nothing)'}`,
         ...result.warnings.map((w) => `warning: ${w}`),
@@ -65,7 +66,7 @@ export function registerRun(program: Command): void {
         `summary: ${result.files['summary']}`,
         `report: ${result.files['report']}`,
         '',
-      ].join('\n'),
+      ].join('\n')),
     );
   });
 }

@@ -38,6 +38,30 @@ const quietProgress: Progress = {
   finish: () => undefined,
 };
 
+/**
+ * Characters a terminal acts on: C0 controls (line breaks included), DEL, C1 controls (0x9b is a
+ * CSI), and the Unicode line separators and bidirectional overrides that reorder what is shown.
+ */
+const TERMINAL_CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text for the terminal, with every control character shown as an escape (`\x1b`, `\r`, `\u202e`):
+ * messages, reasons and parameter values come from workloads and experiment files, and must not
+ * move the cursor, retitle the window or clear the screen. tunebench's own sequences are added after.
+ */
+/** terminalText for text of several lines: each line escaped, the line breaks kept. */
+export function terminalLines(text: string): string {
+  return text.split('\n').map(terminalText).join('\n');
+}
+
+export function terminalText(text: string): string {
+  return text.replace(TERMINAL_CONTROLS, (c) => {
+    const code = c.charCodeAt(0);
+    return NAMED[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  });
+}
+
 export function describeConfig(config: Config, keys?: readonly string[]): string {
   return Object.entries(config)
     .filter(([k]) => !keys || keys.includes(k))
@@ -46,7 +70,7 @@ export function describeConfig(config: Config, keys?: readonly string[]): string
 }
 
 export function describeOutcome(r: TrialRecord): string {
-  const sps = r.samples_per_second === null ? '' : ` ${r.samples_per_second.toFixed(1)} samples/s`;
+  const sps = typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second) ? ` ${r.samples_per_second.toFixed(1)} samples/s` : '';
   return `${r.outcome}${sps} (${formatSeconds(r.wall_seconds)})`;
 }
 
@@ -113,7 +137,8 @@ class StreamProgress implements Progress {
   }
 
   private line(text: string): void {
-    this.out.write(this.tty ? `\r\x1b[K${text}\n` : `${text}\n`);
+    const safe = terminalText(text);
+    this.out.write(this.tty ? `\r\x1b[K${safe}\n` : `${safe}\n`);
     if (this.tty) this.render();
   }
 
@@ -121,7 +146,7 @@ class StreamProgress implements Progress {
     if (!this.tty || !this.current) return;
     const c = this.current;
     const last = this.last ? ` | last: ${describeOutcome(this.last)}` : '';
-    const status = `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`;
+    const status = terminalText(`[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`);
     const width = (this.out as NodeJS.WriteStream).columns || 120;
     this.out.write(`\r\x1b[K${status.slice(0, Math.max(20, width - 1))}`);
   }

@@ -3,13 +3,15 @@ import { fmtPct } from '../engine/stages/compare.js';
 import type { Interval } from '../stats/interval.js';
 import type { BeforeAfter } from './before-after.js';
 import type { Chart } from './charts/spec.js';
+import { figure, interval } from './figures.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from './html.js';
 import { code, md, table } from './markdown.js';
 
-const ci = (i: Interval | null) => (i ? `${fmtPct(i.estimate)} [${fmtPct(i.low)}, ${fmtPct(i.high)}]` : '-');
+const ci = (i: Interval | null) => interval(i, fmtPct);
+const band = (cmp: BeforeAfter) => figure(cmp.noise_band, (v) => (v * 100).toFixed(1));
 
 function metricRows(cmp: BeforeAfter): string[][] {
-  return cmp.metrics.map((m) => [m.metric, `${m.trials.before} / ${m.trials.after}`, ci(m.throughput_ratio), m.verdict, ci(m.memory_ratio), m.memory_verdict]);
+  return cmp.metrics.map((m) => [m.metric, `${figure(m.trials.before)} / ${figure(m.trials.after)}`, ci(m.throughput_ratio), m.verdict, ci(m.memory_ratio), m.memory_verdict]);
 }
 const METRIC_HEADERS = ['metric', 'trials before / after', 'throughput after vs before', 'verdict', 'peak memory after vs before', 'memory'];
 const CHOSEN_HEADERS = ['parameter', 'before', 'after', ''];
@@ -20,7 +22,7 @@ export function beforeAfterHtml(cmp: BeforeAfter, chart: { chart: Chart; svg: st
   const out: string[] = ['<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">'];
   out.push(`<meta http-equiv="Content-Security-Policy" content="${esc(REPORT_CSP)}">`, `<title>${esc(title)}</title>`, `<style>${STYLE}</style>`, '</head>', '<body>');
   out.push(`<h1>${esc(title)}</h1>`);
-  out.push(`<p>Before: <code>${esc(cmp.before.run_id)}</code> (${esc(cmp.before.experiment)}). After: <code>${esc(cmp.after.run_id)}</code> (${esc(cmp.after.experiment)}). A change counts when the 95% CI of the ratio lies outside +/-${(cmp.noise_band * 100).toFixed(1)}%.</p>`);
+  out.push(`<p>Before: <code>${esc(cmp.before.run_id)}</code> (${esc(cmp.before.experiment)}). After: <code>${esc(cmp.after.run_id)}</code> (${esc(cmp.after.experiment)}). A change counts when the 95% CI of the ratio lies outside +/-${band(cmp)}%.</p>`);
   for (const w of [...cmp.environment_warnings.map((w) => `environment: ${w}`), ...cmp.warnings]) out.push(`<p class="warn">${esc(w)}</p>`);
   if (regressionNote) out.push(`<p class="warn">${esc(regressionNote)}</p>`);
   out.push('<h2>Shared metrics</h2>');
@@ -35,7 +37,7 @@ export function beforeAfterMarkdown(cmp: BeforeAfter, regressionNote: string | n
   const out = [`# tunebench compare: ${md(cmp.before.experiment)} ${code(cmp.before.run_id)} -> ${code(cmp.after.run_id)}`, ''];
   for (const w of [...cmp.environment_warnings.map((w) => `environment: ${w}`), ...cmp.warnings]) out.push(`> **Warning:** ${md(w)}`, '');
   if (regressionNote) out.push(`> **${md(regressionNote)}**`, '');
-  out.push(`A change counts when the 95% CI of the ratio lies outside +/-${(cmp.noise_band * 100).toFixed(1)}%.`, '');
+  out.push(`A change counts when the 95% CI of the ratio lies outside +/-${band(cmp)}%.`, '');
   out.push(table(METRIC_HEADERS, metricRows(cmp).map((r) => r.map(md))), '', '## Chosen configs', '', table(CHOSEN_HEADERS, chosenRows(cmp).map((r) => r.map(md))), '');
   return out.join('\n');
 }

@@ -6,6 +6,7 @@ import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { Config } from '../trial/record.js';
 import { ENV, paramEnvName } from '../workloads/protocol/events.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
+import { finiteInterval } from './figures.js';
 
 export interface ChosenConfig {
   experiment: string;
@@ -36,7 +37,7 @@ export function buildChosenConfig(args: {
     run_id: args.runId,
     created_at: new Date().toISOString(),
     config: args.config,
-    evidence: args.evidence,
+    evidence: finiteEvidence(args.evidence),
     device: {
       host: args.placement?.host ?? args.fingerprint.host,
       cpu: args.fingerprint.cpu.model,
@@ -46,6 +47,17 @@ export function buildChosenConfig(args: {
     ...(args.placement ? { placement: args.placement } : {}),
     reproduce: { command: ['tunebench', 'run', args.experimentPath], env },
   };
+}
+
+/** Evidence as a file may carry it: a CI with a non-finite bound is no CI (JSON would write null). */
+function finiteEvidence(evidence: Record<string, Evidence>): Record<string, Evidence> {
+  return Object.fromEntries(
+    Object.entries(evidence).map(([k, e]) => {
+      const out: Evidence = { ...e, samples_per_second: finiteInterval(e.samples_per_second) };
+      if (out.point !== undefined && !Number.isFinite(out.point)) delete out.point;
+      return [k, out];
+    }),
+  );
 }
 
 /** Shell-safe single-quoted value. */

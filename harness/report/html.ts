@@ -6,6 +6,7 @@ import type { RunResult } from '../engine/result.js';
 import { formatSeconds } from '../experiment/units.js';
 import type { TrialRecord } from '../trial/record.js';
 import type { Chart } from './charts/index.js';
+import { figure, interval } from './figures.js';
 import { stageBlocks, type Block } from './tables.js';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
@@ -50,11 +51,11 @@ export function reportHtml(page: ReportPage): string {
   out.push('<meta name="viewport" content="width=device-width, initial-scale=1">');
   out.push(`<title>tunebench: ${esc(r.experiment)}</title>`, `<style>${STYLE}</style>`, '</head>', '<body>');
   out.push(`<h1>tunebench: ${esc(r.experiment)}</h1>`);
-  const outcomes = Object.entries(r.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ');
-  out.push(`<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${r.trials.total} trials (${esc(outcomes)}) in ${esc(formatSeconds(r.wall_seconds))}.</p>`);
+  const outcomes = Object.entries(r.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${figure(n)} ${o}`).join(', ');
+  out.push(`<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${esc(figure(r.trials.total))} trials (${esc(outcomes)}) in ${esc(figure(r.wall_seconds, formatSeconds))}.</p>`);
   if (r.stopped) {
     const s = r.stopped;
-    out.push('<h2 id="partial">Partial report</h2>', `<p class="warn">This run did not finish: ${esc(s.reason)}, during stage ${esc(s.stage)} after ${s.stage_trials} of its trials (${s.completed_trials} completed trials in all, kept in the journal). Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`);
+    out.push('<h2 id="partial">Partial report</h2>', `<p class="warn">This run did not finish: ${esc(s.reason)}, during stage ${esc(s.stage)} after ${esc(figure(s.stage_trials))} of its trials (${esc(figure(s.completed_trials))} completed trials in all, kept in the journal). Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`);
   }
   if (r.warnings.length > 0) out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
   out.push('<h2 id="chosen">Chosen config</h2>');
@@ -63,9 +64,9 @@ export function reportHtml(page: ReportPage): string {
       ['parameter', 'value', 'why', 'samples/s [95% CI]', 'trials'],
       Object.entries(r.chosen).map(([k, v]) => {
         const e = r.evidence[k];
-        const ci = e?.samples_per_second;
-        const shown = ci ? `${ci.estimate.toFixed(1)} [${ci.low.toFixed(1)}, ${ci.high.toFixed(1)}]` : e?.point !== undefined ? `${e.point.toFixed(1)} (one trial: no CI)` : '-';
-        return [k, String(v), e?.rule ?? 'fixed by the experiment', shown, e ? e.trials.join(', ') : '-'];
+        const ci = interval(e?.samples_per_second, (x) => x.toFixed(1));
+        const shown = ci !== '-' ? ci : figure(e?.point, (x) => `${x.toFixed(1)} (one trial: no CI)`);
+        return [k, String(v), e?.rule ?? 'fixed by the experiment', shown, e ? e.trials.map((t) => figure(t)).join(', ') : '-'];
       }),
       [],
     ),

@@ -2,6 +2,7 @@
 import type { RunResult } from '../engine/result.js';
 import { formatSeconds } from '../experiment/units.js';
 import type { TrialRecord } from '../trial/record.js';
+import { figure } from './figures.js';
 import { code, md, table } from './markdown.js';
 import { stageBlocks, type Block } from './tables.js';
 
@@ -9,13 +10,13 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
   const out: string[] = [];
   out.push(`# tunebench: ${md(run.experiment)}`);
   out.push('');
-  out.push(`Run ${code(run.run_id)} on ${md(run.environment)}: ${run.trials.total} trials (${Object.entries(run.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${n} ${o}`).join(', ')}) in ${formatSeconds(run.wall_seconds)}.`);
+  out.push(`Run ${code(run.run_id)} on ${md(run.environment)}: ${figure(run.trials.total)} trials (${Object.entries(run.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${figure(n)} ${o}`).join(', ')}) in ${figure(run.wall_seconds, formatSeconds)}.`);
   if (run.stopped) {
     const s = run.stopped;
-    out.push('', '## Partial report', '', `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${s.stage_trials} of its trials (${s.completed_trials} completed trials in all, kept in the journal). Only the stages that finished are shown.`, '', `Resume with: ${code(s.resume)}`);
+    out.push('', '## Partial report', '', `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${figure(s.stage_trials)} of its trials (${figure(s.completed_trials)} completed trials in all, kept in the journal). Only the stages that finished are shown.`, '', `Resume with: ${code(s.resume)}`);
   }
   for (const stage of run.stages) {
-    out.push('', `## Stage ${md(stage.name)} (${stage.kind})`, '');
+    out.push('', `## Stage ${md(stage.name)} (${md(stage.kind)})`, '');
     for (const block of stageBlocks(stage, records.filter((r) => r.stage === stage.name))) out.push(markdownBlock(block), '');
     for (const note of stage.notes) out.push(`- ${md(note)}`);
   }

@@ -6,7 +6,7 @@ import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
 import type { SweepSummary } from '../engine/stages/sweep.js';
 import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
-import type { Interval } from '../stats/interval.js';
+import { figure, interval as ci } from './figures.js';
 import type { TrialRecord } from '../trial/record.js';
 
 export interface Table {
@@ -33,7 +33,7 @@ export function stageBlocks(stage: { kind: string; result: unknown }, records: r
 }
 
 function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): Block[] {
-  const b = (v: number | null | undefined) => (v === null || v === undefined ? '-' : String(v));
+  const b = (v: unknown) => figure(v);
   const status: Record<MaxBatchSummary['status'], string> = {
     exact: 'exact',
     ceiling: `at the ceiling (true max >= ${b(r.max)})`,
@@ -42,32 +42,32 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): Bl
   };
   const rows: string[][] = [
     ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${r.confirmed ? ', confirmed by a longer run' : ''}`],
-    ['recommended', b(r.recommended), `peak RSS at most ${Math.round((1 - r.headroom) * 100)}% of the max's`],
-    ['fastest', b(r.fastest), r.peakSamplesPerSecond === null ? '-' : `within tolerance of the peak ${r.peakSamplesPerSecond.toFixed(1)} samples/s`],
+    ['recommended', b(r.recommended), `peak RSS at most ${figure(r.headroom, (h) => `${Math.round((1 - h) * 100)}%`)} of the max's`],
+    ['fastest', b(r.fastest), figure(r.peakSamplesPerSecond, (v) => `within tolerance of the peak ${v.toFixed(1)} samples/s`)],
   ];
-  if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${(r.latencyBound.seconds * 1000).toFixed(1)} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${r.latencyBound.firstViolating} breaks it`]);
+  if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${figure(r.latencyBound.seconds, (v) => (v * 1000).toFixed(1))} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${b(r.latencyBound.firstViolating)} breaks it`]);
   return [
     tableBlock(['answer', r.param, 'note'], rows),
-    text(`Chosen: ${b(r.chosen)} (${r.choose_rule}). Trials to the exact max: ${r.probesToMax}.`),
+    text(`Chosen: ${b(r.chosen)} (${r.choose_rule}). Trials to the exact max: ${b(r.probesToMax)}.`),
     tableBlock(
       ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
       records.map((t) => [
-        t.index,
+        b(t.index),
         t.role,
         String(t.config[r.param] ?? '-'),
         t.outcome,
-        t.samples_per_second === null ? '-' : t.samples_per_second.toFixed(1),
-        t.step_seconds ? formatSeconds(t.step_seconds.p95) : '-',
-        t.peak_rss_bytes === null ? '-' : formatBytes(t.peak_rss_bytes),
-        t.peak_limited_bytes === null ? '-' : formatBytes(t.peak_limited_bytes),
-        formatSeconds(t.wall_seconds),
+        figure(t.samples_per_second, (v) => v.toFixed(1)),
+        figure(t.step_seconds?.p95, formatSeconds),
+        figure(t.peak_rss_bytes, formatBytes),
+        figure(t.peak_limited_bytes, formatBytes),
+        figure(t.wall_seconds, formatSeconds),
       ]),
     ),
   ];
 }
 
 function sweepBlocks(r: SweepSummary): Block[] {
-  const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(0)}%`);
+  const pct = (v: number | null) => figure(v, (x) => `${(x * 100).toFixed(0)}%`);
   const rows = r.configs.map((c) => [
     c.key,
     c.status,
@@ -77,14 +77,14 @@ function sweepBlocks(r: SweepSummary): Block[] {
     c.why ?? (r.tied.includes(c.key) && c.key !== r.chosen_key ? 'tied with the best' : ''),
   ]);
   return [
-    text(`Strategy ${r.strategy} over ${r.params.join(', ')}: ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`),
+    text(`Strategy ${r.strategy} over ${r.params.join(', ')}: ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`),
     tableBlock(['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'], rows, r.configs.flatMap((c, i) => (c.key === r.chosen_key ? [i] : []))),
     ...(r.by_device && r.by_device.length > 0
       ? [
           text(`Configuration matrix per device class (SLURM): each class is ranked on its own trials${r.by_device.length > 1 ? '; the stage-wide choice above pools them' : ''}.`),
           tableBlock(
             ['device', 'nodes', 'chosen config', 'samples/s [95% CI]', 'trials'],
-            r.by_device.map((d) => [d.device, d.hosts.join(', '), d.chosen_key ?? '(none finished)', ci(d.throughput, (v) => v.toFixed(1)), d.trials]),
+            r.by_device.map((d) => [d.device, d.hosts.join(', '), d.chosen_key ?? '(none finished)', ci(d.throughput, (v) => v.toFixed(1)), figure(d.trials)]),
             [],
           ),
         ]
@@ -95,17 +95,17 @@ function sweepBlocks(r: SweepSummary): Block[] {
 function compareBlocks(r: CompareSummary): Block[] {
   const rows = r.arms.map((a) => [
     String(a.value),
-    `${a.ok_trials}/${a.trials.length}`,
+    `${figure(a.ok_trials)}/${a.trials.length}`,
     ci(a.throughput, (v) => v.toFixed(1)),
     ci(a.throughput_ratio, fmtPct),
-    a.decision === 'equivalent' ? `${a.verdict} (within the band, round ${a.decided_at})` : a.decision === 'faster' || a.decision === 'slower' ? `${a.verdict} (round ${a.decided_at})` : a.verdict,
+    a.decision === 'equivalent' ? `${a.verdict} (within the band, round ${figure(a.decided_at)})` : a.decision === 'faster' || a.decision === 'slower' ? `${a.verdict} (round ${figure(a.decided_at)})` : a.verdict,
     ci(a.peak_memory, formatBytes),
     ci(a.memory_ratio, fmtPct),
     a.memory_verdict,
-    a.empty_cache ? `${a.empty_cache.calls} (${formatSeconds(a.empty_cache.seconds)})` : '-',
+    a.empty_cache ? `${figure(a.empty_cache.calls)} (${figure(a.empty_cache.seconds, formatSeconds)})` : '-',
   ]);
   return [
-    text(`Arms of ${r.param}, interleaved over ${r.rounds} round(s): ${r.trials} trials, ${r.trial_seconds.toFixed(1)} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${(r.noise_band * 100).toFixed(1)}%, no difference when it lies inside.`),
+    text(`Arms of ${r.param}, interleaved over ${figure(r.rounds)} round(s): ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${figure(r.noise_band, (v) => (v * 100).toFixed(1))}%, no difference when it lies inside.`),
     tableBlock(
       ['arm', 'ok trials', 'samples/s [95% CI] (geometric mean)', 'vs baseline', 'verdict', 'peak memory (geometric mean)', 'vs baseline', 'memory', 'empty_cache calls'],
       rows,
@@ -115,16 +115,12 @@ function compareBlocks(r: CompareSummary): Block[] {
 }
 
 function claimBlocks(r: ClaimSummary): Block[] {
-  const band = describeBand(r.band.low, r.band.high, r.band.one_sided, (v) => v.toPrecision(3));
+  const band = describeBand(r.band.low, r.band.high, r.band.one_sided, (v) => figure(v, (x) => x.toPrecision(3)));
   return [
     text(r.sentence),
     tableBlock(
       ['claim', 'claimed effect', 'measured [sequential 95% CI]', 'p (paired t)', 'pairs', 'verdict'],
-      [[r.claim, band, ci(r.speedup, (v) => `${v.toPrecision(3)}x`), r.p === null ? '-' : r.p.toPrecision(2), String(r.pairs), r.verdict]],
+      [[r.claim, band, ci(r.speedup, (v) => `${v.toPrecision(3)}x`), figure(r.p, (v) => v.toPrecision(2)), figure(r.pairs), r.verdict]],
     ),
   ];
-}
-
-function ci(i: Interval | null, f: (v: number) => string): string {
-  return i ? `${f(i.estimate)} [${f(i.low)}, ${f(i.high)}]` : '-';
 }

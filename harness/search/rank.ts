@@ -47,7 +47,9 @@ export function cheaper(a: Config, b: Config, costOrder: readonly string[]): num
  * A config with fewer than 3 trials cannot be told apart and counts as tied.
  */
 export function rankIndependent(groups: readonly { key: string; config: Config; rates: readonly number[] }[], costOrder: readonly string[], alpha = 0.05): Ranking {
-  const arms = groups.filter((g) => g.rates.length > 0).map((g) => {
+  // A rate that is not a positive finite number measured nothing; it must not lead.
+  const measured = groups.map((g) => ({ ...g, rates: g.rates.filter((r) => Number.isFinite(r) && r > 0) }));
+  const arms = measured.filter((g) => g.rates.length > 0).map((g) => {
     const gm = Math.exp(g.rates.reduce((a, r) => a + Math.log(r), 0) / g.rates.length);
     return { key: g.key, config: g.config, ci: logMeanInterval(g.rates, alpha), rates: g.rates, gm };
   });
@@ -61,9 +63,14 @@ export function rankIndependent(groups: readonly { key: string; config: Config; 
   // A config with fewer than 3 trials ties for want of evidence, so it is not chosen on cost alone.
   const eligible = tiedFull.filter((a) => a === leader || a.rates.length >= MIN_TRIALS_FOR_CI).map(({ key, config, ci }) => ({ key, config, ci }));
   const chosen = [...eligible].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
+  const without = groups.length - 1;
   const note =
-    tied.length === 1
-      ? `${leader.key} is significantly faster than every other config (Welch t tests, Bonferroni over ${pairCount(arms.length)} pairs)`
-      : `${tied.length} configs are not significantly different from the best (${leader.key}); chose the cheapest, ${chosen.key}`;
+    arms.length === 1
+      ? without === 0
+        ? `${leader.key} is the only config that ran; there was nothing to compare it with`
+        : `${leader.key} is the only config with a successful trial (${without === 1 ? '1 other had' : `${without} others had`} none)`
+      : tied.length === 1
+        ? `${leader.key} is significantly faster than every other config (Welch t tests, Bonferroni over ${pairCount(arms.length)} pairs)`
+        : `${tied.length} configs are not significantly different from the best (${leader.key}); chose the cheapest, ${chosen.key}`;
   return { order, leader: tied.find((t) => t.key === leader.key), tied, chosen, note };
 }

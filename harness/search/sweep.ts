@@ -46,6 +46,8 @@ export interface SweepOptions {
   budget: { trials?: number; seconds?: number };
   costOrder: readonly string[];
   plan?: ArmPlanFn;
+  /** Configs of the stage that the constraints pruned before the sweep, for the ranking's note. */
+  pruned?: number;
 }
 
 export type ArmStatus = 'finished' | 'eliminated' | 'failed' | 'unfinished';
@@ -170,13 +172,13 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
   for (const arm of live()) if (arm.trials.length > 0) arm.status = 'finished';
   if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`);
   setIntervals(arms, notes);
-  const ranking = rankArms(arms, last, opts.costOrder, race, comparisons, band);
+  const ranking = rankArms(arms, last, opts.costOrder, race, comparisons, band, opts.pruned ?? 0);
   if (ranking.note) notes.push(ranking.note);
   return { arms, ranking, rounds, trials, trialSeconds, budgetExhausted, notes };
 }
 
 function okRates(arm: ArmState): number[] {
-  return arm.trials.filter((t) => t.outcome === 'ok').map((t) => ratioThroughput(t.steps)).filter((r): r is number => r !== null && r > 0);
+  return arm.trials.filter((t) => t.outcome === 'ok').map((t) => ratioThroughput(t.steps)).filter((r): r is number => r !== null && r > 0 && Number.isFinite(r));
 }
 
 /**
@@ -205,7 +207,7 @@ function setIntervals(arms: ArmState[], notes: string[]): void {
   if (pooled > 0) notes.push(`${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`);
 }
 
-function rankArms(arms: ArmState[], last: Analysis | null, costOrder: readonly string[], race: boolean, comparisons: number, band: number): Ranking {
+function rankArms(arms: ArmState[], last: Analysis | null, costOrder: readonly string[], race: boolean, comparisons: number, band: number, pruned: number): Ranking {
   const contenders = arms.filter((a) => a.status !== 'failed' && a.status !== 'eliminated' && okRates(a).length > 0);
   const order = [...arms.filter((a) => a.ci !== null)].sort((a, b) => b.ci!.estimate - a.ci!.estimate);
   // The geometric mean of the trials orders configs even where there is no CI (one round).
@@ -214,7 +216,15 @@ function rankArms(arms: ArmState[], last: Analysis | null, costOrder: readonly s
   if (!best) return { order, leader: undefined, tied: [], chosen: undefined, note: undefined };
   if (contenders.length === 1) {
     const others = arms.length - 1;
-    const note = others === 0 ? `only one config ran` : race ? `${best.key} is the only config left: each of the ${others} others failed or was eliminated as significantly slower` : `${best.key} is the only config with a successful trial`;
+    // Nothing was compared, so the note must not read like a comparison won.
+    const note =
+      others === 0
+        ? pruned > 0
+          ? `${best.key} is the only config left after pruning (${pruned === 1 ? '1 config was' : `${pruned} configs were`} pruned by the constraints); there was nothing to compare it with`
+          : `${best.key} is the only config that ran; there was nothing to compare it with`
+        : race
+          ? `${best.key} is the only config left: each of the ${others} others failed or was eliminated as significantly slower`
+          : `${best.key} is the only config with a successful trial`;
     return { order, leader: best, tied: [best], chosen: best, note };
   }
   if (!last) {

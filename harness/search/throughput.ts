@@ -31,7 +31,7 @@ export async function summarizeThroughput(
   const notes: string[] = [];
   let latencyBound: LatencyBound | undefined;
   if (opts.latency) latencyBound = await boundLatency(probes, run, opts.latency, opts.m, notes);
-  const measured = probes.filter((p) => p.ok && p.samplesPerSecond !== null);
+  const measured = probes.filter((p) => p.ok && p.samplesPerSecond !== null && Number.isFinite(p.samplesPerSecond));
   if (measured.length === 0) return { fastest: null, peakSamplesPerSecond: null, notes, ...(latencyBound ? { latencyBound } : {}) };
   const best = new Map<number, number>();
   for (const p of measured) best.set(p.batch, Math.max(best.get(p.batch) ?? 0, p.samplesPerSecond!));

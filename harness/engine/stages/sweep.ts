@@ -86,6 +86,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     costOrder: spec.cost ?? names,
     minRounds: spec.min_rounds,
     noiseBand: spec.noise_band,
+    pruned: rows.length,
     plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
   });
   for (const arm of result.arms) {

@@ -43,6 +43,24 @@ export interface DoneEvent {
 }
 export type WorkloadEvent = StepEvent | MemoryEvent | OomEvent | ErrorEvent | DoneEvent;
 
+/**
+ * Bounds of a believable measurement. A value outside them is no measurement but a bug or an attack
+ * (`samples: 1e300, seconds: 1e-300` overflows throughput to Infinity), so its event is malformed.
+ */
+export const EVENT_LIMITS = {
+  /** Samples in one step: counts past 2^53 are not exact in a double. */
+  maxSamples: Number.MAX_SAFE_INTEGER,
+  /** Seconds of one step: about 116 days, far longer than a trial runs. */
+  maxSeconds: 1e7,
+  /** Samples per second of one step (10^15): past any hardware, even counting bytes of HBM. */
+  maxSamplesPerSecond: 1e15,
+  /** Bytes of a memory figure: 2^53, about 9 PB. */
+  maxBytes: Number.MAX_SAFE_INTEGER,
+} as const;
+
+/** Byte counts of a memory event that tunebench reads; each must be a believable number when present. */
+const MEMORY_BYTE_FIELDS = ['peak_bytes', 'peak_rss_bytes', 'peak_address_space_bytes'] as const;
+
 /** Parses one line; returns null for a malformed line and undefined for a well-formed unknown event. */
 export function parseEventLine(line: string): WorkloadEvent | null | undefined {
   let value: unknown;
@@ -55,9 +73,9 @@ export function parseEventLine(line: string): WorkloadEvent | null | undefined {
   const obj = value as Record<string, unknown>;
   switch (obj['event']) {
     case 'step':
-      return isNonNegative(obj['samples']) && isNonNegative(obj['seconds']) ? (obj as StepEvent) : null;
+      return parseStep(obj);
     case 'memory':
-      return isNonNegative(obj['peak_bytes']) ? (obj as MemoryEvent) : null;
+      return parseMemory(obj);
     case 'oom':
     case 'error':
       return { ...obj, message: String(obj['message'] ?? '') } as OomEvent | ErrorEvent;
@@ -68,8 +86,34 @@ export function parseEventLine(line: string): WorkloadEvent | null | undefined {
   }
 }
 
-function isNonNegative(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+function parseStep(obj: Record<string, unknown>): StepEvent | null {
+  const { samples, seconds } = obj;
+  if (!within(samples, 0, EVENT_LIMITS.maxSamples) || !within(seconds, 0, EVENT_LIMITS.maxSeconds)) return null;
+  // A step with samples took time: zero seconds (or 1e-300) is an infinite rate, not a fast one.
+  if (samples > 0 && !(samples / seconds <= EVENT_LIMITS.maxSamplesPerSecond)) return null;
+  const wait = obj['data_wait_seconds'];
+  if (wait === undefined || wait === null) {
+    const { data_wait_seconds: _absent, ...rest } = obj;
+    return rest as StepEvent;
+  }
+  // The wait is part of the step; the tolerance absorbs rounding where both come from one clock.
+  if (!within(wait, 0, seconds * (1 + 1e-9))) return null;
+  return obj as StepEvent;
+}
+
+function parseMemory(obj: Record<string, unknown>): MemoryEvent | null {
+  if (!within(obj['peak_bytes'], 0, EVENT_LIMITS.maxBytes)) return null;
+  for (const field of MEMORY_BYTE_FIELDS) {
+    const v = obj[field];
+    if (typeof v === 'number' && !within(v, 0, EVENT_LIMITS.maxBytes)) return null;
+  }
+  // The rest is kept as the workload's report (allocator figures): a number there must be finite.
+  if (Object.values(obj).some((v) => typeof v === 'number' && !Number.isFinite(v))) return null;
+  return obj as MemoryEvent;
+}
+
+function within(v: unknown, low: number, high: number): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= low && v <= high;
 }
 
 /** Exit status a workload uses after it reported an `oom` event about itself. */

@@ -14,4 +14,14 @@ describe('step summaries', () => {
     assert.deepEqual(stepLatency([{ samples: 1, seconds: 1 }, { samples: 1, seconds: 3 }]), { median: 2, p95: 2.9 });
     assert.equal(ratioThroughput([]), null);
   });
+
+  it('never returns a non-finite throughput or stall, whatever the steps hold (issue 15, item 8)', () => {
+    assert.equal(ratioThroughput([{ samples: 1e300, seconds: 1e-300 }]), null, 'overflows to Infinity');
+    assert.equal(ratioThroughput([{ samples: 1.7e308, seconds: 1 }, { samples: 1.7e308, seconds: 1 }]), null, 'the sum overflows');
+    assert.equal(ratioThroughput([{ samples: Number.NaN, seconds: 1 }]), null);
+    assert.equal(ratioThroughput([{ samples: 8, seconds: Number.POSITIVE_INFINITY }]), null);
+    assert.equal(stallFraction([{ samples: 1, seconds: 1e-300, data_wait_seconds: 1e300 }]), null);
+    assert.equal(stallFraction([{ samples: 1, seconds: 1, data_wait_seconds: Number.POSITIVE_INFINITY }]), null);
+    assert.equal(stallFraction([{ samples: 1, seconds: 1, data_wait_seconds: -0.5 }]), null);
+  });
 });
