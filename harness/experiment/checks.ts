@@ -1,6 +1,7 @@
 // Checks that span several fields, after the schema has validated each one.
 import { ConfigError } from '../errors.js';
 import { templateNames } from '../workloads/command/template.js';
+import { paramEnvName } from '../workloads/protocol/events.js';
 import { names, parseExpr } from './expr.js';
 import { closest } from './schema-kit.js';
 import { ARENA_POLICIES } from '../workloads/onnx/spec.js';
@@ -20,6 +21,11 @@ function checkCommand(e: Experiment, issues: { path: string; message: string }[]
     if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) available.add(p);
     if (stage.kind === 'compare') available.add(stage.param);
     if (stage.kind === 'claim') for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) available.add(p);
+  }
+  const params = [...available].filter((p) => p !== 'python' || Object.hasOwn(e.workload.params ?? {}, p));
+  for (const name of Object.keys(e.workload.env ?? {})) {
+    const param = params.find((p) => paramEnvName(p) === name);
+    if (param !== undefined) issues.push({ path: `workload.env.${name}`, message: `is set by tunebench to the value of the parameter ${JSON.stringify(param)} (workload protocol), so this value would be overwritten; remove it, or set the parameter instead` });
   }
   const templates: [string, string][] = [
     ...e.workload.command.map((arg, j): [string, string] => [`workload.command[${j}]`, arg]),

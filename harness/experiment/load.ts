@@ -1,11 +1,18 @@
 // Loads an experiment file (YAML or JSON), validates it against the schema and resolves relative paths.
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { checkExperiment } from './checks.js';
+import { duplicateJsonKey } from './json-keys.js';
 import { experimentSchema, type Experiment } from './schema.js';
 import type { Issue } from './schema-kit.js';
+import { formatBytes } from './units.js';
+
+/** Experiment files are a few kilobytes; a larger one is the wrong file or an attack, refused before parsing. */
+export const MAX_EXPERIMENT_BYTES = 2 ** 20;
+/** Aliases one YAML document may expand; an experiment needs a handful, a "billion laughs" needs millions. */
+export const MAX_YAML_ALIASES = 100;
 
 export interface LoadedExperiment {
   experiment: Experiment;
@@ -19,8 +26,9 @@ export function loadExperiment(path: string): LoadedExperiment {
   const source = resolve(path);
   let text: string;
   try {
-    text = readFileSync(source, 'utf8');
+    text = readBounded(source);
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : String(error);
     throw new ConfigError(`cannot read experiment file ${path}: ${why}`, [], { cause: error });
@@ -28,8 +36,36 @@ export function loadExperiment(path: string): LoadedExperiment {
   return { experiment: parseExperimentText(text, source), source, text };
 }
 
+/** The file's text; a file above MAX_EXPERIMENT_BYTES (or one that never ends, such as /dev/zero) is refused unread. */
+function readBounded(source: string): string {
+  const fd = openSync(source, 'r');
+  try {
+    const stat = fstatSync(fd);
+    if (stat.isDirectory()) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
+    if (stat.isFile() && stat.size > MAX_EXPERIMENT_BYTES) throw tooLarge(source, stat.size);
+    const buffer = Buffer.alloc(MAX_EXPERIMENT_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    if (length > MAX_EXPERIMENT_BYTES) throw tooLarge(source);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tooLarge(source: string, bytes?: number): ConfigError {
+  const size = bytes === undefined ? 'larger than the limit' : `${bytes} bytes (${formatBytes(bytes)}), larger than the limit`;
+  return new ConfigError(`${source}: the experiment file is ${size} of ${formatBytes(MAX_EXPERIMENT_BYTES)} (${MAX_EXPERIMENT_BYTES} bytes); an experiment file is a few kilobytes, so check that this is the right file`);
+}
+
 /** Parses and validates experiment text; relative model paths resolve against the file's directory. */
 export function parseExperimentText(text: string, source: string, format?: 'json' | 'yaml'): Experiment {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_EXPERIMENT_BYTES) throw tooLarge(source, bytes);
   const raw = parseRaw(text, source, format);
   const issues: Issue[] = [];
   const experiment = experimentSchema.parse(raw, '', issues);
@@ -47,18 +83,29 @@ export function parseExperimentText(text: string, source: string, format?: 'json
 
 function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unknown {
   if (format === 'json' || (format === undefined && extname(source).toLowerCase() === '.json')) {
+    let value: unknown;
     try {
-      return JSON.parse(text) as unknown;
+      value = JSON.parse(text) as unknown;
     } catch (error) {
       throw new ConfigError(`${source}: not valid JSON: ${(error as Error).message}`, [], { cause: error });
     }
+    const duplicate = duplicateJsonKey(text);
+    if (duplicate) throw new ConfigError(`${source}: not valid JSON for tunebench: duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}; a key may appear once in an object, so remove one of them`);
+    return value;
   }
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     throw new ConfigError(`${source}: not valid YAML: ${first.message}`, [], { cause: first });
   }
-  const value: unknown = doc.toJS();
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+  } catch (error) {
+    // The yaml library throws a ReferenceError for excessive aliases and for an alias to a missing anchor.
+    const why = /alias count/i.test((error as Error).message) ? `its aliases (*name) expand to more than ${MAX_YAML_ALIASES} copies, as in a "billion laughs" attack; write the values out or use fewer aliases` : (error as Error).message;
+    throw new ConfigError(`${source}: not valid YAML: ${why}`, [], { cause: error });
+  }
   if (value === null || value === undefined) throw new ConfigError(`${source}: the file is empty; an experiment needs at least name, workload and stages`);
   return value;
 }

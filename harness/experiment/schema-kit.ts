@@ -37,12 +37,17 @@ function make<T>(expected: string, json: JsonSchema, check: (v: unknown, path: s
 }
 
 export const s = {
-  string(opts: { pattern?: RegExp; hint?: string; description?: string } = {}): Schema<string> {
+  /** `check` returns a message for a string that has the right form but is refused all the same. */
+  string(opts: { pattern?: RegExp; hint?: string; description?: string; check?: (v: string) => string | undefined } = {}): Schema<string> {
     const expected = opts.hint ?? 'a string';
     const json: JsonSchema = { type: 'string', ...(opts.pattern ? { pattern: opts.pattern.source } : {}), ...desc(opts.description) };
-    return make(expected, json, (v, path, issues) =>
-      typeof v === 'string' && (!opts.pattern || opts.pattern.test(v)) ? v : fail(issues, path, expected, v),
-    );
+    return make(expected, json, (v, path, issues) => {
+      if (typeof v !== 'string' || (opts.pattern && !opts.pattern.test(v))) return fail(issues, path, expected, v);
+      const refused = opts.check?.(v);
+      if (refused === undefined) return v;
+      issues.push({ path, message: refused });
+      return undefined;
+    });
   },
 
   number(opts: { min?: number; max?: number; exclusiveMin?: number; integer?: boolean; description?: string } = {}): Schema<number> {
@@ -79,12 +84,27 @@ export const s = {
     );
   },
 
-  /** A value given either as a number or as a string with units, converted by `convert`. */
-  unit(expected: string, pattern: RegExp, convert: (v: string | number) => number | undefined, description?: string): Schema<number> {
+  /**
+   * A value given either as a number or as a string with units, converted by `convert`; `bound.max`
+   * bounds the converted value, `bound.format` writes a converted value in messages ("604800 s").
+   */
+  unit(
+    expected: string,
+    pattern: RegExp,
+    convert: (v: string | number) => number | undefined,
+    description?: string,
+    bound?: { max: number; format: (n: number) => string; why: string },
+  ): Schema<number> {
+    // The bound is not exported: a string such as "200h" could not carry it anyway.
     const json: JsonSchema = { oneOf: [{ type: 'number', minimum: 0 }, { type: 'string', pattern: pattern.source }], ...desc(description) };
     return make(expected, json, (v, path, issues) => {
       const out = typeof v === 'number' || (typeof v === 'string' && pattern.test(v)) ? convert(v) : undefined;
-      return out === undefined ? fail(issues, path, expected, v) : out;
+      if (out === undefined) return fail(issues, path, expected, v);
+      if (bound && out > bound.max) {
+        issues.push({ path, message: `expected at most ${bound.format(bound.max)}, got ${describe(v)}${typeof v === 'string' ? `, which is ${bound.format(out)}` : ''}; ${bound.why}` });
+        return undefined;
+      }
+      return out;
     });
   },
 
@@ -103,7 +123,11 @@ export const s = {
     });
   },
 
-  record<T>(value: Schema<T>, description?: string): Schema<Record<string, T>> {
+  /**
+   * An object with names chosen by the user. A name of Object.prototype is always refused (it would
+   * be dropped or shadowed); `checkKey` returns a message for any other name it refuses.
+   */
+  record<T>(value: Schema<T>, description?: string, opts: { noun?: string; checkKey?: (key: string) => string | undefined } = {}): Schema<Record<string, T>> {
     const expected = `an object of ${value.expected}`;
     const json: JsonSchema = { type: 'object', additionalProperties: value.jsonSchema(), ...desc(description) };
     return make(expected, json, (v, path, issues) => {
@@ -111,6 +135,11 @@ export const s = {
       const before = issues.length;
       const out: Record<string, T> = {};
       for (const [k, x] of Object.entries(v)) {
+        const refused = isObjectPrototypeKey(k) ? reservedKeyMessage(k, opts.noun) : opts.checkKey?.(k);
+        if (refused !== undefined) {
+          issues.push({ path: join(path, k), message: refused });
+          continue;
+        }
         const parsed = value.parse(x, join(path, k), issues);
         if (parsed !== undefined) out[k] = parsed;
       }
@@ -131,7 +160,8 @@ export const s = {
       if (!isPlainObject(v)) return fail(issues, path, 'an object', v);
       const before = issues.length;
       for (const key of Object.keys(v)) {
-        if (!(key in props)) issues.push({ path: join(path, key), message: unknownKeyMessage(key, keys) });
+        // Own keys only: "constructor" or "__proto__" is unknown here, not a property every object has.
+        if (!Object.hasOwn(props, key)) issues.push({ path: join(path, key), message: unknownKeyMessage(key, keys) });
       }
       const out: Record<string, unknown> = {};
       for (const key of keys) {
@@ -155,7 +185,9 @@ export const s = {
     const json: JsonSchema = { oneOf: names.map((n) => variants[n]!.jsonSchema()) };
     return make(`an object with ${tag} ${names.join(' | ')}`, json, (v, path, issues) => {
       if (!isPlainObject(v)) return fail(issues, path, 'an object', v);
-      const variant = typeof v[tag] === 'string' ? variants[v[tag] as string] : undefined;
+      const name = v[tag];
+      // Own keys only: a kind of "constructor" must not find Object.prototype.constructor.
+      const variant = typeof name === 'string' && Object.hasOwn(variants, name) ? variants[name] : undefined;
       if (!variant) return failEnum(issues, join(path, tag), names, v[tag]);
       return variant.parse(v, path, issues) as T | undefined;
     });
@@ -237,6 +269,22 @@ function unknownKeyMessage(key: string, known: readonly string[]): string {
 function join(path: string, key: string): string {
   const part = /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) ? key : JSON.stringify(key);
   return path ? `${path}.${part}` : part;
+}
+
+/** Names that every JavaScript object already has ("constructor", "toString", "__proto__", ...). */
+const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+export function isObjectPrototypeKey(key: string): boolean {
+  return OBJECT_PROTOTYPE_KEYS.has(key);
+}
+
+/** Why a user-chosen name such as "constructor" is refused; `noun` names what it names ("parameter"). */
+export function reservedKeyMessage(key: string, noun = 'key'): string {
+  const why =
+    key === '__proto__'
+      ? 'it is reserved in JavaScript, where it sets an object\'s prototype instead of adding a key, so it would be silently dropped'
+      : `names of JavaScript object properties (Object.prototype.${key}) are reserved, since every object already has them`;
+  return `${JSON.stringify(key)} cannot be a ${noun} name: ${why}; rename the ${noun}`;
 }
 
 export function isPlainObject(v: unknown): v is Record<string, unknown> {

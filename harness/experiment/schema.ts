@@ -1,19 +1,32 @@
 // The experiment file's schema: the one source of truth for validation, types and the exported JSON Schema.
 import { ARENA_POLICIES, EXECUTION_PROVIDERS } from '../workloads/onnx/spec.js';
 import { MODEL_KINDS } from '../workloads/onnx/models/index.js';
-import { optional, required, s, type Infer } from './schema-kit.js';
+import { envNameProblem, paramNameProblem } from './names.js';
+import { optional, required, s, type Infer, type Schema } from './schema-kit.js';
 import { DURATION_PATTERN, parseDuration, parseSize, SIZE_PATTERN } from './units.js';
 
 const size = (description: string) =>
   s.unit('a size such as "2GiB", "800MB" or a number of bytes', SIZE_PATTERN, parseSize, description);
-const duration = (description: string) =>
-  s.unit('a duration such as "90s", "2m", "50ms" or a number of seconds', DURATION_PATTERN, parseDuration, description);
+/** A duration; `max` (seconds) keeps it far below the 2^31-1 ms (24.8 days) past which a Node.js timer fires after 1 ms. */
+const duration = (description: string, max?: { seconds: number; why: string }) =>
+  s.unit('a duration such as "90s", "2m", "50ms" or a number of seconds', DURATION_PATTERN, parseDuration, description, max && { max: max.seconds, format: formatDuration, why: max.why });
+export const MAX_TRIAL_TIMEOUT_SECONDS = 7 * 86400;
+export const MAX_POLL_SECONDS = 3600;
+
+function formatDuration(seconds: number): string {
+  const days = seconds / 86400;
+  const hours = seconds / 3600;
+  return `${seconds} s${days >= 1 ? ` (${+days.toFixed(2)} day${days === 1 ? '' : 's'})` : hours >= 1 ? ` (${+hours.toFixed(2)} hour${hours === 1 ? '' : 's'})` : ''}`;
+}
 const positiveInt = (description?: string) => s.number({ integer: true, min: 1, ...(description ? { description } : {}) });
 const nonNegativeInt = (description?: string) => s.number({ integer: true, min: 0, ...(description ? { description } : {}) });
 const fraction = (description: string) => s.number({ min: 0, max: 0.95, description });
 
 /** A parameter value: numbers, strings and booleans, as in PyTorch's and ONNX Runtime's own names. */
 const paramValue = s.either(s.either(s.number(), s.string()), s.boolean());
+/** An object keyed by parameter names; names that clash with JavaScript or the protocol are refused. */
+const paramRecord = <T>(value: Schema<T>, description: string) => s.record(value, description, { noun: 'parameter', checkKey: paramNameProblem });
+const paramName = (hint: string) => s.string({ pattern: /^[a-z][a-z0-9_]*$/, hint, check: paramNameProblem });
 
 const generatedModel = s.object(
   {
@@ -40,7 +53,7 @@ const dim = s.either(positiveInt(), s.string({ pattern: /^[A-Za-z_][A-Za-z0-9_]*
 const fileModel = s.object(
   {
     path: required(s.string({ description: 'path to an .onnx file, relative to the experiment file' })),
-    inputs: required(s.record(s.array(dim, { minItems: 1 }), 'input name to shape; a symbolic dimension is the batch size')),
+    inputs: required(s.record(s.array(dim, { minItems: 1 }), 'input name to shape; a symbolic dimension is the batch size', { noun: 'input' })),
   },
   'Your own ONNX model; give each float32 input its shape with a symbolic batch dimension.',
 );
@@ -86,8 +99,8 @@ const commandWorkload = s.object(
     command: required(s.array(s.string(), { minItems: 1, description: 'program and arguments; "{name}" in an argument becomes that parameter\'s value' })),
     python: optional(s.string({ description: 'interpreter for "{python}" and for a command that starts with a .py script, e.g. /usr/bin/python3' })),
     cwd: optional(s.string({ description: 'working directory, relative to the experiment file' })),
-    env: optional(s.record(s.string(), 'extra environment variables')),
-    params: optional(s.record(paramValue, 'fixed parameter values'), {}),
+    env: optional(s.record(s.string(), 'extra environment variables', { noun: 'variable', checkKey: envNameProblem })),
+    params: optional(paramRecord(paramValue, 'fixed parameter values'), {}),
     protocol: optional(s.literal(['optional', 'required'] as const, 'required: a run without step events is invalid; optional: whole-process timing'), 'optional'),
   },
   'Any program, run as an argument array (never through a shell), configured through the workload protocol.',
@@ -96,7 +109,7 @@ const commandWorkload = s.object(
 const limits = s.object({
   memory: optional(size('hard memory cap for each trial')),
   mechanism: optional(s.literal(['auto', 'prlimit', 'cgroup', 'none'] as const, 'how the cap is enforced; auto picks cgroup v2 where writable, else prlimit'), 'auto'),
-  timeout: optional(duration('wall-clock limit for one trial; the whole process tree is killed after it'), 300),
+  timeout: optional(duration('wall-clock limit for one trial; the whole process tree is killed after it', { seconds: MAX_TRIAL_TIMEOUT_SECONDS, why: 'a trial that runs longer is stuck, and Node.js cannot time waits beyond 24.8 days; lower limits.timeout' }), 300),
 });
 
 const measure = s.object({
@@ -119,7 +132,7 @@ const maxBatchStage = s.object(
   {
     kind: required(s.literal(['max-batch'] as const)),
     name: optional(s.string()),
-    param: optional(s.string({ pattern: /^[a-z][a-z0-9_]*$/, hint: 'a parameter name such as "batch_size"' }), 'batch_size'),
+    param: optional(paramName('a parameter name such as "batch_size"'), 'batch_size'),
     multiple_of: optional(positiveInt('granularity of the answer'), 8),
     start: optional(positiveInt('first probe; defaults to multiple_of')),
     ceiling: optional(positiveInt('largest batch the search may probe'), 1 << 20),
@@ -152,7 +165,7 @@ const sweepStage = s.object(
   {
     kind: required(s.literal(['sweep'] as const)),
     name: optional(s.string()),
-    params: required(s.record(paramSpace, 'parameter name to the values to sweep')),
+    params: required(paramRecord(paramSpace, 'parameter name to the values to sweep')),
     strategy: optional(s.literal(['race', 'grid'] as const, 'grid runs everything; race drops configs that a round-blocked test finds slower'), 'race'),
     repeats: optional(positiveInt('grid: trials per config (default 3); race: the most rounds (default 8)')),
     min_rounds: optional(s.number({ integer: true, min: 3, description: 'race: full rounds before the first elimination (at least 3)' }), 3),
@@ -168,7 +181,7 @@ const sweepStage = s.object(
     ),
     cost: optional(s.array(s.string(), { description: 'parameters in order of cost, for choosing among ties (default: the order of params)' })),
     applies_when: optional(
-      s.record(s.string(), 'conditional parameters: {prefetch_factor: num_workers} sweeps prefetch_factor only where num_workers is non-zero; elsewhere it is left out and duplicate configs run once'),
+      paramRecord(s.string(), 'conditional parameters: {prefetch_factor: num_workers} sweeps prefetch_factor only where num_workers is non-zero; elsewhere it is left out and duplicate configs run once'),
       {},
     ),
   },
@@ -179,7 +192,7 @@ const compareStage = s.object(
   {
     kind: required(s.literal(['compare'] as const)),
     name: optional(s.string()),
-    param: required(s.string({ pattern: /^[a-z][a-z0-9_]*$/, hint: 'a parameter name such as "empty_cache" or "arena"' })),
+    param: required(paramName('a parameter name such as "empty_cache" or "arena"')),
     arms: required(s.array(paramValue, { minItems: 2, description: 'the values compared, each an arm; the other parameters stay fixed' })),
     baseline: optional(paramValue),
     repeats: optional(positiveInt('rounds before the first decision; each round runs every undecided arm and the baseline, in an order that reverses every round'), 5),
@@ -198,8 +211,8 @@ const claimStage = s.object(
     claim: required(s.string({ description: 'the claimed effect as people write it: "2-3x", ">=1.3x", "8x", "5-10% faster", "40-50% less time", "30% less memory"' })),
     source: optional(s.string({ description: 'where the claim comes from, for the report' })),
     metric: optional(s.literal(['throughput', 'step_time', 'process_time', 'peak_memory'] as const, 'what is measured: samples/s, time per step, whole-process wall time, or peak memory; default: peak_memory for a claim about memory, else throughput')),
-    baseline: optional(s.record(paramValue, 'parameter values of the "before" side (on top of the fixed and chosen ones)'), {}),
-    candidate: optional(s.record(paramValue, 'parameter values of the "after" side'), {}),
+    baseline: optional(paramRecord(paramValue, 'parameter values of the "before" side (on top of the fixed and chosen ones)'), {}),
+    candidate: optional(paramRecord(paramValue, 'parameter values of the "after" side'), {}),
     baseline_command: optional(s.array(s.string(), { minItems: 1, description: 'command workloads: the "before" program and arguments, replacing workload.command' })),
     candidate_command: optional(s.array(s.string(), { minItems: 1, description: 'command workloads: the "after" program and arguments' })),
     tolerance: optional(s.number({ min: 0, max: 1, description: 'a point claim such as "8x" is widened on the log scale of its effect: ln 8 / (1 + t) to ln 8 * (1 + t)' }), 0.2),
@@ -226,7 +239,7 @@ const executor = s.object(
     extra_args: optional(s.array(s.string(), { description: 'more sbatch arguments, each one element, e.g. ["--qos=high"]' }), []),
     max_concurrent: optional(positiveInt('K in sbatch --array=0-(N-1)%K: array tasks that may run at once'), 4),
     retries: optional(nonNegativeInt('times a task that ended FAILED, TIMEOUT, OUT_OF_MEMORY, CANCELLED or NODE_FAIL without a record is submitted again'), 1),
-    poll: optional(duration('the longest wait between two looks at squeue/sacct (the wait starts at 0.5 s and grows)'), 10),
+    poll: optional(duration('the longest wait between two looks at squeue/sacct (the wait starts at 0.5 s and grows)', { seconds: MAX_POLL_SECONDS, why: 'a longer wait only delays noticing finished tasks; lower executor.poll' }), 10),
   },
   'Where trials run.',
 );

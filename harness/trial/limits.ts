@@ -1,6 +1,6 @@
 // Enforcing the per-trial memory cap: cgroup v2 memory.max where writable, else prlimit --as.
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { delimiter, isAbsolute, join } from 'node:path';
 import type { LimitMechanism } from './record.js';
 
 export type MechanismChoice = 'auto' | 'prlimit' | 'cgroup' | 'none';
@@ -31,8 +31,32 @@ export function writableCgroup(root = CGROUP_ROOT): string | undefined {
   }
 }
 
+const PRLIMIT_LOCATIONS = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/sbin/prlimit', '/sbin/prlimit'];
+
+/**
+ * The absolute path of prlimit, from tunebench's own PATH or the usual locations. The trial is
+ * spawned with the workload's environment, so a bare "prlimit" would be looked up on a PATH that
+ * workload.env may set: the experiment file would choose the program that enforces its own cap.
+ */
+export function prlimitPath(searchPath = process.env['PATH'] ?? ''): string | undefined {
+  const onPath = searchPath
+    .split(delimiter)
+    .filter((dir) => isAbsolute(dir))
+    .map((dir) => join(dir, 'prlimit'));
+  return [...onPath, ...PRLIMIT_LOCATIONS].find(isExecutableFile);
+}
+
+function isExecutableFile(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 export function hasPrlimit(): boolean {
-  return ['/usr/bin/prlimit', '/bin/prlimit'].some((p) => existsSync(p));
+  return prlimitPath() !== undefined;
 }
 
 /** Decides how the cap is enforced; throws when the requested mechanism is unavailable. */
@@ -44,8 +68,9 @@ export function planLimit(bytes: number | undefined, choice: MechanismChoice, tr
     return { mechanism: 'cgroup-v2', bytes, prefix: [], cgroupDir: dir };
   }
   if (choice === 'cgroup') throw new Error('limits.mechanism is "cgroup" but no writable cgroup v2 with the memory controller was found; use "prlimit" or "auto"');
-  if (!hasPrlimit()) throw new Error('limits.memory needs prlimit (util-linux) or a writable cgroup v2; install util-linux or remove limits.memory');
-  return { mechanism: 'prlimit-as', bytes, prefix: ['prlimit', `--as=${bytes}`, '--'] };
+  const prlimit = prlimitPath();
+  if (prlimit === undefined) throw new Error('limits.memory needs prlimit (util-linux) or a writable cgroup v2; install util-linux or remove limits.memory');
+  return { mechanism: 'prlimit-as', bytes, prefix: [prlimit, `--as=${bytes}`, '--'] };
 }
 
 /** Creates the cgroup and moves pid into it (cgroup v2 only). */

@@ -1,0 +1,35 @@
+// Names a user may not choose: parameters whose TUNEBENCH_<NAME> variable is one the harness sets,
+// and workload.env entries that the harness would overwrite.
+import { ONNX_WORKLOAD_ENV } from '../workloads/onnx/spec.js';
+import { ENV, paramEnvName } from '../workloads/protocol/events.js';
+import { isObjectPrototypeKey, reservedKeyMessage } from './schema-kit.js';
+
+/**
+ * Every variable the harness sets for a trial: the protocol's, the ONNX child's spec, and the trial
+ * mark (TRIAL_MARK_ENV of trial/process.ts, named here because experiment/ sits below trial/).
+ */
+export const HARNESS_ENV: readonly string[] = [...Object.values(ENV), ONNX_WORKLOAD_ENV, 'TUNEBENCH_TRIAL_MARK'];
+
+const MEANING: Record<string, string> = {
+  [ENV.config]: 'the whole configuration as JSON',
+  [ENV.events]: 'the path of the events file',
+  [ENV.warmupSteps]: 'the number of warm-up steps, which measure.warmup_steps sets',
+  [ENV.steps]: 'the number of timed steps, which measure.steps (or a stage\'s steps) sets',
+  [ENV.trialId]: 'the trial id',
+};
+
+/** Why `name` cannot be a parameter, or undefined when it can. */
+export function paramNameProblem(name: string): string | undefined {
+  if (isObjectPrototypeKey(name)) return reservedKeyMessage(name, 'parameter');
+  const variable = paramEnvName(name);
+  if (!HARNESS_ENV.includes(variable)) return undefined;
+  const meaning = MEANING[variable];
+  return `the parameter ${JSON.stringify(name)} would be given to the workload as ${variable}, which tunebench already sets for every trial (workload protocol)${meaning ? ` to ${meaning}` : ''}; rename the parameter`;
+}
+
+/** Why `name` cannot be a workload.env entry, or undefined when it can. */
+export function envNameProblem(name: string): string | undefined {
+  if (isObjectPrototypeKey(name)) return reservedKeyMessage(name, 'variable');
+  if (HARNESS_ENV.includes(name)) return `${name} is set by tunebench for every trial (workload protocol), so this value would be overwritten; remove it`;
+  return undefined;
+}
