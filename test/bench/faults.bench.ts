@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     '',
     `### Attacks: workloads and files written to misbehave`,
     '',
-    `Each row is one test of \`test/faults/{${ATTACK_SUITES.join(',')}}.test.ts\`, run through the shipped code; its name says the attack and what must happen, and the time is the whole test's, timeouts of 20-30 s included where the attack is a hang.`,
+    `Each row is one test of \`test/faults/{${ATTACK_SUITES.join(',')}}.test.ts\`, run through the shipped code; its name says the attack and what must happen; the time is the test's wall time.`,
     '',
     '| suite | attack and required outcome | time | |',
     '| --- | --- | --- | --- |',

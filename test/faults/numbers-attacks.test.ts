@@ -58,7 +58,7 @@ function experiment(dir: string): string {
 const CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 describe('a workload that lies with numbers and writes hostile text', { timeout: 180_000 }, () => {
-  it('is not chosen, its events count as malformed, and every report and `tunebench report` stay finite and literal', async () => {
+  it('a workload reporting 1e300 samples in 1e-300 s, 1.7e308 samples and hostile text is not chosen, its events count as malformed, and every report and `tunebench report` stay finite and literal', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
     const r = await execa(process.execPath, [CLI, 'run', experiment(dir), '--out', out], { reject: false, env: { GITHUB_STEP_SUMMARY: '' } });
