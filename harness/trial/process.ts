@@ -115,6 +115,8 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   let afterDone = false;
   let doneTimer: NodeJS.Timeout | undefined;
   let readerError: string | null = null;
+  /** Cleared when the workload's process is gone: events read after that arm no timer. */
+  let running = true;
   const stop = (): void => {
     killedByHarness = true;
     killTrial(pid, mark, 'SIGTERM');
@@ -133,11 +135,13 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     for (const e of events) {
       spec.onEvent?.(e);
       // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
-      if (e.event === 'done' && doneTimer === undefined) {
+      if (e.event === 'done' && doneTimer === undefined && running) {
         doneTimer = setTimeout(() => {
           afterDone = true;
           stop();
         }, (spec.doneGraceSeconds ?? DONE_GRACE_SECONDS) * 1000);
+        // The trial's own process keeps the harness alive while it runs; this timer must not.
+        doneTimer.unref();
       }
     }
   };
@@ -165,6 +169,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     }
     result = await child;
   } finally {
+    running = false;
     clearTimeout(timer);
     clearTimeout(doneTimer);
     clearInterval(poller);
