@@ -100,10 +100,7 @@ export function registerHistory(program: Command): void {
     .description('pin a finished run as its experiment\'s baseline (<reports>/<experiment>/baseline.json)')
     .argument('<run-dir>', 'a finished run directory')
     .action((runArg: string) => {
-      const dir = resolve(runArg);
-      if (!existsSync(join(dir, 'run.json'))) throw new ConfigError(`${runArg} is not a run directory (run.json is missing)`);
-      const entry = readRunEntry(dir);
-      if ('why' in entry) throw new ConfigError(`cannot pin ${runArg} as the baseline: ${entry.why}`);
+      const { dir, entry } = finishedRun(runArg, `pin ${runArg} as the baseline`);
       const path = writeBaseline(dir, { run_id: entry.run_id, set_at: new Date().toISOString(), env_key: entry.env_key });
       process.stdout.write(`baseline of ${entry.experiment}: ${entry.run_id} (environment ${entry.env_key}: ${entry.env_label}); written to ${path}\n`);
     });
@@ -112,10 +109,7 @@ export function registerHistory(program: Command): void {
     .description('accept a flagged run as the new level: the nightly gate takes it (and the nights after it) as the reference from now on (<reports>/<experiment>/accepted.json)')
     .argument('<run-dir>', 'a finished run directory, usually the latest night that history flagged')
     .action((runArg: string) => {
-      const dir = resolve(runArg);
-      if (!existsSync(join(dir, 'run.json'))) throw new ConfigError(`${runArg} is not a run directory (run.json is missing)`);
-      const entry = readRunEntry(dir);
-      if ('why' in entry) throw new ConfigError(`cannot accept ${runArg}: ${entry.why}`);
+      const { dir, entry } = finishedRun(runArg, `accept ${runArg}`);
       const expDir = dirname(dir);
       const accepted = readAccepted(expDir);
       if (accepted.some((a) => a.run_id === entry.run_id)) {
@@ -144,6 +138,15 @@ export function registerHistory(program: Command): void {
       rmSync(path, { force: true });
       process.stdout.write(`removed ${path}\n`);
     });
+}
+
+/** The finished run a baseline command names, or a ConfigError that says why it cannot do `toDo`. */
+function finishedRun(runArg: string, toDo: string): { dir: string; entry: RunEntry } {
+  const dir = resolve(runArg);
+  if (!existsSync(join(dir, 'run.json'))) throw new ConfigError(`${runArg} is not a run directory (run.json is missing)`);
+  const entry = readRunEntry(dir);
+  if ('why' in entry) throw new ConfigError(`cannot ${toDo}: ${entry.why}`);
+  return { dir, entry };
 }
 
 /**

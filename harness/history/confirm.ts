@@ -15,7 +15,6 @@ import type { SweepSummary } from '../engine/stages/sweep.js';
 import { stageName } from '../experiment/checks.js';
 import type { ClaimStageSpec, Experiment, StageSpec } from '../experiment/schema.js';
 import { readRunDir } from '../report/write.js';
-import { logMeanInterval } from '../stats/log-ratio.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { Config, TrialRecord } from '../trial/record.js';
 import type { RunEntry } from './index.js';
@@ -116,7 +115,7 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
   } catch (error) {
     return pending.map((m) => failed(m, (error as Error).message));
   }
-  const resolved = (tonightRead.run as unknown as { resolved?: Experiment; experiment_file?: string });
+  const tonightRun = tonightRead.run as unknown as { resolved?: Experiment; experiment_file?: string };
   const planned: { metric: GatedMetric; stage: ClaimStageSpec; tonight: Source; same: boolean }[] = [];
   const out: Confirmation[] = [];
   for (const m of pending) {
@@ -131,8 +130,8 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
     planned.push({ metric: m, stage, tonight, same: tonight.kind === 'claim' || !reference || sameConfig(tonight.config, reference.config) });
   }
   if (planned.length === 0) return out;
-  const file = resolved.experiment_file;
-  if (!resolved.resolved || !file || !existsSync(file)) {
+  const file = tonightRun.experiment_file;
+  if (!tonightRun.resolved || !file || !existsSync(file)) {
     return [...out, ...planned.map((p) => failed(p.metric, `the experiment file ${file ?? '(not recorded)'} of run ${latest.run_id} is gone, so its trials cannot be run again; restore it or run history with --no-confirm`))];
   }
   let result: RunResult;
@@ -145,7 +144,7 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
       ...(o.signal ? { signal: o.signal } : {}),
       adjust: (e) => {
         // Tonight's experiment as it ran (run.json), not the file as it may have been edited since.
-        Object.assign(e, structuredClone(resolved.resolved), { stages: planned.map((p) => p.stage) });
+        Object.assign(e, structuredClone(tonightRun.resolved), { stages: planned.map((p) => p.stage) });
       },
     });
   } catch (error) {
@@ -172,7 +171,8 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
       trials = summary.pairs;
     } else {
       const v = throughputs(records, p.same ? [...summary.trials.candidate, ...summary.trials.baseline] : summary.trials.candidate);
-      value = v.length > 0 ? (logMeanInterval(v, 0.05)?.estimate ?? Math.exp(v.reduce((a, x) => a + Math.log(x), 0) / v.length)) : null;
+      // The geometric mean of per-trial samples/s: the estimate of the sweep's and compare's intervals.
+      value = v.length > 0 ? Math.exp(v.reduce((a, x) => a + Math.log(x), 0) / v.length) : null;
       trials = v.length;
     }
     const ratio = !p.same && summary.speedup ? { estimate: summary.speedup.estimate, low: summary.speedup.low, high: summary.speedup.high } : null;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { writeFileAtomic } from '../../harness/store/atomic.js';
+import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { REPORT_FIXTURE } from '../support/runs.js';
 
@@ -60,25 +61,17 @@ describe('run directories that cannot be turned against their owner', () => {
 
   it('a journal deleted mid-run is restored from memory, the run says so, and report flags a journal with gaps', async () => {
     const dir = tempDir();
-    const experiment = join(dir, 'deletes.yaml');
-    writeFileSync(
-      experiment,
-      [
-        'name: deletes',
-        'workload:',
-        '  kind: command',
-        `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'deletes-journal.mjs'))}]`,
-        '  protocol: required',
-        '  params: { batch_size: 8 }',
-        'measure: { warmup_steps: 0, steps: 3 }',
-        'stages:',
-        '  - kind: sweep',
-        '    params: { x: [1, 2, 3, 4] }',
-        '    strategy: grid',
-        '    repeats: 1',
-        '',
-      ].join('\n'),
-    );
+    const experiment = commandExperiment(dir, 'deletes', [process.execPath, join(PROGRAMS, 'deletes-journal.mjs')], [
+      '  protocol: required',
+      '  params: { batch_size: 8 }',
+    ], [
+      'measure: { warmup_steps: 0, steps: 3 }',
+      'stages:',
+      '  - kind: sweep',
+      '    params: { x: [1, 2, 3, 4] }',
+      '    strategy: grid',
+      '    repeats: 1',
+    ]);
     const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'], { reject: false });
     assert.equal(r.exitCode, 0, r.stderr);
     const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };

@@ -3,12 +3,13 @@
 // is a FIFO, a link to /dev/zero or 600 MB without a newline. Each trial must end within its
 // timeout (here: long before it), keep what it measured, and leave no process behind.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { hardExit, onHardExit } from '../../harness/engine/hard-exit.js';
 import { markedProcesses, runProcessTrial, TRIAL_MARK_ENV, type ProcessTrialSpec } from '../../harness/trial/process.js';
 import { execa } from 'execa';
+import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { waitFor } from '../support/wait.js';
 
@@ -92,23 +93,15 @@ describe('trials that always end', { timeout: 120_000 }, () => {
   it('a second Ctrl-C exits 130 at once, yet kills the trial, marks run.json stopped and releases the lock', async () => {
     const dir = tempDir();
     const pidFile = join(dir, 'pids.json');
-    const experiment = join(dir, 'hangs.yaml');
-    writeFileSync(
-      experiment,
-      [
-        'name: hangs',
-        'workload:',
-        '  kind: command',
-        `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'hangs.mjs'))}]`,
-        `  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`,
-        '  params: { batch_size: 8 }',
-        'limits: { timeout: 120s }',
-        'stages:',
-        '  - kind: sweep',
-        '    params: { x: [1, 2] }',
-        '',
-      ].join('\n'),
-    );
+    const experiment = commandExperiment(dir, 'hangs', [process.execPath, join(PROGRAMS, 'hangs.mjs')], [
+      `  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`,
+      '  params: { batch_size: 8 }',
+    ], [
+      'limits: { timeout: 120s }',
+      'stages:',
+      '  - kind: sweep',
+      '    params: { x: [1, 2] }',
+    ]);
     const out = join(dir, 'reports');
     const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false });
     const pids = await waitFor('the trial under way', () => (existsSync(pidFile) ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number }) : null), 30);
@@ -131,24 +124,16 @@ describe('trials that always end', { timeout: 120_000 }, () => {
 
   it('a compare whose every trial failed is a failed run: exit 2, nothing chosen, the reason named', async () => {
     const dir = tempDir();
-    const experiment = join(dir, 'allfail.yaml');
-    writeFileSync(
-      experiment,
-      [
-        'name: allfail',
-        'workload:',
-        '  kind: command',
-        `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'crash-message.mjs'))}]`,
-        '  params: { batch_size: 8 }',
-        'limits: { timeout: 20s }',
-        'stages:',
-        '  - kind: compare',
-        '    param: x',
-        '    arms: [1, 2]',
-        '    repeats: 3',
-        '',
-      ].join('\n'),
-    );
+    const experiment = commandExperiment(dir, 'allfail', [process.execPath, join(PROGRAMS, 'crash-message.mjs')], [
+      '  params: { batch_size: 8 }',
+    ], [
+      'limits: { timeout: 20s }',
+      'stages:',
+      '  - kind: compare',
+      '    param: x',
+      '    arms: [1, 2]',
+      '    repeats: 3',
+    ]);
     const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'], { reject: false });
     assert.equal(r.exitCode, 2, r.stderr);
     assert.match(r.stderr, /the workload failed in stage compare-1: .*no successful trial/);
@@ -159,26 +144,18 @@ describe('trials that always end', { timeout: 120_000 }, () => {
 
   it('a tree that holds more than a per-process (prlimit) cap is flagged in the record and the run warnings', async () => {
     const dir = tempDir();
-    const experiment = join(dir, 'tree.yaml');
-    writeFileSync(
-      experiment,
-      [
-        'name: tree',
-        'workload:',
-        '  kind: command',
-        `  command: [/usr/bin/python3, ${JSON.stringify(join(PROGRAMS, 'tree-memory.py'))}]`,
-        '  protocol: required',
-        '  params: { batch_size: 8 }',
-        'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
-        'measure: { warmup_steps: 0, steps: 1 }',
-        'stages:',
-        '  - kind: sweep',
-        '    params: { x: [1] }',
-        '    strategy: grid',
-        '    repeats: 1',
-        '',
-      ].join('\n'),
-    );
+    const experiment = commandExperiment(dir, 'tree', ['/usr/bin/python3', join(PROGRAMS, 'tree-memory.py')], [
+      '  protocol: required',
+      '  params: { batch_size: 8 }',
+    ], [
+      'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
+      'measure: { warmup_steps: 0, steps: 1 }',
+      'stages:',
+      '  - kind: sweep',
+      '    params: { x: [1] }',
+      '    strategy: grid',
+      '    repeats: 1',
+    ]);
     const out = join(dir, 'reports');
     const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet', '--json'], { reject: false });
     assert.equal(r.exitCode, 0, r.stderr);

@@ -2,7 +2,7 @@
 // run a deterministic experiment, kill the harness at random points, resume, and count what a kill
 // cost: trials lost (completed before a kill, missing after) and trials duplicated.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { createRng } from '../../harness/stats/rng.js';
@@ -129,4 +129,15 @@ export async function killLoop(opts: { out: string; reference: Trace; kills: num
     check(current);
   }
   return result;
+}
+
+/**
+ * Writes <dir>/<name>.yaml: an experiment whose workload runs `command` (program and arguments),
+ * with more `workload:` lines (indented two spaces) and the lines after the workload; returns its path.
+ */
+export function commandExperiment(dir: string, name: string, command: readonly string[], workload: readonly string[], rest: readonly string[]): string {
+  const path = join(dir, `${name}.yaml`);
+  const yaml = [`name: ${name}`, 'workload:', '  kind: command', `  command: [${command.map((c) => JSON.stringify(c)).join(', ')}]`, ...workload, ...rest, ''];
+  writeFileSync(path, yaml.join('\n'));
+  return path;
 }
