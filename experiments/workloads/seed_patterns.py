@@ -28,7 +28,7 @@ def run():
 
     if pattern == "tensor-creation":
         if variant not in ("loop", "hoisted"):
-            raise ValueError(f"variant: expected loop or hoisted for tensor-creation, got {variant!r}")
+            tunebench.reject(f"variant: expected loop or hoisted for tensor-creation, got {variant!r}")
         embed = torch.nn.Embedding(1000, dim).to(device)
         position = torch.nn.Embedding(seq, dim).to(device)
         x = tokens.to(device)
@@ -52,7 +52,7 @@ def run():
                 return float(out.sum())
     elif pattern == "collate":
         if variant not in ("append", "preallocated"):
-            raise ValueError(f"variant: expected append or preallocated for collate, got {variant!r}")
+            tunebench.reject(f"variant: expected append or preallocated for collate, got {variant!r}")
         samples = [tokens[i, : lengths[i]].tolist() for i in range(batch)]
 
         def step():
@@ -75,7 +75,7 @@ def run():
                 out = ids, masks
             return int(out[0].sum())
     else:
-        raise ValueError(f"pattern: expected tensor-creation or collate, got {pattern!r}")
+        tunebench.reject(f"pattern: expected tensor-creation or collate, got {pattern!r}")
 
     for _ in timer.batches(range(cfg.warmup_steps + cfg.steps)):
         with timer.step(samples=batch):

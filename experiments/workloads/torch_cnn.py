@@ -23,7 +23,7 @@ def build(cfg, torch):
     classes = cfg.get_int("classes", 10)
     passes = cfg.get_int("augment", 6)
     if size < 8:
-        raise ValueError(f"image_size: expected at least 8, got {size}")
+        tunebench.reject(f"image_size: expected at least 8, got {size}")
     blur = torch.tensor([1.0, 2.0, 1.0]).outer(torch.tensor([1.0, 2.0, 1.0]))
     blur = (blur / blur.sum()).expand(3, 1, 3, 3).contiguous()
 

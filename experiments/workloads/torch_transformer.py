@@ -44,9 +44,9 @@ def build(cfg, torch):
     heads, ffn, depth = cfg.get_int("heads", 4), cfg.get_int("ffn", 128), cfg.get_int("layers", 2)
     n_words = cfg.get_int("words", 8 * seq)
     if dim % heads:
-        raise ValueError(f"dim ({dim}) must be a multiple of heads ({heads})")
+        tunebench.reject(f"dim ({dim}) must be a multiple of heads ({heads})")
     if vocab < 3:
-        raise ValueError(f"vocab: expected at least 3, got {vocab}")
+        tunebench.reject(f"vocab: expected at least 3, got {vocab}")
 
     class SyntheticText(Dataset):
         def __init__(self, length):

@@ -20,7 +20,7 @@ def setup(cfg):
     if wanted == "auto":
         wanted = "cuda" if torch.cuda.is_available() else "cpu"
     if wanted == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device: cuda was requested but torch.cuda.is_available() is False")
+        tunebench.reject("device: cuda was requested but torch.cuda.is_available() is False")
     threads = cfg.get_int("threads", 0)
     if threads:
         torch.set_num_threads(threads)
@@ -33,19 +33,24 @@ def run(build):
     cfg = tunebench.config()
     torch, device, allocator = setup(cfg)
     dataset_class, model, loss_of = build(cfg, torch)
-    train(cfg, torch, device, dataset_class(epoch_length(cfg) * cfg.batch_size), model, loss_of, allocator)
+    epochs = epoch_count(cfg)
+    train(cfg, torch, device, dataset_class(epoch_length(cfg, epochs) * cfg.batch_size), model, loss_of, allocator, epochs)
 
 
-def epoch_length(cfg):
-    """Batches per epoch: the trial's steps spread over `epochs` short epochs, so that workers
-    that are not persistent are started again at each epoch, as in a real job."""
-    total = cfg.warmup_steps + cfg.steps
-    epochs = max(1, min(cfg.get_int("epochs", 2), total))
-    return -(-total // epochs)
+def epoch_count(cfg):
+    """The short epochs a trial spans (TUNEBENCH_TRIAL_EPOCHS, else the `epochs` parameter), so that
+    workers that are not persistent are started again at each epoch, as in a real job."""
+    return max(1, min(cfg.epochs or cfg.get_int("epochs", 2), cfg.warmup_steps + cfg.steps))
 
 
-def train(cfg, torch, device, dataset, model, loss_of, allocator):
-    """Runs warm-up plus timed steps over `dataset`; loss_of(model, batch) returns the loss."""
+def epoch_length(cfg, epochs):
+    """Batches per epoch: the trial's warm-up plus steps spread over `epochs`."""
+    return -(-(cfg.warmup_steps + cfg.steps) // epochs)
+
+
+def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs):
+    """Runs warm-up plus timed steps over `dataset` in `epochs` epochs; loss_of(model, batch)
+    returns the loss."""
     from torch.utils.data import DataLoader  # noqa: PLC0415
 
     loader_kwargs = cfg.dataloader_kwargs()
@@ -54,7 +59,7 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator):
     optimizer = torch.optim.SGD(model.parameters(), lr=cfg.get_float("lr", 0.01), momentum=0.9)
     policy = tunebench.EmptyCachePolicy(cfg.get_str("empty_cache", "never"), torch=torch)
     autocast, scaler = tunebench.precision_context(cfg.get_str("precision", "fp32"), device.type, torch=torch)
-    timer = tunebench.StepTimer(device_type=device.type, torch=torch)
+    timer = tunebench.StepTimer(model=model, torch=torch, epochs=epochs)
     non_blocking = bool(loader_kwargs["pin_memory"]) and device.type == "cuda"
 
     def step(batch):
@@ -71,16 +76,15 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator):
             optimizer.step()
         return float(loss.detach())
 
-    total = cfg.warmup_steps + cfg.steps
-    done = 0
-    while done < total:
+    # In a trial the first batches() call takes warm-up + steps batches across all the epochs;
+    # run on its own, the script trains `epochs` epochs, one per call.
+    for _ in range(epochs):
         for batch in timer.batches(loader):
-            with timer.step(samples=int(batch[0].shape[0])):
+            with timer.step():
                 policy.run(step, batch)
-            policy.after_step(done)
-            done += 1
-            if done >= total:
-                break
+            policy.after_step(timer.index - 1)
+        if timer.done:
+            break
     timer.finish({
         "empty_cache_calls": policy.calls,
         "empty_cache_seconds": policy.seconds,

@@ -1,9 +1,13 @@
-// The Python adapter's own unit tests, run under Debian's /usr/bin/python3 (torch hidden in one suite).
+// The Python adapter: its unittest suite under Debian's /usr/bin/python3, a trial through the protocol, the
+// reference training loop across epochs, and installing it with pip.
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { ROOT } from '../support/paths.js';
+import { ROOT, tempDir } from '../support/paths.js';
+
+const ADAPTER = join(ROOT, 'harness', 'workloads', 'python');
 
 async function hasTorch(): Promise<boolean> {
   return (await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false })).exitCode === 0;
@@ -22,7 +26,6 @@ describe('harness/workloads/python/tunebench.py', () => {
   it('reports steps through the protocol from a real Python script', async () => {
     const { CommandWorkload } = await import('../../harness/workloads/command/workload.js');
     const { runTrial } = await import('../../harness/trial/run-trial.js');
-    const { tempDir } = await import('../support/paths.js');
     const script = join(tempDir(), 'train.py');
     const { writeFileSync } = await import('node:fs');
     writeFileSync(
@@ -32,10 +35,11 @@ describe('harness/workloads/python/tunebench.py', () => {
         'def train():',
         '    cfg = tunebench.config()',
         '    timer = tunebench.StepTimer()',
-        '    data = [list(range(cfg.batch_size))] * (cfg.warmup_steps + cfg.steps)',
+        '    data = [list(range(cfg.batch_size))] * 2  # an epoch of 2 batches: the trial needs 4',
         '    for batch in timer.batches(data):',
-        '        with timer.step(samples=len(batch)):',
+        '        with timer.step():',
         '            sum(x * x for x in batch)',
+        '    assert timer.done',
         '    timer.finish()',
         'tunebench.main(train)',
       ].join('\n'),
@@ -47,5 +51,44 @@ describe('harness/workloads/python/tunebench.py', () => {
     assert.equal(r.warmup_steps, 1);
     assert.ok(r.steps.every((s) => s.samples === 32 && s.data_wait_seconds !== undefined));
     assert.ok(r.peak_rss_bytes! > 1e6);
+  });
+
+  it('runs the reference training loop across epoch boundaries in one trial', { timeout: 120_000 }, async (t) => {
+    if (process.env['CI'] !== 'true' && !(await hasTorch())) return t.skip('no torch for /usr/bin/python3');
+    const events = join(tempDir(), 'events.jsonl');
+    const env = {
+      PYTHONPATH: ADAPTER,
+      TUNEBENCH_EVENTS: events,
+      TUNEBENCH_WARMUP_STEPS: '1',
+      TUNEBENCH_STEPS: '6',
+      TUNEBENCH_CONFIG: JSON.stringify({ batch_size: 16, num_workers: 1, epochs: 2, seq: 16, words: 16 }),
+      TUNEBENCH_TRIAL_EPOCHS: '2', // as the harness sets it for a max-batch confirmation
+    };
+    const r = await execa('/usr/bin/python3', [join(ROOT, 'experiments', 'workloads', 'torch_transformer.py')], { env, reject: false, all: true });
+    assert.equal(r.exitCode, 0, r.all);
+    const steps = readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((e) => e['event'] === 'step');
+    assert.deepEqual(steps.map((s) => s['epoch']), [0, 0, 0, 0, 1, 1, 1]);
+    assert.ok(steps.every((s) => s['samples'] === 16));
+  });
+
+  it('installs with pip from the checkout, offline, and leaves the checkout clean', { timeout: 120_000 }, async () => {
+    const target = tempDir();
+    const pip = await execa(
+      '/usr/bin/python3',
+      ['-m', 'pip', 'install', '--no-build-isolation', '--no-deps', '--no-index', '--disable-pip-version-check', '--target', target, ADAPTER],
+      { reject: false, all: true },
+    );
+    assert.equal(pip.exitCode, 0, pip.all);
+    const litter = readdirSync(ADAPTER).filter((name) => name === 'build' || name.endsWith('.egg-info'));
+    assert.deepEqual(litter, [], 'setuptools output left in harness/workloads/python');
+    assert.ok(!existsSync(join(ADAPTER, 'build_backend', 'build')));
+
+    const probe = 'import importlib.metadata, tunebench; print(tunebench.__file__); print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3]))';
+    const r = await execa('/usr/bin/python3', ['-c', probe], { cwd: tempDir(), env: { PYTHONPATH: target }, reject: false, all: true });
+    assert.equal(r.exitCode, 0, r.all);
+    const [file, version, count] = r.stdout.trim().split('\n');
+    assert.equal(file, join(target, 'tunebench.py'));
+    assert.equal(version, (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    assert.equal(count, '3');
   });
 });

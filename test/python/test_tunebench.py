@@ -1,14 +1,54 @@
 """Unit tests of the Python adapter, run under /usr/bin/python3 by test/integration/python-adapter.test.ts.
-CUDA branches use a stand-in torch that records the order of calls."""
+CUDA branches use a stand-in torch that records the order of calls; the rest uses real torch,
+DataLoader worker processes, argparse and subprocesses."""
 
+import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
+import weakref
+from collections import UserDict
+from types import SimpleNamespace
+from unittest import mock
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "workloads", "python"))
+ADAPTER = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "harness", "workloads", "python"))
+sys.path.insert(0, ADAPTER)
 import tunebench  # noqa: E402
+
+
+class CleanEnv(unittest.TestCase):
+    """Each test starts without the protocol's variables (whatever the caller's environment holds),
+    with a temporary folder and an events file in it."""
+
+    def setUp(self):
+        patcher = mock.patch.dict(os.environ)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+        for key in [k for k in os.environ if k.startswith("TUNEBENCH_")]:
+            del os.environ[key]
+        folder = tempfile.TemporaryDirectory()
+        self.addCleanup(folder.cleanup)
+        self.dir = folder.name
+        self.path = os.path.join(self.dir, "events.jsonl")
+
+    def trial(self, warmup, steps, epochs=None):
+        os.environ.update({"TUNEBENCH_WARMUP_STEPS": str(warmup), "TUNEBENCH_STEPS": str(steps)})
+        if epochs is not None:
+            os.environ["TUNEBENCH_TRIAL_EPOCHS"] = str(epochs)
+
+    def events(self, kind=None):
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, encoding="utf-8") as f:
+            events = [json.loads(line) for line in f]
+        return [e for e in events if kind is None or e["event"] == kind]
+
+    def timer(self, **kwargs):
+        return tunebench.StepTimer(events=tunebench.Events(self.path), **kwargs)
 
 
 class CallLog(list):
@@ -58,16 +98,16 @@ class FakeTorch:
         return "autocast-context"
 
 
-class ConfigTests(unittest.TestCase):
+class ConfigTests(CleanEnv):
     def test_typed_getters(self):
         c = tunebench.Config({"batch_size": 64, "pin_memory": "true", "lr": "0.1", "precision": "bf16"})
         self.assertEqual(c.batch_size, 64)
         self.assertTrue(c.get_bool("pin_memory"))
         self.assertEqual(c.get_float("lr"), 0.1)
         self.assertEqual(c.get_str("precision"), "bf16")
-        with self.assertRaises(ValueError):
+        with self.assertRaises(tunebench.InvalidConfig):
             tunebench.Config({"batch_size": 2.5}).batch_size
-        with self.assertRaises(ValueError):
+        with self.assertRaises(tunebench.InvalidConfig):
             tunebench.Config({"pin_memory": "maybe"}).get_bool("pin_memory")
 
     def test_reads_the_environment(self):
@@ -77,6 +117,33 @@ class ConfigTests(unittest.TestCase):
         finally:
             del os.environ["TUNEBENCH_CONFIG"]
 
+    def test_config_problems_are_invalid_config(self):
+        self.assertTrue(issubclass(tunebench.InvalidConfig, ValueError))
+        with self.assertRaises(tunebench.InvalidConfig):
+            tunebench.Config([1, 2])
+        os.environ["TUNEBENCH_CONFIG"] = "[1]"
+        with self.assertRaises(tunebench.InvalidConfig):
+            tunebench.config()
+        os.environ["TUNEBENCH_CONFIG"] = "{not json"
+        with self.assertRaises(tunebench.InvalidConfig):
+            tunebench.config()
+        c = tunebench.Config({"n": "many", "lr": "fast", "flag": True})
+        for getter in (lambda: c.get_int("n"), lambda: c.get_float("lr"), lambda: c.get_float("flag")):
+            with self.assertRaises(tunebench.InvalidConfig):
+                getter()
+        with self.assertRaises(tunebench.InvalidConfig) as caught:
+            tunebench.reject("dim (30) must be a multiple of heads (4)")
+        self.assertEqual(str(caught.exception), "dim (30) must be a multiple of heads (4)")
+
+    def test_epochs_come_from_the_protocol(self):
+        self.assertIsNone(tunebench.config().epochs)
+        os.environ["TUNEBENCH_TRIAL_EPOCHS"] = "3"
+        self.assertEqual(tunebench.config().epochs, 3)
+        for bad in ("0", "two"):
+            os.environ["TUNEBENCH_TRIAL_EPOCHS"] = bad
+            with self.assertRaises(tunebench.InvalidConfig):
+                tunebench.config().epochs
+
     def test_dataloader_kwargs_follow_pytorch_rules(self):
         self.assertEqual(tunebench.Config({"num_workers": 0, "prefetch_factor": 4, "persistent_workers": True}).dataloader_kwargs(), {"num_workers": 0, "pin_memory": False})
         self.assertEqual(
@@ -85,14 +152,7 @@ class ConfigTests(unittest.TestCase):
         )
 
 
-class StepTimerTests(unittest.TestCase):
-    def setUp(self):
-        self.path = tempfile.mktemp()
-
-    def events(self):
-        with open(self.path) as f:
-            return [json.loads(line) for line in f]
-
+class StepTimerTests(CleanEnv):
     def test_separates_data_wait_from_compute(self):
         # Clock reads: batch 1 asked, arrived, step done; batch 2 asked, arrived, step done; end of data.
         ticks = iter([0.0, 0.5, 2.0, 2.0, 2.25, 3.0, 3.0])
@@ -122,6 +182,265 @@ class StepTimerTests(unittest.TestCase):
         memory = [x for x in self.events() if x["event"] == "memory"][0]
         self.assertEqual((memory["peak_bytes"], memory["max_memory_reserved"], memory["num_alloc_retries"]), (123, 456, 2))
         self.assertEqual(self.events()[-1], {"event": "done"})
+
+
+    def test_step_counts_the_batch_when_samples_is_omitted(self):
+        timer = self.timer(device_type="cpu")
+        for _ in timer.batches([(FakeArray(5, 7), FakeArray(5, 7), FakeArray(5)), {"ids": FakeArray(3, 2)}, ["a", "b"]]):
+            with timer.step():
+                pass
+        for _ in timer.batches([(FakeArray(6), FakeArray(6))]):
+            with timer.step(samples=lambda b: 2 * b[0].shape[0]):
+                pass
+        self.assertEqual([e["samples"] for e in self.events("step")], [5, 3, 2, 12])
+        with self.assertRaises(TypeError):
+            with timer.step():  # no batch from batches() to count
+                pass
+
+
+class FakeArray:
+    """Anything with a shape, as tensors and numpy arrays have."""
+
+    def __init__(self, *shape):
+        self.shape = tuple(shape)
+
+
+class FakeParameter:
+    def __init__(self, device_type):
+        self.device = SimpleNamespace(type=device_type)
+
+
+class FakeModel:
+    def __init__(self, *device_types):
+        self.devices = device_types
+
+    def parameters(self):
+        return iter(FakeParameter(d) for d in self.devices)
+
+    def buffers(self):
+        return iter(())
+
+
+class FakeTorchWithoutCuda(FakeTorch):
+    __version__ = "1.13.0+cpu"
+
+    def __init__(self):
+        super().__init__()
+        self.cuda.is_available = lambda: self.log.append("is_available") or False
+        self.cuda.synchronize = lambda: (_ for _ in ()).throw(AssertionError("Torch not compiled with CUDA enabled"))
+
+
+class DeviceTests(CleanEnv):
+    def tearDown(self):
+        tunebench.set_torch(None)
+
+    def test_auto_picks_cuda_only_where_torch_has_it(self):
+        tunebench.set_torch(FakeTorchWithoutCuda())
+        timer = self.timer()
+        self.assertEqual(timer.device_type, "cpu")
+        for _ in timer.batches([[1], [2]]):  # no synchronize: it would raise like torch without CUDA
+            with timer.step():
+                pass
+        tunebench.set_torch(FakeTorch())
+        self.assertEqual(self.timer().device_type, "cuda")
+        self.assertEqual(self.timer(device_type="auto").device_type, "cuda")
+
+    def test_device_from_the_model(self):
+        tunebench.set_torch(FakeTorch())
+        self.assertEqual(self.timer(model=FakeModel("cpu")).device_type, "cpu", "a CPU model on a CUDA machine")
+        self.assertEqual(self.timer(model=FakeModel("cuda", "cpu")).device_type, "cuda", "the first parameter decides")
+        self.assertEqual(self.timer(model=FakeModel()).device_type, "cuda", "no parameters: auto")
+        self.assertEqual(self.timer(device_type="cpu", model=FakeModel("cuda")).device_type, "cpu", "an explicit device wins")
+        self.assertEqual(self.timer(device_type=SimpleNamespace(type="cuda", index=0)).device_type, "cuda")
+        self.assertEqual(self.timer(device_type="cuda:1").device_type, "cuda")
+
+    def test_explicit_cuda_without_cuda_is_a_clear_error(self):
+        tunebench.set_torch(FakeTorchWithoutCuda())
+        with self.assertRaises(RuntimeError) as caught:
+            self.timer(device_type="cuda")
+        self.assertNotIsInstance(caught.exception, AssertionError)
+        self.assertIn("StepTimer(model=model)", str(caught.exception))
+        self.assertIn("torch.cuda.is_available() is False", str(caught.exception))
+        with self.assertRaises(ValueError):
+            self.timer(device_type="gpu")
+        with self.assertRaises(TypeError):
+            self.timer(device_type=0)
+
+    def test_a_script_without_torch_does_not_import_it(self):
+        code = "import sys, tunebench; t = tunebench.StepTimer(); print(t.device_type, 'torch' in sys.modules)"
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=dict(os.environ, PYTHONPATH=ADAPTER))
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "cpu False"), r.stderr)
+
+
+class CountSamplesTests(unittest.TestCase):
+    def test_shapes_tuples_dicts_and_lists(self):
+        ids, mask, y = FakeArray(8, 128), FakeArray(8, 128), FakeArray(8)
+        self.assertEqual(tunebench.count_samples(ids), 8)
+        self.assertEqual(tunebench.count_samples((ids, mask, y)), 8, "len() would say 3")
+        self.assertEqual(tunebench.count_samples([ids, y]), 8)
+        self.assertEqual(tunebench.count_samples(((ids, mask), y)), 8)
+        self.assertEqual(tunebench.count_samples((["a", "b", "c"], FakeArray(3))), 3, "the first element with a shape")
+        self.assertEqual(tunebench.count_samples({"text": ["a", "b"], "input_ids": FakeArray(2, 9), "labels": FakeArray(2)}), 2)
+        self.assertEqual(tunebench.count_samples(({"input_ids": FakeArray(4, 9)}, FakeArray(4))), 4)
+        self.assertEqual(tunebench.count_samples(["a", "b", "c"]), 3)
+        self.assertEqual(tunebench.count_samples([1, 2, 3, 4]), 4)
+        self.assertEqual(tunebench.count_samples([{"x": FakeArray(9)}, {"x": FakeArray(9)}]), 2, "one record per sample")
+
+    def test_a_batch_encoding_like_mapping(self):
+        class BatchEncoding(UserDict):  # as in transformers: attribute access reads the keys
+            def __getattr__(self, name):
+                try:
+                    return self.data[name]
+                except KeyError:
+                    raise AttributeError(name) from None
+
+        self.assertEqual(tunebench.count_samples(BatchEncoding(input_ids=FakeArray(6, 32), attention_mask=FakeArray(6, 32))), 6)
+
+    def test_uncountable_batches_say_to_pass_samples(self):
+        for batch in (object(), "text", ("a", "b"), FakeArray(), [["a", "b"], ["c", "d"]], {"text": ["a"]}):
+            with self.assertRaises(TypeError) as caught:
+                tunebench.count_samples(batch)
+            self.assertIn("samples=", str(caught.exception))
+
+
+class OneShot:
+    """An iterator (iter() returns itself) over n numbered batches."""
+
+    def __init__(self, n):
+        self.left = iter(range(n))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return [next(self.left)]
+
+
+class Reiterable:
+    """Each iter() is a new epoch; records whether every earlier iterator was gone by then."""
+
+    def __init__(self, n):
+        self.n = n
+        self.iterators = []
+        self.earlier_dropped = []
+
+    def __iter__(self):
+        self.earlier_dropped.append(all(r() is None for r in self.iterators))
+        it = OneShot(self.n)
+        self.iterators.append(weakref.ref(it))
+        return it
+
+
+class BatchesTests(CleanEnv):
+    def run_loop(self, timer, data):
+        seen = []
+        for batch in timer.batches(data):
+            with timer.step():
+                seen.append(batch[0])
+        return seen
+
+    def test_a_trial_takes_warmup_plus_steps_batches_across_epochs(self):
+        self.trial(warmup=2, steps=5)
+        data = Reiterable(3)
+        timer = self.timer(device_type="cpu")
+        self.assertFalse(timer.done)
+        self.assertEqual(self.run_loop(timer, data), [0, 1, 2, 0, 1, 2, 0])
+        self.assertTrue(timer.done)
+        self.assertEqual(len(data.iterators), 3)
+        self.assertEqual(data.earlier_dropped, [True, True, True])
+        steps = self.events("step")
+        self.assertEqual([e["epoch"] for e in steps], [0, 0, 0, 1, 1, 1, 2])
+        self.assertEqual([e["warmup"] for e in steps], [True, True] + [False] * 5)
+        self.assertEqual(self.run_loop(timer, data), [], "a second call after done yields nothing")
+
+    def test_tunebench_epochs_ends_each_epoch_early_with_a_fresh_iterator(self):
+        self.trial(warmup=1, steps=6, epochs=3)  # 7 batches: 3, 3, 1
+        data = Reiterable(100)
+        timer = self.timer(device_type="cpu")
+        self.assertEqual(self.run_loop(timer, data), [0, 1, 2, 0, 1, 2, 0])
+        self.assertEqual([e["epoch"] for e in self.events("step")], [0, 0, 0, 1, 1, 1, 2])
+        self.assertEqual(data.earlier_dropped, [True, True, True], "the previous epoch's iterator is dropped first")
+
+    def test_a_one_shot_iterator_just_ends_and_a_later_call_is_a_new_epoch(self):
+        self.trial(warmup=0, steps=5)
+        timer = self.timer(device_type="cpu")
+        self.assertEqual(self.run_loop(timer, OneShot(3)), [0, 1, 2])
+        self.assertFalse(timer.done)
+        self.assertEqual(self.run_loop(timer, OneShot(3)), [0, 1])
+        self.assertTrue(timer.done)
+        self.assertEqual([e["epoch"] for e in self.events("step")], [0, 0, 0, 1, 1])
+
+    def test_a_script_with_its_own_epoch_loop_can_break_on_done(self):
+        self.trial(warmup=1, steps=3)
+        timer = self.timer(device_type="cpu")
+        outer = 0
+        for _ in range(10):
+            outer += 1
+            self.run_loop(timer, Reiterable(3))
+            if timer.done:
+                break
+        self.assertEqual((outer, len(self.events("step"))), (1, 4))
+
+    def test_an_empty_iterable_does_not_loop_forever(self):
+        self.trial(warmup=0, steps=5)
+        timer = self.timer(device_type="cpu")
+        self.assertEqual(self.run_loop(timer, Reiterable(0)), [])
+        self.assertEqual(self.run_loop(timer, []), [])
+
+    def test_outside_a_trial_it_is_one_plain_pass(self):
+        os.environ["TUNEBENCH_TRIAL_EPOCHS"] = "3"  # without TUNEBENCH_STEPS this is no trial
+        data = Reiterable(4)
+        timer = self.timer(device_type="cpu")
+        self.assertEqual(self.run_loop(timer, data), [0, 1, 2, 3])
+        self.assertEqual(self.run_loop(timer, data), [0, 1, 2, 3], "the script's own second epoch")
+        self.assertFalse(timer.done)
+        self.assertEqual([e["epoch"] for e in self.events("step")], [0] * 4 + [1] * 4)
+        os.environ.pop("TUNEBENCH_EVENTS", None)
+        quiet = tunebench.StepTimer(device_type="cpu")  # no TUNEBENCH_EVENTS: timed, reported nowhere
+        self.assertEqual(self.run_loop(quiet, data), [0, 1, 2, 3])
+        self.assertEqual(quiet.index, 4)
+
+
+class BindArgparseTests(CleanEnv):
+    def parser(self):
+        p = argparse.ArgumentParser()
+        p.add_argument("--batch-size", type=int, default=32)
+        p.add_argument("--lr", type=float, default=0.1)
+        p.add_argument("--amp", action="store_true")
+        p.add_argument("--no-shuffle", dest="shuffle", action="store_false")
+        p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+        p.add_argument("--name", default="run")
+        p.add_argument("--layers", type=int, nargs="+", default=[1])
+        p.add_argument("--data", required=True)
+        p.add_argument("--size", type=lambda text: tuple(int(n) for n in text.split("x")), default=(8, 8))
+        return p
+
+    def test_config_values_become_defaults_and_the_command_line_wins(self):
+        os.environ["TUNEBENCH_CONFIG"] = json.dumps({
+            "batch_size": 64, "lr": "0.5", "amp": "true", "shuffle": False, "precision": "bf16",
+            "name": 7, "layers": [2, "3"], "data": "/d", "size": "32x16", "epochs": 3,
+        })
+        p = self.parser()
+        applied = tunebench.bind_argparse(p)
+        self.assertEqual(applied, {"batch_size": 64, "lr": 0.5, "amp": True, "shuffle": False, "precision": "bf16", "name": 7, "layers": [2, 3], "data": "/d", "size": (32, 16)})
+        args = p.parse_args([])
+        self.assertEqual((args.batch_size, args.lr, args.amp, args.shuffle, args.precision, args.layers, args.data), (64, 0.5, True, False, "bf16", [2, 3], "/d"))
+        self.assertFalse(hasattr(args, "epochs"), "config keys without an argument are left alone")
+        args = p.parse_args(["--batch-size", "8", "--precision", "fp32", "--data", "/e"])
+        self.assertEqual((args.batch_size, args.precision, args.data, args.lr), (8, "fp32", "/e", 0.5))
+
+    def test_outside_a_trial_nothing_changes(self):
+        p = self.parser()
+        self.assertEqual(tunebench.bind_argparse(p), {})
+        args = p.parse_args(["--data", "/d"])
+        self.assertEqual((args.batch_size, args.amp, args.shuffle), (32, False, True))
+        with self.assertRaises(SystemExit), mock.patch("sys.stderr"):
+            p.parse_args([])  # --data is still required
+
+    def test_values_the_arguments_cannot_take_are_invalid_config(self):
+        for raw in ({"batch_size": "big"}, {"batch_size": 2.5}, {"precision": "fp8"}, {"amp": "maybe"}, {"size": "big"}):
+            with self.assertRaises(tunebench.InvalidConfig, msg=raw):
+                tunebench.bind_argparse(self.parser(), tunebench.Config(raw))
 
 
 class EmptyCacheTests(unittest.TestCase):
@@ -157,7 +476,7 @@ class EmptyCacheTests(unittest.TestCase):
 
     def test_rejects_unknown_policies(self):
         for bad in ("sometimes", "every-0", "every-x"):
-            with self.assertRaises(ValueError):
+            with self.assertRaises(tunebench.InvalidConfig):
                 tunebench.EmptyCachePolicy(bad, torch=FakeTorch())
 
 
@@ -179,36 +498,82 @@ class AllocatorAndPrecisionTests(unittest.TestCase):
         ctx, scaler = tunebench.precision_context("bf16", "cpu", torch=t)
         self.assertEqual(ctx, "autocast-context")
         self.assertIn(("autocast", "cpu", "bf16-dtype"), t.log)
-        with self.assertRaises(ValueError):
+        with self.assertRaises(tunebench.InvalidConfig):
             tunebench.precision_context("fp8", torch=t)
 
 
-class OomAndMainTests(unittest.TestCase):
+class OomAndMainTests(CleanEnv):
     def test_recognises_oom_by_type_then_message(self):
         self.assertTrue(tunebench.is_oom(MemoryError()))
         self.assertTrue(tunebench.is_oom(RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 8 bytes")))
         self.assertFalse(tunebench.is_oom(RuntimeError("shape mismatch")))
 
-    def test_main_turns_oom_and_bad_config_into_protocol_exits(self):
-        path = tempfile.mktemp()
-        events = tunebench.Events(path)
+    def test_main_turns_oom_and_rejected_config_into_protocol_exits(self):
+        events = tunebench.Events(self.path)
 
         def oom():
             raise RuntimeError("CUDA out of memory. Tried to allocate 20.00 MiB")
 
-        with self.assertRaises(SystemExit) as exit_oom:
+        with self.assertRaises(SystemExit) as exit_oom, mock.patch("sys.stderr"):
             tunebench.main(oom, events)
         self.assertEqual(exit_oom.exception.code, tunebench.OOM_EXIT_CODE)
 
         def bad():
-            raise ValueError("precision: expected fp32, bf16 or fp16, got 'fp8'")
+            tunebench.precision_context("fp8")  # the adapter's own check
 
-        with self.assertRaises(SystemExit) as exit_bad:
+        with self.assertRaises(SystemExit) as exit_bad, mock.patch("sys.stderr"):
             tunebench.main(bad, events)
         self.assertEqual(exit_bad.exception.code, tunebench.INVALID_EXIT_CODE)
-        with open(path) as f:
-            kinds = [json.loads(line)["event"] for line in f]
-        self.assertEqual(kinds, ["oom", "error"])
+        self.assertEqual([e["event"] for e in self.events()], ["oom", "error"])
+        self.assertIn("fp8", self.events()[1]["message"])
+
+    def test_main_lets_exit_and_interrupt_through(self):
+        for error, expected in ((SystemExit(3), SystemExit), (KeyboardInterrupt(), KeyboardInterrupt)):
+            with self.assertRaises(expected):
+                tunebench.main(lambda e=error: (_ for _ in ()).throw(e), tunebench.Events(self.path))
+        self.assertEqual(self.events(), [])
+
+    def run_script(self, body):
+        script = os.path.join(self.dir, "train.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(textwrap.dedent(body))
+        env = dict(os.environ, PYTHONPATH=ADAPTER, TUNEBENCH_EVENTS=self.path)
+        return subprocess.run([sys.executable, script], capture_output=True, text=True, env=env, timeout=60)
+
+    def test_a_value_error_in_the_workload_is_a_crash_with_its_traceback(self):
+        r = self.run_script("""
+            import tunebench
+
+            def loss(logits, labels):
+                raise ValueError("Target size (torch.Size([8])) must be the same as input size (torch.Size([8, 2]))")
+
+            def train():
+                loss(None, None)
+
+            tunebench.main(train)
+        """)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("Traceback (most recent call last)", r.stderr)
+        self.assertIn('in loss\n    raise ValueError("Target size', r.stderr)
+        self.assertIn("ValueError: Target size (torch.Size([8])) must be the same", r.stderr)
+        self.assertNotIn("invalid configuration", r.stderr)
+        self.assertEqual(self.events(), [], "no error event: that would read as a rejected config")
+
+    def test_reject_is_invalid_config_exit_87_with_an_error_event(self):
+        r = self.run_script("""
+            import tunebench
+
+            def train():
+                cfg = tunebench.Config({"dim": 30, "heads": 4})
+                if cfg.get_int("dim") % cfg.get_int("heads"):
+                    tunebench.reject("dim (30) must be a multiple of heads (4)")
+
+            tunebench.main(train)
+        """)
+        self.assertEqual(r.returncode, tunebench.INVALID_EXIT_CODE, r.stderr)
+        self.assertEqual(self.events(), [{"event": "error", "message": "dim (30) must be a multiple of heads (4)"}])
+        self.assertIn("tunebench: invalid configuration: dim (30) must be a multiple of heads (4)", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
 
 
 class TorchHiddenTests(unittest.TestCase):
@@ -316,6 +681,116 @@ class RealTorchTests(unittest.TestCase):
         self.assertEqual(memory["device"], "cpu")
         self.assertGreater(memory["peak_address_space_bytes"], memory["peak_rss_bytes"])
         self.assertEqual(events[-1], {"event": "done"})
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@unittest.skipIf(REAL_TORCH is None, "torch is not installed for this interpreter (apt-get install python3-torch)")
+class RealTorchLoopTests(CleanEnv):
+    """StepTimer with real DataLoaders (worker processes included), real batches and real devices."""
+
+    def numbered(self, n):
+        torch = REAL_TORCH
+
+        class Numbered(torch.utils.data.Dataset):  # each sample says which process loaded it
+            def __len__(self):
+                return n
+
+            def __getitem__(self, i):
+                return torch.tensor(i), torch.tensor(os.getpid())
+
+        return Numbered()
+
+    def run_loader(self, loader):
+        """(first index of the batch, worker pid) for each batch."""
+        timer = self.timer(model=REAL_TORCH.nn.Linear(2, 2))
+        seen = []
+        for index, pid in timer.batches(loader):
+            with timer.step():
+                seen.append((int(index[0]), int(pid[0])))
+                loader.pids.add(int(pid[0]))
+        self.assertTrue(timer.done)
+        return seen
+
+    def loader(self, n, **kwargs):
+        class Loader(REAL_TORCH.utils.data.DataLoader):
+            """Records which earlier workers are still alive when a new epoch's iterator is asked for."""
+
+            pids = set()
+            alive_at_iter = []
+
+            def __iter__(self):
+                self.alive_at_iter.append(sorted(p for p in self.pids if _alive(p)))
+                return super().__iter__()
+
+        return Loader(self.numbered(n), batch_size=4, num_workers=1, **kwargs)
+
+    def test_a_dataloader_with_a_worker_runs_again_at_each_epoch(self):
+        self.trial(warmup=1, steps=6)  # 7 batches from an epoch of 3
+        loader = self.loader(12)
+        seen = self.run_loader(loader)
+        self.assertEqual([i for i, _ in seen], [0, 4, 8, 0, 4, 8, 0])
+        steps = self.events("step")
+        self.assertEqual([e["epoch"] for e in steps], [0, 0, 0, 1, 1, 1, 2])
+        self.assertEqual([e["samples"] for e in steps], [4] * 7, "count_samples, where len() says 2")
+        pids = [p for _, p in seen]
+        self.assertEqual(len(set(pids)), 3, f"a new worker each epoch: {pids}")
+        self.assertNotIn(os.getpid(), pids)
+        self.assertEqual(loader.alive_at_iter, [[], [], []], "the last epoch's worker had exited")
+
+    def test_tunebench_epochs_drops_the_iterator_and_its_worker(self):
+        self.trial(warmup=1, steps=5, epochs=2)  # 6 batches from an epoch of 10: 3 and 3
+        loader = self.loader(40)
+        seen = self.run_loader(loader)
+        self.assertEqual([i for i, _ in seen], [0, 4, 8, 0, 4, 8])
+        self.assertEqual([e["epoch"] for e in self.events("step")], [0, 0, 0, 1, 1, 1])
+        self.assertEqual(len({p for _, p in seen}), 2)
+        self.assertEqual(loader.alive_at_iter, [[], []], "the first epoch's worker was shut down before the second started")
+
+    def test_persistent_workers_outlive_the_epoch(self):
+        self.trial(warmup=0, steps=6, epochs=2)
+        loader = self.loader(40, persistent_workers=True)
+        seen = self.run_loader(loader)
+        self.assertEqual([i for i, _ in seen], [0, 4, 8, 0, 4, 8])
+        self.assertEqual(len({p for _, p in seen}), 1)
+        self.assertEqual(len(loader.alive_at_iter[1]), 1, "the worker was kept")
+
+    def test_counts_real_tuple_dict_and_numpy_batches(self):
+        torch = REAL_TORCH
+        from torch.utils.data import DataLoader, TensorDataset  # noqa: PLC0415
+
+        ids, mask, y = torch.randint(0, 100, (20, 16)), torch.ones(20, 16), torch.randint(0, 2, (20,))
+        records = [{"input_ids": ids[i], "attention_mask": mask[i], "label": y[i]} for i in range(20)]
+        timer = self.timer(device_type=torch.device("cpu"))
+        for batch in timer.batches(DataLoader(TensorDataset(ids, mask, y), batch_size=8)):
+            self.assertEqual(len(batch), 3)
+            with timer.step():
+                pass
+        for batch in timer.batches(DataLoader(records, batch_size=8)):
+            self.assertIsInstance(batch, dict)
+            with timer.step():
+                pass
+        for batch in timer.batches([((ids[:5], mask[:5]), y[:5])]):
+            with timer.step():
+                pass
+        self.assertEqual([e["samples"] for e in self.events("step")], [8, 8, 4, 8, 8, 4, 5])
+        self.assertEqual(tunebench.count_samples((ids.numpy(), y.numpy())), 20)
+
+    def test_devices_with_real_torch_on_cpu(self):
+        torch = REAL_TORCH
+        self.assertFalse(torch.cuda.is_available(), "these tests expect a CPU-only torch")
+        self.assertEqual(tunebench.StepTimer().device_type, "cpu", "the README's StepTimer() runs on CPU")
+        self.assertEqual(tunebench.StepTimer(model=torch.nn.Linear(2, 2)).device_type, "cpu")
+        with self.assertRaises(RuntimeError) as caught:
+            tunebench.StepTimer(device_type="cuda")
+        self.assertNotIsInstance(caught.exception, AssertionError)
+        self.assertIn("StepTimer(model=model)", str(caught.exception))
 
 
 if __name__ == "__main__":

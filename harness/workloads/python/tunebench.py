@@ -7,13 +7,14 @@ interpreter. A training script adds a few lines (see the README):
     import tunebench
     cfg = tunebench.config()
     loader = DataLoader(dataset, batch_size=cfg.batch_size, **cfg.dataloader_kwargs())
-    timer = tunebench.StepTimer()
-    for batch in timer.batches(loader):
-        with timer.step(samples=len(batch)):
+    timer = tunebench.StepTimer(model=model)
+    for batch in timer.batches(loader):   # in a trial: warm-up + timed steps, across epochs
+        with timer.step():                # samples: tunebench.count_samples(batch)
             train_step(batch)
     timer.finish()
 """
 
+import argparse
 import contextlib
 import json
 import os
@@ -21,6 +22,8 @@ import re
 import resource
 import sys
 import time
+import traceback
+from collections.abc import Mapping
 
 OOM_EXIT_CODE = 86  # the protocol's exit status after an `oom` event
 INVALID_EXIT_CODE = 87  # the protocol's exit status after an `error` event about the config
@@ -33,6 +36,16 @@ _OOM_PATTERNS = (
 )
 
 _torch_override = None
+
+
+class InvalidConfig(ValueError):
+    """The trial's configuration cannot run: main() reports it as the `invalid` outcome (exit 87).
+    Any other exception, ValueError included, is a crash."""
+
+
+def reject(message):
+    """Rejects the trial's configuration, for example `tunebench.reject("dim must be a multiple of heads")`."""
+    raise InvalidConfig(message)
 
 
 def set_torch(module):
@@ -67,14 +80,31 @@ class Events:
             f.flush()
 
 
+def _env_int(name, minimum):
+    """A protocol variable as an integer >= minimum, or None when it is not set."""
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise InvalidConfig(f"{name}: expected an integer >= {minimum}, got {text!r}")
+    return value
+
+
 class Config:
-    """The trial's configuration from TUNEBENCH_CONFIG, with typed getters."""
+    """The trial's configuration from TUNEBENCH_CONFIG, with typed getters that raise InvalidConfig."""
 
     def __init__(self, raw=None):
         if raw is None:
-            raw = json.loads(os.environ.get("TUNEBENCH_CONFIG", "{}"))
+            try:
+                raw = json.loads(os.environ.get("TUNEBENCH_CONFIG", "{}"))
+            except ValueError as error:
+                raise InvalidConfig(f"TUNEBENCH_CONFIG must be a JSON object: {error}") from error
         if not isinstance(raw, dict):
-            raise ValueError("TUNEBENCH_CONFIG must be a JSON object")
+            raise InvalidConfig(f"TUNEBENCH_CONFIG must be a JSON object, got {type(raw).__name__}")
         self.raw = dict(raw)
 
     def get(self, name, default=None):
@@ -85,12 +115,22 @@ class Config:
         if value is None:
             return None
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-            raise ValueError(f"{name}: expected an integer, got {value!r}")
-        return int(value)
+            raise InvalidConfig(f"{name}: expected an integer, got {value!r}")
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise InvalidConfig(f"{name}: expected an integer, got {value!r}") from None
 
     def get_float(self, name, default=None):
         value = self.raw.get(name, default)
-        return None if value is None else float(value)
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            raise InvalidConfig(f"{name}: expected a number, got {value!r}")
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise InvalidConfig(f"{name}: expected a number, got {value!r}") from None
 
     def get_bool(self, name, default=False):
         value = self.raw.get(name, default)
@@ -99,7 +139,7 @@ class Config:
                 return True
             if value.lower() in ("false", "0", "no", "off", ""):
                 return False
-            raise ValueError(f"{name}: expected true or false, got {value!r}")
+            raise InvalidConfig(f"{name}: expected true or false, got {value!r}")
         return bool(value)
 
     def get_str(self, name, default=None):
@@ -112,11 +152,17 @@ class Config:
 
     @property
     def warmup_steps(self):
-        return int(os.environ.get("TUNEBENCH_WARMUP_STEPS", "0"))
+        return _env_int("TUNEBENCH_WARMUP_STEPS", 0) or 0
 
     @property
     def steps(self):
-        return int(os.environ.get("TUNEBENCH_STEPS", "10"))
+        steps = _env_int("TUNEBENCH_STEPS", 0)
+        return 10 if steps is None else steps
+
+    @property
+    def epochs(self):
+        """TUNEBENCH_TRIAL_EPOCHS: how many epochs the harness wants the trial to span, or None."""
+        return _env_int("TUNEBENCH_TRIAL_EPOCHS", 1)
 
     def dataloader_kwargs(self):
         """num_workers, pin_memory and, only with workers, prefetch_factor and persistent_workers,
@@ -134,6 +180,100 @@ def config():
     return Config()
 
 
+_NO_VALUE_ACTIONS = (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)  # noqa: SLF001
+
+
+def bind_argparse(parser, cfg=None):
+    """Makes the trial's config values the parser's defaults, so that `args` carries them and
+    arguments given on the command line still win. Call it before parser.parse_args(). A value is
+    converted with the action's `type`; store_true/store_false get a bool. Outside a trial (no
+    TUNEBENCH_CONFIG) nothing changes. Returns the defaults applied."""
+    if cfg is None:
+        if "TUNEBENCH_CONFIG" not in os.environ:
+            return {}
+        cfg = Config()
+    keys = {key.replace("-", "_"): key for key in cfg.raw}
+    defaults = {}
+    for action in parser._actions:  # noqa: SLF001 - argparse has no public list of actions
+        key = keys.get(action.dest)
+        if key is None or isinstance(action, _NO_VALUE_ACTIONS):
+            continue
+        defaults[action.dest] = _argparse_value(action, cfg, key)
+        if action.option_strings:
+            action.required = False  # the config supplies it
+    parser.set_defaults(**defaults)
+    return defaults
+
+
+_FLAG_ACTIONS = (argparse._StoreTrueAction, argparse._StoreFalseAction) + (  # noqa: SLF001
+    (argparse.BooleanOptionalAction,) if hasattr(argparse, "BooleanOptionalAction") else ()  # Python >= 3.9
+)
+
+
+def _argparse_value(action, cfg, key):
+    if isinstance(action, _FLAG_ACTIONS):
+        return cfg.get_bool(key)
+    if isinstance(action, argparse._CountAction):  # noqa: SLF001
+        return cfg.get_int(key)
+    value = cfg.get(key)
+    many = action.nargs in ("*", "+") or isinstance(action.nargs, int) or isinstance(action, argparse._AppendAction)  # noqa: SLF001
+    if many:
+        return [_convert(action, key, v) for v in (value if isinstance(value, list) else [value])]
+    return _convert(action, key, value)
+
+
+def _convert(action, key, value):
+    convert = action.type
+    if convert is None or value is None:
+        converted = value
+    elif convert in (int, float, str, bool):
+        getter = {int: Config.get_int, float: Config.get_float, str: Config.get_str, bool: Config.get_bool}[convert]
+        converted = getter(Config({key: value}), key)
+    else:
+        # argparse types take the text of an argument.
+        text = value if isinstance(value, str) else json.dumps(value)
+        try:
+            converted = convert(text)
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
+            name = action.option_strings[0] if action.option_strings else action.dest
+            raise InvalidConfig(f"{key}: {value!r} is not accepted by the type of {name}: {error}") from None
+    if action.choices is not None and converted not in action.choices:
+        raise InvalidConfig(f"{key}: expected one of {', '.join(map(repr, action.choices))}, got {value!r}")
+    return converted
+
+
+def count_samples(batch):
+    """Samples in a batch: shape[0] of a tensor or array; of a tuple or list, that of its first
+    element that has a shape (nested too: ((ids, mask), y)); of a dict (HF BatchEncoding too), that
+    of its first tensor value; of a list of plain values (strings, numbers, a dict per sample), its
+    length. Raises TypeError for anything else: pass samples= to StepTimer.step() then."""
+    if isinstance(batch, list) and not any(isinstance(x, (list, tuple)) or _first_dim(x) is not None for x in batch):
+        return len(batch)  # strings, numbers, one record (dict) per sample
+    count = _count(batch)
+    if count is not None:
+        return count
+    raise TypeError(
+        f"tunebench.count_samples: cannot tell how many samples a {type(batch).__name__} batch holds "
+        "(no tensor or array in it); pass samples= to timer.step(), an int or a function of the batch"
+    )
+
+
+def _count(value):
+    if isinstance(value, Mapping):
+        return next((n for n in map(_count, value.values()) if n is not None), None)
+    if isinstance(value, (list, tuple)):
+        return next((n for n in map(_count, value) if n is not None), None)
+    return _first_dim(value)
+
+
+def _first_dim(value):
+    shape = getattr(value, "shape", None)
+    try:
+        return int(shape[0]) if shape is not None and len(shape) >= 1 else None
+    except TypeError:
+        return None
+
+
 class EmptyCachePolicy:
     """never | every-step | every-<N> | on-oom: when to call torch.cuda.empty_cache()."""
 
@@ -141,7 +281,7 @@ class EmptyCachePolicy:
         policy = policy or "never"
         match = re.fullmatch(r"every-(\d+)", policy)
         if policy not in ("never", "every-step", "on-oom") and not (match and int(match.group(1)) > 0):
-            raise ValueError(f"empty_cache: expected never, every-step, every-<N> or on-oom, got {policy!r}")
+            raise InvalidConfig(f"empty_cache: expected never, every-step, every-<N> or on-oom, got {policy!r}")
         self.policy = policy
         self.every = 1 if policy == "every-step" else int(match.group(1)) if match else 0
         self.torch = torch if torch is not None else torch_module()
@@ -204,7 +344,7 @@ def precision_context(precision, device_type="cpu", torch=None):
     fp16 gets a GradScaler on CUDA, where it prevents gradient underflow."""
     precision = precision or "fp32"
     if precision not in ("fp32", "bf16", "fp16"):
-        raise ValueError(f"precision: expected fp32, bf16 or fp16, got {precision!r}")
+        raise InvalidConfig(f"precision: expected fp32, bf16 or fp16, got {precision!r}")
     if precision == "fp32":
         return contextlib.nullcontext(), None
     t = torch if torch is not None else torch_module()
@@ -215,19 +355,79 @@ def precision_context(precision, device_type="cpu", torch=None):
     return t.autocast(device_type=device_type, dtype=dtype), scaler
 
 
+def _override_or_imported_torch():
+    return _torch_override if _torch_override is not None else sys.modules.get("torch")
+
+
+def _model_device_type(model):
+    for tensors in (model.parameters, getattr(model, "buffers", None)):
+        first = next(iter(tensors()), None) if tensors is not None else None
+        if first is not None:
+            return first.device.type
+    return None
+
+
 class StepTimer:
     """Times steps, separating the wait for data from compute. On CUDA it synchronizes before every
-    clock read, so that queued kernels are counted in the step that launched them."""
+    clock read, so that queued kernels are counted in the step that launched them.
 
-    def __init__(self, events=None, device_type="cpu", torch=None, clock=time.perf_counter, warmup_steps=None):
+    The device: `device_type` ("auto", "cpu", "cuda" or a torch.device), else that of `model`'s
+    first parameter, else "auto": CUDA when torch is imported and torch.cuda.is_available(). In a
+    trial (TUNEBENCH_STEPS set, or `steps` given), batches() yields warm-up + steps batches across
+    epochs, split into `epochs` (TUNEBENCH_TRIAL_EPOCHS) when the harness asks for them; `done` turns
+    True once they are taken. Outside a trial, each batches() call is one plain pass."""
+
+    def __init__(self, events=None, device_type=None, torch=None, clock=time.perf_counter, warmup_steps=None,
+                 *, model=None, steps=None, epochs=None):
         self.events = events or Events()
-        self.device_type = device_type
-        self.torch = torch if torch is not None else (torch_module() if device_type == "cuda" else None)
+        self.torch = torch
+        self.device_type = self._resolve_device(device_type, model)
         self.clock = clock
-        self.warmup_steps = int(os.environ.get("TUNEBENCH_WARMUP_STEPS", "0")) if warmup_steps is None else warmup_steps
-        self.index = 0
+        self.warmup_steps = (_env_int("TUNEBENCH_WARMUP_STEPS", 0) or 0) if warmup_steps is None else warmup_steps
+        steps = _env_int("TUNEBENCH_STEPS", 0) if steps is None else steps
+        self.total_steps = None if steps is None else self.warmup_steps + steps
+        self.epochs = _env_int("TUNEBENCH_TRIAL_EPOCHS", 1) if epochs is None else epochs
+        self.index = 0  # steps reported
+        self.epoch = 0
+        self._yielded = 0
+        self._epoch_used = False
+        self._trial_over = False
+        self._batch = None
         self._wait = 0.0
         self._step_start = None
+
+    def _resolve_device(self, device_type, model):
+        if device_type is None:
+            wanted = (_model_device_type(model) if model is not None else None) or "auto"
+        elif isinstance(device_type, str):
+            if not re.fullmatch(r"auto|cpu|cuda(:\d+)?", device_type):
+                raise ValueError(f"StepTimer: device_type must be 'auto', 'cpu', 'cuda' or a torch.device, got {device_type!r}")
+            wanted = device_type.split(":")[0]
+        elif isinstance(getattr(device_type, "type", None), str):
+            wanted = device_type.type  # a torch.device
+        else:
+            raise TypeError(f"StepTimer: device_type must be 'auto', 'cpu', 'cuda' or a torch.device, got {device_type!r}")
+        if wanted == "auto":
+            # A script that has not imported torch has no CUDA work to wait for, and a script that
+            # does not use torch should not pay for importing it (time and peak RSS).
+            t = self.torch or _override_or_imported_torch()
+            self.torch = t
+            return "cuda" if t is not None and t.cuda.is_available() else "cpu"
+        if wanted == "cuda":
+            t = self.torch = self.torch or torch_module()
+            if t is None or not t.cuda.is_available():
+                version = getattr(t, "__version__", "?")
+                why = "torch is not installed" if t is None else f"torch {version} sees no CUDA device (torch.cuda.is_available() is False)"
+                raise RuntimeError(
+                    f"StepTimer(device_type='cuda'): {why}. Use StepTimer(model=model) to time on the "
+                    "device the model is on, or StepTimer() to pick CUDA only where it is available"
+                )
+        return wanted
+
+    @property
+    def done(self):
+        """True once the trial has its warm-up + steps; a script's own epoch loop can break on it."""
+        return self.total_steps is not None and (self._trial_over or self.index >= self.total_steps)
 
     def _now(self):
         if self.device_type == "cuda" and self.torch is not None:
@@ -235,34 +435,71 @@ class StepTimer:
         return self.clock()
 
     def batches(self, iterable):
-        """Yields from `iterable`, timing how long each batch took to arrive."""
-        iterator = iter(iterable)
+        """Yields from `iterable`, timing how long each batch took to arrive. Outside a trial: one
+        pass. In a trial: until warm-up + steps batches are taken, starting a new epoch (a new
+        iterator) when the iterable runs out or the epoch has its share of the trial's batches; a
+        one-shot iterator that runs out ends the call."""
+        if self.done:
+            return
+        if self._epoch_used:  # a later call is a later epoch
+            self._next_epoch()
+        total = self.total_steps
+        per_epoch = -(-total // self.epochs) if total is not None and self.epochs else None
         while True:
-            start = self._now()
-            try:
-                batch = next(iterator)
-            except StopIteration:
+            iterator = iter(iterable)
+            one_shot = iterator is iterable
+            taken, exhausted = 0, False
+            while per_epoch is None or taken < per_epoch:
+                start = self._now()
+                try:
+                    batch = next(iterator)
+                except StopIteration:
+                    exhausted = True
+                    break
+                end = self._now()
+                self._wait = end - start
+                self._step_start = start
+                self._batch = batch
+                self._yielded += 1
+                self._epoch_used = True
+                taken += 1
+                yield batch
+                if total is not None and self._yielded >= total:
+                    self._trial_over = True
+                    break
+            # Dropping the iterator shuts a DataLoader's workers down (unless they are persistent).
+            del iterator
+            if total is None or self._trial_over or (exhausted and (one_shot or taken == 0)):
                 return
-            end = self._now()
-            self._wait = end - start
-            self._step_start = start
-            yield batch
+            self._next_epoch()
+
+    def _next_epoch(self):
+        self.epoch += 1
+        self._epoch_used = False
 
     @contextlib.contextmanager
-    def step(self, samples):
+    def step(self, samples=None):
+        """Times one step. `samples`: an int, a function of the batch, or omitted to count the batch
+        that batches() yielded last with count_samples()."""
+        if samples is None or callable(samples):
+            if self._batch is None:
+                raise TypeError("StepTimer.step(): without samples= it counts the batch from timer.batches(); pass samples=")
+            samples = count_samples(self._batch) if samples is None else samples(self._batch)
         start = self._step_start if self._step_start is not None else self._now()
         yield
         end = self._now()
         self.events.emit({
             "event": "step",
-            "samples": samples,
+            "samples": samples if isinstance(samples, (int, float)) else int(samples),  # numpy and 0-d tensors too
             "seconds": end - start,
             "data_wait_seconds": self._wait,
             "warmup": self.index < self.warmup_steps,
+            "epoch": self.epoch,
         })
         self.index += 1
         self._wait = 0.0
         self._step_start = None
+        self._batch = None
 
     def finish(self, extra=None):
         """Reports peak memory, then `done`."""
@@ -300,17 +537,21 @@ def peak_memory(device_type="cpu", torch=None):
 
 
 def main(fn, events=None):
-    """Runs fn(); an OOM becomes an `oom` event and exit 86, a bad config an `error` event and exit 87."""
+    """Runs fn(). InvalidConfig: an `error` event and exit 87 (outcome invalid); an OOM: an `oom`
+    event and exit 86; any other exception: its traceback on stderr and exit 1 (a crash).
+    SystemExit and KeyboardInterrupt pass through."""
     events = events or Events()
     try:
         fn()
-    except ValueError as error:
+    except InvalidConfig as error:
         events.emit({"event": "error", "message": str(error)})
         print(f"tunebench: invalid configuration: {error}", file=sys.stderr)
         sys.exit(INVALID_EXIT_CODE)
-    except BaseException as error:  # noqa: BLE001 - classify, then re-raise anything else
-        if isinstance(error, Exception) and is_oom(error):
+    except Exception as error:  # noqa: BLE001 - classified here; BaseException passes through
+        if is_oom(error):
             events.emit({"event": "oom", "message": str(error)[:2000]})
             print(f"tunebench: out of memory: {error}", file=sys.stderr)
             sys.exit(OOM_EXIT_CODE)
-        raise
+        traceback.print_exc(file=sys.stderr)
+        sys.stderr.flush()
+        sys.exit(1)
