@@ -56,10 +56,12 @@ export function registerRun(program: Command): void {
     }
     if (o.quiet) return;
     const chosen = Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ');
+    // The headline says what the exit status says: a run with failed stages exits 2.
+    const ended = result.failed_stages.length > 0 ? `finished with failed stages (${result.failed_stages.join(', ')}; exit ${EXIT.invalid})` : 'finished';
     // Chosen values and warnings carry text from the workload and the experiment file: escaped for the terminal.
     process.stdout.write(
       terminalLines([
-        `tunebench: ${result.experiment} finished in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
+        `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
         `chosen: ${chosen || '(nothing)'}`,
         ...result.warnings.map((w) => `warning: ${w}`),
         `run directory: ${result.run_dir}`,

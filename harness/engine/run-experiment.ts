@@ -8,7 +8,7 @@ import { stageName } from '../experiment/checks.js';
 import { loadExperiment } from '../experiment/load.js';
 import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
-import { buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
+import { argsWritten, buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
 import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
@@ -25,6 +25,7 @@ import type { Progress } from './progress.js';
 import type { RunResult, StopInfo } from './result.js';
 import { runClaimStage } from './stages/claim.js';
 import { runCompareStage } from './stages/compare.js';
+import { finalConfirmations } from './stages/final-confirm.js';
 import { runMaxBatchStage } from './stages/max-batch.js';
 import { runSweepStage } from './stages/sweep.js';
 
@@ -207,6 +208,8 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   const { outcomes, evidence } = state;
   try {
     await runStages(ctx, state);
+    state.current = 'final confirmation';
+    await finalConfirmations(ctx, state.outcomes, state.evidence);
   } catch (error) {
     const current = state.current;
     const stop: StopInfo = {
@@ -245,6 +248,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       memoryLimit: experiment.limits.memory ?? null,
       experimentPath: relative(process.cwd(), x.runJson.experiment_file) || x.runJson.experiment_file,
       ...(allocated?.node ? { placement: { stage: allocated.stage, ...allocated.node } } : {}),
+      workload: x.workload,
     }),
   );
   const finished: RunJsonDraft = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
@@ -322,6 +326,7 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
       chosen_config: join(dir.path, 'chosen-config.json'),
       chosen_env: join(dir.path, 'chosen-config.env'),
       chosen_yaml: join(dir.path, 'chosen-config.yaml'),
+      ...(argsWritten(x.workload, ctx.baseConfig) ? { chosen_args: join(dir.path, 'chosen-config.args') } : {}),
       summary: join(dir.path, 'summary.md'),
       report: join(dir.path, 'report.html'),
     },

@@ -1,9 +1,9 @@
 // Checks that span several fields, after the schema has validated each one.
 import { ConfigError } from '../errors.js';
-import { templateNames } from '../workloads/command/template.js';
 import { paramEnvName } from '../workloads/protocol/events.js';
 import { names, parseExpr } from './expr.js';
 import { closest } from './schema-kit.js';
+import { checkTemplates } from './template-checks.js';
 import { ARENA_POLICIES } from '../workloads/onnx/spec.js';
 import { parseClaim } from '../stats/claim.js';
 import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
@@ -12,41 +12,20 @@ import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } fro
 export const ONNX_PARAMS = ['batch_size', 'intra_op_threads', 'inter_op_threads', 'arena', 'execution_provider', 'num_workers', 'prefetch_factor', 'persistent_workers'];
 const PIPELINE_PARAMS = ['num_workers', 'prefetch_factor', 'persistent_workers'];
 
-/** Every "{name}" in the command must have a value: fixed, searched, swept, or "python". */
+/** `env` must not set a protocol variable; every "{name}" must have a value in each stage (template-checks.ts). */
 function checkCommand(e: Experiment, issues: { path: string; message: string }[]): void {
   if (e.workload.kind !== 'command') return;
-  const available = new Set<string>([...Object.keys(e.workload.params ?? {}), ...(e.workload.python ? ['python'] : [])]);
+  const params = new Set<string>(Object.keys(e.workload.params ?? {}));
   for (const stage of e.stages) {
-    if (stage.kind === 'max-batch') available.add(stage.param);
-    if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) available.add(p);
-    if (stage.kind === 'compare') available.add(stage.param);
-    if (stage.kind === 'claim') for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) available.add(p);
+    if (stage.kind === 'max-batch' || stage.kind === 'compare') params.add(stage.param);
+    if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) params.add(p);
+    if (stage.kind === 'claim') for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) params.add(p);
   }
-  const params = [...available].filter((p) => p !== 'python' || Object.hasOwn(e.workload.params ?? {}, p));
   for (const name of Object.keys(e.workload.env ?? {})) {
-    const param = params.find((p) => paramEnvName(p) === name);
+    const param = [...params].find((p) => paramEnvName(p) === name);
     if (param !== undefined) issues.push({ path: `workload.env.${name}`, message: `is set by tunebench to the value of the parameter ${JSON.stringify(param)} (workload protocol), so this value would be overwritten; remove it, or set the parameter instead` });
   }
-  const templates: [string, string][] = [
-    ...e.workload.command.map((arg, j): [string, string] => [`workload.command[${j}]`, arg]),
-    ...Object.entries(e.workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]),
-    ...e.stages.flatMap((st, i) =>
-      st.kind === 'claim'
-        ? [
-            ...(st.baseline_command ?? []).map((arg, j): [string, string] => [`stages[${i}].baseline_command[${j}]`, arg]),
-            ...(st.candidate_command ?? []).map((arg, j): [string, string] => [`stages[${i}].candidate_command[${j}]`, arg]),
-          ]
-        : [],
-    ),
-  ];
-  for (const [path, text] of templates) {
-    for (const name of templateNames([text])) {
-      if (!available.has(name)) {
-        const hint = closest(name, [...available]);
-        issues.push({ path, message: `{${name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}` });
-      }
-    }
-  }
+  checkTemplates(e, issues);
 }
 
 function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { path: string; message: string }[]): void {

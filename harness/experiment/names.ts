@@ -16,6 +16,7 @@ const MEANING: Record<string, string> = {
   [ENV.warmupSteps]: 'the number of warm-up steps, which measure.warmup_steps sets',
   [ENV.steps]: 'the number of timed steps, which measure.steps (or a stage\'s steps) sets',
   [ENV.trialId]: 'the trial id',
+  [ENV.trialEpochs]: 'the epochs a max-batch confirmation asks the trial to span',
 };
 
 /** Why `name` cannot be a parameter, or undefined when it can. */

@@ -96,7 +96,7 @@ const onnxWorkload = s.object(
 const commandWorkload = s.object(
   {
     kind: required(s.literal(['command'] as const)),
-    command: required(s.array(s.string(), { minItems: 1, description: 'program and arguments; "{name}" in an argument becomes that parameter\'s value' })),
+    command: required(s.array(s.string(), { minItems: 1, description: 'program and arguments; "{name}" in an argument becomes that parameter\'s value, "{name:-2}" with a default, "{name?}" leaves the argument out without a value, "{name?--flag}" is --flag when the value is true' })),
     python: optional(s.string({ description: 'interpreter for "{python}" and for a command that starts with a .py script, e.g. /usr/bin/python3' })),
     cwd: optional(s.string({ description: 'working directory, relative to the experiment file' })),
     env: optional(s.record(s.string(), 'extra environment variables', { noun: 'variable', checkKey: envNameProblem })),
@@ -137,7 +137,9 @@ const maxBatchStage = s.object(
     start: optional(positiveInt('first probe; defaults to multiple_of')),
     ceiling: optional(positiveInt('largest batch the search may probe'), 1 << 20),
     steps: optional(positiveInt('full steps a probe must survive'), 3),
-    confirm_steps: optional(positiveInt('steps of the confirmation run at the chosen max'), 10),
+    confirm_steps: optional(nonNegativeInt('steps of the confirmation run at the max, and of the final confirmation with the final config; 0 skips both'), 50),
+    confirm_epochs: optional(positiveInt('epochs the confirmation runs span (2: one epoch boundary, where a DataLoader starts its workers again)'), 2),
+    final_confirm: optional(s.literal(['auto', 'off'] as const, 'auto: when later stages change other parameters, the chosen batch runs a confirmation with the final config before it is written'), 'auto'),
     headroom: optional(fraction('memory fraction kept free by the recommended batch'), 0.1),
     tolerance: optional(fraction('fastest: smallest batch within this fraction of peak samples/s'), 0.05),
     throughput_points: optional(nonNegativeInt('extra batch sizes measured for the throughput curve'), 4),
@@ -174,7 +176,16 @@ const sweepStage = s.object(
     budget: optional(budget, {}),
     constraints: optional(
       s.object({
-        cpus: optional(s.object({ uses: required(expression), max: required(expression) }, 'prune configs whose CPU use exceeds max; "cpus" in max is SLURM_CPUS_PER_TASK or the cores available')),
+        cpus: optional(
+          s.object(
+            {
+              uses: required(expression),
+              max: required(expression),
+              main: optional(nonNegativeInt('CPUs of the main process (the model or training loop), counted on top of uses; default 1, or 0 when uses names intra_op_threads')),
+            },
+            'prune configs where uses + main exceeds max; "cpus" in max is SLURM_CPUS_PER_TASK or the cores available',
+          ),
+        ),
         memory: optional(s.object({ uses: required(expression), max: required(size('memory budget')) }, 'prune configs whose estimated bytes exceed max')),
       }),
       {},

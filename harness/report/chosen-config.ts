@@ -1,10 +1,12 @@
-// Emits the chosen config as JSON (canonical), a shell .env file and YAML, all with the same values.
+// Emits the chosen config as JSON (canonical), a shell .env file and YAML, all with the same values,
+// and, for a command workload, the chosen values as the arguments of the user's own script (.args).
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Evidence } from '../engine/context.js';
 import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { Config } from '../trial/record.js';
-import { ENV, paramEnvName } from '../workloads/protocol/events.js';
+import { configEnv } from '../workloads/protocol/env.js';
+import type { TrainingCommand, Workload } from '../workloads/workload.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { finiteInterval } from './figures.js';
 
@@ -17,7 +19,16 @@ export interface ChosenConfig {
   device: { host: string; cpu: string; gpu: string | null; memory_limit_bytes: number | null };
   /** On SLURM: the node (and device class, and job) where the max-batch stage ran inside one allocation. */
   placement?: { stage: string; host: string; device: string; slurm_job: string | null };
-  reproduce: { command: string[]; env: Record<string, string> };
+  /**
+   * Runs the job with the chosen config: for a command workload the expanded command (interpreter
+   * included) in its working directory with its environment; for the ONNX workload, which has no
+   * program of the user's, the tuning run.
+   */
+  reproduce: { command: string[]; cwd?: string; env: Record<string, string>; note?: string };
+  /** Runs the tuning again. */
+  retune: { command: string[] };
+  /** Command workloads: the chosen values as the script's arguments, as in chosen-config.args. */
+  args?: string[];
 }
 
 export function buildChosenConfig(args: {
@@ -29,9 +40,17 @@ export function buildChosenConfig(args: {
   memoryLimit: number | null;
   experimentPath: string;
   placement?: ChosenConfig['placement'];
+  /** The run's workload: a command workload's own program is what `reproduce` runs. */
+  workload?: Workload;
 }): ChosenConfig {
-  const env: Record<string, string> = { [ENV.config]: JSON.stringify(args.config) };
-  for (const [k, v] of Object.entries(args.config)) env[paramEnvName(k)] = String(v);
+  const retune = { command: ['tunebench', 'run', args.experimentPath] };
+  const training = trainingCommand(args.workload, args.config);
+  const reproduce: ChosenConfig['reproduce'] =
+    training === undefined
+      ? { ...retune, env: configEnv(args.config) }
+      : 'why' in training
+        ? { ...retune, env: configEnv(args.config), note: `runs the tuning again: ${training.why}` }
+        : { command: training.argv, cwd: training.cwd, env: training.env };
   return {
     experiment: args.experiment,
     run_id: args.runId,
@@ -45,8 +64,23 @@ export function buildChosenConfig(args: {
       memory_limit_bytes: args.memoryLimit,
     },
     ...(args.placement ? { placement: args.placement } : {}),
-    reproduce: { command: ['tunebench', 'run', args.experimentPath], env },
+    reproduce,
+    retune,
+    ...(training && 'args' in training ? { args: training.args } : {}),
   };
+}
+
+/**
+ * The workload's own program with `config`: undefined for a workload without one (ONNX), `why` when
+ * the chosen config leaves a template without a value (a parameter only a claim's sides set).
+ */
+export function trainingCommand(workload: Workload | undefined, config: Config): TrainingCommand | { why: string } | undefined {
+  if (!workload?.training) return undefined;
+  try {
+    return workload.training(config);
+  } catch (error) {
+    return { why: (error as Error).message };
+  }
 }
 
 /** Evidence as a file may carry it: a CI with a non-finite bound is no CI (JSON would write null). */
@@ -60,18 +94,31 @@ function finiteEvidence(evidence: Record<string, Evidence>): Record<string, Evid
   );
 }
 
+/** Whether writeChosenConfig writes chosen-config.args for this workload and config. */
+export function argsWritten(workload: Workload, config: Config): boolean {
+  const training = trainingCommand(workload, config);
+  return training !== undefined && 'args' in training;
+}
+
 /** Shell-safe single-quoted value. */
 export function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Arguments as one shell line: plain words stay bare, anything else is single-quoted. */
+export function shellLine(args: readonly string[]): string {
+  return args.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : shellQuote(a))).join(' ');
 }
 
 export function writeChosenConfig(dir: string, chosen: ChosenConfig): void {
   writeJsonAtomic(join(dir, 'chosen-config.json'), chosen);
   const env = [
     `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})`,
-    ...Object.entries(chosen.reproduce.env).map(([k, v]) => `${k}=${shellQuote(v)}`),
+    ...Object.entries(configEnv(chosen.config)).map(([k, v]) => `${k}=${shellQuote(v)}`),
     '',
   ].join('\n');
   writeFileAtomic(join(dir, 'chosen-config.env'), env);
   writeFileAtomic(join(dir, 'chosen-config.yaml'), `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})\n${stringify({ config: chosen.config })}`);
+  // One line and nothing else, so that `eval "python train.py $(cat chosen-config.args)"` works.
+  if (chosen.args) writeFileAtomic(join(dir, 'chosen-config.args'), `${shellLine(chosen.args)}\n`);
 }

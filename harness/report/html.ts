@@ -7,7 +7,7 @@ import { formatSeconds } from '../experiment/units.js';
 import type { TrialRecord } from '../trial/record.js';
 import type { Chart } from './charts/index.js';
 import { figure, interval } from './figures.js';
-import { stageBlocks, type Block } from './tables.js';
+import { stageSection, type Block } from './tables.js';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
@@ -40,6 +40,7 @@ th { background: #f5f5f5; } tr.chosen td { background: #eef6ee; font-weight: 600
 figure { margin: 1rem 0; overflow-x: auto; } figcaption { font-size: 12px; color: #555; }
 pre { background: #f7f7f7; padding: .5rem; overflow-x: auto; font-size: 12px; }
 .warn { background: #fff4e5; border-left: 4px solid #f0a020; padding: .4rem .8rem; }
+.answer { border-left: 4px solid #4a8a4a; padding: .1rem .8rem; margin: .5rem 0 1rem; } .answer > p:first-child { font-size: 15px; }
 code { background: #f3f3f3; padding: 0 3px; }
 `;
 
@@ -72,12 +73,14 @@ export function reportHtml(page: ReportPage): string {
     ),
   );
   for (const stage of r.stages) {
-    out.push(`<h2 id="stage-${esc(stage.name)}">Stage ${esc(stage.name)} (${esc(stage.kind)})</h2>`);
-    if (stage.notes.length > 0) out.push('<ul>', ...stage.notes.map((n) => `<li>${esc(n)}</li>`), '</ul>');
+    // The answer first, then what may bias it, then the charts and every figure behind it.
+    const section = stageSection(stage, page.records.filter((t) => t.stage === stage.name));
+    out.push(`<section class="stage" id="stage-${esc(stage.name)}">`, `<h2>Stage ${esc(stage.name)} (${esc(stage.kind)})</h2>`);
+    out.push('<div class="answer">', ...section.answer.map(htmlBlock), '</div>', ...section.warnings.map(htmlBlock));
     for (const c of page.charts.filter((x) => x.stage === stage.name)) {
       out.push(`<figure class="chart" data-chart="${esc(c.chart.name)}">`, c.svg, `<figcaption>${esc(c.chart.title)} (<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, <a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`, '</figure>');
     }
-    for (const block of stageBlocks(stage, page.records.filter((t) => t.stage === stage.name))) out.push(htmlBlock(block));
+    out.push(...section.details.map(htmlBlock), '</section>');
   }
   out.push('<h2 id="environment">Environment</h2>', `<pre>${esc(JSON.stringify(page.environment, null, 2))}</pre>`);
   out.push('<h2 id="files">Raw files</h2>', '<ul>', ...page.files.map((f) => `<li><a href="${esc(f)}">${esc(f)}</a></li>`), '</ul>');
@@ -87,6 +90,8 @@ export function reportHtml(page: ReportPage): string {
 
 function htmlBlock(block: Block): string {
   if (block.kind === 'text') return `<p>${esc(block.text)}</p>`;
+  if (block.kind === 'list') return ['<ul>', ...block.items.map((n) => `<li>${esc(n)}</li>`), '</ul>'].join('\n');
+  if (block.kind === 'warning') return `<p class="warn">${esc(block.text)}</p>`;
   return htmlTable(block.table.headers, block.table.rows, block.table.highlight);
 }
 

@@ -4,7 +4,7 @@ import { formatSeconds } from '../experiment/units.js';
 import type { TrialRecord } from '../trial/record.js';
 import { figure } from './figures.js';
 import { code, md, table } from './markdown.js';
-import { stageBlocks, type Block } from './tables.js';
+import { stageSection, type Block } from './tables.js';
 
 export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[]): string {
   const out: string[] = [];
@@ -17,8 +17,8 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
   }
   for (const stage of run.stages) {
     out.push('', `## Stage ${md(stage.name)} (${md(stage.kind)})`, '');
-    for (const block of stageBlocks(stage, records.filter((r) => r.stage === stage.name))) out.push(markdownBlock(block), '');
-    for (const note of stage.notes) out.push(`- ${md(note)}`);
+    const section = stageSection(stage, records.filter((r) => r.stage === stage.name));
+    out.push([...section.answer, ...section.warnings, ...section.details].map(markdownBlock).join('\n\n'));
   }
   out.push('', '## Chosen config', '');
   out.push(table(['parameter', 'value', 'why'], Object.entries(run.chosen).map(([k, v]) => [code(k), code(String(v)), md(run.evidence[k]?.rule ?? 'fixed by the experiment')])));
@@ -29,6 +29,8 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
 
 function markdownBlock(block: Block): string {
   if (block.kind === 'text') return md(block.text);
+  if (block.kind === 'list') return block.items.map((n) => `- ${md(n)}`).join('\n');
+  if (block.kind === 'warning') return `> **Warning:** ${md(block.text)}`;
   const t = block.table;
   return table(t.headers, t.rows.map((row, i) => row.map((cell, j) => (j === 0 && t.highlight.includes(i) ? `**${md(cell)}**` : md(cell)))));
 }

@@ -1,5 +1,6 @@
-// The content of each stage's section as plain data (paragraphs and tables of text cells), rendered
-// by both summary.md and report.html, so that the two never disagree.
+// The content of each stage's section as plain data (paragraphs, lists and tables of text cells),
+// rendered by both summary.md and report.html, so that the two never disagree.
+import type { Evidence } from '../engine/context.js';
 import { fmtPct, type CompareSummary } from '../engine/stages/compare.js';
 import type { ClaimSummary } from '../engine/stages/claim.js';
 import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
@@ -7,7 +8,8 @@ import type { SweepSummary } from '../engine/stages/sweep.js';
 import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import { figure, interval as ci } from './figures.js';
-import type { TrialRecord } from '../trial/record.js';
+import { foreignLoadWarning } from './foreign-load.js';
+import type { Config, TrialRecord } from '../trial/record.js';
 
 export interface Table {
   headers: string[];
@@ -16,7 +18,7 @@ export interface Table {
   highlight: number[];
 }
 
-export type Block = { kind: 'text'; text: string } | { kind: 'table'; table: Table };
+export type Block = { kind: 'text'; text: string } | { kind: 'list'; items: string[] } | { kind: 'warning'; text: string } | { kind: 'table'; table: Table };
 
 const text = (t: string): Block => ({ kind: 'text', text: t });
 const tableBlock = (headers: string[], rows: (string | number)[][], highlight: number[] = []): Block => ({
@@ -24,15 +26,72 @@ const tableBlock = (headers: string[], rows: (string | number)[][], highlight: n
   table: { headers, rows: rows.map((r) => r.map(String)), highlight },
 });
 
-export function stageBlocks(stage: { kind: string; result: unknown }, records: readonly TrialRecord[]): Block[] {
-  if (stage.kind === 'max-batch') return maxBatchBlocks(stage.result as MaxBatchSummary, records);
-  if (stage.kind === 'sweep') return sweepBlocks(stage.result as SweepSummary);
-  if (stage.kind === 'compare') return compareBlocks(stage.result as CompareSummary);
-  if (stage.kind === 'claim') return claimBlocks(stage.result as ClaimSummary);
-  return [];
+export interface StageView {
+  kind: string;
+  result: unknown;
+  chosen?: Config;
+  evidence?: Record<string, Evidence>;
+  notes?: readonly string[];
 }
 
-function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): Block[] {
+/** A stage's section in the order a reader needs it; report.html puts the charts between `warnings` and `details`. */
+export interface StageSection {
+  /** What the stage decided and why: the chosen value with its evidence, the verdicts, the stage's answer table. */
+  answer: Block[];
+  /** What may have biased the stage's measurements (foreign load). */
+  warnings: Block[];
+  /** Every config, arm or trial with its figures. */
+  details: Block[];
+}
+
+export function stageSection(stage: StageView, records: readonly TrialRecord[]): StageSection {
+  const [answer, details] = kindBlocks(stage, records);
+  const lead = chosenSentence(stage);
+  // A note that repeats the answer's rule or sentence is not shown twice.
+  const rules = Object.keys(stage.chosen ?? {}).flatMap((k) => stage.evidence?.[k]?.rule ?? []);
+  const said = new Set([...rules, ...answer.flatMap((b) => (b.kind === 'text' ? [b.text] : []))]);
+  const notes = (stage.notes ?? []).filter((n) => !said.has(n));
+  const warning = foreignLoadWarning(stage.kind, records);
+  return {
+    answer: [...(lead ? [text(lead)] : []), ...answer, ...(notes.length > 0 ? [{ kind: 'list' as const, items: notes }] : [])],
+    warnings: warning ? [{ kind: 'warning', text: warning }] : [],
+    details,
+  };
+}
+
+/** "Answer: p=v at <samples/s [95% CI]> (trials ...). Why: <rule>." for each distinct piece of evidence; null when the stage chose nothing. */
+function chosenSentence(stage: StageView): string | null {
+  const chosen = Object.entries(stage.chosen ?? {});
+  if (chosen.length === 0) return null;
+  const groups = new Map<string, { params: string[]; e: Evidence | undefined }>();
+  for (const [k, v] of chosen) {
+    const e = stage.evidence?.[k];
+    const id = JSON.stringify(e ?? null);
+    const g = groups.get(id) ?? { params: [], e };
+    g.params.push(`${k}=${String(v)}`);
+    groups.set(id, g);
+  }
+  return [...groups.values()]
+    .map(({ params, e }) => {
+      if (!e) return `Answer: ${params.join(', ')}.`;
+      const band = ci(e.samples_per_second, (x) => x.toFixed(1));
+      const speed = band !== '-' ? ` at ${band} samples/s (95% CI` : figure(e.point, (x) => ` at ${x.toFixed(1)} samples/s (one trial, no CI`).replace(/^-$/, '');
+      const trials = e.trials.length === 0 ? '' : `trial${e.trials.length > 1 ? 's' : ''} ${e.trials.map((i) => figure(i)).join(', ')}`;
+      const where = speed && trials ? `${speed}; ${trials})` : speed ? `${speed})` : trials ? ` (${trials})` : '';
+      return `Answer: ${params.join(', ')}${where}. Why: ${e.rule.replace(/\.$/, '')}.`;
+    })
+    .join(' ');
+}
+
+function kindBlocks(stage: StageView, records: readonly TrialRecord[]): [Block[], Block[]] {
+  if (stage.kind === 'max-batch') return maxBatchBlocks(stage.result as MaxBatchSummary, records);
+  if (stage.kind === 'sweep') return [[], sweepBlocks(stage.result as SweepSummary)];
+  if (stage.kind === 'compare') return [[], compareBlocks(stage.result as CompareSummary)];
+  if (stage.kind === 'claim') return [claimBlocks(stage.result as ClaimSummary), []];
+  return [[], []];
+}
+
+function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {
   const b = (v: unknown) => figure(v);
   const status: Record<MaxBatchSummary['status'], string> = {
     exact: 'exact',
@@ -47,9 +106,8 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): Bl
   ];
   if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${figure(r.latencyBound.seconds, (v) => (v * 1000).toFixed(1))} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${b(r.latencyBound.firstViolating)} breaks it`]);
   return [
-    tableBlock(['answer', r.param, 'note'], rows),
-    text(`Chosen: ${b(r.chosen)} (${r.choose_rule}). Trials to the exact max: ${b(r.probesToMax)}.`),
-    tableBlock(
+    [tableBlock(['answer', r.param, 'note'], rows), text(`${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}Trials to the exact max: ${b(r.probesToMax)}.`)],
+    [tableBlock(
       ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
       records.map((t) => [
         b(t.index),
@@ -62,7 +120,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): Bl
         figure(t.peak_limited_bytes, formatBytes),
         figure(t.wall_seconds, formatSeconds),
       ]),
-    ),
+    )],
   ];
 }
 
@@ -93,6 +151,8 @@ function sweepBlocks(r: SweepSummary): Block[] {
 }
 
 function compareBlocks(r: CompareSummary): Block[] {
+  // The workload's empty_cache count says something only where the policy is compared or some arm called it.
+  const emptyCache = r.param === 'empty_cache' || r.arms.some((a) => (a.empty_cache?.calls ?? 0) > 0);
   const rows = r.arms.map((a) => [
     String(a.value),
     `${figure(a.ok_trials)}/${a.trials.length}`,
@@ -102,12 +162,12 @@ function compareBlocks(r: CompareSummary): Block[] {
     ci(a.peak_memory, formatBytes),
     ci(a.memory_ratio, fmtPct),
     a.memory_verdict,
-    a.empty_cache ? `${figure(a.empty_cache.calls)} (${figure(a.empty_cache.seconds, formatSeconds)})` : '-',
+    ...(emptyCache ? [a.empty_cache ? `${figure(a.empty_cache.calls)} (${figure(a.empty_cache.seconds, formatSeconds)})` : '-'] : []),
   ]);
   return [
     text(`Arms of ${r.param}, interleaved over ${figure(r.rounds)} round(s): ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${figure(r.noise_band, (v) => (v * 100).toFixed(1))}%, no difference when it lies inside.`),
     tableBlock(
-      ['arm', 'ok trials', 'samples/s [95% CI] (geometric mean)', 'vs baseline', 'verdict', 'peak memory (geometric mean)', 'vs baseline', 'memory', 'empty_cache calls'],
+      ['arm', 'ok trials', 'samples/s [95% CI] (geometric mean)', 'vs baseline', 'verdict', 'peak memory (geometric mean)', 'vs baseline', 'memory', ...(emptyCache ? ['empty_cache calls'] : [])],
       rows,
       r.arms.flatMap((a, i) => (a.value === r.chosen ? [i] : [])),
     ),

@@ -38,27 +38,55 @@ const NUM = String.raw`(\d+(?:\.\d+)?)`;
 const RANGE = new RegExp(String.raw`^(?:~\s*)?(?:(>=|≥|at least)\s*)?${NUM}(?:\s*(?:-|–|to)\s*${NUM})?\s*(x|×|%)\s*(.*)$`, 'i');
 
 type Words = 'faster' | 'slower' | 'less time' | 'less memory' | 'more memory';
-const VOCABULARY: readonly [RegExp, Words][] = [
-  [/^(faster|speedup|speed-up|quicker|more throughput|higher throughput|throughput)$/, 'faster'],
-  [/^(slower|more time|longer|less throughput|lower throughput|more latency|higher latency)$/, 'slower'],
-  [/^(less time|shorter|fewer seconds|less latency|lower latency)$/, 'less time'],
-  [/^(less|lower|smaller) (peak )?(memory|vram|ram|gpu memory)( use| usage)?$|^(peak )?(memory|vram) (reduction|saving|savings)$/, 'less memory'],
-  [/^(more|higher|larger) (peak )?(memory|vram|ram|gpu memory)( use| usage)?$/, 'more memory'],
-];
+
+const memory = (more: boolean): string[] => {
+  const nouns = ['memory', 'vram', 'ram', 'gpu memory'];
+  const phrases = (more ? ['more', 'higher', 'larger'] : ['less', 'lower', 'smaller']).flatMap((a) =>
+    ['', 'peak '].flatMap((peak) => nouns.flatMap((n) => ['', ' use', ' usage'].map((u) => `${a} ${peak}${n}${u}`))),
+  );
+  if (more) return phrases;
+  return [...phrases, ...['', 'peak '].flatMap((peak) => ['memory', 'vram'].flatMap((n) => ['reduction', 'saving', 'savings'].map((r) => `${peak}${n} ${r}`)))];
+};
+
+/**
+ * The words a claim may end with, by meaning, and no others (case and spacing do not matter; no
+ * words means faster). The README's claims section lists the same, in the notation of `CLAIM_WORDS_DOC`.
+ */
+export const CLAIM_WORDS: Readonly<Record<Words, readonly string[]>> = {
+  faster: ['faster', 'quicker', 'speedup', 'speed-up', 'throughput', 'more throughput', 'higher throughput'],
+  slower: ['slower', 'longer', 'more time', 'less throughput', 'lower throughput', 'more latency', 'higher latency'],
+  'less time': ['less time', 'shorter', 'fewer seconds', 'less latency', 'lower latency'],
+  'less memory': memory(false),
+  'more memory': memory(true),
+};
+
+/** The accepted words written compactly, for error messages and the README. */
+export const CLAIM_WORDS_DOC: Readonly<Record<Words, string>> = {
+  faster: CLAIM_WORDS.faster.join(', '),
+  slower: CLAIM_WORDS.slower.join(', '),
+  'less time': CLAIM_WORDS['less time'].join(', '),
+  'less memory': 'less|lower|smaller [peak] memory|vram|ram|gpu memory [use|usage], [peak] memory|vram reduction|saving|savings',
+  'more memory': 'more|higher|larger [peak] memory|vram|ram|gpu memory [use|usage]',
+};
+
+const WORDS = new Map<string, Words>(Object.entries(CLAIM_WORDS).flatMap(([meaning, list]) => list.map((w): [string, Words] => [w, meaning as Words])));
 
 /** Parses a claim; `tolerance` widens a point claim on the log scale of its effect. */
 export function parseClaim(text: string, tolerance = 0.2): Claim {
   const t = text.trim();
-  const fail = (why: string): never => {
-    throw new ClaimSyntaxError(`claim ${JSON.stringify(text)}: ${why}; the forms understood are ${CLAIM_FORMS.join(', ')}`);
+  const fail = (why: string, more = ''): never => {
+    throw new ClaimSyntaxError(`claim ${JSON.stringify(text)}: ${why}; the forms understood are ${CLAIM_FORMS.join(', ')}${more}`);
   };
   const m = RANGE.exec(t);
   if (!m) return fail('not a number followed by "x" or "%"');
   const [, atLeast, a, b, unitRaw, restRaw] = m;
   const unit = unitRaw === '%' ? '%' : 'x';
   const rest = (restRaw ?? '').trim().toLowerCase().replace(/\s+/g, ' ').replace(/[.!]$/, '');
-  const words: Words | undefined = rest === '' ? 'faster' : VOCABULARY.find(([re]) => re.test(rest))?.[1];
-  if (!words) return fail(`unknown words ${JSON.stringify((restRaw ?? '').trim())}`);
+  const words: Words | undefined = rest === '' ? 'faster' : WORDS.get(rest);
+  if (!words) {
+    const known = Object.entries(CLAIM_WORDS_DOC).map(([meaning, list]) => `${meaning}: ${list}`).join('; ');
+    return fail(`unknown words ${JSON.stringify((restRaw ?? '').trim())}`, `; the words understood after the number, by meaning, are ${known}`);
+  }
   const lo = Number(a);
   const hi = b === undefined ? lo : Number(b);
   if (hi < lo) fail(`the range runs backwards (${lo} to ${hi})`);

@@ -17,6 +17,8 @@ export function processCpuSeconds(pid: number): number {
 }
 
 export interface CoreTimes {
+  /** The N of cpuN: the id that CPU affinity lists use (offline cores leave gaps). */
+  id: number;
   busy: number;
   total: number;
 }
@@ -30,7 +32,7 @@ export function coreTimes(text = readFileSync('/proc/stat', 'utf8')): CoreTimes[
     const v = m[2]!.trim().split(/\s+/).map(Number);
     const idle = (v[3] ?? 0) + (v[4] ?? 0);
     const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
-    cores.push({ busy: total - idle, total });
+    cores.push({ id: Number(m[1]), busy: total - idle, total });
   }
   return cores;
 }

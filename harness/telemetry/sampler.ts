@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { quantile } from 'simple-statistics';
 import { coreTimes, coreUtilisation, processCpuSeconds, type CoreTimes } from './cpu.js';
+import { allowedCpus, foreignLoad, type ForeignLoad } from './foreign-load.js';
 import { findNvidiaSmi, GPU_QUERY, parseGpuSamples, type GpuSample } from './nvidia-smi.js';
 import { processTree, rssBytes } from './proc-tree.js';
 
@@ -36,6 +37,8 @@ export interface Telemetry {
     rss_bytes: Stat | null;
     /** Processes in the tree: 1 + DataLoader workers for a PyTorch job, for example. */
     processes: Stat | null;
+    /** CPU that processes outside the tree used on the trial's cores (absent in records of older versions). */
+    foreign_load?: ForeignLoad | null;
     gpus: { index: number; name: string; utilization_pct: Stat | null; memory_used_bytes: Stat | null; power_watts: Stat | null }[];
   };
   series: { t: number[]; cpu_cores: number[]; per_core: number[][]; rss_bytes: number[]; processes: number[]; gpus: GpuSeries[] };
@@ -55,12 +58,15 @@ export class TelemetrySampler {
   private lastT = 0;
   private readonly series: Telemetry['series'] = { t: [], cpu_cores: [], per_core: [], rss_bytes: [], processes: [], gpus: [] };
   private gpuProcess: ChildProcess | undefined;
+  /** The CPUs the trial's root process may run on (its affinity), as last read; null: all of them. */
+  private allowed: Set<number> | null = null;
   peakRss = 0;
 
   constructor(private readonly root: number, private readonly intervalMs = SAMPLE_MS, private readonly nvidiaSmi = findNvidiaSmi()) {}
 
   start(): void {
     this.lastCores = coreTimes();
+    this.allowed = allowedCpus('self');
     this.sample(true);
     this.timer = setInterval(() => this.sample(false), this.intervalMs);
     this.timer.unref();
@@ -79,10 +85,18 @@ export class TelemetrySampler {
         machine_cpu: stat(machine),
         rss_bytes: stat(s.rss_bytes),
         processes: stat(s.processes),
+        foreign_load: foreignLoad(s.cpu_cores, s.per_core, this.availableCores()),
         gpus: s.gpus.map((g) => ({ index: g.index, name: g.name, utilization_pct: stat(g.utilization_pct), memory_used_bytes: stat(g.memory_used_bytes), power_watts: stat(g.power_watts) })),
       },
       series: s,
     };
+  }
+
+  /** Indices into per_core of the cores the trial may run on; undefined: all of them. */
+  private availableCores(): number[] | undefined {
+    const allowed = this.allowed;
+    const own = allowed ? this.lastCores.flatMap((c, i) => (allowed.has(c.id) ? [i] : [])) : [];
+    return own.length > 0 ? own : undefined;
   }
 
   private now(): number {
@@ -104,6 +118,8 @@ export class TelemetrySampler {
     this.lastCpu = next;
     if (rss > this.peakRss) this.peakRss = rss;
     const cores = coreTimes();
+    // Read each time: a wrapper (taskset, srun --cpu-bind) may set the affinity after the spawn.
+    this.allowed = allowedCpus(this.root) ?? this.allowed;
     if (!first && t > this.lastT) {
       this.series.t.push(Number(t.toFixed(3)));
       this.series.cpu_cores.push(Number((used / (t - this.lastT)).toFixed(3)));

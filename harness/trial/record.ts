@@ -34,6 +34,10 @@ export interface TrialRecord {
   /** Timed steps (warm-up excluded). */
   steps: StepSample[];
   warmup_steps: number;
+  /** The warm-up steps as reported (records before this field have only the count). */
+  warmup?: StepSample[];
+  /** Distinct epochs the workload's steps reported (TUNEBENCH_TRIAL_EPOCHS asks for them); absent when it reports none. */
+  epochs?: number;
   /** Total samples over total step time (data waits included); null when no step was timed. */
   samples_per_second: number | null;
   step_seconds: { median: number; p95: number } | null;

@@ -6,6 +6,7 @@ import { ratioThroughput } from '../stats/throughput.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps, Workload } from '../workloads/workload.js';
 import { formatBytes } from '../experiment/units.js';
+import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from './patterns.js';
 import { runProcessTrial } from './process.js';
 import type { Config, StepSample, TrialRecord } from './record.js';
@@ -47,15 +48,16 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   });
   if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
   const steps: StepSample[] = [];
-  let warmup = 0;
+  const warmupSteps: StepSample[] = [];
+  const epochs = new Set<number>();
   let reportedRss: number | null = null;
   let reportedDevice: number | null = null;
   let reportedLimited: number | null = null;
   let report: Record<string, unknown> | undefined;
   for (const e of result.events) {
     if (e.event === 'step') {
-      if (e.warmup === true) warmup += 1;
-      else steps.push(stepSample(e.samples, e.seconds, e.data_wait_seconds));
+      (e.warmup === true ? warmupSteps : steps).push(stepSample(e.samples, e.seconds, e.data_wait_seconds));
+      if (typeof e.epoch === 'number' && Number.isSafeInteger(e.epoch) && e.epoch >= 0) epochs.add(e.epoch);
     } else if (e.event === 'memory') {
       // peak_bytes is the memory that bounds the batch: the GPU's on CUDA, else the host's.
       const onDevice = typeof e['device'] === 'string' && e['device'].startsWith('cuda');
@@ -82,6 +84,10 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   if (result.limit.mechanism === 'prlimit-as' && result.limit.bytes !== null && treeRss !== null && treeRss > result.limit.bytes) {
     notes.push(`the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)`);
   }
+  const overrun = stepOverrun(steps.length + warmupSteps.length, req.measure);
+  if (overrun) notes.push(overrun);
+  const foreign = result.telemetry.summary.foreign_load;
+  if (foreign && isMaterial(foreign)) notes.push(foreignLoadNote(foreign));
   return {
     v: 1,
     index: req.index,
@@ -90,11 +96,13 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     config,
     ...(req.argv ? { argv: command.argv } : {}),
     outcome: result.outcome,
-    reason: result.reason,
+    reason: overrun && result.outcome === 'timeout' ? `${result.reason}; ${overrun}` : result.reason,
     exit_code: result.exitCode,
     signal: result.signal,
     steps,
-    warmup_steps: warmup,
+    warmup_steps: warmupSteps.length,
+    warmup: warmupSteps,
+    ...(epochs.size > 0 ? { epochs: epochs.size } : {}),
     samples_per_second: ratioThroughput(steps),
     step_seconds: stepLatency(steps),
     peak_rss_bytes: peakRss,
@@ -110,6 +118,16 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     patterns_version: PATTERNS_VERSION,
     ...(notes.length > 0 ? { notes } : {}),
   };
+}
+
+/**
+ * A workload that reports far more steps than it was asked for does not stop by itself (a loop over
+ * the whole loader, or over epochs): every trial then runs to its timeout. Says so, with the fix.
+ */
+export function stepOverrun(reported: number, measure: MeasureSteps): string | undefined {
+  const asked = measure.warmupSteps + measure.steps;
+  if (reported <= 2 * asked + 2) return undefined;
+  return `the workload reported ${reported} steps for ${asked} asked (TUNEBENCH_WARMUP_STEPS ${measure.warmupSteps} + TUNEBENCH_STEPS ${measure.steps}): it does not stop when the trial has its steps, so the trial takes longer than it must or runs to its timeout; iterate with the adapter's timer.batches(loader), which stops by itself, or stop after that many steps`;
 }
 
 function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {

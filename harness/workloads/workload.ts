@@ -4,6 +4,8 @@ import type { Config } from '../trial/record.js';
 export interface MeasureSteps {
   warmupSteps: number;
   steps: number;
+  /** Epochs the trial should span (TUNEBENCH_TRIAL_EPOCHS); unset: the workload's own. */
+  epochs?: number;
 }
 
 export interface TrialCommand {
@@ -14,6 +16,17 @@ export interface TrialCommand {
   eventsRequired: boolean;
 }
 
+/** How to run the user's own program with a config outside tunebench (no measurement variables). */
+export interface TrainingCommand {
+  /** The whole command: interpreter, script and expanded arguments. */
+  argv: string[];
+  /** The expanded arguments without the program part: what the user's script takes. */
+  args: string[];
+  cwd: string;
+  /** The config's protocol variables, the workload's `env` and PYTHONPATH with the adapter. */
+  env: Record<string, string>;
+}
+
 export interface Workload {
   readonly kind: string;
   /** One line for logs and reports, e.g. "onnx transformer(dim=64, ...)". */
@@ -22,4 +35,6 @@ export interface Workload {
   readonly fixedParams: Config;
   /** `argv` replaces the program and its arguments (templates included) where the workload allows it. */
   command(config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand;
+  /** Workloads that run the user's own program: that program with `config`; throws when a template has no value. */
+  training?(config: Config): TrainingCommand;
 }

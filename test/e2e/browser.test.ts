@@ -23,12 +23,14 @@ interface PageCheck {
   text: string;
   images: number;
   scripts: number;
+  /** Each stage section of report.html: where its answer and its first chart start on the page. */
+  sections: { answer: string; answerTop: number | null; chartTop: number | null }[];
 }
 
 async function open(browser: Browser, file: string, screenshot: string): Promise<PageCheck> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const url = pathToFileURL(file).href;
-  const check: PageCheck = { consoleErrors: [], requests: [], dialogs: [], charts: 0, visibleCharts: 0, text: '', images: 0, scripts: 0 };
+  const check: PageCheck = { consoleErrors: [], requests: [], dialogs: [], charts: 0, visibleCharts: 0, text: '', images: 0, scripts: 0, sections: [] };
   page.on('console', (m) => {
     if (m.type() === 'error') check.consoleErrors.push(m.text());
   });
@@ -49,6 +51,17 @@ async function open(browser: Browser, file: string, screenshot: string): Promise
     await c.scrollIntoViewIfNeeded();
     const box = await c.boundingBox();
     if ((await c.isVisible()) && box && box.width > 50 && box.height > 50) check.visibleCharts += 1;
+  }
+  await page.evaluate('window.scrollTo(0, 0)');
+  const sections = page.locator('section.stage');
+  for (let i = 0; i < (await sections.count()); i++) {
+    const answer = sections.nth(i).locator('.answer').first();
+    const chart = sections.nth(i).locator('figure.chart').first();
+    check.sections.push({
+      answer: (await answer.count()) > 0 ? await answer.innerText() : '',
+      answerTop: (await answer.count()) > 0 ? ((await answer.boundingBox())?.y ?? null) : null,
+      chartTop: (await chart.count()) > 0 ? ((await chart.boundingBox())?.y ?? null) : null,
+    });
   }
   check.text = await page.locator('body').innerText();
   check.images = await page.locator('img').count();
@@ -81,6 +94,13 @@ describe('reports in headless Chromium', () => {
     assert.equal(page.visibleCharts, 7);
     assert.match(page.text, /Chosen config/);
     assert.ok(existsSync(join(ARTIFACTS, 'report.png')));
+    // Each stage shows its answer above its charts.
+    assert.equal(page.sections.length, 3);
+    for (const s of page.sections) {
+      assert.match(s.answer, /^Answer: \w+=\S+ at /);
+      assert.ok(s.answerTop !== null && s.chartTop !== null && s.answerTop < s.chartTop, `answer at ${s.answerTop}, first chart at ${s.chartTop}`);
+    }
+    assert.ok(!page.text.includes('empty_cache calls'), 'no empty_cache column in the arena compare');
   });
 
   it('compare.html: no console error, no request, the chart visible', async () => {

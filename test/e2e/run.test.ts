@@ -48,6 +48,7 @@ describe('tunebench run', () => {
     const r = await execa(process.execPath, [CLI, 'run', '--out', out], { cwd: ROOT, reject: false });
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /chosen: .*batch_size=\d+/);
+    assert.match(r.stdout, /^tunebench: default finished in /);
     assert.match(r.stderr, /\[max-batch\] trial 1\/~\d+ probe batch_size=8 -> ok/, 'plain progress lines when not on a TTY');
     const dir = runDir(out, 'default');
     const records = journal(dir);
@@ -173,5 +174,8 @@ describe('max-batch of an arbitrary program', () => {
     const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', tempDir()], { reject: false });
     assert.equal(r.exitCode, 2);
     assert.match(r.stderr, /invalid input: the workload failed in stage max-batch-1: .*could not start the program \(exit code 127\): .*\/no\/such\/trainer/);
+    // The headline says what the exit status says, not a bare "finished".
+    assert.match(r.stdout, /^tunebench: missing finished with failed stages \(max-batch-1; exit 2\) in /);
+    assert.doesNotMatch(r.stdout, /missing finished in/);
   });
 });

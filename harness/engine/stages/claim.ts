@@ -46,8 +46,7 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
   const candidate: Config = { ...ctx.baseConfig, ...scaled(spec.candidate) };
   const changed = [...new Set([...Object.keys(spec.baseline), ...Object.keys(spec.candidate)])];
-  const describe = (c: Config, argv: string[] | undefined) => [argv ? `\`${argv.join(' ')}\`` : '', ...changed.map((k) => `${k}=${String(c[k])}`)].filter(Boolean).join(' ') || '(as fixed)';
-  const what = `${describe(baseline, spec.baseline_command)} -> ${describe(candidate, spec.candidate_command)}`;
+  const what = `${describeSide(baseline, changed, spec.baseline_command)} -> ${describeSide(candidate, changed, spec.candidate_command)}`;
   const base: TrialRecord[] = [];
   const cand: TrialRecord[] = [];
   let looks = 0;
@@ -115,6 +114,16 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const values = (rs: TrialRecord[]) => rs.map((r) => trialValue(metric, r)).filter((v): v is number => v !== null);
   const warnings = [...noiseWarnings('baseline', values(base), metric === 'throughput'), ...noiseWarnings('candidate', values(cand), metric === 'throughput')].map((w) => w.message);
   return done(summary(out.verdict, reason, out.effect, warnings));
+}
+
+/**
+ * One side of a claim for its sentence: its command, if it has its own, and the changed parameters
+ * that have a value on this side ("num_workers=2 prefetch_factor=4"); one set on the other side only
+ * is left out here, not shown as "undefined".
+ */
+export function describeSide(config: Config, changed: readonly string[], argv?: readonly string[]): string {
+  const values = changed.filter((k) => config[k] !== undefined).map((k) => `${k}=${String(config[k])}`);
+  return [...(argv ? [`\`${argv.join(' ')}\``] : []), ...values].join(' ') || '(as fixed)';
 }
 
 /**

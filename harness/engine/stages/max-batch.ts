@@ -4,10 +4,26 @@ import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import type { LatencyLimit } from '../../search/throughput.js';
 import { ratioThroughput } from '../../stats/throughput.js';
-import type { TrialRecord } from '../../trial/record.js';
+import type { Config, TrialRecord } from '../../trial/record.js';
 import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
 
+/** The longest run a batch survived: what its answer rests on, in the report's words. */
+export interface Survival {
+  batch: number;
+  trial: number;
+  steps: number;
+  /** Epoch boundaries the run crossed; null when the workload reports no epochs. */
+  epoch_boundaries: number | null;
+  /** The other parameters of that run (the loader settings it survived with). */
+  config: Config;
+  statement: string;
+}
+
 export type MaxBatchSummary = Omit<MaxBatchResult, 'probes'> & {
+  /** Per answer (max, recommended, fastest): the longest ok run at that batch. */
+  survived: Partial<Record<'max' | 'recommended' | 'fastest', Survival>>;
+  /** The chosen batch run again with the final config of the whole run (later stages' choices). */
+  final_confirmation?: FinalConfirmation;
   param: string;
   multiple_of: number;
   ceiling: number;
@@ -27,7 +43,9 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
   const run: ProbeFn = async (batch, role, steps) => {
     n += 1;
     const config = { ...ctx.baseConfig, [param]: batch };
-    const measure = { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps };
+    // A run as long as the confirmation also spans its epochs: the loader starts again in the middle.
+    const long = spec.confirm_steps > 0 && steps !== undefined && steps >= spec.confirm_steps;
+    const measure = { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps, ...(long && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}) };
     const record = await runJournaledTrial(ctx, name, role, config, measure, { n, ofAbout: n + remaining, show: [param] });
     const result = toProbe(batch, role, record);
     byBatch.set(result, record);
@@ -63,9 +81,15 @@ export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpe
       trials: evidenceRecords.map((r) => r.index),
     };
   }
-  const { probes: _probes, ...rest } = result;
+  const { probes, ...rest } = result;
+  const survived: MaxBatchSummary['survived'] = {};
+  for (const [answer, batch] of [['max', result.max], ['recommended', result.recommended], ['fastest', result.fastest]] as const) {
+    const s = batch === null ? undefined : survival(probes.filter((p) => p.batch === batch).map((p) => byBatch.get(p)!), param);
+    if (s) survived[answer] = s;
+  }
   const summary: MaxBatchSummary = {
     ...rest,
+    survived,
     param,
     multiple_of: m,
     ceiling: spec.ceiling,
@@ -96,6 +120,37 @@ function latencyLimit(c: { p95_step_latency?: number; p50_step_latency?: number 
   return undefined;
 }
 
+/** What the chosen batch's final confirmation showed, and what it changed. */
+export interface FinalConfirmation {
+  /** The parameters whose final values differ from the ones the stage ran with. */
+  changed: Config;
+  /** The batch before the final confirmation, and the one written (lower when the first failed). */
+  from: number;
+  batch: number | null;
+  outcome: 'ok' | 'lowered' | 'failed';
+  trials: number[];
+  survived?: Survival;
+  statement: string;
+}
+
+/** The longest ok run among `records` (most timed steps, then most epochs), stated in words. */
+export function survival(records: readonly TrialRecord[], param: string): Survival | undefined {
+  const ok = records.filter((r) => r.outcome === 'ok').sort((a, b) => b.steps.length - a.steps.length || (b.epochs ?? 0) - (a.epochs ?? 0));
+  const r = ok[0];
+  if (!r) return undefined;
+  const batch = Number(r.config[param]);
+  const boundaries = r.epochs === undefined ? null : r.epochs - 1;
+  const config = Object.fromEntries(Object.entries(r.config).filter(([k]) => k !== param));
+  return { batch, trial: r.index, steps: r.steps.length, epoch_boundaries: boundaries, config, statement: survivalStatement(r.steps.length, boundaries, config) };
+}
+
+/** "survived 50 steps across 1 epoch boundary with num_workers=2, pin_memory=false". */
+export function survivalStatement(steps: number, boundaries: number | null, config: Config): string {
+  const across = boundaries === null ? ' (the workload reports no epochs)' : boundaries === 0 ? ' within one epoch' : ` across ${boundaries} epoch boundar${boundaries === 1 ? 'y' : 'ies'}`;
+  const settings = Object.entries(config).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+  return `survived ${steps} step${steps === 1 ? '' : 's'}${across}${settings ? ` with ${settings}` : ''}`;
+}
+
 export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord): ProbeResult {
   return {
     batch,
@@ -109,5 +164,7 @@ export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord
     p50Seconds: r.step_seconds?.median ?? null,
     p95Seconds: r.step_seconds?.p95 ?? null,
     role,
+    steps: r.steps.length,
+    epochs: r.epochs ?? null,
   };
 }

@@ -101,7 +101,9 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
       evidence[p] = { stage: name, rule: result.ranking.note ?? 'best throughput', samples_per_second: chosen.ci, trials: indices.get(chosen.key) ?? [] };
     }
   } else {
-    notes.push('no config finished a trial: nothing was chosen');
+    // Say why: the first failure's reason (an OOM at this batch, a workload that never stops).
+    const failed = ctx.records.find((r) => r.stage === name && r.outcome !== 'ok');
+    notes.push(`no config finished a trial: nothing was chosen${failed ? ` (trial ${failed.index}: ${failed.outcome}, ${failed.reason})` : ''}`);
   }
   const summary: SweepSummary = {
     strategy,

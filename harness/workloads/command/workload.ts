@@ -2,9 +2,9 @@
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../trial/record.js';
-import { protocolEnv } from '../protocol/env.js';
-import type { MeasureSteps, TrialCommand, Workload } from '../workload.js';
-import { expandArgs } from './template.js';
+import { configEnv, protocolEnv } from '../protocol/env.js';
+import type { MeasureSteps, TrainingCommand, TrialCommand, Workload } from '../workload.js';
+import { expandArg, expandArgs, programLength } from './template.js';
 
 /** Where the Python adapter lives; the harness puts it on PYTHONPATH. */
 export const PYTHON_ADAPTER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'harness', 'workloads', 'python');
@@ -30,20 +30,41 @@ export class CommandWorkload implements Workload {
   }
 
   command(config: Config, measure: MeasureSteps, override?: readonly string[]): TrialCommand {
-    const values = { ...config, ...(this.spec.python ? { python: this.spec.python } : {}) };
-    let argv = expandArgs(override ?? this.spec.command, values);
-    // A script given directly runs under the named interpreter.
-    if (this.spec.python && argv[0]!.endsWith('.py')) argv = [this.spec.python, ...argv];
-    const cwd = this.spec.cwd ? (isAbsolute(this.spec.cwd) ? this.spec.cwd : resolve(this.baseDir, this.spec.cwd)) : this.baseDir;
+    const { argv, cwd, extra } = this.expand(config, override ?? this.spec.command);
     const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']].filter(Boolean).join(delimiter);
-    // Environment values take templates too: NCCL_P2P_LEVEL: "{nccl_p2p_level}".
-    const names = Object.keys(this.spec.env ?? {});
-    const extra = Object.fromEntries(expandArgs(Object.values(this.spec.env ?? {}), values).map((v, i) => [names[i]!, v]));
     return {
       argv,
       env: { ...extra, ...protocolEnv(config, measure), PYTHONPATH: pythonPath },
       cwd,
       eventsRequired: this.spec.protocol === 'required',
     };
+  }
+
+  /** The experiment's command with `config`, for training outside tunebench: no step counts, no events file. */
+  training(config: Config): TrainingCommand {
+    const { argv, cwd, extra } = this.expand(config, this.spec.command);
+    const values = this.values(config);
+    const args = expandArgs(this.spec.command.slice(programLength(this.spec.command)), values);
+    const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH']].filter(Boolean).join(delimiter);
+    return { argv, args, cwd, env: { ...extra, ...configEnv(config), PYTHONPATH: pythonPath } };
+  }
+
+  private values(config: Config): Record<string, unknown> {
+    return { ...config, ...(this.spec.python ? { python: this.spec.python } : {}) };
+  }
+
+  private expand(config: Config, templates: readonly string[]): { argv: string[]; cwd: string; extra: Record<string, string> } {
+    const values = this.values(config);
+    let argv = expandArgs(templates, values);
+    // A script given directly runs under the named interpreter.
+    if (this.spec.python && argv[0]?.endsWith('.py')) argv = [this.spec.python, ...argv];
+    const cwd = this.spec.cwd ? (isAbsolute(this.spec.cwd) ? this.spec.cwd : resolve(this.baseDir, this.spec.cwd)) : this.baseDir;
+    // Environment values take templates too: NCCL_P2P_LEVEL: "{nccl_p2p_level}"; one left out is not set.
+    const extra: Record<string, string> = {};
+    for (const [name, template] of Object.entries(this.spec.env ?? {})) {
+      const v = expandArg(template, values);
+      if (v !== undefined) extra[name] = v;
+    }
+    return { argv, cwd, extra };
   }
 }

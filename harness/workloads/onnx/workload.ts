@@ -49,7 +49,7 @@ export class OnnxWorkload implements Workload {
       warmupSteps: measure.warmupSteps,
       steps: measure.steps,
       seed: this.seed,
-      ...(this.pipeline ? { pipeline: { cost: this.pipeline.cost, epochs: this.pipeline.epochs, ...(this.pipeline.fault ? { fault: this.pipeline.fault } : {}) } } : {}),
+      ...(this.pipeline ? { pipeline: { cost: this.pipeline.cost, epochs: Math.max(this.pipeline.epochs, measure.epochs ?? 1), ...(this.pipeline.fault ? { fault: this.pipeline.fault } : {}) } } : {}),
     };
     return {
       argv: [process.execPath, CHILD],

@@ -7,6 +7,8 @@ export const ENV = {
   warmupSteps: 'TUNEBENCH_WARMUP_STEPS',
   steps: 'TUNEBENCH_STEPS',
   trialId: 'TUNEBENCH_TRIAL_ID',
+  /** Optional: the epochs the trial should span (a max-batch confirmation asks for an epoch boundary). */
+  trialEpochs: 'TUNEBENCH_TRIAL_EPOCHS',
 } as const;
 
 /** Name of the per-parameter variable, for example `batch_size` -> `TUNEBENCH_BATCH_SIZE`. */
@@ -20,6 +22,8 @@ export interface StepEvent {
   seconds: number;
   data_wait_seconds?: number;
   warmup?: boolean;
+  /** 0-based epoch of the step; the harness counts epoch boundaries from it. */
+  epoch?: number;
   [extra: string]: unknown;
 }
 export interface MemoryEvent {

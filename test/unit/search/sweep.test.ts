@@ -187,7 +187,8 @@ describe('spaces, constraints and costs', () => {
       { num_workers: 2, intra_op_threads: 1, batch_size: 4096, prefetch_factor: 64 },
     ]);
     assert.equal(runnable.length, 1);
-    assert.equal(pruned[0]!.reason, 'CPU budget: num_workers + intra_op_threads = 5 > 4 (4 CPUs from SLURM_CPUS_PER_TASK)');
+    // uses names intra_op_threads: the main process's threads are already counted (main 0).
+    assert.equal(pruned[0]!.reason, 'CPU budget: num_workers + intra_op_threads = 5 > 4 CPUs (SLURM_CPUS_PER_TASK)');
     assert.match(pruned[1]!.reason, /^memory budget: batch_size \* prefetch_factor \* num_workers \* 4096 = 2.00 GiB > 1.00 GiB$/);
   });
 

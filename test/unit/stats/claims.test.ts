@@ -1,8 +1,11 @@
 // The statistics behind claims: Mann-Whitney p-values against published tables (exact with ties),
 // claim parsing (metric from the words, log-scale tolerance), directional verdicts and noise warnings.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ClaimSyntaxError, describeBand, judgeClaim, parseClaim } from '../../../harness/stats/claim.js';
+import { CLAIM_WORDS, CLAIM_WORDS_DOC, ClaimSyntaxError, describeBand, judgeClaim, parseClaim } from '../../../harness/stats/claim.js';
+import { ROOT } from '../../support/paths.js';
 import { exactTiesP, mannWhitney, normalCdf, uDistribution } from '../../../harness/stats/mann-whitney.js';
 import { noiseWarnings } from '../../../harness/stats/noise.js';
 import { createRng } from '../../../harness/stats/rng.js';
@@ -141,6 +144,37 @@ describe('claims', () => {
     ];
     for (const [text, message] of bad) {
       assert.throws(() => parseClaim(text), (e: unknown) => e instanceof ClaimSyntaxError && message.test(e.message) && /the forms understood are .*less memory/.test(e.message), text);
+    }
+  });
+
+  it('accepts every listed word with its meaning, and the README lists them all', () => {
+    const same = (a: string, b: string) => {
+      const [x, y] = [parseClaim(a), parseClaim(b)];
+      assert.deepEqual([x.quantity, x.low, x.high], [y.quantity, y.low, y.high], `${a} = ${b}`);
+    };
+    same('30-50% quicker', '30-50% faster');
+    same('30-50% Quicker.', '30-50%');
+    same('2x speed-up', '2x');
+    same('20% lower latency', '20% less time');
+    same('10% longer', '10% slower');
+    same('30% lower peak GPU memory usage', '30% less memory');
+    same('30% VRAM savings', '30% less memory');
+    same('2x larger RAM use', '2x more memory');
+    for (const [meaning, words] of Object.entries(CLAIM_WORDS)) {
+      for (const w of words) same(`20% ${w}`, `20% ${meaning}`);
+    }
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Claims, and the statistics behind them'), readme.indexOf('### The seeds'));
+    for (const doc of Object.values(CLAIM_WORDS_DOC)) assert.ok(section.includes(doc), `the README's claims section lists ${doc}`);
+  });
+
+  it('rejects words off the list, naming the words it understands', () => {
+    for (const text of ['30% snappier', '2x better', '10% cheaper', '2x more accurate', '20% less memory footprint', '20% fast']) {
+      assert.throws(
+        () => parseClaim(text),
+        (e: unknown) => e instanceof ClaimSyntaxError && /unknown words/.test(e.message) && e.message.includes(`faster: ${CLAIM_WORDS_DOC.faster}`) && e.message.includes('less time: less time, shorter'),
+        text,
+      );
     }
   });
 

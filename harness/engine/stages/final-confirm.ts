@@ -1,0 +1,111 @@
+// The final confirmation: before the chosen config is written, the batch that a max-batch stage chose
+// runs as long as its confirmation with the config of the whole run (the loader settings, precision
+// and so on that later stages chose). A batch that survived with two workers' worth of memory less
+// is not an answer for the training that follows; when it fails, the batch is lowered until one holds.
+import { stageName } from '../../experiment/checks.js';
+import type { MaxBatchStageSpec } from '../../experiment/schema.js';
+import type { Config, TrialRecord } from '../../trial/record.js';
+import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+import { survival, type FinalConfirmation, type MaxBatchSummary } from './max-batch.js';
+
+/** Lowering steps by this factor until a batch holds, then bisects between it and the lowest failure. */
+const LOWER_FACTOR = 0.85;
+/** Trials the lowering may spend before it gives up. */
+const MAX_LOWERING_TRIALS = 8;
+
+/**
+ * Runs the final confirmation of every max-batch stage whose chosen batch is still in the final
+ * config and has not yet survived a confirmation-length run with exactly that config. Updates the
+ * stage's outcome, the config and the evidence in place.
+ */
+export async function finalConfirmations(ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>): Promise<void> {
+  for (const outcome of outcomes) {
+    if (outcome.kind !== 'max-batch') continue;
+    const spec = ctx.experiment.stages.find((s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === outcome.name);
+    const summary = outcome.result as MaxBatchSummary;
+    if (!spec || spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) continue;
+    const param = spec.param;
+    // A later stage that set the batch itself (a sweep of batch_size) owns it now.
+    if (ctx.baseConfig[param] !== summary.chosen) continue;
+    const final: Config = { ...ctx.baseConfig };
+    const mine = ctx.records.filter((r) => r.stage === outcome.name);
+    if (mine.some((r) => r.outcome === 'ok' && r.steps.length >= spec.confirm_steps && sameConfig(r.config, final))) continue;
+    const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
+    const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));
+    const result = await confirmOrLower(ctx, spec, outcome.name, final, summary.chosen, changed);
+    summary.final_confirmation = result;
+    outcome.notes.push(result.statement);
+    ctx.progress.note(result.statement);
+    if (result.batch !== summary.chosen) {
+      summary.chosen = result.batch;
+      if (result.batch === null) {
+        delete ctx.baseConfig[param];
+        delete outcome.chosen[param];
+        delete evidence[param];
+      } else {
+        ctx.baseConfig[param] = result.batch;
+        outcome.chosen[param] = result.batch;
+        const e = evidence[param];
+        if (e) evidence[param] = { ...e, rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`, trials: result.trials.slice(-1) };
+      }
+    }
+  }
+}
+
+/** One confirmation-length run at `batch` with `final`; on failure, lower the batch until a run holds. */
+async function confirmOrLower(ctx: StageContext, spec: MaxBatchStageSpec, stage: string, final: Config, from: number, changed: Config): Promise<FinalConfirmation> {
+  const m = spec.multiple_of;
+  const trials: number[] = [];
+  let n = 0;
+  const run = async (batch: number): Promise<TrialRecord> => {
+    n += 1;
+    const measure = { warmupSteps: ctx.experiment.measure.warmup_steps, steps: spec.confirm_steps, ...(spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}) };
+    const record = await runJournaledTrial(ctx, stage, 'final-confirm', { ...final, [spec.param]: batch }, measure, { n, ofAbout: n, show: [spec.param, ...Object.keys(changed)] });
+    trials.push(record.index);
+    return record;
+  };
+  ctx.progress.stage(`${stage}: final confirmation`, `${spec.param}=${from} for ${spec.confirm_steps} steps with the final config`);
+  const what = Object.keys(changed).length > 0 ? `with the final config (${Object.entries(changed).map(([k, v]) => `${k}=${String(v)}`).join(', ')} chosen after the search)` : 'with the final config';
+  const first = await run(from);
+  if (first.outcome === 'ok') {
+    const s = survival([first], spec.param)!;
+    return { changed, from, batch: from, outcome: 'ok', trials, survived: s, statement: `${spec.param}=${from} ${s.statement}: confirmed ${what}` };
+  }
+  if (first.outcome !== 'oom' && first.outcome !== 'timeout') {
+    return { changed, from, batch: from, outcome: 'failed', trials, statement: `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${first.reason}); it is kept, but the training may fail the same way: see trial ${first.index}` };
+  }
+  // Lower geometrically until a batch holds, then bisect between it and the lowest failure.
+  let hi = from / m;
+  let lo = 0;
+  let okRecord: TrialRecord | undefined;
+  while (hi - lo > 1 && trials.length < MAX_LOWERING_TRIALS) {
+    const k = lo === 0 ? Math.max(1, Math.min(hi - 1, Math.floor(hi * LOWER_FACTOR))) : Math.floor((lo + hi) / 2);
+    const r = await run(k * m);
+    if (r.outcome === 'ok') {
+      lo = k;
+      okRecord = r;
+    } else {
+      hi = k;
+    }
+  }
+  if (!okRecord) {
+    return { changed, from, batch: null, outcome: 'failed', trials, statement: `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}), and no smaller batch held within ${trials.length} trials; no ${spec.param} is written` };
+  }
+  const s = survival([okRecord], spec.param)!;
+  const exact = hi - lo <= 1 ? ` (${hi * m} failed)` : ` (not exact: the lowering stopped after ${trials.length} trials)`;
+  return {
+    changed,
+    from,
+    batch: lo * m,
+    outcome: 'lowered',
+    trials,
+    survived: s,
+    statement: `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}); lowered to ${lo * m}${exact}, which ${s.statement}`,
+  };
+}
+
+function sameConfig(a: Config, b: Config): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const k of keys) if (a[k] !== b[k]) return false;
+  return true;
+}

@@ -1,0 +1,104 @@
+// A max batch must hold in the training that follows: the confirmation spans an epoch boundary and
+// the optimizer's first updates, and the chosen batch is confirmed again with the final config (the
+// loader settings later stages chose) before it is written. A plain-Python job whose memory grows
+// like a real one (test/fixtures/programs/growing_memory.py) makes every step of that exact.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
+import { CommandWorkload } from '../../harness/workloads/command/workload.js';
+import { runTrial } from '../../harness/trial/run-trial.js';
+import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { journal, runDir } from '../support/runs.js';
+
+const CAP = '256MiB';
+
+function experiment(dir: string, stages: string): string {
+  const file = join(dir, 'grow.yaml');
+  writeFileSync(
+    file,
+    [
+      'name: growing',
+      'workload:',
+      '  kind: command',
+      '  python: /usr/bin/python3',
+      `  command: [${JSON.stringify(join(PROGRAMS, 'growing_memory.py'))}]`,
+      '  protocol: required',
+      `limits: { memory: ${CAP}, mechanism: prlimit, timeout: 60s }`,
+      'measure: { warmup_steps: 1, steps: 2 }',
+      'stages:',
+      '  - { kind: max-batch, multiple_of: 8, start: 8, steps: 2, confirm_steps: 8, throughput_points: 0, choose: max }',
+      stages,
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+async function runDirect(batch: number, workers: number): Promise<string> {
+  const workload = new CommandWorkload({ kind: 'command', command: [join(PROGRAMS, 'growing_memory.py')], python: '/usr/bin/python3', protocol: 'required' }, PROGRAMS);
+  const r = await runTrial(
+    { workload, limits: { memory: 256 * 2 ** 20, mechanism: 'prlimit', timeout: 60 }, scratchDir: tempDir() },
+    { index: 0, stage: 'direct', role: 'training', config: { batch_size: batch, num_workers: workers }, measure: { warmupSteps: 1, steps: 8, epochs: 2 } },
+  );
+  return r.outcome;
+}
+
+describe('a max batch that holds in training', () => {
+  it('confirms across an epoch boundary, then lowers the batch that fails with the final loader config', { timeout: 120_000 }, async () => {
+    const out = tempDir();
+    const file = experiment(tempDir(), '  - { kind: sweep, params: { num_workers: [2] }, strategy: grid, repeats: 1 }');
+    const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
+    assert.equal(r.exitCode, 0, r.all);
+    const dir = runDir(out, 'growing');
+    const records = journal(dir);
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: unknown; notes: string[] }[]; chosen: Record<string, unknown> } };
+    const mb = run.result.stages[0]!.result as MaxBatchSummary;
+
+    // The short probes fit more than a run with the optimizer's state: the confirmation caught it.
+    assert.equal(mb.confirmed, true);
+    assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed the 8-step confirmation/);
+    // After a failed confirmation the search probes as long as the confirmation: the max ran that long.
+    const long = records.find((t) => t.stage === 'max-batch-1' && t.config['batch_size'] === mb.max && t.outcome === 'ok' && t.steps.length === 8)!;
+    assert.ok(long.epochs! >= 2, 'the confirmation-length run spans an epoch boundary');
+    assert.equal(mb.survived.max!.trial, long.index);
+    assert.match(mb.survived.max!.statement, /^survived 8 steps across \d epoch boundar(y|ies)$/);
+
+    // The final config has two workers, whose epochs leave memory behind: the chosen batch is lowered
+    // until a confirmation-length run holds, and the lowered answer is exact at multiple_of.
+    const final = mb.final_confirmation!;
+    assert.equal(final.outcome, 'lowered');
+    assert.deepEqual(final.changed, { num_workers: 2 });
+    assert.equal(final.from, mb.max);
+    const finals = records.filter((t) => t.role === 'final-confirm');
+    assert.deepEqual(finals.map((t) => t.index), final.trials);
+    assert.ok(finals.every((t) => t.config['num_workers'] === 2 && (t.outcome !== 'ok' || t.steps.length === 8)));
+    const written = final.batch!;
+    assert.ok(finals.some((t) => t.config['batch_size'] === written && t.outcome === 'ok'));
+    assert.ok(finals.some((t) => t.config['batch_size'] === written + 8 && t.outcome === 'oom'), 'exact: one multiple more failed');
+    assert.equal(run.result.chosen['batch_size'], written);
+    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown>; evidence: Record<string, { rule: string }> };
+    assert.equal(chosen.config['batch_size'], written);
+    assert.match(chosen.evidence['batch_size']!.rule, /lowered from \d+ by the final confirmation/);
+    assert.match(run.result.stages[0]!.notes.join('\n'), /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed\), which survived 8 steps across/);
+
+    // What was written holds when the training runs with it; what the search alone found does not.
+    assert.equal(await runDirect(written, 2), 'ok');
+    assert.equal(await runDirect(mb.max!, 2), 'oom');
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    assert.match(summary, /final confirmation/i);
+  });
+
+  it('runs no final confirmation when the final config is the one the max survived', { timeout: 60_000 }, async () => {
+    const out = tempDir();
+    const file = experiment(tempDir(), '');
+    const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
+    assert.equal(r.exitCode, 0, r.all);
+    const dir = runDir(out, 'growing');
+    const mb = (JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: MaxBatchSummary }[] } }).result.stages[0]!.result;
+    assert.equal(mb.final_confirmation, undefined);
+    assert.equal(journal(dir).filter((t) => t.role === 'final-confirm').length, 0);
+  });
+});

@@ -1,0 +1,75 @@
+// Issue 16's acceptance: a text classifier written as people write them (argparse, a Dataset with
+// CPU preprocessing, a padding collate_fn, a TransformerEncoder, AdamW with warm-up and cosine
+// schedule, gradient accumulation, epochs, a loader with workers), adapted as the README shows,
+// gets a max batch from tunebench that then survives a 50-step training run across epoch
+// boundaries under the same cap, launched the way the README says, with chosen-config.args.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
+import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { journal, runDir } from '../support/runs.js';
+
+const SCRIPT = join(ROOT, 'experiments', 'workloads', 'text_classifier.py');
+const CAP_BYTES = 2 ** 30;
+// Small enough that 50 steps at the max take seconds on 2 cores; 4096 reviews make several epochs.
+const MODEL = ['--max-len=48', '--dim=32', '--layers=1', '--threads=1'];
+
+describe('a max batch that holds in the training that follows (torch)', () => {
+  it('text_classifier.py: tunebench max batch, then 50 steps across an epoch boundary under the same cap', { timeout: 10 * 60_000 }, async () => {
+    const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
+    assert.equal(torch.exitCode, 0, `Debian's python3-torch is required (apt-get install python3-torch): ${torch.stderr}`);
+    const dir = tempDir();
+    const file = join(dir, 'text-classifier.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: text-classifier',
+        'workload:',
+        '  kind: command',
+        '  python: /usr/bin/python3',
+        `  command: [${JSON.stringify(SCRIPT)}, "--batch-size={batch_size}", "--num-workers={num_workers:-0}", ${MODEL.map((a) => JSON.stringify(a)).join(', ')}]`,
+        '  protocol: required',
+        `limits: { memory: ${CAP_BYTES}, mechanism: prlimit, timeout: 300s }`,
+        'measure: { warmup_steps: 1, steps: 2 }',
+        'stages:',
+        '  - { kind: max-batch, name: max-batch, multiple_of: 16, start: 16, steps: 2, confirm_steps: 50, throughput_points: 0, choose: max }',
+        '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'out');
+    const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
+    assert.equal(r.exitCode, 0, r.all);
+    const run = runDir(out, 'text-classifier');
+    const result = (JSON.parse(readFileSync(join(run, 'run.json'), 'utf8')) as { result: { stages: { result: unknown }[]; chosen: Record<string, unknown> } }).result;
+    const mb = result.stages[0]!.result as MaxBatchSummary;
+    assert.equal(mb.status, 'exact');
+    assert.match(mb.survived.max!.statement, /^survived 50 steps across \d+ epoch boundar(y|ies)/);
+
+    // The loader stage chose workers the search ran without: the chosen batch ran again with them.
+    const final = mb.final_confirmation!;
+    assert.ok(final.outcome === 'ok' || final.outcome === 'lowered', final.statement);
+    assert.equal(final.changed['num_workers'], result.chosen['num_workers']);
+    assert.match(final.survived!.statement, new RegExp(`^survived 50 steps across \\d+ epoch boundar(y|ies) with num_workers=${String(result.chosen['num_workers'])}`));
+    const chosenBatch = Number(result.chosen['batch_size']);
+    assert.equal(final.batch, chosenBatch);
+    const last = journal(run).filter((t) => t.role === 'final-confirm').at(-1)!;
+    assert.equal(last.config['batch_size'], chosenBatch);
+    assert.equal(last.outcome, 'ok');
+
+    // Launched as the README says: the adapter on PYTHONPATH, the chosen values from chosen-config.args.
+    const args = readFileSync(join(run, 'chosen-config.args'), 'utf8').trim();
+    assert.match(args, new RegExp(`--batch-size=${chosenBatch}\\b`));
+    const training = await execa('bash', ['-c', `prlimit --as=${CAP_BYTES} /usr/bin/python3 "$SCRIPT" ${args} ${MODEL.join(' ')} --steps 50 --epochs 100`], {
+      env: { SCRIPT, PYTHONPATH: join(ROOT, 'harness', 'workloads', 'python') },
+      reject: false,
+      all: true,
+    });
+    assert.equal(training.exitCode, 0, training.all);
+    assert.match(training.stdout, /trained 50 steps/);
+    assert.match(training.stdout, /^epoch 1: loss/m, 'the run crossed at least one epoch boundary');
+  });
+});
