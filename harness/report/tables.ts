@@ -99,14 +99,18 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
     'none-fits': 'no batch fits under the cap',
     failed: 'the workload failed',
   };
+  // Runs written before answers carried what they survived have no `survived`.
+  const survived = (answer: 'max' | 'recommended' | 'fastest') => r.survived?.[answer]?.statement ?? '-';
   const rows: string[][] = [
-    ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${r.confirmed ? ', confirmed by a longer run' : ''}`],
-    ['recommended', b(r.recommended), `peak RSS at most ${figure(r.headroom, (h) => `${Math.round((1 - h) * 100)}%`)} of the max's`],
-    ['fastest', b(r.fastest), figure(r.peakSamplesPerSecond, (v) => `within tolerance of the peak ${v.toFixed(1)} samples/s`)],
+    ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}`, survived('max')],
+    ['recommended', b(r.recommended), `peak RSS at most ${figure(r.headroom, (h) => `${Math.round((1 - h) * 100)}%`)} of the max's`, survived('recommended')],
+    ['fastest', b(r.fastest), figure(r.peakSamplesPerSecond, (v) => `within tolerance of the peak ${v.toFixed(1)} samples/s`), survived('fastest')],
   ];
-  if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${figure(r.latencyBound.seconds, (v) => (v * 1000).toFixed(1))} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${b(r.latencyBound.firstViolating)} breaks it`]);
+  if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${figure(r.latencyBound.seconds, (v) => (v * 1000).toFixed(1))} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${b(r.latencyBound.firstViolating)} breaks it`, '-']);
+  const f = r.final_confirmation;
+  if (f) rows.push([`final confirmation (${f.outcome})`, b(f.batch), f.statement, f.survived?.statement ?? '-']);
   return [
-    [tableBlock(['answer', r.param, 'note'], rows), text(`${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}Trials to the exact max: ${b(r.probesToMax)}.`)],
+    [tableBlock(['answer', r.param, 'note', 'what it survived'], rows), text(`${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}Trials to the exact max: ${b(r.probesToMax)}.`)],
     [tableBlock(
       ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
       records.map((t) => [

@@ -82,13 +82,19 @@ describe('a max batch that holds in training', () => {
     const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown>; evidence: Record<string, { rule: string }> };
     assert.equal(chosen.config['batch_size'], written);
     assert.match(chosen.evidence['batch_size']!.rule, /lowered from \d+ by the final confirmation/);
+    const evidence = (chosen.evidence['batch_size'] as unknown as { trials: number[] }).trials;
+    assert.deepEqual(evidence, [finals.find((t) => t.config['batch_size'] === written && t.outcome === 'ok')!.index]);
     assert.match(run.result.stages[0]!.notes.join('\n'), /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed\), which survived 8 steps across/);
 
     // What was written holds when the training runs with it; what the search alone found does not.
     assert.equal(await runDirect(written, 2), 'ok');
     assert.equal(await runDirect(mb.max!, 2), 'oom');
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
-    assert.match(summary, /final confirmation/i);
+    // The report labels each answer with what it survived, and shows the final confirmation.
+    assert.match(summary, /\| answer \| batch_size \| note \| what it survived \|/);
+    assert.match(summary, new RegExp(`\\| max \\(fits\\) \\| ${mb.max} \\| .* \\| survived 8 steps across \\d epoch boundar`));
+    assert.match(summary, new RegExp(`\\| final confirmation \\(lowered\\) \\| ${written} \\| .* \\| survived 8 steps across \\d epoch boundar(y|ies) with num\\\\?_workers=2 \\|`));
+    assert.match(summary, /Answer: batch\\?_size=\d+ .*lowered from \d+ by the final confirmation/);
   });
 
   it('runs no final confirmation when the final config is the one the max survived', { timeout: 60_000 }, async () => {

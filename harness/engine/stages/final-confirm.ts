@@ -42,11 +42,16 @@ export async function finalConfirmations(ctx: StageContext, outcomes: StageOutco
         delete ctx.baseConfig[param];
         delete outcome.chosen[param];
         delete evidence[param];
+        delete outcome.evidence[param];
       } else {
         ctx.baseConfig[param] = result.batch;
         outcome.chosen[param] = result.batch;
         const e = evidence[param];
-        if (e) evidence[param] = { ...e, rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`, trials: result.trials.slice(-1) };
+        if (e) {
+          const lowered: Evidence = { ...e, rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`, trials: result.survived ? [result.survived.trial] : [] };
+          evidence[param] = lowered;
+          outcome.evidence[param] = lowered;
+        }
       }
     }
   }
