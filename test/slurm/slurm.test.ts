@@ -94,8 +94,14 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { placement: { stage: string; host: string; device: string; slurm_job: string } };
     assert.equal(chosen.placement.stage, 'max-batch-1');
     assert.equal(chosen.placement.host, done.node.host);
-    const probes = trace.records.filter((t) => t.stage === 'max-batch-1');
+    const probes = trace.records.filter((t) => t.stage === 'max-batch-1' && t.role !== 'final-confirm');
     assert.equal(new Set(probes.map((t) => t.node!.slurm_job)).size, 1, 'every probe in the same job');
+    // The final config (workers, prefetch, variant) differs from the search's: the chosen batch ran
+    // once more with it, as a SLURM job of its own, after the last stage.
+    const final = trace.records.filter((t) => t.role === 'final-confirm');
+    assert.equal(final.length, 1);
+    assert.equal(final[0]!.outcome, 'ok');
+    assert.ok(final[0]!.node?.slurm_job && !probes.some((t) => t.node!.slurm_job === final[0]!.node!.slurm_job));
     assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /);
     assert.match(r.stderr, /slurm: submitted job \d+: \d+ trial\(s\) of b\d+ as --array=0-\d+%2/);
 
