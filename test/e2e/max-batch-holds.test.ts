@@ -3,38 +3,27 @@
 // loader settings later stages chose) before it is written. A plain-Python job whose memory grows
 // like a real one (test/fixtures/programs/growing_memory.py) makes every step of that exact.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
+import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
 
 const CAP = '256MiB';
 
 function experiment(dir: string, stages: string): string {
-  const file = join(dir, 'grow.yaml');
-  writeFileSync(
-    file,
-    [
-      'name: growing',
-      'workload:',
-      '  kind: command',
-      '  python: /usr/bin/python3',
-      `  command: [${JSON.stringify(join(PROGRAMS, 'growing_memory.py'))}]`,
-      '  protocol: required',
-      `limits: { memory: ${CAP}, mechanism: prlimit, timeout: 60s }`,
-      'measure: { warmup_steps: 1, steps: 2 }',
-      'stages:',
-      '  - { kind: max-batch, multiple_of: 8, start: 8, steps: 2, confirm_steps: 8, throughput_points: 0, choose: max }',
-      stages,
-      '',
-    ].join('\n'),
-  );
-  return file;
+  return commandExperiment(dir, 'growing', [join(PROGRAMS, 'growing_memory.py')], ['  python: /usr/bin/python3', '  protocol: required'], [
+    `limits: { memory: ${CAP}, mechanism: prlimit, timeout: 60s }`,
+    'measure: { warmup_steps: 1, steps: 2 }',
+    'stages:',
+    '  - { kind: max-batch, multiple_of: 8, start: 8, steps: 2, confirm_steps: 8, throughput_points: 0, choose: max }',
+    stages,
+  ]);
 }
 
 async function runDirect(batch: number, workers: number): Promise<string> {
@@ -46,16 +35,19 @@ async function runDirect(batch: number, workers: number): Promise<string> {
   return r.outcome;
 }
 
+/** Runs the experiment through the CLI; returns its run directory, journal and run.json result. */
+async function runGrowing(stages: string) {
+  const out = tempDir();
+  const r = await execa(process.execPath, [CLI, 'run', experiment(tempDir(), stages), '--out', out], { reject: false, all: true });
+  assert.equal(r.exitCode, 0, r.all);
+  const dir = runDir(out, 'growing');
+  const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: unknown; notes: string[] }[]; chosen: Record<string, unknown> } };
+  return { dir, records: journal(dir), run, mb: run.result.stages[0]!.result as MaxBatchSummary };
+}
+
 describe('a max batch that holds in training', () => {
   it('confirms across an epoch boundary, then lowers the batch that fails with the final loader config', { timeout: 120_000 }, async () => {
-    const out = tempDir();
-    const file = experiment(tempDir(), '  - { kind: sweep, params: { num_workers: [2] }, strategy: grid, repeats: 1 }');
-    const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
-    assert.equal(r.exitCode, 0, r.all);
-    const dir = runDir(out, 'growing');
-    const records = journal(dir);
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: unknown; notes: string[] }[]; chosen: Record<string, unknown> } };
-    const mb = run.result.stages[0]!.result as MaxBatchSummary;
+    const { dir, records, run, mb } = await runGrowing('  - { kind: sweep, params: { num_workers: [2] }, strategy: grid, repeats: 1 }');
 
     // The short probes fit more than a run with the optimizer's state: the confirmation caught it.
     assert.equal(mb.confirmed, true);
@@ -98,13 +90,8 @@ describe('a max batch that holds in training', () => {
   });
 
   it('runs no final confirmation when the final config is the one the max survived', { timeout: 60_000 }, async () => {
-    const out = tempDir();
-    const file = experiment(tempDir(), '');
-    const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
-    assert.equal(r.exitCode, 0, r.all);
-    const dir = runDir(out, 'growing');
-    const mb = (JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: MaxBatchSummary }[] } }).result.stages[0]!.result;
+    const { records, mb } = await runGrowing('');
     assert.equal(mb.final_confirmation, undefined);
-    assert.equal(journal(dir).filter((t) => t.role === 'final-confirm').length, 0);
+    assert.equal(records.filter((t) => t.role === 'final-confirm').length, 0);
   });
 });

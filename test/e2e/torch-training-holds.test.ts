@@ -5,11 +5,12 @@
 // optimizer updates included) that then survives a 50-step training run across epoch boundaries
 // under the same cap, launched the way the README says, with chosen-config.args.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
+import { commandExperiment } from '../support/faults.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
 
@@ -24,16 +25,12 @@ describe('a max batch that holds in the training that follows (torch)', () => {
     const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
     assert.equal(torch.exitCode, 0, `Debian's python3-torch is required (apt-get install python3-torch): ${torch.stderr}`);
     const dir = tempDir();
-    const file = join(dir, 'text-classifier.yaml');
-    writeFileSync(
-      file,
+    const file = commandExperiment(
+      dir,
+      'text-classifier',
+      [SCRIPT, '--batch-size={batch_size}', '--num-workers={num_workers:-0}', ...MODEL],
+      ['  python: /usr/bin/python3', '  protocol: required'],
       [
-        'name: text-classifier',
-        'workload:',
-        '  kind: command',
-        '  python: /usr/bin/python3',
-        `  command: [${JSON.stringify(SCRIPT)}, "--batch-size={batch_size}", "--num-workers={num_workers:-0}", ${MODEL.map((a) => JSON.stringify(a)).join(', ')}]`,
-        '  protocol: required',
         `limits: { memory: ${CAP_BYTES}, mechanism: prlimit, timeout: 300s }`,
         'measure: { warmup_steps: 1, steps: 2 }',
         'stages:',
@@ -41,8 +38,7 @@ describe('a max batch that holds in the training that follows (torch)', () => {
         // loader with workers does not fit, so the loader stage runs at the recommended batch.
         '  - { kind: max-batch, name: max-batch, multiple_of: 16, start: 16, steps: 2, confirm_steps: 20, throughput_points: 0, headroom: 0.4, choose: recommended }',
         '  - { kind: sweep, name: loader, params: { num_workers: [1] }, strategy: grid, repeats: 1 }',
-        '',
-      ].join('\n'),
+      ],
     );
     const out = join(dir, 'out');
     const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
