@@ -17,9 +17,6 @@ export interface ProbeResult {
   p50Seconds: number | null;
   p95Seconds: number | null;
   role: ProbeRole;
-  /** Timed steps the trial ran, and the distinct epochs its steps reported (null: none reported). */
-  steps?: number;
-  epochs?: number | null;
 }
 
 /** Runs one fresh-process trial at a batch size. `steps` overrides the stage's steps (confirmation runs). */

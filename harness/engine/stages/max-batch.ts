@@ -164,7 +164,5 @@ export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord
     p50Seconds: r.step_seconds?.median ?? null,
     p95Seconds: r.step_seconds?.p95 ?? null,
     role,
-    steps: r.steps.length,
-    epochs: r.epochs ?? null,
   };
 }
