@@ -4,7 +4,7 @@ import { paramEnvName } from '../workloads/protocol/events.js';
 import { names, parseExpr } from './expr.js';
 import { closest } from './schema-kit.js';
 import { checkTemplates } from './template-checks.js';
-import { ARENA_POLICIES } from '../workloads/onnx/spec.js';
+import { ARENA_POLICIES, ARENA_SHRINK_UNSUPPORTED } from '../workloads/onnx/spec.js';
 import { parseClaim } from '../stats/claim.js';
 import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
 
@@ -123,14 +123,6 @@ function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues:
     issues.push({ path: `stages[${i}].baseline`, message: `expected one of the arms (${stage.arms.map((a) => JSON.stringify(a)).join(', ')}), got ${JSON.stringify(stage.baseline)}` });
   }
 }
-
-/**
- * onnxruntime-node (1.30) parses only logSeverityLevel, logVerbosityLevel, tag and terminate from
- * run options, so the run config entry memory.enable_memory_arena_shrinkage never reaches ONNX
- * Runtime; running "shrink-every-run" would silently measure "keep".
- */
-export const ARENA_SHRINK_UNSUPPORTED =
-  '"shrink-every-run" needs the run option memory.enable_memory_arena_shrinkage, which onnxruntime-node does not pass to ONNX Runtime (its run options carry only log levels, tag and terminate); use "keep" or "off"';
 
 export function checkExperiment(e: Experiment, source: string): void {
   const issues: { path: string; message: string }[] = [];

@@ -1,6 +1,5 @@
 // The experiment file's schema: the one source of truth for validation, types and the exported JSON Schema.
-import { ARENA_POLICIES, EXECUTION_PROVIDERS } from '../workloads/onnx/spec.js';
-import { MODEL_KINDS } from '../workloads/onnx/models/index.js';
+import { ARENA_POLICIES, EXECUTION_PROVIDERS, MODEL_KINDS } from '../workloads/onnx/spec.js';
 import { envNameProblem, paramNameProblem } from './names.js';
 import { optional, required, s, type Infer, type Schema } from './schema-kit.js';
 import { DURATION_PATTERN, parseDuration, parseSize, SIZE_PATTERN } from './units.js';

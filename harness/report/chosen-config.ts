@@ -9,6 +9,7 @@ import { configEnv } from '../workloads/protocol/env.js';
 import type { TrainingCommand, Workload } from '../workloads/workload.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { finiteInterval } from './figures.js';
+import { shellLine, shellQuote } from '../util/shell.js';
 
 export interface ChosenConfig {
   experiment: string;
@@ -98,16 +99,6 @@ function finiteEvidence(evidence: Record<string, Evidence>): Record<string, Evid
 export function argsWritten(workload: Workload, config: Config): boolean {
   const training = trainingCommand(workload, config);
   return training !== undefined && 'args' in training;
-}
-
-/** Shell-safe single-quoted value. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Arguments as one shell line: plain words stay bare, anything else is single-quoted. */
-export function shellLine(args: readonly string[]): string {
-  return args.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : shellQuote(a))).join(' ');
 }
 
 export function writeChosenConfig(dir: string, chosen: ChosenConfig): void {

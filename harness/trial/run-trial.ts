@@ -7,7 +7,7 @@ import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps, Workload } from '../workloads/workload.js';
 import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
-import { PATTERNS_VERSION } from './patterns.js';
+import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
 import { runProcessTrial } from './process.js';
 import type { Config, StepSample, TrialRecord } from './record.js';
 

@@ -10,7 +10,7 @@ import { DetachedError, StoppedError, TrialError } from '../../errors.js';
 import type { ExecutorSpec } from '../../experiment/schema.js';
 import type { Progress } from '../../engine/progress.js';
 import { readJournal } from '../../store/journal.js';
-import { shellQuote } from '../../report/chosen-config.js';
+import { shellQuote } from '../../util/shell.js';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { makeDirs } from '../../store/run-dir.js';
 import type { TrialRecord } from '../../trial/record.js';

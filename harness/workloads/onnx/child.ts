@@ -6,8 +6,8 @@ import { createRng } from '../../stats/rng.js';
 import { EventEmitterFile } from '../protocol/emitter.js';
 import { ENV, INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../protocol/events.js';
 import { ONNX_PARAM_DEFAULTS, ONNX_WORKLOAD_ENV, type OnnxChildSpec, type OnnxParams } from './spec.js';
-import { isOomMessage } from '../../trial/patterns.js';
-import { ARENA_SHRINK_UNSUPPORTED } from '../../experiment/checks.js';
+import { isOomMessage } from '../protocol/oom-patterns.js';
+import { ARENA_SHRINK_UNSUPPORTED } from './spec.js';
 import { DataLoader } from './pipeline/loader.js';
 
 const events = new EventEmitterFile();

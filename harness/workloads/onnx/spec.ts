@@ -6,6 +6,17 @@ export const ONNX_WORKLOAD_ENV = 'TUNEBENCH_ONNX_WORKLOAD';
 
 export type ArenaPolicy = 'keep' | 'shrink-every-run' | 'off';
 export const ARENA_POLICIES: readonly ArenaPolicy[] = ['keep', 'shrink-every-run', 'off'];
+export type ModelKind = 'mlp' | 'conv' | 'transformer';
+export const MODEL_KINDS: readonly ModelKind[] = ['mlp', 'conv', 'transformer'];
+
+/**
+ * onnxruntime-node (1.30) parses only logSeverityLevel, logVerbosityLevel, tag and terminate from
+ * run options, so the run config entry memory.enable_memory_arena_shrinkage never reaches ONNX
+ * Runtime; running "shrink-every-run" would silently measure "keep".
+ */
+export const ARENA_SHRINK_UNSUPPORTED =
+  '"shrink-every-run" needs the run option memory.enable_memory_arena_shrinkage, which onnxruntime-node does not pass to ONNX Runtime (its run options carry only log levels, tag and terminate); use "keep" or "off"';
+
 export type ExecutionProvider = 'cpu' | 'cuda';
 export const EXECUTION_PROVIDERS: readonly ExecutionProvider[] = ['cpu', 'cuda'];
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classify, type Observation } from '../../../harness/trial/classify.js';
-import { matchOom, OOM_PATTERNS } from '../../../harness/trial/patterns.js';
+import { matchOom, OOM_PATTERNS } from '../../../harness/workloads/protocol/oom-patterns.js';
 import type { WorkloadEvent } from '../../../harness/workloads/protocol/events.js';
 
 const base: Observation = { events: [], exitCode: 0, signal: null, timedOut: false, killedByHarness: false, cgroupOomKills: 0, stderr: '', eventsRequired: true, malformedEvents: 0 };

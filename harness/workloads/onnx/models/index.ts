@@ -8,12 +8,12 @@ import { buildMlp, MLP_DEFAULTS, type MlpParams } from './mlp.js';
 import { buildTransformer, TRANSFORMER_DEFAULTS, type TransformerParams } from './transformer.js';
 import type { GeneratedModel } from './types.js';
 import type { Dim } from './graph.js';
+import type { ModelKind } from '../spec.js';
 
 /** Bump when generated graphs change, so stale cache entries are not reused. */
 export const GENERATOR_VERSION = 1;
 
-export type ModelKind = 'mlp' | 'conv' | 'transformer';
-export const MODEL_KINDS: readonly ModelKind[] = ['mlp', 'conv', 'transformer'];
+export { MODEL_KINDS, type ModelKind } from '../spec.js';
 
 export const MODEL_DEFAULTS: Readonly<Record<ModelKind, Readonly<Record<string, number>>>> = {
   mlp: MLP_DEFAULTS as unknown as Record<string, number>,
