@@ -1,5 +1,5 @@
 // Picks the executor an experiment (or --executor) names.
-import type { Progress } from '../engine/progress.js';
+import type { Progress } from './progress.js';
 import type { ExecutorSpec } from '../experiment/schema.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { localExecutor, type Executor } from './executor.js';

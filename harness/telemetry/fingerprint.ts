@@ -3,18 +3,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
+import type { Fingerprint } from '../domain/telemetry.js';
 import { gpuInfo } from './nvidia-smi.js';
 
-export interface Fingerprint {
-  host: string;
-  os: string;
-  kernel: string;
-  cpu: { model: string; cores: number };
-  memory_bytes: number;
-  gpu: null | { name: string; driver: string; memory_bytes: number; count: number };
-  versions: Record<string, string>;
-  git_commit: string | null;
-}
+export type { Fingerprint };
+
 
 const require = createRequire(import.meta.url);
 

@@ -3,6 +3,9 @@
 // their config, so it biases every comparison that the trial takes part in.
 import { readFileSync } from 'node:fs';
 import { quantile } from 'simple-statistics';
+import type { ForeignLoad } from '../domain/telemetry.js';
+
+export type { ForeignLoad };
 
 /** Material when the foreign load averages at least this many cores ... */
 export const FOREIGN_MIN_CORES = 0.5;
@@ -11,18 +14,6 @@ export const FOREIGN_MIN_SHARE = 0.25;
 /** ... or leaves less than this many of them idle on average (the trial and the others competed for time slices). */
 export const SATURATED_IDLE_CORES = 0.5;
 
-export interface ForeignLoad {
-  /** Busy cores among the available ones minus the cores the trial's tree used, clamped at 0, per sample. */
-  mean: number;
-  p95: number;
-  max: number;
-  /** Cores the trial could run on: its CPU affinity (a SLURM allocation, a cpuset, taskset), else the machine's. */
-  available_cores: number;
-  /** Mean foreign load over the available cores, 0..1. */
-  share: number;
-  /** Mean busy cores among the available ones, the trial's included. */
-  busy_cores: number;
-}
 
 /**
  * Foreign load from aligned samples: `treeCores[i]` cores used by the trial's tree and

@@ -3,46 +3,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { quantile } from 'simple-statistics';
 import { coreTimes, coreUtilisation, processCpuSeconds, type CoreTimes } from './cpu.js';
-import { allowedCpus, foreignLoad, type ForeignLoad } from './foreign-load.js';
+import type { GpuSeries, Stat, Telemetry } from '../domain/telemetry.js';
+import { allowedCpus, foreignLoad } from './foreign-load.js';
 import { findNvidiaSmi, GPU_QUERY, parseGpuSamples, type GpuSample } from './nvidia-smi.js';
 import { processTree, rssBytes } from './proc-tree.js';
 
 /** Sampling period: inside the 100-250 ms that keeps overhead low and short trials visible. */
+export type { GpuSeries, Stat, Telemetry };
+
 export const SAMPLE_MS = 200;
 
-export interface Stat {
-  mean: number;
-  p95: number;
-  max: number;
-}
 
-export interface GpuSeries {
-  index: number;
-  name: string;
-  t: number[];
-  utilization_pct: (number | null)[];
-  memory_used_bytes: (number | null)[];
-  power_watts: (number | null)[];
-  sm_clock_mhz: (number | null)[];
-  memory_total_bytes: number | null;
-}
 
-export interface Telemetry {
-  interval_ms: number;
-  summary: {
-    /** CPU used by the process tree, in cores (1.5 = one and a half cores busy). */
-    cpu_cores: Stat | null;
-    /** Utilisation of the whole machine, 0..1, averaged over cores. */
-    machine_cpu: Stat | null;
-    rss_bytes: Stat | null;
-    /** Processes in the tree: 1 + DataLoader workers for a PyTorch job, for example. */
-    processes: Stat | null;
-    /** CPU that processes outside the tree used on the trial's cores (absent in records of older versions). */
-    foreign_load?: ForeignLoad | null;
-    gpus: { index: number; name: string; utilization_pct: Stat | null; memory_used_bytes: Stat | null; power_watts: Stat | null }[];
-  };
-  series: { t: number[]; cpu_cores: number[]; per_core: number[][]; rss_bytes: number[]; processes: number[]; gpus: GpuSeries[] };
-}
 
 export function stat(values: readonly (number | null)[]): Stat | null {
   const v = values.filter((x): x is number => x !== null && Number.isFinite(x));

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DetachedError, StoppedError, TrialError } from '../../errors.js';
 import type { ExecutorSpec } from '../../experiment/schema.js';
-import type { Progress } from '../../engine/progress.js';
+import type { Progress } from '../progress.js';
 import { readJournal } from '../../store/journal.js';
 import { shellQuote } from '../../util/shell.js';
 import { writeJsonAtomic } from '../../store/atomic.js';

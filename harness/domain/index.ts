@@ -1,0 +1,4 @@
+// The shared vocabulary of every layer: records, outcomes, parameter values, stage results, runs.
+export * from './params.js';
+export * from './telemetry.js';
+export * from './trial.js';

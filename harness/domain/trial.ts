@@ -1,0 +1,71 @@
+// The trial record: one line of trials.jsonl, and one SLURM task's result file. Failed trials are
+// data and carry their evidence. The schema is the type: it is written once, here.
+import { z } from 'zod';
+import { configSchema } from './params.js';
+import { telemetrySchema } from './telemetry.js';
+
+export const OUTCOMES = ['ok', 'oom', 'timeout', 'crash', 'invalid'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+export const outcomeSchema = z.enum(OUTCOMES);
+
+export const stepSampleSchema = z.object({
+  samples: z.number(),
+  seconds: z.number(),
+  data_wait_seconds: z.number().optional(),
+});
+export type StepSample = z.infer<typeof stepSampleSchema>;
+
+export const LIMIT_MECHANISMS = ['prlimit-as', 'cgroup-v2', 'none'] as const;
+export type LimitMechanism = (typeof LIMIT_MECHANISMS)[number];
+
+/** Record format version: bump when a field changes meaning, and keep reading the old one. */
+export const RECORD_VERSION = 1;
+
+export const trialRecordSchema = z.object({
+  v: z.literal(RECORD_VERSION),
+  /** Position in the journal, 0-based; stable across resume. */
+  index: z.number().int().nonnegative(),
+  stage: z.string(),
+  /** What the trial was for inside its stage, e.g. "probe", "confirm", "throughput". */
+  role: z.string(),
+  config: configSchema,
+  /** The program and arguments, when the stage replaced the workload's command (a claim's two commands). */
+  argv: z.array(z.string()).optional(),
+  outcome: outcomeSchema,
+  /** How the outcome was decided, e.g. "oom event from the workload" or "exit code 134 and pattern v8". */
+  reason: z.string(),
+  exit_code: z.number().nullable(),
+  signal: z.string().nullable(),
+  /** Timed steps (warm-up excluded). */
+  steps: z.array(stepSampleSchema),
+  warmup_steps: z.number(),
+  /** The warm-up steps as reported (records before this field have only the count). */
+  warmup: z.array(stepSampleSchema).optional(),
+  /** Distinct epochs the workload's steps reported (TUNEBENCH_TRIAL_EPOCHS asks for them); absent when it reports none. */
+  epochs: z.number().optional(),
+  /** Total samples over total step time (data waits included); null when no step was timed. */
+  samples_per_second: z.number().nullable(),
+  step_seconds: z.object({ median: z.number(), p95: z.number() }).nullable(),
+  /** Peak resident set size of the trial's process tree (or as the workload reported it). */
+  peak_rss_bytes: z.number().nullable(),
+  /** Peak accelerator memory as the workload reported it (CUDA's max_memory_allocated); null on CPU. */
+  peak_device_bytes: z.number().nullable().optional(),
+  /** Peak of the quantity that the cap limits: address space under prlimit, cgroup memory under cgroup v2. */
+  peak_limited_bytes: z.number().nullable(),
+  limit: z.object({ mechanism: z.enum(LIMIT_MECHANISMS), bytes: z.number().nullable() }),
+  /** CPU, RSS and GPU sampled while the trial ran: summaries and raw series. */
+  telemetry: telemetrySchema,
+  /** The workload's last `memory` event as it sent it, e.g. CUDA's max_memory_reserved and
+   * num_alloc_retries, or the adapter's empty_cache_calls. */
+  workload_report: z.record(z.string(), z.unknown()).optional(),
+  wall_seconds: z.number(),
+  started_at: z.string(),
+  /** Where the trial ran, when it ran in a SLURM job: the node, its device class and the job. */
+  node: z.object({ host: z.string(), device: z.string(), slurm_job: z.string().nullable() }).optional(),
+  malformed_events: z.number(),
+  stderr_tail: z.string(),
+  patterns_version: z.number(),
+  /** What the trial's numbers do not show by themselves, e.g. a tree that used more memory than a per-process cap. */
+  notes: z.array(z.string()).optional(),
+});
+export type TrialRecord = z.infer<typeof trialRecordSchema>;

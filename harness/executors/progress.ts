@@ -1,0 +1,23 @@
+// What executors and stages report while trials run; engine/progress.ts draws it on a terminal.
+import type { Config, TrialRecord } from '../domain/index.js';
+import type { WorkloadEvent } from '../workloads/protocol/events.js';
+
+export interface TrialStartInfo {
+  stage: string;
+  /** 1-based number of the trial within the stage, and the current estimate of the stage's total. */
+  n: number;
+  ofAbout: number;
+  config: Config;
+  role: string;
+  /** The parameters this stage varies; the rest are shown once in the stage header. */
+  show: string[];
+}
+
+export interface Progress {
+  stage(name: string, description: string): void;
+  trialStart(info: TrialStartInfo): void;
+  trialEvent(event: WorkloadEvent): void;
+  trialEnd(record: TrialRecord): void;
+  note(message: string): void;
+  finish(): void;
+}
