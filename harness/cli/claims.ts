@@ -4,7 +4,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createProgress } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
-import type { ClaimSummary } from '../engine/stages/claim.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { md, table } from '../report/markdown.js';
 import { writeFileAtomic } from '../store/atomic.js';
@@ -58,8 +57,9 @@ export function registerClaims(program: Command): void {
             },
           }),
         ).finally(() => progress.finish());
-        for (const s of result.stages.filter((x) => x.kind === 'claim')) {
-          const c = s.result as ClaimSummary;
+        for (const s of result.stages) {
+          if (s.kind !== 'claim') continue;
+          const c = s.result;
           const change = [...new Set([...Object.keys(c.baseline), ...Object.keys(c.candidate)])]
             .filter((k) => c.baseline[k] !== c.candidate[k])
             .map((k) => `${k} ${String(c.baseline[k] ?? '-')} → ${String(c.candidate[k] ?? '-')}`)

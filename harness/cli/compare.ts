@@ -6,7 +6,7 @@ import { compareRuns, regressions } from '../report/before-after.js';
 import { beforeAfterHtml, beforeAfterMarkdown } from '../report/before-after-render.js';
 import { beforeAfterChart } from '../report/charts/before-after.js';
 import { renderSvg } from '../report/render.js';
-import { readRunDir } from '../report/write.js';
+import { readRunDir } from '../store/read-run.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
 import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';

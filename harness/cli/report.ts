@@ -1,7 +1,8 @@
 // `tunebench report <run-dir>`: rebuild every report of a run from its run.json and journal.
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { readRunDir, writeReports } from '../report/write.js';
+import { readRunDir } from '../store/read-run.js';
+import { writeReports } from '../report/write.js';
 import { terminalLines } from '../engine/progress.js';
 
 export function registerReport(program: Command): void {

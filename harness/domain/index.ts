@@ -2,3 +2,5 @@
 export * from './params.js';
 export * from './telemetry.js';
 export * from './trial.js';
+export * from './stages.js';
+export * from './run.js';

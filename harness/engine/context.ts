@@ -4,13 +4,12 @@ import { ConfigError, StoreError } from '../errors.js';
 import { formatBytes } from '../experiment/units.js';
 import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
 import type { Experiment } from '../experiment/schema.js';
-import type { Interval } from '../stats/interval.js';
 import type { Journal } from '../store/journal.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
-import type { Config, TrialRecord } from '../trial/record.js';
 import type { MeasureSteps } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
+import type { Config, TrialRecord } from '../domain/index.js';
 
 export interface StageContext {
   experiment: Experiment;
@@ -34,27 +33,6 @@ export interface StageContext {
   journaled?: number;
   /** Where trials run: here, one at a time (the default), or as SLURM job arrays. */
   executor: Executor;
-}
-
-/** Why a value was chosen: the stage, the rule and the measurement behind it. */
-export interface Evidence {
-  stage: string;
-  rule: string;
-  /** 95% CI of the chosen value's throughput; null when fewer than 3 trials measured it. */
-  samples_per_second: Interval | null;
-  /** The measured samples/s when there is no CI (a max-batch probe is one trial). */
-  point?: number;
-  trials: number[];
-}
-
-export interface StageOutcome {
-  name: string;
-  kind: string;
-  chosen: Config;
-  evidence: Record<string, Evidence>;
-  notes: string[];
-  /** Stage-specific result, kept in run.json for reports. */
-  result: unknown;
 }
 
 /** Runs one trial, journals it before returning, and reports progress. */

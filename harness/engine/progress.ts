@@ -1,8 +1,8 @@
 // Progress output: a live status line on a TTY, plain log lines otherwise, nothing with --quiet.
 import { formatSeconds } from '../experiment/units.js';
-import type { Config, TrialRecord } from '../trial/record.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { Progress, TrialStartInfo } from '../executors/progress.js';
+import type { Config, TrialRecord } from '../domain/index.js';
 
 export type { Progress, TrialStartInfo };
 

@@ -8,15 +8,14 @@ import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
 import { environmentDifferences } from '../report/before-after.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
-import { experimentDirName, isFinished, openRunDir, readRunJson, RUN_FILE, RUN_VERSION, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { experimentDirName, openRunDir, readRunJson, RUN_FILE, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
-import type { TrialRecord } from '../trial/record.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
-import type { RunResult } from './result.js';
-import { execute, preflightLimit, type RunJsonDraft } from './run-experiment.js';
+import { execute, preflightLimit } from './run-experiment.js';
+import { isFinished, RUN_VERSION, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
 
 export interface ResumeOptions {
   runDir: string;
@@ -48,7 +47,7 @@ export function findUnfinished(outDir: string, experimentName: string): string |
 }
 
 /** The experiment a run directory ran, as resolved when it started, and its workload. */
-export function experimentOfRun(run: RunJsonDraft): { experiment: Experiment; workload: Workload } {
+export function experimentOfRun(run: RunJson): { experiment: Experiment; workload: Workload } {
   const experiment = parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
   return { experiment, workload: createWorkload(experiment, run.experiment_file) };
 }
@@ -73,7 +72,7 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     for (const note of notes) opts.progress.note(note);
     opts.progress.note(`resuming ${path}: ${records.length} completed trial(s) are replayed from the journal and not run again`);
     const { stopped: _stopped, result: _result, ...rest } = runJson;
-    const draft: RunJsonDraft = { ...rest, status: 'running', resumes: [...(runJson.resumes ?? []), { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes }] };
+    const draft: RunJson = { ...rest, status: 'running', resumes: [...(runJson.resumes ?? []), { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes }] };
     writeRunJson(resumed, draft);
     return await execute({ dir: resumed, runJson: draft, experiment, workload, mechanism, env, started: Date.now(), replay: records, progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
   } finally {
@@ -81,11 +80,11 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
   }
 }
 
-function readRunJsonForResume(dir: string): RunJsonDraft {
+function readRunJsonForResume(dir: string): RunJson {
   const runPath = join(dir, RUN_FILE);
-  let run: RunJsonDraft;
+  let run: RunJson;
   try {
-    run = readRunJson<RunJsonDraft>(dir, `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`);
+    run = readRunJson(dir, `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`);
   } catch (error) {
     throw new ConfigError(`cannot resume: ${(error as Error).message}`, [], { cause: error });
   }
@@ -106,7 +105,7 @@ function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
   const journal = readJournal(dir.journal.path);
   requireJournalFormat(journal, dir.journal.path, 'cannot resume: ', 'resume it with the tunebench version that wrote it, or start a new run');
   if (journal.badLines.length > 0) {
-    throw new ConfigError(`cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not valid JSON: the journal was edited or damaged; start a new run`);
+    throw new ConfigError(`cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not trial records (${journal.problems[0] ?? 'not valid JSON'}): the journal was edited or damaged; start a new run`);
   }
   const misplaced = journal.records.findIndex((r, i) => r.index !== i);
   if (misplaced >= 0) {

@@ -12,22 +12,21 @@ import { argsWritten, buildChosenConfig, writeChosenConfig } from '../report/cho
 import { writeReports } from '../report/write.js';
 import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
-import { fingerprint, type Fingerprint } from '../telemetry/fingerprint.js';
+import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
-import { OUTCOMES, type Config, type Outcome, type TrialRecord } from '../trial/record.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
-import type { Evidence, StageContext, StageOutcome } from './context.js';
+import type { StageContext } from './context.js';
 import { onHardExit } from './hard-exit.js';
 import type { Progress } from './progress.js';
-import type { RunResult, StopInfo } from './result.js';
 import { runClaimStage } from './stages/claim.js';
 import { runCompareStage } from './stages/compare.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import { runMaxBatchStage } from './stages/max-batch.js';
 import { runSweepStage } from './stages/sweep.js';
+import { type Config, type Evidence, type Fingerprint, type Outcome, OUTCOMES, type RunJson, type RunResult, type StageOutcome, type StopInfo, type TrialRecord } from '../domain/index.js';
 
 export interface RunOptions {
   experimentPath: string;
@@ -50,7 +49,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const mechanism = preflightLimit(experiment);
   const env = fingerprint();
   const dir = createRunDir(opts.outDir, experiment.name);
-  const runJson: RunJsonDraft = {
+  const runJson: RunJson = {
     tunebench_run: 1,
     status: 'running',
     experiment: experiment.name,
@@ -73,29 +72,9 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   return execute({ dir, runJson, experiment, workload, mechanism, env, started, replay: [], progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
 }
 
-/** What run.json holds while a run is under way; `result` and `finished_at` are added at the end. */
-export interface RunJsonDraft {
-  tunebench_run: 1;
-  status: 'running' | 'waiting' | 'stopped' | 'failed' | 'finished';
-  experiment: string;
-  run_id: string;
-  started_at: string;
-  experiment_file: string;
-  experiment_text: string;
-  resolved: Experiment;
-  workload: string;
-  limit: { mechanism: string; bytes: number | null; timeout_seconds: number };
-  environment: Fingerprint;
-  /** One entry per resume: when, on which host, how many trials were replayed. */
-  resumes: { at: string; host: string; replayed_trials: number; notes: string[] }[];
-  stopped?: StopInfo;
-  finished_at?: string;
-  result?: RunResult;
-}
-
 export interface Execution {
   dir: RunDir;
-  runJson: RunJsonDraft;
+  runJson: RunJson;
   experiment: Experiment;
   workload: Workload;
   mechanism: string;
@@ -251,7 +230,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       workload: x.workload,
     }),
   );
-  const finished: RunJsonDraft = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
+  const finished: RunJson = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
   // The reports first, then run.json as "finished": that write is the commit point. A run killed
   // before it resumes (replaying every trial, running none) and writes the reports again.
   await writeReports(dir.path, finished, ctx.records);
@@ -266,7 +245,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
  */
 async function savePartial(x: Execution, ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>, stop: StopInfo, status: 'stopped' | 'failed'): Promise<void> {
   const result = { ...buildResult(x, ctx, outcomes, evidence), stopped: stop };
-  const partial: RunJsonDraft = { ...x.runJson, status, stopped: stop, result };
+  const partial: RunJson = { ...x.runJson, status, stopped: stop, result };
   try {
     writeRunJson(x.dir, partial);
     await writeReports(x.dir.path, partial, ctx.records);
@@ -282,9 +261,9 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   for (const r of x.runJson.resumes) warnings.push(...r.notes);
   warnings.push(...dir.journal.incidents);
   warnings.push(...(ctx.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
+  const maxBatchStatus = (o: StageOutcome) => (o.kind === 'max-batch' ? o.result.status : undefined);
   for (const o of outcomes) {
-    const r = o.result as { status?: string };
-    if (r.status === 'none-fits' && mechanism === 'prlimit-as') {
+    if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as') {
       warnings.push(`stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, so raise limits.memory`);
     }
   }
@@ -297,13 +276,12 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   }
   const failedStages = outcomes
     .filter((o) => {
-      const r = o.result as { status?: string; configs?: { status: string }[] };
-      if (r.status === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && (r.configs ?? []).some((c) => c.status === 'failed'))) return true;
+      if (maxBatchStatus(o) === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && o.result.configs.some((c) => c.status === 'failed'))) return true;
       // Every trial of the stage failed (a compare whose arms all crashed, a claim whose sides did):
       // nothing was measured, which is the workload's failure, not an answer. A max batch that
       // nothing fits is an answer.
       const mine = ctx.records.filter((t) => t.stage === o.name);
-      return mine.length > 0 && !mine.some((t) => t.outcome === 'ok') && r.status !== 'none-fits';
+      return mine.length > 0 && !mine.some((t) => t.outcome === 'ok') && maxBatchStatus(o) !== 'none-fits';
     })
     .map((o) => o.name);
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;

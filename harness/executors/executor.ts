@@ -2,9 +2,9 @@
 // not be shared). The SLURM executor runs them as job arrays: a stage announces the trials it will run
 // next (plan), and the executor submits them together, then hands back each record in order (run).
 import { runTrial, type TrialContext } from '../trial/run-trial.js';
-import type { Config, TrialRecord } from '../trial/record.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps } from '../workloads/workload.js';
+import type { Config, TrialRecord } from '../domain/index.js';
 
 /** One trial as a stage asks for it; the executor does not need to know why. */
 export interface TrialSpec {

@@ -7,18 +7,14 @@
 import { existsSync } from 'node:fs';
 import { runExperiment } from '../engine/run-experiment.js';
 import type { Progress } from '../engine/progress.js';
-import type { RunResult } from '../engine/result.js';
-import type { ClaimSummary } from '../engine/stages/claim.js';
-import type { CompareSummary } from '../engine/stages/compare.js';
-import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
-import type { SweepSummary } from '../engine/stages/sweep.js';
 import { stageName } from '../experiment/checks.js';
+import { parseExperimentText } from '../experiment/load.js';
 import type { ClaimStageSpec, Experiment, StageSpec } from '../experiment/schema.js';
-import { readRunDir } from '../report/write.js';
+import { readRunDir } from '../store/read-run.js';
 import { ratioThroughput } from '../stats/throughput.js';
-import type { Config, TrialRecord } from '../trial/record.js';
 import type { RunEntry } from './index.js';
 import type { Confirmation, GatedMetric } from './series-gate.js';
+import type { Config, RunJson, RunResult, TrialRecord } from '../domain/index.js';
 
 /** How a confirmation stopped by a signal begins its error. */
 export const STOPPED_PREFIX = 'the confirmation run was stopped';
@@ -37,10 +33,19 @@ interface Source {
 
 type RunRead = ReturnType<typeof readRunDir>;
 
+/** The experiment a run ran, as resolved when it started, checked again by the experiment schema; null when it no longer validates. */
+function resolvedExperiment(run: RunJson): Experiment | null {
+  try {
+    return parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
+  } catch {
+    return null;
+  }
+}
+
 /** Where a metric of a run came from: its stage, the config of its trials, how many trials. */
 export function metricSource(read: RunRead, metric: string): Source | null {
-  const result = read.run.result as RunResult | undefined;
-  const resolved = (read.run as unknown as { resolved?: Experiment }).resolved;
+  const result = read.run.result;
+  const resolved = resolvedExperiment(read.run);
   if (!result || !resolved) return null;
   const configOf = (indices: readonly number[]) => indices.map((i) => read.records.find((r) => r.index === i)).find((r): r is TrialRecord => r !== undefined)?.config ?? null;
   for (const [i, spec] of resolved.stages.entries()) {
@@ -48,21 +53,21 @@ export function metricSource(read: RunRead, metric: string): Source | null {
     const s = result.stages.find((x) => x.name === name);
     if (!s || !metric.startsWith(`${name} `)) continue;
     if (s.kind === 'sweep') {
-      const r = s.result as SweepSummary;
+      const r = s.result;
       const row = r.configs.find((c) => c.key === r.chosen_key);
       if (row && metric === `${name} samples/s (chosen config)`) return { kind: 'config', stage: spec, config: row.config, trials: row.trials.length };
     } else if (s.kind === 'compare') {
-      const r = s.result as CompareSummary;
+      const r = s.result;
       const arm = r.arms.find((a) => metric === `${name} samples/s ${r.param}=${String(a.value)}`);
       const config = arm && configOf(arm.trials);
       if (arm && config) return { kind: 'config', stage: spec, config, trials: arm.trials.length };
     } else if (s.kind === 'max-batch') {
-      const r = s.result as MaxBatchSummary;
+      const r = s.result;
       const ev = s.evidence[r.param];
       const config = ev && configOf(ev.trials);
       if (config && metric === `${name} samples/s (chosen batch)`) return { kind: 'config', stage: spec, config, trials: ev.trials.length };
     } else if (s.kind === 'claim' && metric === `${name} speedup`) {
-      const r = s.result as ClaimSummary;
+      const r = s.result;
       return { kind: 'claim', stage: spec, config: r.candidate, trials: r.pairs };
     }
   }
@@ -115,7 +120,8 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
   } catch (error) {
     return pending.map((m) => failed(m, (error as Error).message));
   }
-  const tonightRun = tonightRead.run as unknown as { resolved?: Experiment; experiment_file?: string };
+  const tonightRun = tonightRead.run;
+  const tonightExperiment = resolvedExperiment(tonightRun);
   const planned: { metric: GatedMetric; stage: ClaimStageSpec; tonight: Source; same: boolean }[] = [];
   const out: Confirmation[] = [];
   for (const m of pending) {
@@ -131,8 +137,11 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
   }
   if (planned.length === 0) return out;
   const file = tonightRun.experiment_file;
-  if (!tonightRun.resolved || !file || !existsSync(file)) {
-    return [...out, ...planned.map((p) => failed(p.metric, `the experiment file ${file ?? '(not recorded)'} of run ${latest.run_id} is gone, so its trials cannot be run again; restore it or run history with --no-confirm`))];
+  if (!tonightExperiment) {
+    return [...out, ...planned.map((p) => failed(p.metric, `the experiment that run ${latest.run_id} ran (run.json "resolved") does not validate with this tunebench, so its trials cannot be run again; run history with --no-confirm`))];
+  }
+  if (!existsSync(file)) {
+    return [...out, ...planned.map((p) => failed(p.metric, `the experiment file ${file} of run ${latest.run_id} is gone, so its trials cannot be run again; restore it or run history with --no-confirm`))];
   }
   let result: RunResult;
   try {
@@ -144,7 +153,7 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
       ...(o.signal ? { signal: o.signal } : {}),
       adjust: (e) => {
         // Tonight's experiment as it ran (run.json), not the file as it may have been edited since.
-        Object.assign(e, structuredClone(tonightRun.resolved), { stages: planned.map((p) => p.stage) });
+        Object.assign(e, structuredClone(tonightExperiment), { stages: planned.map((p) => p.stage) });
       },
     });
   } catch (error) {
@@ -159,7 +168,7 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
   }
   for (const p of planned) {
     const s = result.stages.find((x) => x.name === p.stage.name);
-    const summary = s?.result as ClaimSummary | undefined;
+    const summary = s?.kind === 'claim' ? s.result : undefined;
     if (!summary || result.stopped) {
       out.push(failed(p.metric, result.stopped ? `${STOPPED_PREFIX} (${result.stopped.reason})` : 'the confirmation stage did not run', result.run_dir));
       continue;

@@ -4,16 +4,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { RunResult } from '../engine/result.js';
-import type { ClaimSummary } from '../engine/stages/claim.js';
-import type { CompareSummary } from '../engine/stages/compare.js';
-import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
-import type { SweepSummary } from '../engine/stages/sweep.js';
 import { ConfigError } from '../errors.js';
-import type { ParamValue } from '../experiment/schema.js';
 import { writeJsonAtomic } from '../store/atomic.js';
-import { isFinished, readRunJson, RUN_FILE } from '../store/run-dir.js';
-import type { Fingerprint } from '../telemetry/fingerprint.js';
+import { readRunJson, RUN_FILE } from '../store/run-dir.js';
+import { type Fingerprint, isFinished, type ParamValue, type RunJson, type RunResult } from '../domain/index.js';
 
 export const INDEX_FILE = '.history-index.json';
 const INDEX_VERSION = 1;
@@ -66,37 +60,28 @@ export function keyMetrics(result: RunResult): MetricPoint[] {
   };
   for (const s of result.stages) {
     if (s.kind === 'max-batch') {
-      const r = s.result as MaxBatchSummary;
+      const r = s.result;
       if (r.max !== null && r.max > 0) out.push({ name: `${s.name} max ${r.param}`, stage: s.name, unit: 'samples', value: r.max, low: null, high: null });
       // One probe has no CI; runs written by earlier versions stored a single-trial interval: its estimate is the point.
       const point = s.evidence[r.param]?.point ?? s.evidence[r.param]?.samples_per_second?.estimate;
       if (point !== undefined && point > 0) out.push({ name: `${s.name} samples/s (chosen batch)`, stage: s.name, unit: 'samples/s', value: point, low: null, high: null });
     } else if (s.kind === 'sweep') {
-      const r = s.result as SweepSummary;
+      const r = s.result;
       add(s.name, 'samples/s (chosen config)', 'samples/s', r.configs.find((c) => c.key === r.chosen_key)?.throughput);
     } else if (s.kind === 'compare') {
-      const r = s.result as CompareSummary;
+      const r = s.result;
       for (const arm of r.arms) add(s.name, `samples/s ${r.param}=${String(arm.value)}`, 'samples/s', arm.throughput);
     } else if (s.kind === 'claim') {
-      add(s.name, 'speedup', 'x', (s.result as ClaimSummary).speedup);
+      add(s.name, 'speedup', 'x', s.result.speedup);
     }
   }
   return out;
 }
 
-interface RunJsonLike {
-  experiment?: string;
-  run_id?: string;
-  started_at?: string;
-  status?: string;
-  environment?: Fingerprint;
-  result?: RunResult;
-}
-
 export function readRunEntry(dir: string): RunEntry | { why: string } {
-  let run: RunJsonLike;
+  let run: RunJson;
   try {
-    run = readRunJson<RunJsonLike>(dir, 'it is left out of the history');
+    run = readRunJson(dir, 'it is left out of the history');
   } catch (error) {
     return { why: (error as Error).message };
   }

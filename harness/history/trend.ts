@@ -4,14 +4,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import type { ParamValue } from '../experiment/schema.js';
 import { compareRuns, environmentDifferences, regressions, type BeforeAfter, type MetricComparison } from '../report/before-after.js';
-import { readRunDir } from '../report/write.js';
+import { readRunDir } from '../store/read-run.js';
 import { detectChangePoints } from '../stats/change-points.js';
 import { writeJsonAtomic } from '../store/atomic.js';
-import type { Fingerprint } from '../telemetry/fingerprint.js';
 import type { RunEntry } from './index.js';
 import { seriesGate, type Confirmation, type SeriesGate } from './series-gate.js';
+import type { Fingerprint, ParamValue } from '../domain/index.js';
 
 export const BASELINE_FILE = 'baseline.json';
 /** Runs accepted as a new level with `tunebench baseline accept`, per experiment folder. */

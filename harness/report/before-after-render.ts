@@ -1,11 +1,11 @@
 // compare.html and compare.md of a before/after comparison.
 import { fmtPct } from '../engine/stages/compare.js';
-import type { Interval } from '../stats/interval.js';
 import type { BeforeAfter } from './before-after.js';
 import type { Chart } from './charts/spec.js';
 import { figure, interval } from './figures.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from './html.js';
 import { code, md, table } from './markdown.js';
+import type { Interval } from '../domain/index.js';
 
 const ci = (i: Interval | null) => interval(i, fmtPct);
 const band = (cmp: BeforeAfter) => figure(cmp.noise_band, (v) => (v * 100).toFixed(1));

@@ -3,14 +3,10 @@
 // memory with Welch 95% CIs on the log scale (two runs are independent samples of trials; a side
 // with fewer than 3 trials gets no CI and no verdict), the chosen configs side by side, and
 // warnings when the environments differ.
-import type { RunResult } from '../engine/result.js';
-import type { Interval } from '../stats/interval.js';
 import { MIN_TRIALS_FOR_CI, welchRatioInterval } from '../stats/log-ratio.js';
 import { ratioThroughput } from '../stats/throughput.js';
-import { direction, memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../stats/verdict.js';
-import type { Fingerprint } from '../telemetry/fingerprint.js';
-import type { ParamValue } from '../experiment/schema.js';
-import type { TrialRecord } from '../trial/record.js';
+import { direction, memoryVerdict, speedVerdict } from '../stats/verdict.js';
+import type { Fingerprint, Interval, MemoryVerdict, ParamValue, RunResult, SpeedVerdict, TrialRecord } from '../domain/index.js';
 
 export interface RunSide {
   run: { experiment: string; run_id: string; environment: unknown; result?: RunResult };

@@ -2,14 +2,12 @@
 // and, for a command workload, the chosen values as the arguments of the user's own script (.args).
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { Evidence } from '../engine/context.js';
-import type { Fingerprint } from '../telemetry/fingerprint.js';
-import type { Config } from '../trial/record.js';
 import { configEnv } from '../workloads/protocol/env.js';
 import type { TrainingCommand, Workload } from '../workloads/workload.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { finiteInterval } from './figures.js';
 import { shellLine, shellQuote } from '../util/shell.js';
+import type { Config, Evidence, Fingerprint } from '../domain/index.js';
 
 export interface ChosenConfig {
   experiment: string;

@@ -1,7 +1,7 @@
+import type { Interval } from '../domain/index.js';
 // How every report shows a number: "-" when it is missing or not finite. A run.json written with an
 // Infinity holds null, and a journal is shown as written, so no report may print Infinity or NaN,
 // or crash on a null where it expects a number.
-import type { Interval } from '../stats/interval.js';
 
 /** What a report shows for a missing or non-finite value. */
 export const MISSING = '-';

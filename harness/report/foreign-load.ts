@@ -1,8 +1,8 @@
 // The per-stage warning about foreign load: how many of a stage's trials ran while processes
 // outside them used the CPU, how much, and what that does to the stage's comparisons.
-import { isMaterial, type ForeignLoad } from '../telemetry/foreign-load.js';
-import type { TrialRecord } from '../trial/record.js';
+import { isMaterial } from '../telemetry/foreign-load.js';
 import { figure } from './figures.js';
+import type { ForeignLoad, TrialRecord } from '../domain/index.js';
 
 /** Trials listed by index in the warning; the rest are counted. */
 const LISTED = 12;

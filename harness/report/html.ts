@@ -2,12 +2,11 @@
 // environment, warnings, links to the raw files). No script, no network request: the
 // Content-Security-Policy allows inline styles and nothing else, and every string from the
 // experiment, the workload or the environment is escaped.
-import type { RunResult } from '../engine/result.js';
 import { formatSeconds } from '../experiment/units.js';
-import type { TrialRecord } from '../trial/record.js';
 import type { Chart } from './charts/index.js';
 import { figure, interval } from './figures.js';
 import { stageSection, type Block } from './tables.js';
+import type { RunResult, TrialRecord } from '../domain/index.js';
 
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 

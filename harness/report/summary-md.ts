@@ -1,10 +1,9 @@
 // summary.md: the run's results in Markdown, fit for a CI step summary or a pull-request comment.
-import type { RunResult } from '../engine/result.js';
 import { formatSeconds } from '../experiment/units.js';
-import type { TrialRecord } from '../trial/record.js';
 import { figure } from './figures.js';
 import { code, md, table } from './markdown.js';
 import { stageSection, type Block } from './tables.js';
+import type { RunResult, TrialRecord } from '../domain/index.js';
 
 export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[]): string {
   const out: string[] = [];

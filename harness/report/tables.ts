@@ -1,15 +1,11 @@
 // The content of each stage's section as plain data (paragraphs, lists and tables of text cells),
 // rendered by both summary.md and report.html, so that the two never disagree.
-import type { Evidence } from '../engine/context.js';
-import { fmtPct, type CompareSummary } from '../engine/stages/compare.js';
-import type { ClaimSummary } from '../engine/stages/claim.js';
-import type { MaxBatchSummary } from '../engine/stages/max-batch.js';
-import type { SweepSummary } from '../engine/stages/sweep.js';
+import { fmtPct } from '../engine/stages/compare.js';
 import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import { figure, interval as ci } from './figures.js';
 import { foreignLoadWarning } from './foreign-load.js';
-import type { Config, TrialRecord } from '../trial/record.js';
+import type { ClaimSummary, CompareSummary, Evidence, MaxBatchSummary, StageOutcome, SweepSummary, TrialRecord } from '../domain/index.js';
 
 export interface Table {
   headers: string[];
@@ -26,13 +22,8 @@ const tableBlock = (headers: string[], rows: (string | number)[][], highlight: n
   table: { headers, rows: rows.map((r) => r.map(String)), highlight },
 });
 
-export interface StageView {
-  kind: string;
-  result: unknown;
-  chosen?: Config;
-  evidence?: Record<string, Evidence>;
-  notes?: readonly string[];
-}
+/** A stage as the report shows it: its outcome from run.json. */
+export type StageView = StageOutcome;
 
 /** A stage's section in the order a reader needs it; report.html puts the charts between `warnings` and `details`. */
 export interface StageSection {
@@ -84,11 +75,16 @@ function chosenSentence(stage: StageView): string | null {
 }
 
 function kindBlocks(stage: StageView, records: readonly TrialRecord[]): [Block[], Block[]] {
-  if (stage.kind === 'max-batch') return maxBatchBlocks(stage.result as MaxBatchSummary, records);
-  if (stage.kind === 'sweep') return [[], sweepBlocks(stage.result as SweepSummary)];
-  if (stage.kind === 'compare') return [[], compareBlocks(stage.result as CompareSummary)];
-  if (stage.kind === 'claim') return [claimBlocks(stage.result as ClaimSummary), []];
-  return [[], []];
+  switch (stage.kind) {
+    case 'max-batch':
+      return maxBatchBlocks(stage.result, records);
+    case 'sweep':
+      return [[], sweepBlocks(stage.result)];
+    case 'compare':
+      return [[], compareBlocks(stage.result)];
+    case 'claim':
+      return [claimBlocks(stage.result), []];
+  }
 }
 
 function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {

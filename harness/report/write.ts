@@ -2,25 +2,17 @@
 // charts/*.svg, report.html and summary.md. The same inputs always give the same bytes.
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunResult } from '../engine/result.js';
 import { StoreError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic.js';
-import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
-import { makeOwnDir, readRunJson, RUN_FILE } from '../store/run-dir.js';
-import type { TrialRecord } from '../trial/record.js';
+import { JOURNAL_FILE } from '../store/journal.js';
+import { makeOwnDir, RUN_FILE } from '../store/run-dir.js';
 import { stageCharts } from './charts/index.js';
 import { reportHtml, type RenderedChart } from './html.js';
 import { renderSvg } from './render.js';
 import { summaryMarkdown } from './summary-md.js';
+import type { RunJson, TrialRecord } from '../domain/index.js';
 
 export const REPORT_FILES = ['report.html', 'summary.md'];
-
-export interface RunJson {
-  experiment: string;
-  run_id: string;
-  environment: unknown;
-  result?: RunResult;
-}
 
 /** Builds and writes every report; returns the files written, relative to the run directory. */
 export async function writeReports(dir: string, run: RunJson, records: readonly TrialRecord[]): Promise<string[]> {
@@ -47,16 +39,3 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
   return [...written, ...REPORT_FILES];
 }
 
-/** Reads a run directory for `tunebench report`, with a clear error for each way it can be unusable. */
-export function readRunDir(dir: string): { run: RunJson; records: TrialRecord[]; warnings: string[] } {
-  const run = readRunJson<RunJson>(dir, `the trials in ${JOURNAL_FILE} are kept apart and may be intact`);
-  const journal = readJournal(join(dir, JOURNAL_FILE));
-  requireJournalFormat(journal, join(dir, JOURNAL_FILE), '', 'use the tunebench version that wrote the run');
-  const warnings: string[] = [];
-  if (journal.truncatedTail) warnings.push(`the last line of ${JOURNAL_FILE} was cut short (the harness was killed while writing it) and is ignored`);
-  if (journal.badLines.length > 0) warnings.push(`${JOURNAL_FILE}: lines ${journal.badLines.join(', ')} are not valid JSON and are ignored`);
-  // Trials are journaled in order from 0: anything else means records were removed or the file was swapped.
-  const broken = journal.records.findIndex((r, i) => r.index !== i);
-  if (broken >= 0) warnings.push(`${JOURNAL_FILE}: the trial indices ${broken === 0 ? `start at ${journal.records[0]!.index}, not 0` : `jump from ${journal.records[broken - 1]!.index} to ${journal.records[broken]!.index} at line ${broken + 1}`}: trials are missing, so this report does not show the whole run`);
-  return { run, records: journal.records, warnings };
-}

@@ -1,9 +1,10 @@
 // The claim strategy over a trial function: baseline and candidate in interleaved pairs, a paired
 // interval of the per-pair effect at each planned look, and the claim's verdict on it. The claim
 // stage runs this; so does the calibration benchmark, through a simulated trial function.
-import { judgeClaim, type Claim, type ClaimVerdict } from '../stats/claim.js';
-import { pairedRatioInterval, type LogInterval } from '../stats/log-ratio.js';
+import { judgeClaim, type Claim } from '../stats/claim.js';
+import { pairedRatioInterval } from '../stats/log-ratio.js';
 import { runPairs, type PairBudget, type PairsOutcome } from './adaptive.js';
+import type { ClaimVerdict, LogInterval } from '../domain/index.js';
 
 export interface ClaimLoopOptions extends PairBudget {
   claim: Claim;

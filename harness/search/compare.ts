@@ -4,11 +4,11 @@
 // trial of the same round, and judged at the planned looks of a group-sequential plan with its
 // share of alpha (split over the arms: Bonferroni), until it is decided (faster, slower, or
 // equivalent within the noise band) or the rounds or the budget end. Decided arms stop running.
-import type { Config } from '../trial/record.js';
-import { pairedRatioInterval, type LogInterval } from '../stats/log-ratio.js';
+import { pairedRatioInterval } from '../stats/log-ratio.js';
 import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { ArmPlanFn, ArmTrial, ArmTrialFn } from './sweep.js';
+import type { ArmDecision, Config, LogInterval } from '../domain/index.js';
 
 export interface CompareOptions {
   /** Each arm's config: the compared parameter's value (other values are fixed by the caller). */
@@ -28,7 +28,6 @@ export interface CompareOptions {
   plan?: ArmPlanFn;
 }
 
-export type ArmDecision = 'faster' | 'slower' | 'equivalent' | 'undecided';
 export type MemoryDecision = 'less memory' | 'more memory' | 'equivalent' | 'undecided';
 
 export interface CompareArm {

@@ -6,7 +6,7 @@
 import { availableParallelism } from 'node:os';
 import { evaluate, names, parseExpr, type Expr } from '../experiment/expr.js';
 import { formatBytes } from '../experiment/units.js';
-import type { Config } from '../trial/record.js';
+import type { Config } from '../domain/index.js';
 
 export interface ConstraintSpec {
   cpus?: { uses: string | number; max: string | number; main?: number };

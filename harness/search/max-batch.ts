@@ -1,8 +1,9 @@
 // The max-batch search: explore with small probes, fit memory against batch, probe around the predicted
 // limit, and bisect what remains. It only ever reports batch sizes that actually ran.
-import { batchForMemory, fitLinear, headroomUsed, predictLimit, predictWithSpread, type LinearFit, type Reading } from './memory-fit.js';
+import { batchForMemory, fitLinear, headroomUsed, predictLimit, predictWithSpread, type Reading } from './memory-fit.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
-import { summarizeThroughput, type LatencyLimit, type LatencyBound } from './throughput.js';
+import { summarizeThroughput } from './throughput.js';
+import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus } from '../domain/index.js';
 
 export interface MaxBatchOptions {
   multipleOf: number;
@@ -21,8 +22,6 @@ export interface MaxBatchOptions {
   /** Told, before each search probe, about how many trials the stage still needs (for progress). */
   onEstimate?: (remaining: number) => void;
 }
-
-export type MaxBatchStatus = 'exact' | 'ceiling' | 'none-fits' | 'failed';
 
 export interface MaxBatchResult {
   status: MaxBatchStatus;

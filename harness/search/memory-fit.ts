@@ -1,17 +1,9 @@
 // Fits peak memory against batch size and predicts where it meets the cap (least squares and secant).
+import type { LinearFit } from '../domain/index.js';
 
 export interface Reading {
   batch: number;
   bytes: number;
-}
-
-export interface LinearFit {
-  intercept: number;
-  slope: number;
-  /** Largest absolute residual relative to the range of readings, 0 for an exact line. */
-  relativeResidual: number;
-  /** Residual standard error in bytes (0 with two readings, where it cannot be estimated). */
-  sigma: number;
 }
 
 /** Ordinary least squares through the readings; undefined with fewer than two distinct batches. */

@@ -1,8 +1,7 @@
 // Ranking vocabulary shared by sweeps and the per-device matrix, and the cost order that breaks ties.
 import { pairCount } from '../stats/blocked.js';
-import type { Interval } from '../stats/interval.js';
 import { logMeanInterval, MIN_TRIALS_FOR_CI, welchRatioInterval } from '../stats/log-ratio.js';
-import type { Config } from '../trial/record.js';
+import type { Config, Interval } from '../domain/index.js';
 
 export interface Arm {
   key: string;

@@ -9,11 +9,11 @@
 // `repeats` rounds. Configs that cannot be separated from the leader are "tied"; the cheapest of
 // those shown to be within the noise band of the leader is chosen, else the leader.
 import { blockedDifference, blockedLayout, pairCount } from '../stats/blocked.js';
-import { logMeanInterval, MIN_TRIALS_FOR_CI, pooledLogMeanInterval, type LogInterval } from '../stats/log-ratio.js';
+import { logMeanInterval, MIN_TRIALS_FOR_CI, pooledLogMeanInterval } from '../stats/log-ratio.js';
 import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
-import type { Config, Outcome, StepSample } from '../trial/record.js';
 import { cheaper, type Ranking } from './rank.js';
+import type { Config, LogInterval, Outcome, StepSample } from '../domain/index.js';
 
 export interface ArmTrial {
   outcome: Outcome;

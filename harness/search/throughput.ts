@@ -1,17 +1,6 @@
 // After the max is known: the fastest batch (max is not best) and the largest batch within a latency limit.
 import type { ProbeFn, ProbeResult } from './probe.js';
-
-export interface LatencyLimit {
-  quantile: 'p50' | 'p95';
-  seconds: number;
-}
-
-export interface LatencyBound extends LatencyLimit {
-  /** Largest tested batch meeting the limit, or null when none did. */
-  batch: number | null;
-  /** Smallest tested batch above it that broke the limit, or null when the max meets it. */
-  firstViolating: number | null;
-}
+import type { LatencyBound, LatencyLimit } from '../domain/index.js';
 
 /** Probes spent narrowing the latency bound. */
 const LATENCY_REFINE_PROBES = 4;

@@ -1,3 +1,4 @@
+import type { ClaimVerdict, Interval } from '../domain/index.js';
 // Claims as people write them ("2-3x", "5% faster", "40-50% less time", "30% less memory"),
 // parsed into a band on an effect ratio, and judged against a measured interval of that ratio.
 //
@@ -6,7 +7,6 @@
 // memory (< 1 is less). A point claim ("8x", "5% faster") is widened by `tolerance` on the log
 // scale of the claimed effect: ln(effect) / (1 + t) to ln(effect) * (1 + t), so the band never
 // reaches 1 and a claim of "faster" can never be confirmed by a slowdown.
-import type { Interval } from './interval.js';
 
 export type ClaimQuantity = 'speed' | 'memory';
 
@@ -136,8 +136,6 @@ function factorBand(lo: number, hi: number, words: Words, fail: (why: string) =>
       return fail('"x less time" is ambiguous; write "2x faster" or "50% less time"');
   }
 }
-
-export type ClaimVerdict = 'confirmed' | 'falls short' | 'exceeds' | 'inconclusive';
 
 export interface ClaimJudgement {
   verdict: ClaimVerdict;

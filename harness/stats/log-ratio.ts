@@ -4,22 +4,11 @@
 // two independent groups (Welch). Estimates are geometric means: exp(mean of logs), the natural
 // average of ratios (Fleming & Wallace 1986). Step-level noise is already inside each trial's
 // value, so it is not counted a second time.
-import type { Interval } from './interval.js';
 import { tQuantile, tTwoSidedP } from './student-t.js';
+import type { LogInterval } from '../domain/index.js';
 
 /** Fewer trials (or pairs) than this never get an interval: their spread says almost nothing. */
 export const MIN_TRIALS_FOR_CI = 3;
-
-export interface LogInterval extends Interval {
-  /** Two-sided p-value of "no change" (log-ratio 0); null for a single group's level. */
-  p: number | null;
-  /** Pairs, trials, or the smaller group. */
-  n: number;
-  df: number;
-  /** Standard error of the mean log. */
-  se: number;
-  method: 'paired-t' | 'log-t' | 'pooled-log-t' | 'welch-log-t';
-}
 
 function meanSd(x: readonly number[]): { mean: number; sd: number } {
   const mean = x.reduce((a, b) => a + b, 0) / x.length;

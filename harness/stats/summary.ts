@@ -1,6 +1,6 @@
 // Step latency percentiles (no I/O).
 import { median, quantile } from 'simple-statistics';
-import type { StepSample } from '../trial/record.js';
+import type { StepSample } from '../domain/index.js';
 
 /** Median and 95th percentile of step seconds (linear interpolation between order statistics). */
 export function stepLatency(steps: readonly StepSample[]): { median: number; p95: number } | null {

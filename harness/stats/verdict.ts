@@ -1,7 +1,7 @@
+import type { Interval, MemoryVerdict, SpeedVerdict } from '../domain/index.js';
 // Verdicts from a ratio's confidence interval: a change counts only when the whole CI lies
 // outside a noise band around 1, so a tiny but "significant" drift is not called a change.
 
-import type { Interval } from './interval.js';
 
 export type Direction = 'higher' | 'lower' | 'same';
 
@@ -12,9 +12,6 @@ export function direction(ratio: Interval | null, band: number): Direction {
   if (ratio.high < 1 - band) return 'lower';
   return 'same';
 }
-
-export type SpeedVerdict = 'faster' | 'slower' | 'no significant difference';
-export type MemoryVerdict = 'less memory' | 'more memory' | 'no significant difference';
 
 /** The direction of a throughput change (arm / baseline) as a verdict: higher throughput is faster. */
 export function speedVerdict(d: Direction): SpeedVerdict {

@@ -1,12 +1,13 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
 import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs';
 import { ConfigError, StoreError } from '../errors.js';
-import type { TrialRecord } from '../trial/record.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
+import { RECORD_VERSION, trialRecordSchema, type TrialRecord } from '../domain/index.js';
+import { CheckedFileError, parseCheckedLine } from '../util/checked-json.js';
 
 export const JOURNAL_FILE = 'trials.jsonl';
 /** The record format this tunebench writes and reads (TrialRecord.v). */
-export const JOURNAL_VERSION = 1;
+export const JOURNAL_VERSION = RECORD_VERSION;
 
 export class Journal {
   /** The lines this journal must hold (read at first use, then every line appended). */
@@ -96,8 +97,10 @@ export interface JournalRead {
   records: TrialRecord[];
   /** A last line cut short (the harness was killed mid-write); it is ignored. */
   truncatedTail: boolean;
-  /** Malformed lines other than the last one: the journal was edited or corrupted. */
+  /** Malformed lines other than the last one (not JSON, or not a trial record): the journal was edited or corrupted. */
   badLines: number[];
+  /** For each bad line that is JSON but not a trial record: file, line and the field that is wrong. */
+  problems: string[];
   /** Records of another format version (written by another tunebench); not in `records`. */
   unsupported: { line: number; version: unknown }[];
 }
@@ -111,26 +114,37 @@ export function requireJournalFormat(read: JournalRead, path: string, prefix: st
 }
 
 export function readJournal(path: string): JournalRead {
-  if (!existsSync(path)) return { records: [], truncatedTail: false, badLines: [], unsupported: [] };
+  if (!existsSync(path)) return { records: [], truncatedTail: false, badLines: [], problems: [], unsupported: [] };
   const text = readFileSync(path, 'utf8');
   const lines = text.split('\n');
   const endsClean = text.endsWith('\n') || text.length === 0;
   const records: TrialRecord[] = [];
   const badLines: number[] = [];
+  const problems: string[] = [];
   const unsupported: { line: number; version: unknown }[] = [];
   let truncatedTail = false;
   lines.forEach((line, i) => {
     if (!line.trim()) return;
-    let record: TrialRecord;
+    let value: unknown;
     try {
-      record = JSON.parse(line) as TrialRecord;
+      value = JSON.parse(line);
     } catch {
       if (i === lines.length - 1 && !endsClean) truncatedTail = true;
       else badLines.push(i + 1);
       return;
     }
-    if (record === null || typeof record !== 'object' || record.v !== JOURNAL_VERSION) unsupported.push({ line: i + 1, version: (record as { v?: unknown } | null)?.v });
-    else records.push(record);
+    const version = value !== null && typeof value === 'object' ? (value as { v?: unknown }).v : undefined;
+    if (version !== JOURNAL_VERSION) {
+      unsupported.push({ line: i + 1, version });
+      return;
+    }
+    try {
+      records.push(parseCheckedLine(trialRecordSchema, line, path, i + 1, 'a trial record', 'the journal was edited or damaged'));
+    } catch (error) {
+      if (!(error instanceof CheckedFileError)) throw error;
+      badLines.push(i + 1);
+      problems.push(error.message);
+    }
   });
-  return { records, truncatedTail, badLines, unsupported };
+  return { records, truncatedTail, badLines, problems, unsupported };
 }

@@ -1,15 +1,15 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
+import { runJsonSchema, type RunJson } from '../domain/index.js';
+import { CheckedFileError, readCheckedJson } from '../util/checked-json.js';
 
 export const RUN_FILE = 'run.json';
-/** The run.json format this tunebench writes and resumes (run.json's `tunebench_run`). */
-export const RUN_VERSION = 1;
 
 export interface RunDir {
   path: string;
@@ -77,26 +77,23 @@ export function makeOwnDir(path: string): void {
 }
 
 /**
- * Parses <dir>/run.json. A file that is not JSON was damaged after tunebench wrote it (it writes it
- * atomically): the error says so, then what that means for the caller (`consequence`).
+ * Reads <dir>/run.json through its schema. A file that is not JSON, or not shaped as tunebench
+ * writes it, was damaged after tunebench wrote it (it writes it atomically) or is foreign: the error
+ * names the file, the line and the field, then what that means for the caller (`consequence`).
  */
-export function readRunJson<T>(dir: string, consequence: string): T {
+export function readRunJson(dir: string, consequence: string): RunJson {
   const path = join(dir, RUN_FILE);
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as T;
+    return readCheckedJson(runJsonSchema, path, 'run.json', `the run directory was damaged after tunebench wrote it, or it is not a tunebench run (tunebench writes ${RUN_FILE} atomically); ${consequence}`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ConfigError(`${dir} is not a run directory: ${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/, as tunebench printed it)`, [], { cause: error });
     }
-    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}): the run directory was damaged after tunebench wrote it (tunebench writes ${RUN_FILE} atomically); ${consequence}`, [], { cause: error });
+    if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
+    throw new StoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
   }
 }
 
-/** Whether a run finished: status "finished", or (runs from before `status` existed) a result without a stop. */
-export function isFinished(run: { status?: string; result?: unknown }): boolean {
-  return run.status === 'finished' || (run.status === undefined && run.result !== undefined);
-}
-
-export function writeRunJson(dir: RunDir, value: unknown): void {
+export function writeRunJson(dir: RunDir, value: RunJson): void {
   writeJsonAtomic(join(dir.path, RUN_FILE), value);
 }

@@ -1,7 +1,7 @@
 // Decides a trial's outcome: structured signals first (events, exit status, signal), message patterns second.
 import { INVALID_EXIT_CODE, OOM_EXIT_CODE, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { matchOom } from '../workloads/protocol/oom-patterns.js';
-import type { Outcome } from './record.js';
+import type { Outcome } from '../domain/index.js';
 
 export interface Observation {
   events: readonly WorkloadEvent[];

@@ -1,7 +1,7 @@
 // Enforcing the per-trial memory cap: cgroup v2 memory.max where writable, else prlimit --as.
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import type { LimitMechanism } from './record.js';
+import type { LimitMechanism } from '../domain/index.js';
 
 export type MechanismChoice = 'auto' | 'prlimit' | 'cgroup' | 'none';
 

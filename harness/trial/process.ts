@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
-import { TelemetrySampler, type Telemetry } from '../telemetry/sampler.js';
+import { TelemetrySampler } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
 import { enterCgroup, leaveCgroup, planLimit, type MechanismChoice, type MemoryLimit } from './limits.js';
 import { TailBuffer } from './tail.js';
+import type { Telemetry } from '../domain/index.js';
 
 export interface ProcessTrialSpec {
   argv: readonly string[];

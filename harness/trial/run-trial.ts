@@ -9,7 +9,7 @@ import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
 import { runProcessTrial } from './process.js';
-import type { Config, StepSample, TrialRecord } from './record.js';
+import type { Config, StepSample, TrialRecord } from '../domain/index.js';
 
 export interface TrialContext {
   workload: Workload;

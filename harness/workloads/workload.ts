@@ -1,5 +1,5 @@
+import type { Config } from '../domain/index.js';
 // The interface every workload kind implements: how to start one trial of a configuration.
-import type { Config } from '../trial/record.js';
 
 export interface MeasureSteps {
   warmupSteps: number;

@@ -8,13 +8,13 @@ import { join } from 'node:path';
 import { runClaimPairs, type ClaimLoopResult } from '../../harness/search/claim.js';
 import { runCompare, type CompareArm } from '../../harness/search/compare.js';
 import type { ArmTrial, ArmTrialFn } from '../../harness/search/sweep.js';
-import { parseClaim, type ClaimVerdict } from '../../harness/stats/claim.js';
+import { parseClaim } from '../../harness/stats/claim.js';
 import { ratioThroughput } from '../../harness/stats/throughput.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
-import type { Config } from '../../harness/trial/record.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
+import type { ClaimVerdict, Config } from '../../harness/domain/index.js';
 
 const AA_COMPARISONS = Number(process.env['AA'] ?? 40);
 const SLOW_COMPARISONS = Number(process.env['SLOW'] ?? 20);

@@ -5,9 +5,9 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { ClaimSummary } from '../../harness/engine/stages/claim.js';
 import { CLI, FIXTURES, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
+import type { ClaimSummary } from '../../harness/domain/index.js';
 
 describe('claim stage', () => {
   it('confirms a planted 2.5x against "2-3x"; "5-10x" and an A/A "30-50% faster" fall short; skips a CUDA claim', async () => {

@@ -7,12 +7,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
+import type { MaxBatchSummary } from '../../harness/domain/index.js';
 
 const CAP = '256MiB';
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { stallFraction } from '../../harness/stats/throughput.js';
-import type { TrialRecord } from '../../harness/trial/record.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
+import type { TrialRecord } from '../../harness/domain/index.js';
 
 describe('experiments/onnx-pipeline.yaml', () => {
   it('runs in under 5 minutes, shows the stall falling with workers, and chooses with CI evidence', async () => {

@@ -5,10 +5,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { REPORT_CSP } from '../../harness/report/html.js';
-import type { SweepSummary } from '../../harness/engine/stages/sweep.js';
-import type { RunResult } from '../../harness/engine/result.js';
 import { CLI, FIXTURES, PROGRAMS, tempDir } from '../support/paths.js';
 import { REPORT_FIXTURE, runDir } from '../support/runs.js';
+import type { RunResult, SweepSummary } from '../../harness/domain/index.js';
 
 const RUN = REPORT_FIXTURE;
 
@@ -58,7 +57,7 @@ describe('tunebench report', () => {
     appendFileSync(join(dir, 'run.json'), 'garbage');
     const bad = await execa(process.execPath, [CLI, 'report', dir], { reject: false });
     assert.equal(bad.exitCode, 2);
-    assert.match(bad.stderr, /run.json is not valid JSON .* damaged/);
+    assert.match(bad.stderr, /run\.json:\d+: run\.json is damaged: not valid JSON .*damaged after tunebench wrote it/);
   });
 
   it('each stage section opens with its answer, and the charts and tables follow', async () => {

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { CompareSummary } from '../../harness/engine/stages/compare.js';
 import { execa } from 'execa';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
-import { assertExactMax, journal, runDir } from '../support/runs.js';
+import { readRunJson } from '../../harness/store/run-dir.js';
+import { assertExactMax, journal, resultOf, runDir } from '../support/runs.js';
 
 describe('tunebench run', () => {
   it('finds an exact max and writes the run directory (quick experiment, --json)', async () => {
@@ -54,9 +54,12 @@ describe('tunebench run', () => {
     const records = journal(dir);
     assert.ok(records.some((x) => x.outcome === 'oom'), 'at least one oom trial');
     assert.ok(existsSync(join(dir, 'chosen-config.json')));
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { result: { max: number; status: string } }[]; wall_seconds: number } };
-    const max = run.result.stages[0]!.result.max;
-    assert.equal(run.result.stages[0]!.result.status, 'exact');
+    const run = readRunJson(dir, 'the test reads it');
+    assert.ok(run.result, 'the run has a result');
+    const maxBatch = resultOf(run.result.stages[0], 'max-batch');
+    const max = maxBatch.max;
+    assert.equal(maxBatch.status, 'exact');
+    assert.ok(max !== null);
     assert.ok(max >= 1000 && max < 100_000, `max ${max} lands in the thousands`);
     assertExactMax(records, max, 8);
     // The arena comparison: rounds whose order reverses (keep off, off keep, ...) at the chosen batch,
@@ -65,9 +68,9 @@ describe('tunebench run', () => {
     const order = arena.map((x) => x.config['arena']);
     assert.ok(order.length >= 8 && order.length % 2 === 0, `${order.length} arena trials`);
     assert.deepEqual(order.slice(0, 8), ['keep', 'off', 'off', 'keep', 'keep', 'off', 'off', 'keep']);
-    const chosenBatch = (run.result.stages[0]!.result as unknown as { chosen: number }).chosen;
+    const chosenBatch = resultOf(run.result.stages[0], 'max-batch').chosen;
     assert.ok(arena.every((x) => x.config['batch_size'] === chosenBatch && x.outcome === 'ok'));
-    const cmp = run.result.stages[1]!.result as unknown as CompareSummary;
+    const cmp = resultOf(run.result.stages[1], 'compare');
     assert.equal(cmp.param, 'arena');
     const off = cmp.arms.find((a) => a.value === 'off')!;
     assert.ok(off.throughput_ratio && off.throughput_ratio.low <= off.throughput_ratio.estimate && off.throughput_ratio.estimate <= off.throughput_ratio.high);

@@ -9,10 +9,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
+import type { MaxBatchSummary } from '../../harness/domain/index.js';
 
 const SCRIPT = join(ROOT, 'experiments', 'workloads', 'text_classifier.py');
 // torch alone takes about 690 MB of address space: 0.9 GiB leaves room for a few hundred short

@@ -6,11 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { CompareSummary } from '../../harness/engine/stages/compare.js';
-import type { MaxBatchSummary } from '../../harness/engine/stages/max-batch.js';
-import type { SweepSummary } from '../../harness/engine/stages/sweep.js';
 import { CLI, FIXTURES, tempDir } from '../support/paths.js';
 import { assertExactMax, journal, runDir } from '../support/runs.js';
+import type { CompareSummary, MaxBatchSummary, SweepSummary } from '../../harness/domain/index.js';
 
 describe('PyTorch workload (torch-cnn, small)', () => {
   it('max-batch to a real DefaultCPUAllocator OOM, a DataLoader sweep, empty_cache compared', { timeout: 5 * 60_000 }, async () => {

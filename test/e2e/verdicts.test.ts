@@ -8,10 +8,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { ClaimSummary } from '../../harness/engine/stages/claim.js';
-import type { CompareSummary } from '../../harness/engine/stages/compare.js';
 import { CLI, FIXTURES, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
+import type { ClaimSummary, CompareSummary } from '../../harness/domain/index.js';
 
 type Stages = Record<string, ClaimSummary & CompareSummary>;
 

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { createProgress, terminalText } from '../../harness/engine/progress.js';
-import type { TrialRecord } from '../../harness/trial/record.js';
+import type { TrialRecord } from '../../harness/domain/index.js';
 import { CLI, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
 

@@ -107,10 +107,10 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     writeFileSync(join(dir, 'run.json'), readFileSync(join(dir, 'run.json'), 'utf8').slice(0, 200));
     const resumed = await run(['run', '--resume', dir]);
     assert.equal(resumed.exitCode, 2);
-    assert.match(resumed.stderr, /cannot resume: .*run\.json is not valid JSON \(.+\): the run directory was damaged after tunebench wrote it \(tunebench writes run\.json atomically\); the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/);
+    assert.match(resumed.stderr, /cannot resume: .*run\.json:\d+: run\.json is damaged: not valid JSON \(.+\); the run directory was damaged after tunebench wrote it, or it is not a tunebench run \(tunebench writes run\.json atomically\); the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/);
     const report = await run(['report', dir]);
     assert.equal(report.exitCode, 2);
-    assert.match(report.stderr, /run\.json is not valid JSON .*the run directory was damaged after tunebench wrote it/);
+    assert.match(report.stderr, /run\.json:\d+: run\.json is damaged: not valid JSON .*the run directory was damaged after tunebench wrote it/);
   });
 
   it('a journal from another record format, or a run.json of another run format, is refused with the version it has', async () => {

@@ -4,9 +4,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
-import type { Config } from '../../harness/trial/record.js';
 import { CommandWorkload, type CommandSpec } from '../../harness/workloads/command/workload.js';
 import { PROGRAMS, tempDir } from '../support/paths.js';
+import type { Config } from '../../harness/domain/index.js';
 
 function context(command: string[], extra: Partial<CommandSpec> = {}, timeout = 20): TrialContext {
   const workload = new CommandWorkload({ kind: 'command', command, ...extra }, PROGRAMS);

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
-import type { Config } from '../../harness/trial/record.js';
 import { OnnxWorkload } from '../../harness/workloads/onnx/workload.js';
 import { tempDir } from '../support/paths.js';
+import type { Config } from '../../harness/domain/index.js';
 
 function context(pipeline: Record<string, unknown>, timeout = 60): TrialContext {
   const workload = new OnnxWorkload(

@@ -9,13 +9,15 @@ import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { ROOT, tempDir } from '../support/paths.js';
 
-/** The first ```python block of the README's "**PyTorch**" bullet, dedented. */
+/** The first ```python block of the README's "PyTorch adapter" section, dedented. */
 function snippet(): string {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const bullet = readme.indexOf('- **PyTorch**');
-  assert.ok(bullet >= 0, 'README has a PyTorch bullet');
-  const block = /```python\n([\s\S]*?)\n\s*```/.exec(readme.slice(bullet));
-  assert.ok(block, 'the PyTorch bullet has a python snippet');
+  const heading = /^#{2,4} PyTorch adapter$/m.exec(readme);
+  assert.ok(heading, 'README has a "PyTorch adapter" section');
+  const section = readme.slice(heading.index + heading[0].length);
+  const end = /^#{2,4} /m.exec(section);
+  const block = /```python\n([\s\S]*?)\n\s*```/.exec(end ? section.slice(0, end.index) : section);
+  assert.ok(block, 'the PyTorch adapter section has a python snippet');
   const lines = block[1]!.split('\n');
   const indent = Math.min(...lines.filter((l) => l.trim()).map((l) => /^ */.exec(l)![0].length));
   return lines.map((l) => l.slice(indent)).join('\n');

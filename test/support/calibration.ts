@@ -5,10 +5,10 @@
 import { runClaimPairs } from '../../harness/search/claim.js';
 import { runCompare } from '../../harness/search/compare.js';
 import { runSweep } from '../../harness/search/sweep.js';
-import { parseClaim, type ClaimVerdict } from '../../harness/stats/claim.js';
+import { parseClaim } from '../../harness/stats/claim.js';
 import { logMeanInterval } from '../../harness/stats/log-ratio.js';
-import type { Config } from '../../harness/trial/record.js';
 import { SimMachine, stationaryLevel, type Noise } from './noise-sim.js';
+import type { ClaimVerdict, Config } from '../../harness/domain/index.js';
 
 /** The defaults of the stages: claim min_pairs 5, max_pairs 20, noise_band 0.01; compare repeats 5, max_rounds 20, noise_band 0.02. */
 export const CLAIM = { minPairs: 5, maxPairs: 20, noiseBand: 0.01 };

@@ -6,9 +6,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { createRng } from '../../harness/stats/rng.js';
-import type { TrialRecord } from '../../harness/trial/record.js';
 import { CLI, FIXTURES } from './paths.js';
 import { journal } from './runs.js';
+import type { TrialRecord } from '../../harness/domain/index.js';
 
 /** The deterministic experiment (simulated GPU, max batch + sweep + compare, about 40 trials). */
 export const FAULTS_EXPERIMENT = join(FIXTURES, 'experiments', 'faults.yaml');

@@ -3,10 +3,10 @@
 // in the journal's step times alike, as if the machine had been that much faster or slower.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunResult } from '../../harness/engine/result.js';
 import { createRng } from '../../harness/stats/rng.js';
 import { readJournal } from '../../harness/store/journal.js';
 import { REPORT_FIXTURE } from './runs.js';
+import type { RunResult } from '../../harness/domain/index.js';
 
 interface RunJson {
   experiment: string;
@@ -31,9 +31,8 @@ function scaleResult(result: RunResult, f: number): void {
   for (const s of result.stages) {
     // A stage's evidence is its own copy (run.json holds it twice), so it is scaled too.
     for (const e of Object.values(s.evidence)) scale(e.samples_per_second);
-    const r = s.result as { configs?: { throughput: { estimate: number; low: number; high: number } | null }[]; arms?: { throughput: { estimate: number; low: number; high: number } | null }[] };
-    for (const c of r.configs ?? []) scale(c.throughput);
-    for (const a of r.arms ?? []) scale(a.throughput);
+    if (s.kind === 'sweep') for (const c of s.result.configs) scale(c.throughput);
+    if (s.kind === 'compare') for (const a of s.result.arms) scale(a.throughput);
   }
 }
 

@@ -4,7 +4,7 @@
 // runCompare, runSweep) through their trial functions; the statistics are never re-implemented here.
 import { createRng } from '../../harness/stats/rng.js';
 import type { ArmTrial } from '../../harness/search/sweep.js';
-import type { StepSample } from '../../harness/trial/record.js';
+import type { StepSample } from '../../harness/domain/index.js';
 
 export interface Noise {
   name: string;

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TrialRecord } from '../../harness/trial/record.js';
 import { FIXTURES, tempDir } from './paths.js';
+import type { StageKind, StageOutcome, StageResults, TrialRecord } from '../../harness/domain/index.js';
 
 /** A finished run of every stage kind (test/fixtures/experiments/report-fixture.yaml): a known journal. */
 export const REPORT_FIXTURE = join(FIXTURES, 'runs', 'report-fixture');
@@ -40,3 +40,14 @@ export function slowerCopy(factor: number, cpuModel?: string): string {
   return dir;
 }
 
+
+/** The result of `stage`, which must be of `kind`: fails the test otherwise. */
+export function resultOf(stage: StageOutcome | undefined, kind: 'max-batch'): StageResults['max-batch'];
+export function resultOf(stage: StageOutcome | undefined, kind: 'sweep'): StageResults['sweep'];
+export function resultOf(stage: StageOutcome | undefined, kind: 'compare'): StageResults['compare'];
+export function resultOf(stage: StageOutcome | undefined, kind: 'claim'): StageResults['claim'];
+export function resultOf(stage: StageOutcome | undefined, kind: StageKind): StageOutcome['result'] {
+  assert.ok(stage, `a ${kind} stage`);
+  assert.equal(stage.kind, kind, `stage ${stage.name} is a ${stage.kind} stage, expected ${kind}`);
+  return stage.result;
+}

@@ -2,38 +2,14 @@
 // planned pair counts (search/claim.ts) until the sequential CI of the claimed effect decides, then
 // a verdict on the claim in one sentence that says which way it went.
 import type { ClaimStageSpec } from '../../experiment/schema.js';
-import { describeBand, fmt, parseClaim, type Claim, type ClaimVerdict } from '../../stats/claim.js';
-import type { LogInterval } from '../../stats/log-ratio.js';
+import { describeBand, fmt, parseClaim, type Claim } from '../../stats/claim.js';
 import { noiseWarnings } from '../../stats/noise.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
-import type { Config, TrialRecord } from '../../trial/record.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runJournaledTrial, type StageContext, type StageOutcome } from '../context.js';
-
-export type ClaimMetric = NonNullable<ClaimStageSpec['metric']>;
-
-export interface ClaimSummary {
-  claim: string;
-  source: string | null;
-  metric: ClaimMetric;
-  /** The claimed band of the effect ratio (speedup > 1 is faster; memory ratio < 1 is less). */
-  band: { low: number; high: number | null; one_sided: boolean };
-  baseline: Config;
-  candidate: Config;
-  verdict: ClaimVerdict | 'skipped';
-  reason: string;
-  /** Measured effect of the candidate over the baseline with its sequential 95% CI (per-pair log-ratios). */
-  speedup: LogInterval | null;
-  /** Two-sided p-value of "no effect" at the deciding look (paired t on per-pair log-ratios). */
-  p: number | null;
-  pairs: number;
-  looks: number;
-  trials: { baseline: number[]; candidate: number[] };
-  warnings: string[];
-  sentence: string;
-}
+import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
+import type { ClaimMetric, ClaimSummary, Config, LogInterval, StageOutcome, TrialRecord } from '../../domain/index.js';
 
 /** The metric a claim is judged on: from its words when it is about memory, else as given (default throughput). */
 export function claimMetric(spec: ClaimStageSpec, claim: Claim): ClaimMetric {

@@ -2,59 +2,16 @@
 // (search/compare.ts decides each arm against the baseline at planned looks), then each arm's
 // throughput and peak memory, its ratios to the baseline with sequential CIs, and the verdicts.
 import type { CompareStageSpec } from '../../experiment/schema.js';
-import { runCompare, type ArmDecision } from '../../search/compare.js';
+import { runCompare } from '../../search/compare.js';
 import { configKey } from '../../search/space.js';
 import type { ArmTrialFn } from '../../search/sweep.js';
 import { median } from 'simple-statistics';
-import type { Interval } from '../../stats/interval.js';
-import { logMeanInterval, type LogInterval } from '../../stats/log-ratio.js';
+import { logMeanInterval } from '../../stats/log-ratio.js';
 import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
-import { memoryVerdict, speedVerdict, type MemoryVerdict, type SpeedVerdict } from '../../stats/verdict.js';
-import type { ParamValue } from '../../experiment/schema.js';
-import type { Config, Outcome, TrialRecord } from '../../trial/record.js';
+import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
-
-export interface CompareArmRow {
-  value: ParamValue;
-  baseline: boolean;
-  trials: number[];
-  ok_trials: number;
-  failures: Partial<Record<Outcome, number>>;
-  /** Why the arm stopped early, when it did. */
-  stopped?: string;
-  /** Geometric mean over trials of each trial's samples/s, with a 95% CI (3 trials or more). */
-  throughput: Interval | null;
-  /** Geometric mean over trials of each trial's peak memory in bytes (the device's when reported, else RSS of the process tree), 95% CI with 3 trials or more. */
-  peak_memory: Interval | null;
-  stall_fraction: number | null;
-  /** Arm / baseline over the rounds where both ran, with the sequential CI of the look that decided; null for the baseline. */
-  throughput_ratio: LogInterval | null;
-  memory_ratio: LogInterval | null;
-  /** Two-sided p-values of "no change" at that look (paired t on per-round log-ratios). */
-  throughput_p: number | null;
-  memory_p: number | null;
-  /** faster / slower / equivalent (within the noise band) / undecided when the rounds or the budget ran out. */
-  decision: ArmDecision | 'baseline' | 'failed';
-  /** Rounds measured when the arm was decided. */
-  decided_at: number | null;
-  verdict: SpeedVerdict | 'baseline' | 'failed';
-  /** What the Python adapter reported about the policy: calls to empty_cache() and their time, per trial (medians). */
-  empty_cache?: { calls: number; seconds: number };
-  memory_verdict: MemoryVerdict | 'baseline' | 'failed' | 'not measured';
-}
-
-export interface CompareSummary {
-  param: string;
-  baseline: ParamValue;
-  noise_band: number;
-  arms: CompareArmRow[];
-  rounds: number;
-  trials: number;
-  trial_seconds: number;
-  budget_exhausted: boolean;
-  chosen: ParamValue;
-}
+import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
+import type { CompareArmRow, CompareSummary, Config, Evidence, Interval, Outcome, ParamValue, StageOutcome, TrialRecord } from '../../domain/index.js';
 
 export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec, name: string): Promise<StageOutcome> {
   const exp = ctx.experiment;

@@ -2,20 +2,8 @@
 // different GPU types, and each class gets its own chosen config, ranked on its own trials only
 // (the table ML teams otherwise keep by hand).
 import { rankIndependent } from '../../search/rank.js';
-import type { Interval } from '../../stats/interval.js';
 import { ratioThroughput } from '../../stats/throughput.js';
-import type { Config, TrialRecord } from '../../trial/record.js';
-
-export interface DeviceChoice {
-  device: string;
-  hosts: string[];
-  /** The chosen config's key on this device class, and its throughput there. */
-  chosen_key: string | null;
-  config: Config | null;
-  throughput: Interval | null;
-  trials: number;
-  note: string | null;
-}
+import type { Config, DeviceChoice, TrialRecord } from '../../domain/index.js';
 
 /** One row per device class among the records that carry a node (they ran in SLURM jobs). */
 export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config) => string, costOrder: readonly string[]): DeviceChoice[] {

@@ -4,9 +4,9 @@
 // is not an answer for the training that follows; when it fails, the batch is lowered until one holds.
 import { stageName } from '../../experiment/checks.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
-import type { Config, TrialRecord } from '../../trial/record.js';
-import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
-import { survival, type FinalConfirmation, type MaxBatchSummary } from './max-batch.js';
+import { runJournaledTrial, type StageContext } from '../context.js';
+import { survival } from './max-batch.js';
+import type { Config, Evidence, FinalConfirmation, StageOutcome, TrialRecord } from '../../domain/index.js';
 
 /** Lowering steps by this factor until a batch holds, then bisects between it and the lowest failure. */
 const LOWER_FACTOR = 0.85;
@@ -22,7 +22,7 @@ export async function finalConfirmations(ctx: StageContext, outcomes: StageOutco
   for (const outcome of outcomes) {
     if (outcome.kind !== 'max-batch') continue;
     const spec = ctx.experiment.stages.find((s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === outcome.name);
-    const summary = outcome.result as MaxBatchSummary;
+    const summary = outcome.result;
     if (!spec || spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) continue;
     const param = spec.param;
     // A later stage that set the batch itself (a sweep of batch_size) owns it now.

@@ -2,36 +2,9 @@
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
-import type { LatencyLimit } from '../../search/throughput.js';
 import { ratioThroughput } from '../../stats/throughput.js';
-import type { Config, TrialRecord } from '../../trial/record.js';
-import { runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
-
-/** The longest run a batch survived: what its answer rests on, in the report's words. */
-export interface Survival {
-  batch: number;
-  trial: number;
-  steps: number;
-  /** Epoch boundaries the run crossed; null when the workload reports no epochs. */
-  epoch_boundaries: number | null;
-  /** The other parameters of that run (the loader settings it survived with). */
-  config: Config;
-  statement: string;
-}
-
-export type MaxBatchSummary = Omit<MaxBatchResult, 'probes'> & {
-  /** Per answer (max, recommended, fastest): the longest ok run at that batch. */
-  survived: Partial<Record<'max' | 'recommended' | 'fastest', Survival>>;
-  /** The chosen batch run again with the final config of the whole run (later stages' choices). */
-  final_confirmation?: FinalConfirmation;
-  param: string;
-  multiple_of: number;
-  ceiling: number;
-  cap_bytes: number | null;
-  headroom: number;
-  chosen: number | null;
-  choose_rule: string;
-};
+import { runJournaledTrial, type StageContext } from '../context.js';
+import type { Config, Evidence, LatencyLimit, MaxBatchSummary, StageOutcome, Survival, TrialRecord } from '../../domain/index.js';
 
 export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpec, name: string): Promise<StageOutcome> {
   const param = spec.param;
@@ -118,19 +91,6 @@ function latencyLimit(c: { p95_step_latency?: number; p50_step_latency?: number 
   if (c?.p95_step_latency !== undefined) return { quantile: 'p95', seconds: c.p95_step_latency };
   if (c?.p50_step_latency !== undefined) return { quantile: 'p50', seconds: c.p50_step_latency };
   return undefined;
-}
-
-/** What the chosen batch's final confirmation showed, and what it changed. */
-export interface FinalConfirmation {
-  /** The parameters whose final values differ from the ones the stage ran with. */
-  changed: Config;
-  /** The batch before the final confirmation, and the one written (lower when the first failed). */
-  from: number;
-  batch: number | null;
-  outcome: 'ok' | 'lowered' | 'failed';
-  trials: number[];
-  survived?: Survival;
-  statement: string;
 }
 
 /** The longest ok run among `records` (most timed steps, then most epochs), stated in words. */

@@ -3,39 +3,15 @@ import type { SweepStageSpec } from '../../experiment/schema.js';
 import { Constraints } from '../../search/constraints.js';
 import { configKey, grid, type ParamSpec } from '../../search/space.js';
 import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
-import type { Interval } from '../../stats/interval.js';
 import { stallFraction } from '../../stats/throughput.js';
-import type { Config } from '../../trial/record.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { deviceMatrix, type DeviceChoice } from './device-matrix.js';
-import { planTrials, runJournaledTrial, type Evidence, type StageContext, type StageOutcome } from '../context.js';
+import { deviceMatrix } from './device-matrix.js';
+import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
+import type { Config, Evidence, StageOutcome, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 
 /** Trials per config of a grid, and the most rounds of a race, when `repeats` is not given. */
 export const GRID_REPEATS = 3;
 export const RACE_MAX_ROUNDS = 8;
-
-export interface SweepConfigRow {
-  key: string;
-  config: Config;
-  status: 'finished' | 'eliminated' | 'failed' | 'unfinished' | 'pruned';
-  why?: string;
-  trials: number[];
-  throughput: Interval | null;
-  stall_fraction: number | null;
-}
-
-export interface SweepSummary {
-  strategy: 'race' | 'grid';
-  params: string[];
-  configs: SweepConfigRow[];
-  chosen_key: string | null;
-  tied: string[];
-  trials: number;
-  trial_seconds: number;
-  budget_exhausted: boolean;
-  /** Trials that ran in SLURM jobs: the chosen config of each device class, from its own trials. */
-  by_device?: DeviceChoice[];
-}
 
 export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcome> {
   const exp = ctx.experiment;

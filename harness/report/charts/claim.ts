@@ -1,7 +1,7 @@
 // The claim chart: the claimed band of the speedup as a shaded range, the measured speedup with its
 // CI, and a rule at 1 (no change).
-import type { ClaimSummary } from '../../engine/stages/claim.js';
 import { base, round, slug, type Chart } from './spec.js';
+import type { ClaimSummary } from '../../domain/index.js';
 
 export function claimChart(stage: string, r: ClaimSummary): Chart | null {
   if (!r.speedup) return null;

@@ -1,8 +1,8 @@
 // The compare chart: each arm's median throughput with its CI, its ratio to the baseline with its CI
 // and a rule at 1, and the same for peak memory.
-import type { CompareSummary } from '../../engine/stages/compare.js';
 import { ratioLayers, ratioRows } from './ratio.js';
 import { base, MIB, round, slug, type Chart } from './spec.js';
+import type { CompareSummary } from '../../domain/index.js';
 
 export function compareChart(stage: string, r: CompareSummary): Chart {
   const arms = r.arms.map((a) => ({

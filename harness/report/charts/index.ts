@@ -1,41 +1,32 @@
 // Every chart of a run, built from its stage results and its journal alone.
-import type { ClaimSummary } from '../../engine/stages/claim.js';
-import type { CompareSummary } from '../../engine/stages/compare.js';
 import { claimChart } from './claim.js';
-import type { MaxBatchSummary } from '../../engine/stages/max-batch.js';
-import type { SweepSummary } from '../../engine/stages/sweep.js';
-import type { TrialRecord } from '../../trial/record.js';
 import { compareChart } from './compare.js';
 import { maxBatchChart } from './max-batch.js';
 import type { Chart } from './spec.js';
 import { sweepCharts } from './sweep.js';
 import { telemetryChart } from './telemetry.js';
+import type { StageOutcome, TrialRecord } from '../../domain/index.js';
 
-export interface StageView {
-  name: string;
-  kind: string;
-  result: unknown;
-}
 
-export function stageCharts(stage: StageView, records: readonly TrialRecord[]): Chart[] {
+export function stageCharts(stage: StageOutcome, records: readonly TrialRecord[]): Chart[] {
   const own = records.filter((r) => r.stage === stage.name);
   const charts: Chart[] = [];
   let representative: TrialRecord | undefined;
   if (stage.kind === 'max-batch') {
-    const r = stage.result as MaxBatchSummary;
+    const r = stage.result;
     charts.push(maxBatchChart(stage.name, r, own));
     representative = lastOk(own.filter((t) => t.role === 'confirm')) ?? lastOk(own.filter((t) => Number(t.config[r.param]) === r.max));
   } else if (stage.kind === 'sweep') {
-    const r = stage.result as SweepSummary;
+    const r = stage.result;
     charts.push(...sweepCharts(stage.name, r));
     const chosen = r.configs.find((c) => c.key === r.chosen_key);
     representative = lastOk(own.filter((t) => chosen?.trials.includes(t.index)));
   } else if (stage.kind === 'claim') {
-    const chart = claimChart(stage.name, stage.result as ClaimSummary);
+    const chart = claimChart(stage.name, stage.result);
     if (chart) charts.push(chart);
     representative = lastOk(own.filter((t) => t.role.startsWith('candidate')));
   } else if (stage.kind === 'compare') {
-    const r = stage.result as CompareSummary;
+    const r = stage.result;
     charts.push(compareChart(stage.name, r));
     representative = lastOk(own.filter((t) => t.config[r.param] === r.chosen));
   }

@@ -1,8 +1,7 @@
 // The max-batch chart: samples/s and peak memory against batch size (log axis), OOM probes marked
 // where they failed, the cap as a rule, and max, recommended and fastest annotated.
-import type { MaxBatchSummary } from '../../engine/stages/max-batch.js';
-import type { TrialRecord } from '../../trial/record.js';
 import { base, MIB, round, slug, type Chart } from './spec.js';
+import type { MaxBatchSummary, TrialRecord } from '../../domain/index.js';
 
 export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readonly TrialRecord[]): Chart {
   const probes = records.map((t) => ({

@@ -1,7 +1,7 @@
 // The ratio panel shared by the compare and before/after charts: throughput and peak-memory ratios
 // with their CIs, the noise band shaded and a rule at 1.
-import type { Interval } from '../../stats/interval.js';
 import { round, type VlSpec } from './spec.js';
+import type { Interval } from '../../domain/index.js';
 
 /** Rows for one label: a throughput row and a peak-memory row, for the ratios that exist. */
 export function ratioRows(field: string, label: string, throughput: Interval | null, verdict: string, memory: Interval | null, memoryVerdict: string): Record<string, unknown>[] {

@@ -1,8 +1,8 @@
 // Sweep charts: a heatmap of throughput over two parameters (faceted by a third and the rest), a
 // ranked dot plot with CI bars, and the stall fraction of each config.
-import type { SweepSummary } from '../../engine/stages/sweep.js';
 import { configLabels } from './config-labels.js';
 import { base, round, slug, type Chart, type VlSpec } from './spec.js';
+import type { SweepSummary } from '../../domain/index.js';
 
 export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
   // The ranked and stall charts name each config by the parameters that vary, in full (no label limit).

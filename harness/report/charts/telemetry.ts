@@ -1,7 +1,7 @@
 // The telemetry chart of one trial: CPU (cores busy) and GPU utilisation, and RSS and GPU memory,
 // over the trial's time.
-import type { TrialRecord } from '../../trial/record.js';
 import { base, MIB, round, slug, type Chart } from './spec.js';
+import type { TrialRecord } from '../../domain/index.js';
 
 export function telemetryChart(stage: string, t: TrialRecord): Chart | null {
   const s = t.telemetry?.series;

@@ -1,10 +1,10 @@
 // The command workload: any program, started as an argument array with the protocol's environment.
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from '../../trial/record.js';
 import { configEnv, protocolEnv } from '../protocol/env.js';
 import type { MeasureSteps, TrainingCommand, TrialCommand, Workload } from '../workload.js';
 import { expandArg, expandArgs, programLength } from './template.js';
+import type { Config } from '../../domain/index.js';
 
 /** Where the Python adapter lives; the harness puts it on PYTHONPATH. */
 export const PYTHON_ADAPTER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'harness', 'workloads', 'python');

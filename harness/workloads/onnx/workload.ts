@@ -3,11 +3,11 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.js';
 import type { OnnxWorkloadSpec } from '../../experiment/schema.js';
-import type { Config } from '../../trial/record.js';
 import { protocolEnv } from '../protocol/env.js';
 import type { MeasureSteps, TrialCommand, Workload } from '../workload.js';
 import { ensureModel, type ModelKind } from './models/index.js';
 import { ONNX_WORKLOAD_ENV, type OnnxChildSpec } from './spec.js';
+import type { Config } from '../../domain/index.js';
 
 const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
 

@@ -1,7 +1,7 @@
 // Builds the protocol's environment for a configuration: TUNEBENCH_CONFIG plus one variable per parameter.
-import type { Config } from '../../trial/record.js';
 import type { MeasureSteps } from '../workload.js';
 import { ENV, paramEnvName } from './events.js';
+import type { Config } from '../../domain/index.js';
 
 /** The configuration's variables alone: TUNEBENCH_CONFIG and TUNEBENCH_<NAME> for each parameter. */
 export function configEnv(config: Config): Record<string, string> {

@@ -2,7 +2,8 @@
 // workload called empty_cache() in no arm, the baseline whatever was measured.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { chooseArm, type CompareArmRow } from '../../../harness/engine/stages/compare.js';
+import { chooseArm } from '../../../harness/engine/stages/compare.js';
+import type { CompareArmRow } from '../../../harness/domain/index.js';
 
 function row(value: string, verdict: CompareArmRow['verdict'], estimate: number, calls?: number): CompareArmRow {
   const ratio = verdict === 'baseline' ? null : { estimate, low: estimate * 0.95, high: estimate * 1.05, level: 0.95, p: 0.01, n: 4, df: 3, se: 0.02, method: 'paired-t' as const };

@@ -4,13 +4,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { CompareSummary } from '../../../harness/engine/stages/compare.js';
-import type { MaxBatchSummary } from '../../../harness/engine/stages/max-batch.js';
 import { stageCharts, type Chart } from '../../../harness/report/charts/index.js';
 import { compileSpec, renderSvg } from '../../../harness/report/render.js';
-import { readRunDir } from '../../../harness/report/write.js';
+import { readRunDir } from '../../../harness/store/read-run.js';
 import { FIXTURES } from '../../support/paths.js';
-import { REPORT_FIXTURE } from '../../support/runs.js';
+import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
 import { countMarks } from '../../support/svg.js';
 
 const RUN = REPORT_FIXTURE;
@@ -39,7 +37,7 @@ describe('chart builders on a known journal', () => {
   });
 
   it('renders to SVG with one mark per probe, arm, config and series', async () => {
-    const mb = stages[0]!.result as MaxBatchSummary;
+    const mb = resultOf(stages[0], 'max-batch');
     const own = records.filter((r) => r.stage === stages[0]!.name);
     const svg = await renderSvg(byName('max-batch-max-batch-1').spec);
     assert.equal(countMarks(svg, 'concat_0_layer_0_marks'), own.filter((r) => r.outcome === 'ok').length, 'a point per successful probe');
@@ -47,7 +45,7 @@ describe('chart builders on a known journal', () => {
     assert.equal(countMarks(svg, 'concat_0_layer_3_marks'), [mb.max, mb.recommended, mb.fastest].filter((v) => v !== null).length, 'max, recommended and fastest labelled');
     assert.equal(countMarks(svg, 'concat_1_layer_1_layer_0_marks'), 1, 'the cap as a rule');
 
-    const cmp = stages[2]!.result as CompareSummary;
+    const cmp = resultOf(stages[2], 'compare');
     const csvg = await renderSvg(byName('compare-arena').spec);
     assert.equal(countMarks(csvg, 'concat_0_layer_1_marks'), cmp.arms.length, 'a median per arm');
     assert.equal(countMarks(csvg, 'concat_0_layer_0_marks'), cmp.arms.length, 'a CI per arm');

@@ -2,11 +2,11 @@
 // in summary.md and the GitHub step summary; it makes no heading, no table cell and no raw HTML.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RunResult } from '../../../harness/engine/result.js';
 import { code, md, table } from '../../../harness/report/markdown.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
-import { readRunDir } from '../../../harness/report/write.js';
-import { REPORT_FIXTURE } from '../../support/runs.js';
+import { readRunDir } from '../../../harness/store/read-run.js';
+import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
+import type { RunResult } from '../../../harness/domain/index.js';
 
 /** Lines as a Markdown parser sees them: CR, LF and CRLF all end a line. */
 const lines = (text: string) => text.split(/\r\n|\r|\n/);
@@ -71,7 +71,7 @@ describe('summary.md with hostile text', () => {
     result.warnings.push(evil);
     const sweep = result.stages.find((s) => s.kind === 'sweep')!;
     sweep.notes.push(evil, '# a note that is a heading');
-    const configs = (sweep.result as { configs: { key: string; why?: string }[] }).configs;
+    const configs = resultOf(sweep, 'sweep').configs;
     configs[0]!.key = 'intra_op_threads=a|b\r# k';
     configs[1]!.why = `crash: ${evil}`;
     const out = summaryMarkdown(result, records);

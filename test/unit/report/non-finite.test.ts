@@ -5,17 +5,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { RunResult } from '../../../harness/engine/result.js';
 import { beforeAfterHtml, beforeAfterMarkdown } from '../../../harness/report/before-after-render.js';
 import type { BeforeAfter } from '../../../harness/report/before-after.js';
 import { buildChosenConfig, writeChosenConfig } from '../../../harness/report/chosen-config.js';
 import { reportHtml } from '../../../harness/report/html.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
-import { readRunDir } from '../../../harness/report/write.js';
+import { readRunDir } from '../../../harness/store/read-run.js';
 import { fingerprint } from '../../../harness/telemetry/fingerprint.js';
-import type { TrialRecord } from '../../../harness/trial/record.js';
 import { tempDir } from '../../support/paths.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
+import type { RunResult, TrialRecord } from '../../../harness/domain/index.js';
 
 /** Measured figures (not config values, not trial indices): where an overflow or a NaN can land. */
 const MEASURED = new Set(['samples_per_second', 'peakSamplesPerSecond', 'stall_fraction', 'trial_seconds', 'wall_seconds', 'p', 'point', 'seconds', 'median', 'p95', 'peak_rss_bytes', 'peak_limited_bytes', 'peak_device_bytes', 'noise_band']);

@@ -2,16 +2,14 @@
 // only where they inform, and config labels that name one config each.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { CompareSummary } from '../../../harness/engine/stages/compare.js';
 import { abbreviations, configLabels } from '../../../harness/report/charts/config-labels.js';
 import { foreignLoadWarning } from '../../../harness/report/foreign-load.js';
 import { reportHtml } from '../../../harness/report/html.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
 import { stageSection, type Block } from '../../../harness/report/tables.js';
-import { readRunDir } from '../../../harness/report/write.js';
-import type { ForeignLoad } from '../../../harness/telemetry/foreign-load.js';
-import type { TrialRecord } from '../../../harness/trial/record.js';
+import { readRunDir } from '../../../harness/store/read-run.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
+import type { CompareSummary, ForeignLoad, TrialRecord } from '../../../harness/domain/index.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const result = run.result!;
@@ -42,8 +40,10 @@ describe('stage sections', () => {
 
   it('shows the empty_cache column only where the policy is compared or an arm called it', () => {
     const arena = stageOf('arena');
+    assert.equal(arena.kind, 'compare');
+    if (arena.kind !== 'compare') return;
     const headers = (r: CompareSummary) => texts(stageSection({ ...arena, result: r }, own('arena')).details).join('\n');
-    const base = arena.result as CompareSummary;
+    const base = arena.result;
     assert.doesNotMatch(headers(base), /empty_cache calls/, 'arena compare without empty_cache counts');
     const zero = { ...base, arms: base.arms.map((a) => ({ ...a, empty_cache: { calls: 0, seconds: 0 } })) };
     assert.doesNotMatch(headers(zero), /empty_cache calls/, 'all zero: no information');

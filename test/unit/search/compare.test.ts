@@ -10,7 +10,7 @@ import type { ArmTrial, ArmTrialFn } from '../../../harness/search/sweep.js';
 import { createRng } from '../../../harness/stats/rng.js';
 import { lookPlan } from '../../../harness/stats/sequential.js';
 import { direction, memoryVerdict, speedVerdict } from '../../../harness/stats/verdict.js';
-import type { Config } from '../../../harness/trial/record.js';
+import type { Config } from '../../../harness/domain/index.js';
 
 const keyOf = (c: Config) => configKey(c, ['empty_cache']);
 const arm = (v: string) => ({ empty_cache: v });

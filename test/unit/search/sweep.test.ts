@@ -7,7 +7,7 @@ import { cheaper, rankIndependent } from '../../../harness/search/rank.js';
 import { configKey, expandParam, grid } from '../../../harness/search/space.js';
 import { runSweep, type ArmTrialFn, type SweepOptions } from '../../../harness/search/sweep.js';
 import { createRng } from '../../../harness/stats/rng.js';
-import type { Config } from '../../../harness/trial/record.js';
+import type { Config } from '../../../harness/domain/index.js';
 
 /**
  * Each trial: 10 steps of 100 samples at the config's mean rate times a per-trial factor 1 +/- `noise`

@@ -4,8 +4,8 @@ import { appendFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Journal, readJournal } from '../../../harness/store/journal.js';
-import type { TrialRecord } from '../../../harness/trial/record.js';
 import { tempDir } from '../../support/paths.js';
+import type { TrialRecord } from '../../../harness/domain/index.js';
 
 const record = (index: number) => ({ v: 1, index, stage: 's', role: 'probe', config: { batch_size: index }, outcome: 'ok' }) as unknown as TrialRecord;
 

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coreTimes } from '../../../harness/telemetry/cpu.js';
-import { allowedCpus, foreignLoad, foreignLoadNote, isMaterial, type ForeignLoad } from '../../../harness/telemetry/foreign-load.js';
+import { allowedCpus, foreignLoad, foreignLoadNote, isMaterial } from '../../../harness/telemetry/foreign-load.js';
+import type { ForeignLoad } from '../../../harness/domain/index.js';
 
 const load = (over: Partial<ForeignLoad>): ForeignLoad => ({ mean: 0, p95: 0, max: 0, available_cores: 2, share: 0, busy_cores: 0, ...over });
 

@@ -1,0 +1,289 @@
+// Stage results: what each stage kind keeps in run.json for the reports, the history and resume.
+// A union keyed on `kind`, so a switch over kinds is checked by the compiler and nothing is cast.
+import { z } from 'zod';
+import { configSchema, paramValueSchema } from './params.js';
+import { OUTCOMES } from './trial.js';
+
+const num = z.number();
+const numOrNull = z.number().nullable();
+
+export const STAGE_KINDS = ['max-batch', 'sweep', 'compare', 'claim'] as const;
+export type StageKind = (typeof STAGE_KINDS)[number];
+
+/** A measured value with its confidence interval (`level`, e.g. 0.95). */
+export const intervalSchema = z.object({ estimate: num, low: num, high: num, level: num });
+export type Interval = z.infer<typeof intervalSchema>;
+
+/** An interval on a ratio computed on the log scale, with the test behind it. */
+export const logIntervalSchema = intervalSchema.extend({
+  /** Two-sided p-value of "no change" (log-ratio 0); null for a single group's level. */
+  p: numOrNull,
+  /** Pairs, trials, or the smaller group. */
+  n: num,
+  df: num,
+  /** Standard error of the mean log. */
+  se: num,
+  method: z.enum(['paired-t', 'log-t', 'pooled-log-t', 'welch-log-t']),
+});
+export type LogInterval = z.infer<typeof logIntervalSchema>;
+
+/** A ratio as compare stages keep it: a log interval, or (runs written before the test was kept) only the interval. */
+export const ratioSchema = intervalSchema.extend({
+  p: numOrNull.optional(),
+  n: num.optional(),
+  df: num.optional(),
+  se: num.optional(),
+  method: logIntervalSchema.shape.method.optional(),
+});
+export type Ratio = z.infer<typeof ratioSchema>;
+
+/** Why a value was chosen: the stage, the rule and the measurement behind it. */
+export const evidenceSchema = z.object({
+  stage: z.string(),
+  rule: z.string(),
+  /** 95% CI of the chosen value's throughput; null when fewer than 3 trials measured it. */
+  samples_per_second: intervalSchema.nullable(),
+  /** The measured samples/s when there is no CI (a max-batch probe is one trial). */
+  point: num.optional(),
+  trials: z.array(num),
+});
+export type Evidence = z.infer<typeof evidenceSchema>;
+
+// ---- max-batch
+
+export const MAX_BATCH_STATUSES = ['exact', 'ceiling', 'none-fits', 'failed'] as const;
+export type MaxBatchStatus = (typeof MAX_BATCH_STATUSES)[number];
+
+export const latencyLimitSchema = z.object({ quantile: z.enum(['p50', 'p95']), seconds: num });
+export type LatencyLimit = z.infer<typeof latencyLimitSchema>;
+
+export const latencyBoundSchema = latencyLimitSchema.extend({
+  /** Largest tested batch meeting the limit, or null when none did. */
+  batch: numOrNull,
+  /** Smallest tested batch above it that broke the limit, or null when the max meets it. */
+  firstViolating: numOrNull,
+});
+export type LatencyBound = z.infer<typeof latencyBoundSchema>;
+
+export const linearFitSchema = z.object({
+  intercept: num,
+  slope: num,
+  /** Largest absolute residual relative to the range of readings, 0 for an exact line. */
+  relativeResidual: num,
+  /** Residual standard error in bytes (0 with two readings, where it cannot be estimated). */
+  sigma: num,
+});
+export type LinearFit = z.infer<typeof linearFitSchema>;
+
+/** The longest run a batch survived: what its answer rests on, in the report's words. */
+export const survivalSchema = z.object({
+  batch: num,
+  trial: num,
+  steps: num,
+  /** Epoch boundaries the run crossed; null when the workload reports no epochs. */
+  epoch_boundaries: numOrNull,
+  /** The other parameters of that run (the loader settings it survived with). */
+  config: configSchema,
+  statement: z.string(),
+});
+export type Survival = z.infer<typeof survivalSchema>;
+
+/** What the chosen batch's final confirmation showed, and what it changed. */
+export const finalConfirmationSchema = z.object({
+  /** The parameters whose final values differ from the ones the stage ran with. */
+  changed: configSchema,
+  /** The batch before the final confirmation, and the one written (lower when the first failed). */
+  from: num,
+  batch: numOrNull,
+  outcome: z.enum(['ok', 'lowered', 'failed']),
+  trials: z.array(num),
+  survived: survivalSchema.optional(),
+  statement: z.string(),
+});
+export type FinalConfirmation = z.infer<typeof finalConfirmationSchema>;
+
+export const maxBatchSummarySchema = z.object({
+  status: z.enum(MAX_BATCH_STATUSES),
+  /** Largest batch that ran (exact when status is "exact"; the ceiling when "ceiling"). */
+  max: numOrNull,
+  largestOk: numOrNull,
+  smallestFail: numOrNull,
+  /** Trials until both bounds were known: search probes and failed confirmations. */
+  probesToMax: num,
+  confirmed: z.boolean(),
+  recommended: numOrNull,
+  fastest: numOrNull,
+  peakSamplesPerSecond: numOrNull,
+  latencyBound: latencyBoundSchema.optional(),
+  fit: linearFitSchema.optional(),
+  log: z.array(z.string()),
+  notes: z.array(z.string()),
+  /** Per answer (max, recommended, fastest): the longest ok run at that batch (absent in runs before it was kept). */
+  survived: z.object({ max: survivalSchema.optional(), recommended: survivalSchema.optional(), fastest: survivalSchema.optional() }).default({}),
+  /** The chosen batch run again with the final config of the whole run (later stages' choices). */
+  final_confirmation: finalConfirmationSchema.optional(),
+  param: z.string(),
+  multiple_of: num,
+  ceiling: num,
+  cap_bytes: numOrNull,
+  headroom: num,
+  chosen: numOrNull,
+  choose_rule: z.string(),
+});
+export type MaxBatchSummary = z.infer<typeof maxBatchSummarySchema>;
+
+// ---- sweep
+
+export const deviceChoiceSchema = z.object({
+  device: z.string(),
+  hosts: z.array(z.string()),
+  /** The chosen config's key on this device class, and its throughput there. */
+  chosen_key: z.string().nullable(),
+  config: configSchema.nullable(),
+  throughput: intervalSchema.nullable(),
+  trials: num,
+  note: z.string().nullable(),
+});
+export type DeviceChoice = z.infer<typeof deviceChoiceSchema>;
+
+export const sweepConfigRowSchema = z.object({
+  key: z.string(),
+  config: configSchema,
+  status: z.enum(['finished', 'eliminated', 'failed', 'unfinished', 'pruned']),
+  why: z.string().optional(),
+  trials: z.array(num),
+  throughput: intervalSchema.nullable(),
+  stall_fraction: numOrNull,
+});
+export type SweepConfigRow = z.infer<typeof sweepConfigRowSchema>;
+
+export const sweepSummarySchema = z.object({
+  strategy: z.enum(['race', 'grid']),
+  params: z.array(z.string()),
+  configs: z.array(sweepConfigRowSchema),
+  chosen_key: z.string().nullable(),
+  tied: z.array(z.string()),
+  trials: num,
+  trial_seconds: num,
+  budget_exhausted: z.boolean(),
+  /** Trials that ran in SLURM jobs: the chosen config of each device class, from its own trials. */
+  by_device: z.array(deviceChoiceSchema).optional(),
+});
+export type SweepSummary = z.infer<typeof sweepSummarySchema>;
+
+// ---- compare
+
+export const ARM_DECISIONS = ['faster', 'slower', 'equivalent', 'undecided'] as const;
+export type ArmDecision = (typeof ARM_DECISIONS)[number];
+export const SPEED_VERDICTS = ['faster', 'slower', 'no significant difference'] as const;
+export type SpeedVerdict = (typeof SPEED_VERDICTS)[number];
+export const MEMORY_VERDICTS = ['less memory', 'more memory', 'no significant difference'] as const;
+export type MemoryVerdict = (typeof MEMORY_VERDICTS)[number];
+
+export const compareArmRowSchema = z.object({
+  value: paramValueSchema,
+  baseline: z.boolean(),
+  trials: z.array(num),
+  ok_trials: num,
+  failures: z.partialRecord(z.enum(OUTCOMES), num),
+  /** Why the arm stopped early, when it did. */
+  stopped: z.string().optional(),
+  /** Geometric mean over trials of each trial's samples/s, with a 95% CI (3 trials or more). */
+  throughput: intervalSchema.nullable(),
+  /** Geometric mean over trials of each trial's peak memory in bytes (the device's when reported, else RSS of the process tree), 95% CI with 3 trials or more. */
+  peak_memory: intervalSchema.nullable(),
+  stall_fraction: numOrNull,
+  /** Arm / baseline over the rounds where both ran, with the sequential CI of the look that decided; null for the baseline. */
+  throughput_ratio: ratioSchema.nullable(),
+  memory_ratio: ratioSchema.nullable(),
+  /** Two-sided p-values of "no change" at that look (paired t on per-round log-ratios). */
+  throughput_p: numOrNull,
+  memory_p: numOrNull,
+  /** faster / slower / equivalent (within the noise band) / undecided when the rounds or the budget ran out (absent in runs before sequential compares). */
+  decision: z.enum([...ARM_DECISIONS, 'baseline', 'failed']).optional(),
+  /** Rounds measured when the arm was decided. */
+  decided_at: numOrNull.optional(),
+  verdict: z.enum([...SPEED_VERDICTS, 'baseline', 'failed']),
+  /** What the Python adapter reported about the policy: calls to empty_cache() and their time, per trial (medians). */
+  empty_cache: z.object({ calls: num, seconds: num }).optional(),
+  memory_verdict: z.enum([...MEMORY_VERDICTS, 'baseline', 'failed', 'not measured']),
+});
+export type CompareArmRow = z.infer<typeof compareArmRowSchema>;
+
+export const compareSummarySchema = z.object({
+  param: z.string(),
+  baseline: paramValueSchema,
+  noise_band: num,
+  arms: z.array(compareArmRowSchema),
+  rounds: num,
+  trials: num,
+  trial_seconds: num,
+  budget_exhausted: z.boolean(),
+  chosen: paramValueSchema,
+});
+export type CompareSummary = z.infer<typeof compareSummarySchema>;
+
+// ---- claim
+
+export const CLAIM_METRICS = ['throughput', 'step_time', 'process_time', 'peak_memory'] as const;
+export type ClaimMetric = (typeof CLAIM_METRICS)[number];
+export const CLAIM_VERDICTS = ['confirmed', 'falls short', 'exceeds', 'inconclusive'] as const;
+export type ClaimVerdict = (typeof CLAIM_VERDICTS)[number];
+
+export const claimSummarySchema = z.object({
+  claim: z.string(),
+  source: z.string().nullable(),
+  metric: z.enum(CLAIM_METRICS),
+  band: z.object({ low: num, high: numOrNull, one_sided: z.boolean() }),
+  baseline: configSchema,
+  candidate: configSchema,
+  verdict: z.enum([...CLAIM_VERDICTS, 'skipped']),
+  reason: z.string(),
+  speedup: logIntervalSchema.nullable(),
+  p: numOrNull,
+  pairs: num,
+  looks: num,
+  trials: z.object({ baseline: z.array(num), candidate: z.array(num) }),
+  warnings: z.array(z.string()),
+  sentence: z.string(),
+});
+export type ClaimSummary = z.infer<typeof claimSummarySchema>;
+
+// ---- the union
+
+const outcomeBase = {
+  name: z.string(),
+  chosen: configSchema,
+  evidence: z.record(z.string(), evidenceSchema),
+  notes: z.array(z.string()),
+};
+
+/** What a stage returns and run.json keeps: the values it chose, why, and its kind's result. */
+export const stageOutcomeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('max-batch'), ...outcomeBase, result: maxBatchSummarySchema }),
+  z.object({ kind: z.literal('sweep'), ...outcomeBase, result: sweepSummarySchema }),
+  z.object({ kind: z.literal('compare'), ...outcomeBase, result: compareSummarySchema }),
+  z.object({ kind: z.literal('claim'), ...outcomeBase, result: claimSummarySchema }),
+]);
+
+/** Each stage kind's result. */
+export interface StageResults {
+  'max-batch': MaxBatchSummary;
+  sweep: SweepSummary;
+  compare: CompareSummary;
+  claim: ClaimSummary;
+}
+export type StageResultOf<K extends StageKind> = StageResults[K];
+export type StageOutcomeOf<K extends StageKind> = Omit<z.infer<typeof stageOutcomeSchema>, 'kind' | 'result'> & { kind: K; result: StageResults[K] };
+/** Written as a mapped union so that code generic in the kind keeps kind and result together. */
+export type StageOutcome = { [K in StageKind]: StageOutcomeOf<K> }[StageKind];
+
+// The schema and the union above describe the same shape, in both directions.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameShape: Same<z.infer<typeof stageOutcomeSchema>, StageOutcome> = true;
+void sameShape;
+
+/** Narrows a stage outcome to its kind: `if (isStage(s, 'sweep')) s.result.configs`. */
+export function isStage<K extends StageKind>(stage: StageOutcome, kind: K): stage is Extract<StageOutcome, { kind: K }> {
+  return stage.kind === kind;
+}

@@ -1,2 +1,0 @@
-// Transitional: the trial record lives in harness/domain/trial.ts.
-export { OUTCOMES, type Config, type LimitMechanism, type Outcome, type StepSample, type TrialRecord } from '../domain/index.js';
