@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { EXIT } from '../errors.js';
-import { compareRuns, regressions } from '../report/before-after.js';
+import { compareRuns, regressions } from '../analysis/compare-runs.js';
 import { beforeAfterHtml, beforeAfterMarkdown } from '../report/before-after-render.js';
 import { beforeAfterChart } from '../report/charts/before-after.js';
 import { renderSvg } from '../report/render.js';

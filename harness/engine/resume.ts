@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
-import { environmentDifferences } from '../report/before-after.js';
+import { environmentDifferences } from '../analysis/compare-runs.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
 import { experimentDirName, openRunDir, readRunJson, RUN_FILE, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
@@ -49,7 +49,7 @@ export function findUnfinished(outDir: string, experimentName: string): string |
 /** The experiment a run directory ran, as resolved when it started, and its workload. */
 export function experimentOfRun(run: RunJson): { experiment: Experiment; workload: Workload } {
   const experiment = parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
-  return { experiment, workload: createWorkload(experiment, run.experiment_file) };
+  return { experiment, workload: createWorkload(experiment.workload, experiment.seed, run.experiment_file) };
 }
 
 export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> {

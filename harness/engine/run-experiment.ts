@@ -21,11 +21,8 @@ import { createExecutor } from '../executors/index.js';
 import type { StageContext } from './context.js';
 import { onHardExit } from './hard-exit.js';
 import type { Progress } from './progress.js';
-import { runClaimStage } from './stages/claim.js';
-import { runCompareStage } from './stages/compare.js';
 import { finalConfirmations } from './stages/final-confirm.js';
-import { runMaxBatchStage } from './stages/max-batch.js';
-import { runSweepStage } from './stages/sweep.js';
+import { runStage } from './stages/index.js';
 import { type Config, type Evidence, type Fingerprint, type Outcome, OUTCOMES, type RunJson, type RunResult, type StageOutcome, type StopInfo, type TrialRecord } from '../domain/index.js';
 
 export interface RunOptions {
@@ -45,7 +42,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const { experiment, source, text } = loadExperiment(opts.experimentPath);
   opts.adjust?.(experiment);
   if (opts.executor) experiment.executor = { ...experiment.executor, kind: opts.executor };
-  const workload: Workload = createWorkload(experiment, source);
+  const workload: Workload = createWorkload(experiment.workload, experiment.seed, source);
   const mechanism = preflightLimit(experiment);
   const env = fingerprint();
   const dir = createRunDir(opts.outDir, experiment.name);
@@ -165,14 +162,7 @@ export async function runStages(ctx: StageContext, state: { outcomes: StageOutco
       const inAllocation = await ctx.executor.allocateStage(i, name);
       ctx.replay = [...(ctx.replay ?? []), ...inAllocation.filter((r) => r.index >= known)];
     }
-    const outcome =
-      stage.kind === 'max-batch'
-        ? await runMaxBatchStage(ctx, stage, name)
-        : stage.kind === 'sweep'
-          ? await runSweepStage(ctx, stage, name)
-          : stage.kind === 'compare'
-            ? await runCompareStage(ctx, stage, name)
-            : await runClaimStage(ctx, stage, name);
+    const outcome = await runStage(ctx, stage, name);
     for (const note of outcome.notes) ctx.progress.note(note);
     state.outcomes.push(outcome);
     Object.assign(ctx.baseConfig, outcome.chosen);

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { compareRuns, environmentDifferences, regressions, type BeforeAfter, type MetricComparison } from '../report/before-after.js';
+import { compareRuns, environmentDifferences, regressions, type BeforeAfter, type MetricComparison } from '../analysis/compare-runs.js';
 import { readRunDir } from '../store/read-run.js';
 import { detectChangePoints } from '../stats/change-points.js';
 import { writeJsonAtomic } from '../store/atomic.js';

@@ -1,8 +1,8 @@
 // compare.html and compare.md of a before/after comparison.
-import { fmtPct } from '../engine/stages/compare.js';
-import type { BeforeAfter } from './before-after.js';
+import { fmtPct } from './format.js';
+import type { BeforeAfter } from '../analysis/compare-runs.js';
 import type { Chart } from './charts/spec.js';
-import { figure, interval } from './figures.js';
+import { figure, interval } from './format.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from './html.js';
 import { code, md, table } from './markdown.js';
 import type { Interval } from '../domain/index.js';

@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { configEnv } from '../workloads/protocol/env.js';
 import type { TrainingCommand, Workload } from '../workloads/workload.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
-import { finiteInterval } from './figures.js';
+import { finiteInterval } from './format.js';
 import { shellLine, shellQuote } from '../util/shell.js';
 import type { Config, Evidence, Fingerprint } from '../domain/index.js';
 

@@ -1,7 +1,7 @@
 // The per-stage warning about foreign load: how many of a stage's trials ran while processes
 // outside them used the CPU, how much, and what that does to the stage's comparisons.
 import { isMaterial } from '../telemetry/foreign-load.js';
-import { figure } from './figures.js';
+import { figure } from './format.js';
 import type { ForeignLoad, TrialRecord } from '../domain/index.js';
 
 /** Trials listed by index in the warning; the rest are counted. */

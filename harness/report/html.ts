@@ -4,7 +4,7 @@
 // experiment, the workload or the environment is escaped.
 import { formatSeconds } from '../experiment/units.js';
 import type { Chart } from './charts/index.js';
-import { figure, interval } from './figures.js';
+import { figure, interval } from './format.js';
 import { stageSection, type Block } from './tables.js';
 import type { RunResult, TrialRecord } from '../domain/index.js';
 

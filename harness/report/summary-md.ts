@@ -1,6 +1,6 @@
 // summary.md: the run's results in Markdown, fit for a CI step summary or a pull-request comment.
 import { formatSeconds } from '../experiment/units.js';
-import { figure } from './figures.js';
+import { figure } from './format.js';
 import { code, md, table } from './markdown.js';
 import { stageSection, type Block } from './tables.js';
 import type { RunResult, TrialRecord } from '../domain/index.js';

@@ -1,9 +1,9 @@
 // The content of each stage's section as plain data (paragraphs, lists and tables of text cells),
 // rendered by both summary.md and report.html, so that the two never disagree.
-import { fmtPct } from '../engine/stages/compare.js';
+import { fmtPct } from './format.js';
 import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
-import { figure, interval as ci } from './figures.js';
+import { figure, interval as ci } from './format.js';
 import { foreignLoadWarning } from './foreign-load.js';
 import type { ClaimSummary, CompareSummary, Evidence, MaxBatchSummary, StageOutcome, SweepSummary, TrialRecord } from '../domain/index.js';
 

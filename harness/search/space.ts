@@ -1,5 +1,5 @@
-import type { Config, ParamValue } from '../domain/index.js';
 // Parameter spaces: lists, integer ranges and powers of two, expanded into a grid of configs.
+import type { Config, ParamValue } from '../domain/index.js';
 
 export type ParamSpec = ParamValue[] | { range: [number, number]; step?: number } | { pow2: [number, number] };
 

@@ -1,4 +1,3 @@
-import type { ClaimVerdict, Interval } from '../domain/index.js';
 // Claims as people write them ("2-3x", "5% faster", "40-50% less time", "30% less memory"),
 // parsed into a band on an effect ratio, and judged against a measured interval of that ratio.
 //
@@ -7,6 +6,7 @@ import type { ClaimVerdict, Interval } from '../domain/index.js';
 // memory (< 1 is less). A point claim ("8x", "5% faster") is widened by `tolerance` on the log
 // scale of the claimed effect: ln(effect) / (1 + t) to ln(effect) * (1 + t), so the band never
 // reaches 1 and a claim of "faster" can never be confirmed by a slowdown.
+import type { ClaimVerdict, Interval } from '../domain/index.js';
 
 export type ClaimQuantity = 'speed' | 'memory';
 

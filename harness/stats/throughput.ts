@@ -1,6 +1,6 @@
-import type { StepSample } from '../domain/index.js';
 // A trial's throughput and data stall from its steps. The trial (one process) is the unit that
 // the intervals in log-ratio.ts and blocked.ts are built on.
+import type { StepSample } from '../domain/index.js';
 
 /**
  * Samples per second as total samples over total step time: honest for bursty pipelines. Null when

@@ -1,6 +1,6 @@
-import type { Interval, MemoryVerdict, SpeedVerdict } from '../domain/index.js';
 // Verdicts from a ratio's confidence interval: a change counts only when the whole CI lies
 // outside a noise band around 1, so a tiny but "significant" drift is not called a change.
+import type { Interval, MemoryVerdict, SpeedVerdict } from '../domain/index.js';
 
 
 export type Direction = 'higher' | 'lower' | 'same';

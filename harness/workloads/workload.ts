@@ -1,5 +1,5 @@
-import type { Config } from '../domain/index.js';
 // The interface every workload kind implements: how to start one trial of a configuration.
+import type { Config, ParamValue } from '../domain/index.js';
 
 export interface MeasureSteps {
   warmupSteps: number;
@@ -37,4 +37,9 @@ export interface Workload {
   command(config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand;
   /** Workloads that run the user's own program: that program with `config`; throws when a template has no value. */
   training?(config: Config): TrainingCommand;
+}
+
+/** Fixed parameters without the ones left unset. */
+export function definedParams(params: Record<string, ParamValue | undefined> | undefined): Config {
+  return Object.fromEntries(Object.entries(params ?? {}).filter((e): e is [string, ParamValue] => e[1] !== undefined));
 }

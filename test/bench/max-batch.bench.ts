@@ -59,7 +59,7 @@ async function real(experimentPath: string): Promise<Row> {
   if (stage.kind !== 'max-batch') throw new Error(`${experimentPath}: the first stage must be max-batch`);
   const mult = stage.multiple_of ?? 8;
   const ceiling = stage.ceiling ?? 1 << 20;
-  const workload = createWorkload(experiment, source);
+  const workload = createWorkload(experiment.workload, experiment.seed, source);
   const scratch = tempDir('tunebench-bench-');
   let index = 0;
   const probeFn = (): ProbeFn => async (batch, role, steps) => {

@@ -3,8 +3,8 @@
 // trials: welchRatioInterval, direction, regressions), the step detector (detectChangePoints), a plain
 // t test of the last night against the 12 before it (as Mozilla's Perfherder does), and the new
 // series gate (NightlyGate) with its confirmation.
-import type { BeforeAfter, MetricComparison } from '../../harness/report/before-after.js';
-import { regressions } from '../../harness/report/before-after.js';
+import type { BeforeAfter, MetricComparison } from '../../harness/analysis/compare-runs.js';
+import { regressions } from '../../harness/analysis/compare-runs.js';
 import { detectChangePoints } from '../../harness/stats/change-points.js';
 import { welchRatioInterval } from '../../harness/stats/log-ratio.js';
 import { NightlyGate, type NightlyOptions } from '../../harness/stats/nightly.js';

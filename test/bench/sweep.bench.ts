@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const { experiment, source } = loadExperiment(join(ROOT, EXPERIMENT));
   const stage = experiment.stages[0]!;
   if (stage.kind !== 'sweep') throw new Error(`${EXPERIMENT}: the first stage must be a sweep`);
-  const workload = createWorkload(experiment, source);
+  const workload = createWorkload(experiment.workload, experiment.seed, source);
   const names = Object.keys(stage.params);
   const { runnable, pruned } = new Constraints(stage.constraints ?? {}).split(grid(stage.params as Record<string, ParamSpec>).map((c) => ({ ...workload.fixedParams, ...c })));
   const configs = runnable.map((c) => Object.fromEntries(names.map((n) => [n, c[n]!])));

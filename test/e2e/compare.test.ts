@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { BeforeAfter } from '../../harness/report/before-after.js';
+import type { BeforeAfter } from '../../harness/analysis/compare-runs.js';
 import { CLI, tempDir } from '../support/paths.js';
 import { REPORT_FIXTURE as RUN, slowerCopy } from '../support/runs.js';
 

@@ -9,14 +9,14 @@ import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
-import type { ClaimMetric, ClaimSummary, Config, LogInterval, StageOutcome, TrialRecord } from '../../domain/index.js';
+import type { ClaimMetric, ClaimSummary, Config, LogInterval, StageOutcomeOf, TrialRecord } from '../../domain/index.js';
 
 /** The metric a claim is judged on: from its words when it is about memory, else as given (default throughput). */
 export function claimMetric(spec: ClaimStageSpec, claim: Claim): ClaimMetric {
   return claim.quantity === 'memory' ? 'peak_memory' : (spec.metric ?? 'throughput');
 }
 
-export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, name: string): Promise<StageOutcome> {
+export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, name: string): Promise<StageOutcomeOf<'claim'>> {
   const claim = parseClaim(spec.claim, spec.tolerance);
   const metric = claimMetric(spec, claim);
   const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
@@ -43,7 +43,7 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
     warnings,
     sentence: sentence(spec, metric, claim, what, verdict, reason, effect, ctx.environment),
   });
-  const done = (s: ClaimSummary): StageOutcome => ({ name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence, ...s.warnings], result: s });
+  const done = (s: ClaimSummary): StageOutcomeOf<'claim'> => ({ name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence, ...s.warnings], result: s });
   if (spec.requires === 'cuda' && !ctx.hasCuda) return done(summary('skipped', 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)', null, []));
   const exp = ctx.experiment;
   const steps = spec.steps ?? exp.measure.steps;

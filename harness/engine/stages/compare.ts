@@ -11,9 +11,10 @@ import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
-import type { CompareArmRow, CompareSummary, Config, Evidence, Interval, Outcome, ParamValue, StageOutcome, TrialRecord } from '../../domain/index.js';
+import type { CompareArmRow, CompareSummary, Config, Evidence, Interval, Outcome, ParamValue, StageOutcomeOf, TrialRecord } from '../../domain/index.js';
+import { fmtPct } from '../../report/format.js';
 
-export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec, name: string): Promise<StageOutcome> {
+export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec, name: string): Promise<StageOutcomeOf<'compare'>> {
   const exp = ctx.experiment;
   const param = spec.param;
   const baseline = spec.baseline ?? spec.arms[0]!;
@@ -160,11 +161,6 @@ export function chooseArm(rows: CompareArmRow[]): { chosen: CompareArmRow; faste
 }
 
 /** A ratio as a signed percentage change: 1.034 -> "+3.4%". */
-export function fmtPct(ratio: number): string {
-  const p = (ratio - 1) * 100;
-  return `${p >= 0 ? '+' : ''}${p.toFixed(1)}%`;
-}
-
 function fmtBand(band: number): string {
   return `+/-${(band * 100).toFixed(1)}%`;
 }

@@ -4,9 +4,9 @@ import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
-import type { Config, Evidence, LatencyLimit, MaxBatchSummary, StageOutcome, Survival, TrialRecord } from '../../domain/index.js';
+import type { Config, Evidence, LatencyLimit, MaxBatchSummary, StageOutcomeOf, Survival, TrialRecord } from '../../domain/index.js';
 
-export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpec, name: string): Promise<StageOutcome> {
+export async function runMaxBatchStage(ctx: StageContext, spec: MaxBatchStageSpec, name: string): Promise<StageOutcomeOf<'max-batch'>> {
   const param = spec.param;
   const m = spec.multiple_of;
   const exp = ctx.experiment;

@@ -7,13 +7,13 @@ import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
-import type { Config, Evidence, StageOutcome, SweepConfigRow, SweepSummary } from '../../domain/index.js';
+import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 
 /** Trials per config of a grid, and the most rounds of a race, when `repeats` is not given. */
 export const GRID_REPEATS = 3;
 export const RACE_MAX_ROUNDS = 8;
 
-export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcome> {
+export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcomeOf<'sweep'>> {
   const exp = ctx.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);

@@ -1,6 +1,6 @@
 // The before/after chart: each shared metric's ratio after/before with its CI, for throughput and for
 // peak memory, with the noise band and a rule at 1.
-import type { BeforeAfter } from '../before-after.js';
+import type { BeforeAfter } from '../../analysis/compare-runs.js';
 import { ratioLayers, ratioRows } from './ratio.js';
 import { base, type Chart } from './spec.js';
 

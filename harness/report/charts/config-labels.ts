@@ -1,7 +1,7 @@
-import type { ParamValue } from '../../domain/index.js';
 // Short axis labels for a stage's configs: only the parameters that vary in the stage, each as
 // name=value, with the names abbreviated (and a legend) when full names would make long labels.
 // Every label names one config: the ranked and stall charts must tell configs apart.
+import type { ParamValue } from '../../domain/index.js';
 
 /** Labels up to this many characters keep full parameter names (vega's default label limit is 180 px). */
 export const FULL_NAMES_MAX_CHARS = 32;

@@ -2,9 +2,9 @@
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configEnv, protocolEnv } from '../protocol/env.js';
-import type { MeasureSteps, TrainingCommand, TrialCommand, Workload } from '../workload.js';
+import { definedParams, type MeasureSteps, type TrainingCommand, type TrialCommand, type Workload } from '../workload.js';
 import { expandArg, expandArgs, programLength } from './template.js';
-import type { Config } from '../../domain/index.js';
+import type { Config, ParamValue } from '../../domain/index.js';
 
 /** Where the Python adapter lives; the harness puts it on PYTHONPATH. */
 export const PYTHON_ADAPTER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'harness', 'workloads', 'python');
@@ -15,7 +15,7 @@ export interface CommandSpec {
   python?: string;
   cwd?: string;
   env?: Record<string, string>;
-  params?: Record<string, unknown>;
+  params?: Record<string, ParamValue | undefined>;
   protocol?: 'optional' | 'required';
 }
 
@@ -25,7 +25,7 @@ export class CommandWorkload implements Workload {
   readonly fixedParams: Config;
 
   constructor(private readonly spec: CommandSpec, private readonly baseDir: string) {
-    this.fixedParams = { ...(spec.params ?? {}) } as Config;
+    this.fixedParams = definedParams(spec.params);
     this.description = `command ${spec.command.join(' ')}`;
   }
 

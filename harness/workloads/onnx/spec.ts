@@ -1,5 +1,6 @@
 // What the ONNX child needs to know besides the tuned parameters: the model, its inputs and the step counts.
 import type { Dim } from './models/graph.js';
+import type { ParamValue } from '../../domain/index.js';
 import type { PipelineFault } from './pipeline/messages.js';
 
 export const ONNX_WORKLOAD_ENV = 'TUNEBENCH_ONNX_WORKLOAD';
@@ -60,3 +61,19 @@ export const ONNX_PARAM_DEFAULTS: Omit<OnnxParams, 'batch_size'> = {
   prefetch_factor: 2,
   persistent_workers: false,
 };
+
+/** A model that tunebench generates: its kind, the seed of its weights and its sizes (the kind's defaults fill the rest). */
+export type GeneratedModelOptions = { generate: ModelKind; seed?: number } & { [size: string]: unknown };
+/** A model file with the shape of each input (a symbolic dimension is the batch). */
+export interface FileModelOptions {
+  path: string;
+  inputs: Record<string, Dim[]>;
+}
+
+/** What an ONNX workload needs from the experiment file's `workload` (experiment/ validates it). */
+export interface OnnxWorkloadOptions {
+  kind: 'onnx';
+  model: GeneratedModelOptions | FileModelOptions;
+  params?: Record<string, ParamValue | undefined>;
+  pipeline?: { cost: number; epochs: number; fault?: PipelineFault } | undefined;
+}

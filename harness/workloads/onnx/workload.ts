@@ -2,11 +2,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../errors.js';
-import type { OnnxWorkloadSpec } from '../../experiment/schema.js';
 import { protocolEnv } from '../protocol/env.js';
-import type { MeasureSteps, TrialCommand, Workload } from '../workload.js';
-import { ensureModel, type ModelKind } from './models/index.js';
-import { ONNX_WORKLOAD_ENV, type OnnxChildSpec } from './spec.js';
+import { definedParams, type MeasureSteps, type TrialCommand, type Workload } from '../workload.js';
+import { ensureModel } from './models/index.js';
+import { ONNX_WORKLOAD_ENV, type OnnxChildSpec, type OnnxWorkloadOptions } from './spec.js';
 import type { Config } from '../../domain/index.js';
 
 const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
@@ -17,13 +16,13 @@ export class OnnxWorkload implements Workload {
   readonly fixedParams: Config;
   private readonly modelPath: string;
   private readonly inputs: OnnxChildSpec['inputs'];
-  private readonly pipeline: OnnxWorkloadSpec['pipeline'];
+  private readonly pipeline: OnnxWorkloadOptions['pipeline'];
 
-  constructor(spec: OnnxWorkloadSpec, private readonly seed: number) {
+  constructor(spec: OnnxWorkloadOptions, private readonly seed: number) {
     const model = spec.model;
     if ('generate' in model) {
-      const { generate, seed: modelSeed, ...params } = model;
-      const file = ensureModel({ kind: generate as ModelKind, seed: modelSeed ?? 1, params: params as Record<string, number> });
+      const sizes = Object.entries(model).filter((e): e is [string, number] => e[0] !== 'generate' && e[0] !== 'seed' && typeof e[1] === 'number');
+      const file = ensureModel({ kind: model.generate, seed: model.seed ?? 1, params: Object.fromEntries(sizes) });
       this.modelPath = file.path;
       this.inputs = file.inputs;
       this.description = `onnx ${file.description}`;
@@ -35,7 +34,7 @@ export class OnnxWorkload implements Workload {
       this.inputs = model.inputs;
       this.description = `onnx ${model.path}`;
     }
-    this.fixedParams = { ...(spec.params ?? {}) } as Config;
+    this.fixedParams = definedParams(spec.params);
     this.pipeline = spec.pipeline;
     if (this.pipeline && Object.keys(this.inputs).length !== 1) {
       throw new ConfigError(`workload.pipeline: the pipeline feeds one input, but the model has ${Object.keys(this.inputs).length}; use a single-input model`);

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { beforeAfterHtml, beforeAfterMarkdown } from '../../../harness/report/before-after-render.js';
-import type { BeforeAfter } from '../../../harness/report/before-after.js';
+import type { BeforeAfter } from '../../../harness/analysis/compare-runs.js';
 import { buildChosenConfig, writeChosenConfig } from '../../../harness/report/chosen-config.js';
 import { reportHtml } from '../../../harness/report/html.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';

@@ -1,7 +1,7 @@
-import type { Interval } from '../domain/index.js';
 // How every report shows a number: "-" when it is missing or not finite. A run.json written with an
 // Infinity holds null, and a journal is shown as written, so no report may print Infinity or NaN,
 // or crash on a null where it expects a number.
+import type { Interval } from '../domain/index.js';
 
 /** What a report shows for a missing or non-finite value. */
 export const MISSING = '-';
@@ -20,4 +20,10 @@ export function interval(i: Interval | null | undefined, f: (v: number) => strin
 /** An interval whose three numbers are finite, else null: what a file may carry as a CI. */
 export function finiteInterval(i: Interval | null | undefined): Interval | null {
   return i && [i.estimate, i.low, i.high].every((v) => typeof v === 'number' && Number.isFinite(v)) ? i : null;
+}
+
+/** A ratio as a signed percent change: 1.052 -> "+5.2%". */
+export function fmtPct(ratio: number): string {
+  const p = (ratio - 1) * 100;
+  return `${p >= 0 ? '+' : ''}${p.toFixed(1)}%`;
 }
