@@ -7,35 +7,38 @@ import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { readRunJson, RUN_FILE } from '../store/run-dir.js';
-import { type Fingerprint, isFinished, type ParamValue, type RunJson, type RunResult } from '../domain/index.js';
+import { z } from 'zod';
+import { configSchema, type Fingerprint, isFinished, type RunJson, type RunResult } from '../domain/index.js';
 
 export const INDEX_FILE = '.history-index.json';
 const INDEX_VERSION = 1;
 
 /** One key metric of a run: higher is better for every metric tunebench tracks. */
-export interface MetricPoint {
+const metricPointSchema = z.object({
   /** Stable across runs: "<stage> <what>", e.g. "threads samples/s (chosen)". */
-  name: string;
-  stage: string;
-  unit: string;
-  value: number;
-  low: number | null;
-  high: number | null;
-}
+  name: z.string(),
+  stage: z.string(),
+  unit: z.string(),
+  value: z.number(),
+  low: z.number().nullable(),
+  high: z.number().nullable(),
+});
+export type MetricPoint = z.infer<typeof metricPointSchema>;
 
-export interface RunEntry {
-  experiment: string;
-  run_id: string;
-  dir: string;
-  started_at: string;
+const runEntrySchema = z.object({
+  experiment: z.string(),
+  run_id: z.string(),
+  dir: z.string(),
+  started_at: z.string(),
   /** Short hash of the fingerprint's device, driver and library versions (not host, not commit). */
-  env_key: string;
+  env_key: z.string(),
   /** The same, in words. */
-  env_label: string;
-  git_commit: string | null;
-  chosen: Record<string, ParamValue>;
-  metrics: MetricPoint[];
-}
+  env_label: z.string(),
+  git_commit: z.string().nullable(),
+  chosen: configSchema,
+  metrics: z.array(metricPointSchema),
+});
+export type RunEntry = z.infer<typeof runEntrySchema>;
 
 export interface HistoryIndex {
   runs: RunEntry[];
@@ -102,10 +105,12 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
   };
 }
 
-interface CacheFile {
-  version: number;
-  entries: Record<string, { size: number; mtime: number; entry: RunEntry | { why: string } }>;
-}
+/** The index cache (<reports>/INDEX_FILE): what each run directory gave, keyed by its run.json's size and time. */
+const cacheFileSchema = z.object({
+  version: z.literal(INDEX_VERSION),
+  entries: z.record(z.string(), z.object({ size: z.number(), mtime: z.number(), entry: z.union([runEntrySchema, z.object({ why: z.string() })]) })),
+});
+type CacheFile = z.infer<typeof cacheFileSchema>;
 
 /** Reads (and refreshes the cache of) every run directory under reportsDir/<experiment>/<run-id>/. */
 export function indexRuns(reportsDir: string): HistoryIndex {
@@ -114,8 +119,9 @@ export function indexRuns(reportsDir: string): HistoryIndex {
   const cachePath = join(root, INDEX_FILE);
   let cache: CacheFile = { version: INDEX_VERSION, entries: {} };
   try {
-    const read = JSON.parse(readFileSync(cachePath, 'utf8')) as CacheFile;
-    if (read.version === INDEX_VERSION && read.entries) cache = read;
+    // Another version's cache, or a damaged or foreign one, is rebuilt below.
+    const read = cacheFileSchema.safeParse(JSON.parse(readFileSync(cachePath, 'utf8')));
+    if (read.success) cache = read.data;
   } catch {
     // No cache yet, or a damaged one: rebuilt below.
   }

@@ -5,27 +5,29 @@
 // Pure: the same runs, acknowledgements and confirmations give the same verdicts.
 import { NIGHTLY_DEFAULTS, NightlyGate, type NightStatus } from '../stats/nightly.js';
 import type { RunEntry } from './index.js';
+import { z } from 'zod';
 
 /** A re-measurement of one flagged metric of one run (stored in <reports>/<experiment>/confirmations.json). */
-export interface Confirmation {
-  run_id: string;
-  metric: string;
+export const confirmationSchema = z.object({
+  run_id: z.string(),
+  metric: z.string(),
   /** When it ran. */
-  at: string;
+  at: z.string(),
   /** The re-measured value (the metric's own estimator over more trials); null when it could not be measured. */
-  value: number | null;
+  value: z.number().positive().nullable(),
   /** Trials whose value went into `value`. */
-  trials: number;
+  trials: z.number(),
   /** The run whose config was measured beside tonight's, interleaved. */
-  reference_run: string;
-  same_config: boolean;
+  reference_run: z.string(),
+  same_config: z.boolean(),
   /** Tonight's config over the reference run's config, both measured now (95% CI), when the configs differ. */
-  config_ratio: { estimate: number; low: number; high: number } | null;
+  config_ratio: z.object({ estimate: z.number(), low: z.number(), high: z.number() }).nullable(),
   /** The confirmation's own run directory. */
-  run_dir: string | null;
+  run_dir: z.string().nullable(),
   /** Why it could not measure, when it could not. */
-  error: string | null;
-}
+  error: z.string().nullable(),
+});
+export type Confirmation = z.infer<typeof confirmationSchema>;
 
 export interface GateTest {
   /** Estimated ratio of the last k nights to the reference level, and the one-sided p of a change. */

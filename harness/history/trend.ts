@@ -1,7 +1,7 @@
 // History analysis: per experiment and environment, one series per key metric with its change points,
 // the chosen values over time, and the gate of the latest run against its baseline (pinned with
 // `tunebench baseline set`, else the run before it in the same environment).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { compareRuns, environmentDifferences, regressions, type BeforeAfter, type MetricComparison } from '../analysis/compare-runs.js';
@@ -9,8 +9,10 @@ import { readRunDir } from '../store/read-run.js';
 import { detectChangePoints } from '../stats/change-points.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import type { RunEntry } from './index.js';
-import { seriesGate, type Confirmation, type SeriesGate } from './series-gate.js';
+import { confirmationSchema, seriesGate, type Confirmation, type SeriesGate } from './series-gate.js';
 import type { Fingerprint, ParamValue } from '../domain/index.js';
+import { CheckedFileError, readCheckedJson } from '../util/checked-json.js';
+import { z } from 'zod';
 
 export const BASELINE_FILE = 'baseline.json';
 /** Runs accepted as a new level with `tunebench baseline accept`, per experiment folder. */
@@ -87,50 +89,40 @@ export interface HistoryOptions {
   confirm: boolean;
 }
 
-export interface BaselinePin {
-  run_id: string;
-  set_at: string;
-  env_key: string;
-}
+const baselinePinSchema = z.object({ run_id: z.string(), set_at: z.string(), env_key: z.string() });
+export type BaselinePin = z.infer<typeof baselinePinSchema>;
 
 /** The pinned baseline of an experiment folder (<reports>/<experiment>/baseline.json), if any. */
 export function readBaseline(experimentDir: string): BaselinePin | null {
   const path = join(experimentDir, BASELINE_FILE);
   if (!existsSync(path)) return null;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as BaselinePin;
+    return readCheckedJson(baselinePinSchema, path, 'baseline.json', 'pin the baseline again with tunebench baseline set <run-dir>');
   } catch (error) {
-    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}); pin the baseline again with tunebench baseline set <run-dir>`, [], { cause: error });
+    if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
+    throw error;
   }
 }
 
-export interface AcceptedRun {
-  run_id: string;
-  at: string;
-}
+const acceptedRunSchema = z.object({ run_id: z.string(), at: z.string() });
+export type AcceptedRun = z.infer<typeof acceptedRunSchema>;
+const acceptedFileSchema = z.object({ accepted: z.array(acceptedRunSchema) });
+const confirmationsFileSchema = z.object({ confirmations: z.array(confirmationSchema) });
 
-function readJsonList<T>(path: string, key: string, valid: (x: unknown) => x is T, fix: string): T[] {
-  if (!existsSync(path)) return [];
-  let data: unknown;
+/** A JSON file that history keeps beside the runs, checked; a missing file is an empty one. */
+function readHistoryFile<S extends z.ZodType>(schema: S, path: string, what: string, fix: string): z.output<S> | null {
+  if (!existsSync(path)) return null;
   try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
+    return readCheckedJson(schema, path, what, fix);
   } catch (error) {
-    throw new ConfigError(`${path} is not valid JSON (${(error as Error).message}); ${fix}`, [], { cause: error });
+    if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
+    throw error;
   }
-  const list = (data as Record<string, unknown> | null)?.[key];
-  if (!Array.isArray(list) || !list.every(valid)) throw new ConfigError(`${path} does not hold a "${key}" list of the expected entries; ${fix}`);
-  return list;
 }
-
-const isAccepted = (x: unknown): x is AcceptedRun => typeof (x as AcceptedRun | null)?.run_id === 'string' && typeof (x as AcceptedRun).at === 'string';
-const isConfirmation = (x: unknown): x is Confirmation => {
-  const c = x as Confirmation | null;
-  return typeof c?.run_id === 'string' && typeof c.metric === 'string' && (c.value === null || (typeof c.value === 'number' && c.value > 0)) && typeof c.reference_run === 'string';
-};
 
 /** The runs accepted as new levels in an experiment folder. */
 export function readAccepted(experimentDir: string): AcceptedRun[] {
-  return readJsonList(join(experimentDir, ACCEPTED_FILE), 'accepted', isAccepted, 'accept the runs again with tunebench baseline accept <run-dir> after removing it');
+  return readHistoryFile(acceptedFileSchema, join(experimentDir, ACCEPTED_FILE), 'the accepted-runs file', 'accept the runs again with tunebench baseline accept <run-dir> after removing it')?.accepted ?? [];
 }
 
 export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): string {
@@ -141,7 +133,7 @@ export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): s
 
 /** The confirmations recorded in an experiment folder. */
 export function readConfirmations(experimentDir: string): Confirmation[] {
-  return readJsonList(join(experimentDir, CONFIRMATIONS_FILE), 'confirmations', isConfirmation, 'remove it and run tunebench history again to re-confirm');
+  return readHistoryFile(confirmationsFileSchema, join(experimentDir, CONFIRMATIONS_FILE), 'the confirmations file', 'remove it and run tunebench history again to re-confirm')?.confirmations ?? [];
 }
 
 export function appendConfirmations(experimentDir: string, added: readonly Confirmation[]): string {

@@ -5,17 +5,19 @@ import { existsSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { StoreError } from '../errors.js';
+import { z } from 'zod';
 
 export const LOCK_FILE = '.lock';
 
-export interface LockInfo {
-  pid: number;
-  host: string;
+const lockInfoSchema = z.object({
+  pid: z.number().int(),
+  host: z.string(),
   /** The process start time from /proc/<pid>/stat, so that a reused pid is not mistaken for the holder. */
-  proc_start: string | null;
-  acquired_at: string;
-  command: string;
-}
+  proc_start: z.string().nullable(),
+  acquired_at: z.string(),
+  command: z.string(),
+});
+export type LockInfo = z.infer<typeof lockInfoSchema>;
 
 export interface RunLock {
   path: string;
@@ -59,8 +61,9 @@ export function lockIsStale(info: LockInfo, host = hostname()): boolean | null {
 
 function readLock(path: string): LockInfo | null {
   try {
-    const info = JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
-    return typeof info.pid === 'number' && typeof info.host === 'string' ? info : null;
+    // A lock that is not JSON or not of this shape is not a holder's: it is taken over as stale.
+    const info = lockInfoSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
+    return info.success ? info.data : null;
   } catch {
     return null;
   }

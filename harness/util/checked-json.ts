@@ -68,8 +68,22 @@ function lineOfField(text: string, path: readonly PropertyKey[]): number | null 
   }
 }
 
-function describe(issue: z.core.$ZodIssue): string {
-  return issue.message.replace(/^Invalid input: /, '');
+/** The value at `path` inside `root`, as a short JSON text; undefined when the path is absent. */
+function valueAt(root: unknown, path: readonly PropertyKey[]): string | undefined {
+  let v: unknown = root;
+  for (const key of path) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  if (v === undefined) return undefined;
+  const text = JSON.stringify(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function describe(issue: z.core.$ZodIssue, root: unknown): string {
+  const message = issue.message.replace(/^Invalid input: /, '');
+  const got = valueAt(root, issue.path);
+  return got === undefined || /received/.test(message) ? message : `${message} (got ${got})`;
 }
 
 /**
@@ -106,7 +120,7 @@ function check<S extends z.ZodType>(schema: S, text: string, file: string, what:
   const issue = issues[0]!;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   throw new CheckedFileError(
-    { file, line: lineNo ?? lineOfField(text, issue.path), field: fieldPath(issue.path), message: `${describe(issue)}${more}; ${fix}` },
+    { file, line: lineNo ?? lineOfField(text, issue.path), field: fieldPath(issue.path), message: `${describe(issue, value)}${more}; ${fix}` },
     `${what} does not have the shape tunebench writes`,
   );
 }

@@ -9,6 +9,7 @@ import { buildTransformer, TRANSFORMER_DEFAULTS, type TransformerParams } from '
 import type { GeneratedModel } from './types.js';
 import type { Dim } from './graph.js';
 import type { ModelKind } from '../spec.js';
+import { z } from 'zod';
 
 /** Bump when generated graphs change, so stale cache entries are not reused. */
 export const GENERATOR_VERSION = 1;
@@ -61,8 +62,9 @@ export function ensureModel(spec: GeneratedModelSpec, cacheDir = defaultCacheDir
   const description = `${spec.kind}(${Object.entries(sortKeys(params)).map(([k, v]) => `${k}=${v}`).join(', ')}, seed=${spec.seed})`;
   const metaPath = `${path}.json`;
   if (existsSync(path) && existsSync(metaPath)) {
-    const inputs = JSON.parse(readFileSync(metaPath, 'utf8')) as Record<string, Dim[]>;
-    return { path, inputs, description };
+    // A damaged or foreign metadata file is a cache miss: the model is generated again.
+    const inputs = cachedInputs(metaPath);
+    if (inputs) return { path, inputs, description };
   }
   const model = generate(spec);
   const inputs = Object.fromEntries(model.inputs.map((i) => [i.name, i.dims]));
@@ -80,4 +82,15 @@ function writeAtomic(path: string, data: Uint8Array | string): void {
   const tmp = `${path}.${process.pid}.tmp`;
   writeFileSync(tmp, data);
   renameSync(tmp, path);
+}
+
+const inputsSchema = z.record(z.string(), z.array(z.union([z.number(), z.string()])));
+
+function cachedInputs(metaPath: string): Record<string, Dim[]> | null {
+  try {
+    const read = inputsSchema.safeParse(JSON.parse(readFileSync(metaPath, 'utf8')));
+    return read.success ? read.data : null;
+  } catch {
+    return null;
+  }
 }

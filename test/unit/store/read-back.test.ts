@@ -1,0 +1,130 @@
+// Files that tunebench wrote and reads back go through their schemas: the previous format still
+// reads, and a damaged or foreign file gets a message naming the file, the line and the field.
+import assert from 'node:assert/strict';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError } from '../../../harness/errors.js';
+import { readBaseline, readConfirmations } from '../../../harness/history/trend.js';
+import { indexRuns } from '../../../harness/history/index.js';
+import { writeReports } from '../../../harness/report/write.js';
+import { readJournal } from '../../../harness/store/journal.js';
+import { readRunDir } from '../../../harness/store/read-run.js';
+import { readRunJson } from '../../../harness/store/run-dir.js';
+import { FIXTURES, tempDir } from '../../support/paths.js';
+import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
+
+/** Written by tunebench 0.1.0 at 284c88c, before the domain schemas: every stage kind and a final confirmation. */
+const FORMAT_V1 = join(FIXTURES, 'runs', 'format-v1');
+
+function copyOf(dir: string): string {
+  const copy = join(tempDir(), 'run');
+  cpSync(dir, copy, { recursive: true });
+  return copy;
+}
+
+describe('run directories of earlier formats', () => {
+  it('reads the format of 284c88c: every stage kind, its results and the journal', () => {
+    const { run, records, warnings } = readRunDir(FORMAT_V1);
+    assert.deepEqual(warnings, []);
+    assert.equal(run.status, 'finished');
+    assert.equal(records.length, 74);
+    assert.ok(run.result);
+    assert.deepEqual(
+      run.result.stages.map((s) => s.kind),
+      ['max-batch', 'sweep', 'compare', 'claim'],
+    );
+    const mb = resultOf(run.result.stages[0], 'max-batch');
+    assert.equal(mb.status, 'exact');
+    assert.equal(mb.final_confirmation?.outcome, 'ok');
+    assert.equal(mb.survived.max?.batch, mb.max);
+    assert.equal(resultOf(run.result.stages[3], 'claim').verdict, 'confirmed');
+    assert.deepEqual(run.result.chosen, JSON.parse(readFileSync(join(FORMAT_V1, 'chosen-config.json'), 'utf8')).config);
+  });
+
+  it('reads the older report fixture (no status, no resumes, compare arms without decisions)', () => {
+    const { run, records } = readRunDir(REPORT_FIXTURE);
+    assert.equal(run.status, undefined);
+    assert.deepEqual(run.resumes, [], 'absent resumes read as none');
+    const cmp = resultOf(run.result?.stages[2], 'compare');
+    assert.equal(cmp.arms[0]!.decision, undefined);
+    assert.equal(typeof cmp.arms[1]!.throughput_ratio?.estimate, 'number');
+    assert.ok(records.length > 0);
+  });
+
+  it('writes the reports of a previous-format run again', async () => {
+    const dir = copyOf(FORMAT_V1);
+    const { run, records } = readRunDir(dir);
+    const files = await writeReports(dir, run, records);
+    assert.ok(files.includes('report.html') && files.includes('summary.md'));
+    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+    assert.match(summary, /final confirmation/i);
+    assert.match(summary, /threads-claim/);
+  });
+});
+
+describe('damaged and foreign files', () => {
+  it('run.json that is not JSON: the file, the line and what to do', () => {
+    const dir = copyOf(FORMAT_V1);
+    const text = readFileSync(join(dir, 'run.json'), 'utf8').split('\n');
+    text[4] = `${text[4]} oops`;
+    writeFileSync(join(dir, 'run.json'), text.join('\n'));
+    assert.throws(
+      () => readRunJson(dir, 'the report cannot be written'),
+      (e: unknown) => e instanceof ConfigError && new RegExp(`^${join(dir, 'run.json')}:5: run\\.json is damaged: not valid JSON .*the report cannot be written$`).test(e.message),
+    );
+  });
+
+  it('run.json of another shape names the field and its line', () => {
+    const dir = copyOf(FORMAT_V1);
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8'));
+    run.result.stages[1].kind = 'grid-search';
+    const text = JSON.stringify(run, null, 2);
+    writeFileSync(join(dir, 'run.json'), text);
+    const line = text.split('\n').findIndex((l) => l.includes('"grid-search"')) + 1;
+    assert.throws(
+      () => readRunJson(dir, 'x'),
+      (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${join(dir, 'run.json')}:${line}: run.json does not have the shape tunebench writes at field "result.stages[1].kind"`),
+    );
+    run.result.stages[1].kind = 'sweep';
+    run.result.stages[0].result.max = 'big';
+    writeFileSync(join(dir, 'run.json'), JSON.stringify(run, null, 2));
+    assert.throws(() => readRunJson(dir, 'x'), /at field "result\.stages\[0\]\.result\.max": expected number, received string/);
+  });
+
+  it('a journal line that is JSON but not a trial record is set aside with its field', () => {
+    const dir = copyOf(FORMAT_V1);
+    const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
+    const record = JSON.parse(lines[3]!);
+    record.outcome = 'exploded';
+    lines[3] = JSON.stringify(record);
+    writeFileSync(join(dir, 'trials.jsonl'), `${lines.join('\n')}\n`);
+    const read = readJournal(join(dir, 'trials.jsonl'));
+    assert.deepEqual(read.badLines, [4]);
+    assert.equal(read.records.length, 73);
+    assert.match(read.problems[0]!, new RegExp(`^${join(dir, 'trials.jsonl')}:4: a trial record does not have the shape tunebench writes at field "outcome"`));
+    const { warnings } = readRunDir(dir);
+    assert.ok(warnings.some((w) => w.includes('lines 4 are not trial records') && w.includes('field "outcome"')), warnings.join('\n'));
+  });
+
+  it('baseline.json and the confirmations of another shape are refused with file, line and field', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'baseline.json'), '{\n  "run_id": "r1",\n  "set_at": 5,\n  "env_key": "k"\n}\n');
+    assert.throws(() => readBaseline(dir), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${join(dir, 'baseline.json')}:3: baseline.json does not have the shape tunebench writes at field "set_at"`));
+    writeFileSync(join(dir, 'confirmations.json'), JSON.stringify({ confirmations: [{ run_id: 'r', metric: 'm', value: -1 }] }));
+    assert.throws(() => readConfirmations(dir), /confirmations file does not have the shape tunebench writes at field "confirmations\[0\]/);
+  });
+
+  it('a foreign history index cache is rebuilt, not trusted', () => {
+    const reports = tempDir();
+    cpSync(FORMAT_V1, join(reports, 'format-v1', 'run-a'), { recursive: true });
+    const first = indexRuns(reports);
+    assert.equal(first.runs.length, 1);
+    const cacheFile = readdirSync(reports).find((f) => f.endsWith('.json'));
+    assert.ok(cacheFile, 'the index wrote its cache');
+    writeFileSync(join(reports, cacheFile), JSON.stringify({ version: 1, entries: { [join(reports, 'format-v1', 'run-a')]: { size: 1, mtime: 2, entry: { run_id: 7 } } } }));
+    const again = indexRuns(reports);
+    assert.equal(again.runs.length, 1);
+    assert.equal(again.runs[0]!.run_id, first.runs[0]!.run_id);
+  });
+});
