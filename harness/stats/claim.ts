@@ -50,7 +50,7 @@ const memory = (more: boolean): string[] => {
 
 /**
  * The words a claim may end with, by meaning, and no others (case and spacing do not matter; no
- * words means faster). The README's claims section lists the same, in the notation of `CLAIM_WORDS_DOC`.
+ * words means faster). docs/compare-and-claims.md (Claim words) lists the same, in the notation of `CLAIM_WORDS_DOC`.
  */
 export const CLAIM_WORDS: Readonly<Record<Words, readonly string[]>> = {
   faster: ['faster', 'quicker', 'speedup', 'speed-up', 'throughput', 'more throughput', 'higher throughput'],
@@ -60,7 +60,7 @@ export const CLAIM_WORDS: Readonly<Record<Words, readonly string[]>> = {
   'more memory': memory(true),
 };
 
-/** The accepted words written compactly, for error messages and the README. */
+/** The accepted words written compactly, for error messages and docs/compare-and-claims.md. */
 export const CLAIM_WORDS_DOC: Readonly<Record<Words, string>> = {
   faster: CLAIM_WORDS.faster.join(', '),
   slower: CLAIM_WORDS.slower.join(', '),

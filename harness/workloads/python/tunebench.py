@@ -2,7 +2,7 @@
 DataLoader settings, empty_cache policies, precision and OOM handling.
 
 Standard library only; torch is optional and imported lazily, so the same module works in any
-interpreter. A training script adds a few lines (see the README):
+interpreter. A training script adds a few lines (see the README's PyTorch adapter section and docs/protocol.md):
 
     import tunebench
     cfg = tunebench.config()
