@@ -3,18 +3,23 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { createProgress } from '../engine/progress.js';
-import { resumeExperiment } from '../engine/resume.js';
-import { runArrayTask, runStageWorker } from '../engine/worker.js';
+import { experimentOfRun, resumeExperiment } from '../engine/resume.js';
+import { runStages, stageContext } from '../engine/run-experiment.js';
+import { runArrayTask, runStageWorker } from '../executors/slurm/worker.js';
 import { ConfigError } from '../errors.js';
-import { isFinished, readRunJson } from '../store/run-dir.js';
+import { readRunJson } from '../store/run-dir.js';
 import { progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
+import { isFinished } from '../domain/index.js';
 
 const int = (name: string, value: string | undefined): number => {
   const n = Number(value);
   if (value === undefined || !Number.isInteger(n) || n < 0) throw new ConfigError(`${name}: expected a whole number >= 0, got ${JSON.stringify(value ?? null)}`);
   return n;
 };
+
+/** The engine's operations that SLURM jobs run: the workers sit in executors/, below the engine. */
+const engine = { experimentOfRun, stageContext, runStages };
 
 export function registerSlurm(program: Command): void {
   program
@@ -25,7 +30,7 @@ export function registerSlurm(program: Command): void {
     .option('--quiet', 'no progress output', false)
     .action(async (dirArg: string, raw: { wait: boolean; quiet: boolean }) => {
       const dir = resolve(dirArg);
-      const run = readRunJson<{ status?: string; result?: { files: Record<string, string> } }>(dir, 'a SLURM run cannot be collected without it; start a new run');
+      const run = readRunJson(dir, 'a SLURM run cannot be collected without it; start a new run');
       if (isFinished(run)) {
         process.stdout.write(`${dir}: already collected; report: ${run.result?.files['report'] ?? join(dir, 'report.html')}\n`);
         return;
@@ -45,7 +50,7 @@ export function registerSlurm(program: Command): void {
     .option('--index <i>', 'array index (default $SLURM_ARRAY_TASK_ID)')
     .action(async (o: { run: string; batch: string; offset: string; index?: string }) => {
       const index = int('--index', o.index ?? process.env['SLURM_ARRAY_TASK_ID']);
-      const path = await withStopSignals((signal) => runArrayTask({ runDir: resolve(o.run), batch: o.batch, offset: int('--offset', o.offset), index, signal }));
+      const path = await withStopSignals((signal) => runArrayTask({ runDir: resolve(o.run), batch: o.batch, offset: int('--offset', o.offset), index, engine, signal }));
       process.stdout.write(`trial record: ${path}\n`);
     });
 
@@ -56,7 +61,7 @@ export function registerSlurm(program: Command): void {
     .requiredOption('--stage <k>', 'the stage number, from 0')
     .action(async (o: { run: string; stage: string }) => {
       const progress = createProgress('plain');
-      const dir = await withStopSignals((signal) => runStageWorker({ runDir: resolve(o.run), stage: int('--stage', o.stage), progress, signal })).finally(() => progress.finish());
+      const dir = await withStopSignals((signal) => runStageWorker({ runDir: resolve(o.run), stage: int('--stage', o.stage), progress, engine, signal })).finally(() => progress.finish());
       process.stdout.write(`stage journal: ${join(dir, 'trials.jsonl')}\n`);
     });
 }

@@ -6,12 +6,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { BatchFile } from '../../harness/executors/slurm/batch.js';
-import type { TrialRecord } from '../../harness/trial/record.js';
+import { z } from 'zod';
+import { readBatch, type BatchFile } from '../../harness/executors/slurm/batch.js';
+import { stageDoneSchema } from '../../harness/executors/slurm/worker.js';
+import { readRunJson } from '../../harness/store/run-dir.js';
+import { readCheckedJson } from '../../harness/util/checked-json.js';
 import { readTrace, trialKey, type Trace } from '../support/faults.js';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
 import { waitFor } from '../support/wait.js';
+import type { TrialRecord } from '../../harness/domain/index.js';
 
 const EXPERIMENT = join(FIXTURES, 'experiments', 'slurm.yaml');
 const haveSlurm = existsSync('/usr/sbin/slurmctld');
@@ -28,7 +32,10 @@ function variant(name: string, edit: (text: string) => string): string {
 }
 
 /** A one-round sweep of 6 slow trials (hold ms per step) on the simulated GPU, for the fault tests. */
-function sweepOnly(name: string, o: { holdMs: number; concurrent: number; retries: number; workers?: number[] }): string {
+function sweepOnly(
+  name: string,
+  o: { holdMs: number; concurrent: number; retries: number; workers?: number[] },
+): string {
   const path = join(FIXTURES, 'experiments', `.${name}.generated.yaml`);
   writeFileSync(
     path,
@@ -50,11 +57,16 @@ function sweepOnly(name: string, o: { holdMs: number; concurrent: number; retrie
   return path;
 }
 
+/** What this test reads of chosen-config.json: where the max-batch stage ran. */
+const placementSchema = z.object({
+  placement: z.object({ stage: z.string(), host: z.string(), device: z.string(), slurm_job: z.string().nullable() }),
+});
+
 function batches(dir: string): { id: string; batch: BatchFile }[] {
   const root = join(dir, 'slurm');
   return readdirSync(root)
     .filter((d) => /^b\d+$/.test(d))
-    .map((id) => ({ id, batch: JSON.parse(readFileSync(join(root, id, 'batch.json'), 'utf8')) as BatchFile }));
+    .map((id) => ({ id, batch: readBatch(join(root, id))! }));
 }
 
 /** The sweep's batch once it was submitted: its directory and first job id. */
@@ -84,14 +96,25 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.deepEqual(trace.chosen, local.chosen);
     assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
     // Every trial ran in a SLURM job on this node, and says so.
-    assert.ok(trace.records.every((t) => t.node && t.node.slurm_job && t.node.device.length > 0), 'node on every record');
+    assert.ok(
+      trace.records.every((t) => t.node?.slurm_job && t.node.device.length > 0),
+      'node on every record',
+    );
     // Each sweep round (6 configs) and each compare round (2 arms) went out as one job array.
-    const rounds = (stage: string) => batches(dir).filter((b) => b.batch.specs[0]!.stage === stage).map((b) => b.batch.specs.length);
+    const rounds = (stage: string) =>
+      batches(dir)
+        .filter((b) => b.batch.specs[0]!.stage === stage)
+        .map((b) => b.batch.specs.length);
     assert.deepEqual(rounds('loader'), [6, 6]);
     assert.deepEqual(rounds('variant'), [2, 2]);
     // The max-batch stage ran inside one allocation: its own journal and done.json.
-    const done = JSON.parse(readFileSync(join(dir, 'slurm', 'stage-0', 'done.json'), 'utf8')) as { node: { host: string; slurm_job: string } };
-    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { placement: { stage: string; host: string; device: string; slurm_job: string } };
+    const done = readCheckedJson(
+      stageDoneSchema,
+      join(dir, 'slurm', 'stage-0', 'done.json'),
+      'done.json of a stage allocation',
+      'a bug',
+    );
+    const chosen = readCheckedJson(placementSchema, join(dir, 'chosen-config.json'), 'chosen-config.json', 'a bug');
     assert.equal(chosen.placement.stage, 'max-batch-1');
     assert.equal(chosen.placement.host, done.node.host);
     const probes = trace.records.filter((t) => t.stage === 'max-batch-1' && t.role !== 'final-confirm');
@@ -102,17 +125,22 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.equal(final.length, 1);
     assert.equal(final[0]!.outcome, 'ok');
     assert.ok(final[0]!.node?.slurm_job && !probes.some((t) => t.node!.slurm_job === final[0]!.node!.slurm_job));
-    assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /);
+    assert.match(
+      readFileSync(join(dir, 'summary.md'), 'utf8'),
+      /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /,
+    );
     assert.match(r.stderr, /slurm: submitted job \d+: \d+ trial\(s\) of b\d+ as --array=0-\d+%2/);
 
     // A coordinator that stopped halfway through merging a round: cut the journal inside the second
     // sweep batch and mark the run unfinished. collect takes the rest from the task files already
     // written, and submits nothing.
-    const loader = batches(dir).filter((b) => b.batch.specs[0]!.stage === 'loader').sort((a, b) => a.batch.first - b.batch.first)[1]!;
+    const loader = batches(dir)
+      .filter((b) => b.batch.specs[0]!.stage === 'loader')
+      .sort((a, b) => a.batch.first - b.batch.first)[1]!;
     const keep = loader.batch.first + 3;
     const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
     writeFileSync(join(dir, 'trials.jsonl'), `${lines.slice(0, keep).join('\n')}\n`);
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as Record<string, unknown>;
+    const run = readRunJson(dir, 'a bug');
     writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...run, status: 'running', result: undefined }));
     const dirsBefore = readdirSync(join(dir, 'slurm')).sort();
     const submissionsBefore = batches(dir).map((b) => b.batch.submissions.length);
@@ -120,7 +148,10 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.equal(again.exitCode, 0, again.stderr);
     assert.doesNotMatch(again.stderr, /submitted job/);
     assert.deepEqual(readdirSync(join(dir, 'slurm')).sort(), dirsBefore);
-    assert.deepEqual(batches(dir).map((b) => b.batch.submissions.length), submissionsBefore);
+    assert.deepEqual(
+      batches(dir).map((b) => b.batch.submissions.length),
+      submissionsBefore,
+    );
     assert.deepEqual(readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n'), lines);
   });
 
@@ -151,24 +182,49 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     // Task 5 cannot write its record (its result path is a folder): it fails on every attempt.
     mkdirSync(join(b.dir, 'slurm', b.id, 'task-5.json'));
     // Cancel task 0 while it runs, and task 3 before it starts.
-    await waitFor('task 0 running', async () => ((await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(`${b.job}_0 RUNNING`) ? true : null));
+    await waitFor('task 0 running', async () =>
+      (await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(
+        `${b.job}_0 RUNNING`,
+      )
+        ? true
+        : null,
+    );
     await execa('scancel', [`${b.job}_0`, `${b.job}_3`]);
     const r = await child;
     assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(r.stderr, new RegExp(`task ${b.job}_0 \\(trial \\d+\\) ended CANCELLED without a record; submitting it again \\(attempt 2 of 2\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `task ${b.job}_0 \\(trial \\d+\\) ended CANCELLED without a record; submitting it again \\(attempt 2 of 2\\)`,
+      ),
+    );
     // Without accounting (this cluster has no slurmdbd) a task cancelled while pending leaves no trace: it is retried as UNKNOWN.
-    assert.match(r.stderr, new RegExp(`task ${b.job}_3 \\(trial \\d+\\) ended UNKNOWN \\(it left the queue.*submitting it again \\(attempt 2 of 2\\)`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `task ${b.job}_3 \\(trial \\d+\\) ended UNKNOWN \\(it left the queue.*submitting it again \\(attempt 2 of 2\\)`,
+      ),
+    );
     assert.match(r.stderr, /ended FAILED without a record; submitting it again \(attempt 2 of 2\)/);
     const trace = readTrace(b.dir);
     const sweep = trace.records.filter((t) => t.stage === 'loader');
     const failed = sweep.filter((t) => t.outcome !== 'ok');
     assert.equal(failed.length, 1, JSON.stringify(failed.map((t) => t.reason)));
-    assert.match(failed[0]!.reason, /^SLURM task \d+_5 ended FAILED after 2 attempt\(s\) without writing a trial record/);
+    assert.match(
+      failed[0]!.reason,
+      /^SLURM task \d+_5 ended FAILED after 2 attempt\(s\) without writing a trial record/,
+    );
     // The cancelled tasks ran again: every other trial is a real record from a SLURM job.
     assert.equal(sweep.filter((t) => t.outcome === 'ok' && t.node).length, sweep.length - 1);
-    assert.deepEqual(trace.records.map((x) => x.index), trace.records.map((_, i) => i));
-    const warnings = (JSON.parse(readFileSync(join(b.dir, 'run.json'), 'utf8')) as { result: { warnings: string[] } }).result.warnings;
-    assert.ok(warnings.some((w) => /CANCELLED/.test(w)) && warnings.some((w) => /recorded as a crash/.test(w)), warnings.join('\n'));
+    assert.deepEqual(
+      trace.records.map((x) => x.index),
+      trace.records.map((_, i) => i),
+    );
+    const warnings = readRunJson(b.dir, 'a bug').result?.warnings ?? [];
+    assert.ok(
+      warnings.some((w) => /CANCELLED/.test(w)) && warnings.some((w) => /recorded as a crash/.test(w)),
+      warnings.join('\n'),
+    );
   });
 
   it('with retries 0 a cancelled task is recorded as a failed trial with the SLURM state', async () => {
@@ -176,12 +232,18 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', once, '--out', out, '--quiet'], { reject: false });
     const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-once'));
-    await waitFor('task 2 running', async () => ((await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(`${b.job}_2 RUNNING`) ? true : null));
+    await waitFor('task 2 running', async () =>
+      (await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(
+        `${b.job}_2 RUNNING`,
+      )
+        ? true
+        : null,
+    );
     await execa('scancel', [`${b.job}_2`]);
     const r = await child;
     assert.equal(r.exitCode, 0, r.stderr);
     const cancelled = readTrace(b.dir).records.filter((t: TrialRecord) => t.outcome === 'crash');
-    assert.equal(cancelled.length, 1);
+    assert.equal(cancelled.length, 1, cancelled.map((t) => t.reason).join('\n'));
     assert.match(cancelled[0]!.reason, new RegExp(`^SLURM task ${b.job}_2 ended CANCELLED after 1 attempt\\(s\\)`));
   });
 
@@ -213,9 +275,12 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     const out = tempDir();
     const r = await cli(['run', quick, '--out', out, '--no-wait', '--quiet']);
     assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(r.stderr, /tunebench: submitted: 6 trial\(s\) of b0 are queued or running as SLURM job \d+; \d+ trial\(s\) are journaled\. Gather the results with: tunebench collect /);
+    assert.match(
+      r.stderr,
+      /tunebench: submitted: 6 trial\(s\) of b0 are queued or running as SLURM job \d+; \d+ trial\(s\) are journaled\. Gather the results with: tunebench collect /,
+    );
     const dir = runDir(out, 'slurm-nowait');
-    assert.equal((JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { status: string }).status, 'waiting');
+    assert.equal(readRunJson(dir, 'a bug').status, 'waiting');
     const done = await cli(['collect', dir, '--quiet']);
     assert.equal(done.exitCode, 0, done.stderr);
     const trials = readTrace(dir).records;

@@ -1,46 +1,74 @@
 // A batch on disk, shared by the coordinator and the array tasks through the run directory:
 // <run>/slurm/<batch>/batch.json (the trial specs and every submission), task-<i>.json (the record
 // a task wrote, atomically) and task-<i>.log (its output). One file per task: tasks never share a file.
-import { existsSync, readFileSync } from 'node:fs';
+// Both files are read back through their schema: the shape is written once, here.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { z } from 'zod';
+import { configSchema, trialRecordSchema, type TrialRecord } from '../../domain/index.js';
 import { StoreError } from '../../errors.js';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { makeDirs } from '../../store/run-dir.js';
-import type { TrialRecord } from '../../trial/record.js';
+import { CheckedFileError, readCheckedJson } from '../../util/checked-json.js';
 import { specKey, type TrialSpec } from '../executor.js';
 
 export const SLURM_DIR = 'slurm';
 
-export interface Submission {
-  job_id: string;
-  /** Batch task numbers covered; array index = task - offset. */
-  tasks: number[];
-  offset: number;
-  at: string;
-}
+const count = z.number().int().nonnegative();
 
-export interface BatchFile {
+/** A planned trial as batch.json keeps it (executor.ts's TrialSpec). */
+export const trialSpecSchema = z.object({
+  stage: z.string(),
+  role: z.string(),
+  config: configSchema,
+  measure: z.object({ warmupSteps: count, steps: count, epochs: count.optional() }),
+  argv: z.array(z.string()).readonly().optional(),
+}) satisfies z.ZodType<TrialSpec>;
+
+export const submissionSchema = z.object({
+  job_id: z.string().regex(/^\d+$/, 'expected a SLURM job id'),
+  /** Batch task numbers covered; array index = task - offset. */
+  tasks: z.array(count),
+  offset: count,
+  at: z.string(),
+});
+export type Submission = z.infer<typeof submissionSchema>;
+
+export const batchFileSchema = z.object({
   /** Journal index of task 0. */
-  first: number;
-  specs: TrialSpec[];
-  submissions: Submission[];
+  first: count,
+  specs: z.array(trialSpecSchema),
+  submissions: z.array(submissionSchema),
   /** Submissions per task so far (1 after the first). */
-  attempts: Record<string, number>;
+  attempts: z.record(z.string(), count),
   /** Task number -> why it was given up (its record is synthesized). */
-  given_up: Record<string, string>;
-}
+  given_up: z.record(z.string(), z.string()),
+});
+export type BatchFile = z.infer<typeof batchFileSchema>;
 
 export function batchDir(runDir: string, id: string): string {
   return join(runDir, SLURM_DIR, id);
 }
 
+/** The batch in `dir`, or null when there is none; a damaged or foreign batch.json is a StoreError. */
 export function readBatch(dir: string): BatchFile | null {
   const path = join(dir, 'batch.json');
   if (!existsSync(path)) return null;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as BatchFile;
+    return readCheckedJson(
+      batchFileSchema,
+      path,
+      'the batch file of a SLURM batch',
+      `remove the folder ${dir} to submit the batch again`,
+    );
   } catch (error) {
-    throw new StoreError(`${path} is not valid JSON (${(error as Error).message}); remove the folder ${dir} to submit the batch again`, { cause: error });
+    // A StoreError, as before: the engine adds where the completed trials are and how to resume.
+    throw new StoreError(
+      error instanceof CheckedFileError
+        ? error.message
+        : `${path} cannot be read (${(error as Error).message}); remove the folder ${dir} to submit the batch again`,
+      { cause: error },
+    );
   }
 }
 
@@ -56,13 +84,68 @@ export function sameSpecs(a: readonly TrialSpec[], b: readonly TrialSpec[]): boo
 export const taskResultPath = (dir: string, task: number) => join(dir, `task-${task}.json`);
 export const taskLogPath = (dir: string, task: number) => join(dir, `task-${task}.log`);
 
-/** The record a task wrote, or null while there is none. */
-export function readTaskResult(dir: string, task: number): TrialRecord | null {
+/** What a task left: its record, nothing yet, or a file that cannot be used (why: file, line, field). */
+export type TaskResult =
+  | { kind: 'record'; record: TrialRecord }
+  | { kind: 'none' }
+  | { kind: 'damaged'; problem: string };
+
+/**
+ * The record a task wrote (worker.ts writes it atomically, so a file that fails its schema was
+ * damaged or put there by something else): such a task counts as failed, and may be retried.
+ */
+export function readTaskResult(dir: string, task: number): TaskResult {
   const path = taskResultPath(dir, task);
-  if (!existsSync(path)) return null;
+  if (!existsSync(path)) return { kind: 'none' };
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as TrialRecord;
-  } catch {
-    return null; // written atomically, so this is damage: the task counts as failed and may be retried
+    return {
+      kind: 'record',
+      record: readCheckedJson(
+        trialRecordSchema,
+        path,
+        'the result file of a SLURM array task',
+        'the task counts as failed: it is submitted again while retries allow, else recorded as a crash',
+      ),
+    };
+  } catch (error) {
+    if (error instanceof CheckedFileError) return { kind: 'damaged', problem: error.message };
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'none' };
+    return {
+      kind: 'damaged',
+      problem: `${path}: cannot be read (${(error as Error).message}); the task counts as failed`,
+    };
   }
+}
+
+/** The record of a task given up: a crash, with why, and none of a trial's measurements. */
+export function givenUpRecord(spec: TrialSpec, index: number, reason: string): TrialRecord {
+  return {
+    v: 1,
+    index,
+    stage: spec.stage,
+    role: spec.role,
+    config: spec.config,
+    ...(spec.argv ? { argv: [...spec.argv] } : {}),
+    outcome: 'crash',
+    reason,
+    exit_code: null,
+    signal: null,
+    steps: [],
+    warmup_steps: 0,
+    samples_per_second: null,
+    step_seconds: null,
+    peak_rss_bytes: null,
+    peak_limited_bytes: null,
+    limit: { mechanism: 'none', bytes: null },
+    telemetry: {
+      interval_ms: 0,
+      summary: { cpu_cores: null, machine_cpu: null, rss_bytes: null, processes: null, gpus: [] },
+      series: { t: [], cpu_cores: [], per_core: [], rss_bytes: [], processes: [], gpus: [] },
+    },
+    wall_seconds: 0,
+    started_at: new Date().toISOString(),
+    malformed_events: 0,
+    stderr_tail: '',
+    patterns_version: 0,
+  };
 }

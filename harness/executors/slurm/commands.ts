@@ -4,24 +4,60 @@ import { execa } from 'execa';
 import { ConfigError, TrialError } from '../../errors.js';
 
 /** Job states of sacct/squeue/scontrol that this executor acts on. */
-export const ACTIVE_STATES = new Set(['PENDING', 'CONFIGURING', 'RUNNING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_FED', 'REQUEUE_HOLD', 'RESIZING', 'SIGNALING', 'STAGE_OUT', 'STOPPED', 'PREEMPTED', 'RESV_DEL_HOLD']);
-export const FAILED_STATES = new Set(['FAILED', 'TIMEOUT', 'OUT_OF_MEMORY', 'CANCELLED', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE', 'REVOKED', 'SPECIAL_EXIT']);
+export const ACTIVE_STATES = new Set([
+  'PENDING',
+  'CONFIGURING',
+  'RUNNING',
+  'COMPLETING',
+  'SUSPENDED',
+  'REQUEUED',
+  'REQUEUE_FED',
+  'REQUEUE_HOLD',
+  'RESIZING',
+  'SIGNALING',
+  'STAGE_OUT',
+  'STOPPED',
+  'PREEMPTED',
+  'RESV_DEL_HOLD',
+]);
+export const FAILED_STATES = new Set([
+  'FAILED',
+  'TIMEOUT',
+  'OUT_OF_MEMORY',
+  'CANCELLED',
+  'NODE_FAIL',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'REVOKED',
+  'SPECIAL_EXIT',
+]);
 
 async function slurm(cmd: string, args: readonly string[]): Promise<string> {
   try {
     const r = await execa(cmd, args, { reject: false, timeout: 60_000 });
-    if (r.exitCode !== 0) throw new TrialError(`${cmd} ${args.join(' ')} failed (exit ${r.exitCode}): ${String(r.stderr).trim() || String(r.stdout).trim()}`);
+    if (r.exitCode !== 0)
+      throw new TrialError(
+        `${cmd} ${args.join(' ')} failed (exit ${r.exitCode}): ${String(r.stderr).trim() || String(r.stdout).trim()}`,
+      );
     return String(r.stdout);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new ConfigError(`${cmd} was not found on PATH: the slurm executor needs SLURM's client commands (sbatch, squeue, scontrol); run on a login node, or use --executor local`, [], { cause: error });
+      throw new ConfigError(
+        `${cmd} was not found on PATH: the slurm executor needs SLURM's client commands (sbatch, squeue, scontrol); run on a login node, or use --executor local`,
+        [],
+        { cause: error },
+      );
     }
     throw error;
   }
 }
 
 /** Submits a batch script; returns the job id (sbatch --parsable prints "id" or "id;cluster"). */
-export async function sbatch(args: readonly string[], script: string, scriptArgs: readonly string[] = []): Promise<string> {
+export async function sbatch(
+  args: readonly string[],
+  script: string,
+  scriptArgs: readonly string[] = [],
+): Promise<string> {
   const out = (await slurm('sbatch', ['--parsable', ...args, script, ...scriptArgs])).trim();
   const id = out.split(';')[0]!;
   if (!/^\d+$/.test(id)) throw new TrialError(`sbatch printed ${JSON.stringify(out)}, not a job id`);
@@ -47,8 +83,14 @@ export async function queuedStates(jobIds: readonly string[]): Promise<TaskState
   const states: TaskStates = new Map();
   if (jobIds.length === 0) return states;
   // squeue exits non-zero for job ids it no longer knows; that only means they left the queue.
-  const r = await execa('squeue', ['--array', '--noheader', `--jobs=${jobIds.join(',')}`, '--format=%i|%T'], { reject: false, timeout: 60_000 }).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') throw new ConfigError('squeue was not found on PATH: the slurm executor needs SLURM\'s client commands', [], { cause: error });
+  const r = await execa('squeue', ['--array', '--noheader', `--jobs=${jobIds.join(',')}`, '--format=%i|%T'], {
+    reject: false,
+    timeout: 60_000,
+  }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT')
+      throw new ConfigError("squeue was not found on PATH: the slurm executor needs SLURM's client commands", [], {
+        cause: error,
+      });
     throw error;
   });
   for (const line of String(r.stdout).split('\n')) {
@@ -65,7 +107,11 @@ export async function queuedStates(jobIds: readonly string[]): Promise<TaskState
 export async function finishedStates(jobIds: readonly string[]): Promise<TaskStates> {
   const states: TaskStates = new Map();
   if (jobIds.length === 0) return states;
-  const acct = await execa('sacct', ['--noheader', '--parsable2', '--allocations', `--jobs=${jobIds.join(',')}`, '--format=JobID,State'], { reject: false, timeout: 60_000 }).catch(() => null);
+  const acct = await execa(
+    'sacct',
+    ['--noheader', '--parsable2', '--allocations', `--jobs=${jobIds.join(',')}`, '--format=JobID,State'],
+    { reject: false, timeout: 60_000 },
+  ).catch(() => null);
   if (acct && acct.exitCode === 0 && String(acct.stdout).trim()) {
     for (const line of String(acct.stdout).split('\n')) {
       const [id, state] = line.trim().split('|');

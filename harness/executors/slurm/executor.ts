@@ -3,20 +3,30 @@
 // shared run directory; the coordinator polls squeue/sacct with backoff, submits failed tasks again
 // (up to `retries`), and hands the records back in journal order. A max-batch stage runs whole inside
 // one allocation (`tunebench stage-worker`), so every probe sees the same GPU type.
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { TrialRecord } from '../../domain/index.js';
 import { DetachedError, StoppedError, TrialError } from '../../errors.js';
 import type { ExecutorSpec } from '../../experiment/schema.js';
-import type { Progress } from '../progress.js';
 import { readJournal } from '../../store/journal.js';
-import { shellQuote } from '../../util/shell.js';
-import { writeJsonAtomic } from '../../store/atomic.js';
 import { makeDirs } from '../../store/run-dir.js';
-import type { TrialRecord } from '../../trial/record.js';
 import { specKey, type Executor, type TrialSpec } from '../executor.js';
-import { batchDir, readBatch, readTaskResult, sameSpecs, SLURM_DIR, writeBatch, type BatchFile } from './batch.js';
+import type { Progress } from '../progress.js';
+import {
+  batchDir,
+  givenUpRecord,
+  readBatch,
+  readTaskResult,
+  sameSpecs,
+  SLURM_DIR,
+  writeBatch,
+  type BatchFile,
+} from './batch.js';
 import { ACTIVE_STATES, finishedStates, maxArraySize, queuedStates, sbatch } from './commands.js';
+import { firstPoll, nextAction, type Policy, type TaskView } from './next-action.js';
+import { arrayRanges, resourceArgs, splitForArrays, writeScript } from './sbatch.js';
+import { readStageJob, writeStageJob, type StageJob } from './stage-job.js';
 
 export interface SlurmExecutorOptions {
   runDir: string;
@@ -34,82 +44,6 @@ export interface SlurmExecutor extends Executor {
 }
 
 const MAIN = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
-/** Polls that a task may be COMPLETED without its record showing (a shared filesystem's cache). */
-const COMPLETED_GRACE_POLLS = 6;
-
-/** sbatch arguments for the resources of every task. */
-export function resourceArgs(spec: ExecutorSpec): string[] {
-  const args: string[] = [];
-  if (spec.partition) args.push(`--partition=${spec.partition}`);
-  if (spec.account) args.push(`--account=${spec.account}`);
-  if (spec.gres) args.push(`--gres=${spec.gres}`);
-  if (spec.cpus_per_task) args.push(`--cpus-per-task=${spec.cpus_per_task}`);
-  if (spec.mem) args.push(`--mem=${spec.mem}`);
-  if (spec.time) args.push(`--time=${spec.time}`);
-  if (spec.constraint) args.push(`--constraint=${spec.constraint}`);
-  return [...args, ...spec.extra_args];
-}
-
-/** Task numbers as sbatch array ranges: [0,1,2,5] -> "0-2,5". */
-export function arrayRanges(indices: readonly number[]): string {
-  const sorted = [...new Set(indices)].sort((a, b) => a - b);
-  const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return parts.join(',');
-}
-
-/** Splits task numbers into submissions whose array indices stay below maxArray: (offset, indices). */
-export function splitForArrays(tasks: readonly number[], maxArray: number): { offset: number; tasks: number[] }[] {
-  const chunks = new Map<number, number[]>();
-  for (const t of tasks) {
-    const offset = Math.floor(t / maxArray) * maxArray;
-    chunks.set(offset, [...(chunks.get(offset) ?? []), t]);
-  }
-  return [...chunks].sort(([a], [b]) => a - b).map(([offset, ts]) => ({ offset, tasks: ts }));
-}
-
-/** The batch script: exec tunebench with fixed arguments; sbatch appends the rest. No parameter values pass through a shell. */
-function writeScript(runDir: string, name: string, command: string[]): string {
-  const dir = join(runDir, SLURM_DIR);
-  makeDirs(dir);
-  const path = join(dir, name);
-  const text = ['#!/bin/sh', '# Written by tunebench: runs one trial (or one stage) of this run directory.', `exec ${command.map(shellQuote).join(' ')} "$@"`, ''].join('\n');
-  writeFileSync(path, text, { mode: 0o755 });
-  return path;
-}
-
-function crashRecord(spec: TrialSpec, index: number, reason: string): TrialRecord {
-  return {
-    v: 1,
-    index,
-    stage: spec.stage,
-    role: spec.role,
-    config: spec.config,
-    ...(spec.argv ? { argv: [...spec.argv] } : {}),
-    outcome: 'crash',
-    reason,
-    exit_code: null,
-    signal: null,
-    steps: [],
-    warmup_steps: 0,
-    samples_per_second: null,
-    step_seconds: null,
-    peak_rss_bytes: null,
-    peak_limited_bytes: null,
-    limit: { mechanism: 'none', bytes: null },
-    telemetry: { interval_ms: 0, summary: { cpu_cores: null, machine_cpu: null, rss_bytes: null, processes: null, gpus: [] }, series: { t: [], cpu_cores: [], per_core: [], rss_bytes: [], processes: [], gpus: [] } },
-    wall_seconds: 0,
-    started_at: new Date().toISOString(),
-    malformed_events: 0,
-    stderr_tail: '',
-    patterns_version: 0,
-  };
-}
 
 export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
   const batches = new Map<string, BatchFile>();
@@ -133,13 +67,20 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     const dir = batchDir(o.runDir, id);
     for (const chunk of splitForArrays(tasks, maxArray)) {
       const indices = chunk.tasks.map((t) => t - chunk.offset);
-      const args = [...resourceArgs(o.spec), `--job-name=${jobName}`, `--array=${arrayRanges(indices)}%${o.spec.max_concurrent}`, `--output=${join(dir, 'slurm-%A_%a.log')}`];
+      const args = [
+        ...resourceArgs(o.spec),
+        `--job-name=${jobName}`,
+        `--array=${arrayRanges(indices)}%${o.spec.max_concurrent}`,
+        `--output=${join(dir, 'slurm-%A_%a.log')}`,
+      ];
       // The script's own arguments follow the script path; sbatch passes them on to every task.
       const jobId = await sbatch(args, script('trial.sh', 'trial'), ['--batch', id, '--offset', String(chunk.offset)]);
       batch.submissions.push({ job_id: jobId, tasks: chunk.tasks, offset: chunk.offset, at: new Date().toISOString() });
       for (const t of chunk.tasks) batch.attempts[String(t)] = (batch.attempts[String(t)] ?? 0) + 1;
       writeBatch(dir, batch);
-      o.progress.note(`slurm: submitted job ${jobId}: ${chunk.tasks.length} trial(s) of ${id} as --array=${arrayRanges(indices)}%${o.spec.max_concurrent}`);
+      o.progress.note(
+        `slurm: submitted job ${jobId}: ${chunk.tasks.length} trial(s) of ${id} as --array=${arrayRanges(indices)}%${o.spec.max_concurrent}`,
+      );
     }
   }
 
@@ -156,7 +97,8 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       if (!m || Number(m[1]) > first) continue;
       const batch = readBatch(join(root, name));
       const skip = first - Number(m[1]);
-      if (batch && batch.submissions.length > 0 && sameSpecs(batch.specs.slice(skip, skip + specs.length), specs)) return { id: name, batch };
+      if (batch && batch.submissions.length > 0 && sameSpecs(batch.specs.slice(skip, skip + specs.length), specs))
+        return { id: name, batch };
     }
     return null;
   }
@@ -179,13 +121,18 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     const batch: BatchFile = { first, specs: [...specs], submissions: [], attempts: {}, given_up: {} };
     batches.set(id, batch);
     writeBatch(dir, batch);
-    await submit(id, batch, specs.map((_, i) => i));
+    await submit(
+      id,
+      batch,
+      specs.map((_, i) => i),
+    );
   }
 
   function findBatch(index: number, spec: TrialSpec): { id: string; batch: BatchFile; task: number } | null {
     for (const [id, batch] of batches) {
       const task = index - batch.first;
-      if (task >= 0 && task < batch.specs.length && specKey(batch.specs[task]!) === specKey(spec)) return { id, batch, task };
+      if (task >= 0 && task < batch.specs.length && specKey(batch.specs[task]!) === specKey(spec))
+        return { id, batch, task };
     }
     return null;
   }
@@ -201,74 +148,95 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       o.signal?.addEventListener('abort', wake, { once: true });
     });
 
+  /** SLURM's state of one array task: squeue's while it is queued, else its final state, else UNKNOWN. */
+  async function taskState(job: string, task: string): Promise<string> {
+    const queued = (await queuedStates([job])).get(task);
+    if (queued && ACTIVE_STATES.has(queued)) return queued;
+    return (await finishedStates([job])).get(task) ?? 'UNKNOWN';
+  }
+
   /** Waits for one task of a batch: its record, or a crash record once its retries are used up. */
   async function collect(id: string, batch: BatchFile, task: number): Promise<TrialRecord> {
     const dir = batchDir(o.runDir, id);
-    let delay = 0.5;
-    let graceLeft = COMPLETED_GRACE_POLLS;
-    let lastState = '';
+    const policy: Policy = { retries: o.spec.retries, poll: o.spec.poll, noWait: o.noWait };
+    let poll = firstPoll();
+    // SLURM's state, known for one look after a query; the task's files are read again with it.
+    let state: string | null = null;
     for (;;) {
-      const record = readTaskResult(dir, task);
-      if (record) return { ...record, index: batch.first + task };
-      const gaveUp = batch.given_up[String(task)];
-      if (gaveUp) return crashRecord(batch.specs[task]!, batch.first + task, gaveUp);
-      if (o.signal?.aborted) throw new TrialError(`stopped while waiting for SLURM task ${task} of ${id}`);
       const sub = [...batch.submissions].reverse().find((s) => s.tasks.includes(task));
-      if (!sub) {
-        await submit(id, batch, [task]);
-        continue;
+      const job = sub ? { id: sub.job_id, task: `${sub.job_id}_${task - sub.offset}` } : null;
+      const log = job && state !== null ? join(dir, `slurm-${job.task}.log`) : null;
+      const view: TaskView = {
+        trial: batch.first + task,
+        result: readTaskResult(dir, task),
+        givenUp: batch.given_up[String(task)] ?? null,
+        stopped: o.signal?.aborted ?? false,
+        job,
+        attempts: batch.attempts[String(task)] ?? 1,
+        state,
+        log: log && existsSync(log) ? log : null,
+      };
+      const action = nextAction(view, poll, policy);
+      state = null;
+      if ('notes' in action) for (const message of action.notes) note(message);
+      switch (action.kind) {
+        case 'collect':
+          return { ...action.record, index: batch.first + task };
+        case 'crash':
+          return givenUpRecord(batch.specs[task]!, batch.first + task, action.reason);
+        case 'stop':
+          throw new TrialError(`stopped while waiting for SLURM task ${task} of ${id}`);
+        case 'submit':
+          await submit(id, batch, [task]);
+          break;
+        case 'query':
+          state = await taskState(action.job, action.task);
+          break;
+        case 'wait':
+          poll = action.poll;
+          await sleep(action.seconds);
+          break;
+        case 'detach':
+          throw new DetachedError(
+            `${batch.specs.length} trial(s) of ${id} are queued or running as SLURM job ${action.job}`,
+          );
+        case 'resubmit':
+          poll = action.poll;
+          await submit(id, batch, [task]);
+          break;
+        case 'give-up':
+          // Written down, so that a later coordinator records the same crash instead of waiting again.
+          poll = action.poll;
+          batch.given_up[String(task)] = action.reason;
+          writeBatch(dir, batch);
+          break;
       }
-      const taskId = `${sub.job_id}_${task - sub.offset}`;
-      let state = (await queuedStates([sub.job_id])).get(taskId);
-      if (!state || !ACTIVE_STATES.has(state)) {
-        if (readTaskResult(dir, task)) continue;
-        state = (await finishedStates([sub.job_id])).get(taskId) ?? 'UNKNOWN';
-      }
-      if (state !== lastState && state !== 'PENDING' && state !== 'RUNNING' && state !== 'COMPLETING') note(`task ${taskId} (trial ${batch.first + task}) is ${state}${state === 'PREEMPTED' ? ': waiting for it to run again' : ''}`);
-      lastState = state;
-      const finished = !ACTIVE_STATES.has(state);
-      if (finished && (state === 'COMPLETED' || state === 'UNKNOWN') && graceLeft-- > 0) {
-        // Finished, but the record is not visible yet: give the shared filesystem a moment.
-        await sleep(Math.min(delay, 2));
-        continue;
-      }
-      if (!finished) {
-        if (o.noWait) throw new DetachedError(`${batch.specs.length} trial(s) of ${id} are queued or running as SLURM job ${sub.job_id}`);
-        await sleep(delay);
-        delay = Math.min(delay * 1.5, o.spec.poll);
-        continue;
-      }
-      if (state === 'UNKNOWN') state = 'UNKNOWN (it left the queue, and neither sacct nor scontrol knows its final state: accounting is disabled, or it was cancelled before it started)';
-      const attempts = batch.attempts[String(task)] ?? 1;
-      const log = join(dir, `slurm-${sub.job_id}_${task - sub.offset}.log`);
-      if (attempts <= o.spec.retries) {
-        note(`task ${taskId} (trial ${batch.first + task}) ended ${state} without a record; submitting it again (attempt ${attempts + 1} of ${o.spec.retries + 1})`);
-        await submit(id, batch, [task]);
-        graceLeft = COMPLETED_GRACE_POLLS;
-        delay = 0.5;
-        continue;
-      }
-      const why = `SLURM task ${taskId} ended ${state} after ${attempts} attempt(s) without writing a trial record${existsSync(log) ? ` (log: ${log})` : ''}`;
-      batch.given_up[String(task)] = why;
-      writeBatch(dir, batch);
-      note(`${why}; it is recorded as a crash`);
     }
   }
 
   async function allocateStage(k: number, name: string): Promise<TrialRecord[]> {
     const dir = join(o.runDir, SLURM_DIR, `stage-${k}`);
     const done = join(dir, 'done.json');
-    const stateFile = join(dir, 'job.json');
-    const start = async (attempts: number): Promise<{ job_id: string; attempts: number }> => {
+    const start = async (attempts: number): Promise<StageJob> => {
       makeDirs(dir);
-      const id = await sbatch([...resourceArgs(o.spec), `--job-name=${jobName}-${name}`.slice(0, 60), `--output=${join(dir, 'slurm-%j.log')}`], script('stage.sh', 'stage-worker'), ['--stage', String(k)]);
+      const id = await sbatch(
+        [
+          ...resourceArgs(o.spec),
+          `--job-name=${jobName}-${name}`.slice(0, 60),
+          `--output=${join(dir, 'slurm-%j.log')}`,
+        ],
+        script('stage.sh', 'stage-worker'),
+        ['--stage', String(k)],
+      );
       const job = { job_id: id, attempts };
-      writeJsonAtomic(stateFile, job);
-      o.progress.note(`slurm: submitted job ${id}: stage ${name} runs inside one allocation (every probe a fresh process on the same node)`);
+      writeStageJob(dir, job);
+      o.progress.note(
+        `slurm: submitted job ${id}: stage ${name} runs inside one allocation (every probe a fresh process on the same node)`,
+      );
       return job;
     };
-    // The job an earlier coordinator submitted for this stage (written atomically, so whole or absent).
-    let current = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { job_id: string; attempts: number }) : null;
+    // The job an earlier coordinator submitted for this stage.
+    let current = readStageJob(dir);
     let delay = 0.5;
     for (;;) {
       if (existsSync(done)) return readJournal(join(dir, 'trials.jsonl')).records;
@@ -284,11 +252,15 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       }
       if (existsSync(done)) continue;
       if (current.attempts <= o.spec.retries) {
-        note(`the allocation of stage ${name} (job ${current.job_id}) ended ${state}; submitting it again (attempt ${current.attempts + 1} of ${o.spec.retries + 1})`);
+        note(
+          `the allocation of stage ${name} (job ${current.job_id}) ended ${state}; submitting it again (attempt ${current.attempts + 1} of ${o.spec.retries + 1})`,
+        );
         current = await start(current.attempts + 1);
         continue;
       }
-      throw new TrialError(`the allocation of stage ${name} (SLURM job ${current.job_id}) ended ${state} after ${current.attempts} attempt(s); see ${join(dir, `slurm-${current.job_id}.log`)}`);
+      throw new TrialError(
+        `the allocation of stage ${name} (SLURM job ${current.job_id}) ended ${state} after ${current.attempts} attempt(s); see ${join(dir, `slurm-${current.job_id}.log`)}`,
+      );
     }
   }
 

@@ -2,50 +2,131 @@
 // record to its own file in the shared run directory. A stage worker (`tunebench stage-worker`)
 // replays the run's journal up to a max-batch stage and runs that stage inside its allocation,
 // journaling to slurm/stage-<k>/trials.jsonl. Neither touches the run's journal: the coordinator
-// holds the lock and merges.
+// holds the lock and merges. Executors sit below the engine: the CLI hands in the engine's operations.
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError } from '../errors.js';
-import type { Experiment } from '../experiment/schema.js';
-import { localExecutor, type Executor } from '../executors/executor.js';
-import { batchDir, readBatch, SLURM_DIR, taskResultPath } from '../executors/slurm/batch.js';
-import { writeJsonAtomic } from '../store/atomic.js';
-import { Journal, JOURNAL_FILE, readJournal } from '../store/journal.js';
-import { makeDirs, readRunJson } from '../store/run-dir.js';
-import { fingerprint, type Fingerprint } from '../telemetry/fingerprint.js';
-import type { TrialRecord } from '../trial/record.js';
-import type { Workload } from '../workloads/workload.js';
-import type { Evidence, StageOutcome } from './context.js';
-import type { Progress } from './progress.js';
-import { experimentOfRun } from './resume.js';
-import { runStages, stageContext, type RunJsonDraft } from './run-experiment.js';
+import { z } from 'zod';
+import {
+  fingerprintSchema,
+  trialRecordSchema,
+  type Evidence,
+  type Fingerprint,
+  type RunJson,
+  type StageOutcome,
+  type TrialRecord,
+} from '../../domain/index.js';
+import { ConfigError } from '../../errors.js';
+import type { Experiment } from '../../experiment/schema.js';
+import { writeJsonAtomic } from '../../store/atomic.js';
+import { Journal, JOURNAL_FILE, readJournal } from '../../store/journal.js';
+import { makeDirs, readRunJson } from '../../store/run-dir.js';
+import { fingerprint } from '../../telemetry/fingerprint.js';
+import type { Workload } from '../../workloads/workload.js';
+import { localExecutor, type Executor } from '../executor.js';
+import type { Progress } from '../progress.js';
+import { batchDir, readBatch, SLURM_DIR, taskResultPath } from './batch.js';
 
-function loadRun(runDir: string): { run: RunJsonDraft; workload: Workload; experiment: Experiment } {
-  const run = readRunJson<RunJsonDraft>(runDir, 'the run directory must be on a filesystem that this node shares with the coordinator, undamaged');
-  return { run, ...experimentOfRun(run) };
+/** What stageContext needs to build a stage's run state. */
+export interface StageInputs {
+  experiment: Experiment;
+  workload: Workload;
+  env: Fingerprint;
+  progress: Progress;
+  /** Trials that return their record instead of running again. */
+  replay: readonly TrialRecord[];
+  signal?: AbortSignal | undefined;
+}
+
+/** The state runStages carries from stage to stage. */
+export interface StagesState {
+  outcomes: StageOutcome[];
+  evidence: Record<string, Evidence>;
+  current: string;
+}
+
+/** The engine's reading of a run (engine/resume.ts); the CLI passes it in. */
+export interface RunReader {
+  /** The experiment a run directory ran, as resolved when it started, and its workload. */
+  experimentOfRun: (run: RunJson) => { experiment: Experiment; workload: Workload };
+}
+
+/** The part of the engine's StageContext that the worker touches: the executor it tags with its node, and the records. */
+export interface WorkerContext {
+  executor: Executor;
+  records: readonly TrialRecord[];
+}
+
+/**
+ * The engine's operations that a stage worker runs (engine/run-experiment.ts; the CLI passes them
+ * in). `Ctx` is the engine's StageContext, opaque here beyond WorkerContext.
+ */
+export interface StageRunner<Ctx extends WorkerContext> extends RunReader {
+  stageContext: (x: StageInputs, journal: Journal, scratchDir: string) => Ctx;
+  /** Runs the stages in order, up to and including `until`. */
+  runStages: (ctx: Ctx, state: StagesState, until: number) => Promise<void>;
+}
+
+/** slurm/stage-<k>/done.json: the stage ran whole in this allocation (the coordinator waits for the file). */
+export const stageDoneSchema = z.object({
+  node: trialRecordSchema.shape.node.unwrap(),
+  environment: fingerprintSchema,
+  finished_at: z.string(),
+  run_id: z.string(),
+  /** Trials this worker ran (the replayed ones not counted). */
+  trials: z.number().int().nonnegative(),
+});
+export type StageDone = z.infer<typeof stageDoneSchema>;
+
+function loadRun(runDir: string, engine: RunReader): { run: RunJson; workload: Workload; experiment: Experiment } {
+  const run = readRunJson(
+    runDir,
+    'the run directory must be on a filesystem that this node shares with the coordinator, undamaged',
+  );
+  return { run, ...engine.experimentOfRun(run) };
 }
 
 /** Where a trial ran: the node and its device class (GPU name, or the CPU model without one). */
 export function nodeOf(env: Fingerprint = fingerprint()): { host: string; device: string; slurm_job: string | null } {
-  const job = process.env['SLURM_ARRAY_JOB_ID'] ? `${process.env['SLURM_ARRAY_JOB_ID']}_${process.env['SLURM_ARRAY_TASK_ID'] ?? ''}` : (process.env['SLURM_JOB_ID'] ?? null);
+  const job = process.env['SLURM_ARRAY_JOB_ID']
+    ? `${process.env['SLURM_ARRAY_JOB_ID']}_${process.env['SLURM_ARRAY_TASK_ID'] ?? ''}`
+    : (process.env['SLURM_JOB_ID'] ?? null);
   return { host: hostname(), device: env.gpu ? env.gpu.name : `CPU: ${env.cpu.model}`, slurm_job: job };
 }
 
 /** `tunebench trial --run <dir> --batch <id> --offset <o> --index <i>`: one array task. */
-export async function runArrayTask(o: { runDir: string; batch: string; offset: number; index: number; signal?: AbortSignal }): Promise<string> {
+export async function runArrayTask(o: {
+  runDir: string;
+  batch: string;
+  offset: number;
+  index: number;
+  engine: RunReader;
+  signal?: AbortSignal;
+}): Promise<string> {
   const dir = batchDir(o.runDir, o.batch);
   const batch = readBatch(dir);
-  if (!batch) throw new ConfigError(`no batch ${o.batch} in ${join(o.runDir, SLURM_DIR)}: the coordinator writes it before it submits; is the run directory on a shared filesystem?`);
+  if (!batch)
+    throw new ConfigError(
+      `no batch ${o.batch} in ${join(o.runDir, SLURM_DIR)}: the coordinator writes it before it submits; is the run directory on a shared filesystem?`,
+    );
   const task = o.offset + o.index;
   const spec = batch.specs[task];
-  if (!spec) throw new ConfigError(`batch ${o.batch} has ${batch.specs.length} trials; task ${task} (offset ${o.offset} + array index ${o.index}) is not one of them`);
-  const { experiment, workload } = loadRun(o.runDir);
+  if (!spec)
+    throw new ConfigError(
+      `batch ${o.batch} has ${batch.specs.length} trials; task ${task} (offset ${o.offset} + array index ${o.index}) is not one of them`,
+    );
+  const { experiment, workload } = loadRun(o.runDir, o.engine);
   const scratch = join(dir, `scratch-${task}`);
   makeDirs(scratch);
-  const record = await localExecutor({ workload, limits: experiment.limits, scratchDir: scratch, ...(o.signal ? { signal: o.signal } : {}) }).run(batch.first + task, spec);
+  const record = await localExecutor({
+    workload,
+    limits: experiment.limits,
+    scratchDir: scratch,
+    ...(o.signal ? { signal: o.signal } : {}),
+  }).run(batch.first + task, spec);
+  // Read back by readTaskResult (batch.ts) through the trial record's schema.
   const path = taskResultPath(dir, task);
-  writeJsonAtomic(path, { ...record, node: nodeOf() });
+  writeJsonAtomic(path, { ...record, node: nodeOf() } satisfies TrialRecord);
   rmSync(scratch, { recursive: true, force: true });
   return path;
 }
@@ -59,9 +140,16 @@ function nodeExecutor(local: Executor, node: ReturnType<typeof nodeOf>): Executo
  * `tunebench stage-worker --run <dir> --stage <k>`: replays the journal through the stages before k,
  * then runs stage k here. A requeued worker replays its own stage journal first, so no probe runs twice.
  */
-export async function runStageWorker(o: { runDir: string; stage: number; progress: Progress; signal?: AbortSignal }): Promise<string> {
-  const { run, experiment, workload } = loadRun(o.runDir);
-  if (!(o.stage >= 0 && o.stage < experiment.stages.length)) throw new ConfigError(`--stage ${o.stage}: the experiment has ${experiment.stages.length} stages`);
+export async function runStageWorker<Ctx extends WorkerContext>(o: {
+  runDir: string;
+  stage: number;
+  progress: Progress;
+  engine: StageRunner<Ctx>;
+  signal?: AbortSignal;
+}): Promise<string> {
+  const { run, experiment, workload } = loadRun(o.runDir, o.engine);
+  if (!(o.stage >= 0 && o.stage < experiment.stages.length))
+    throw new ConfigError(`--stage ${o.stage}: the experiment has ${experiment.stages.length} stages`);
   const dir = join(o.runDir, SLURM_DIR, `stage-${o.stage}`);
   makeDirs(join(dir, 'scratch'));
   const main = readJournal(join(o.runDir, JOURNAL_FILE)).records;
@@ -72,11 +160,21 @@ export async function runStageWorker(o: { runDir: string; stage: number; progres
   const env = fingerprint();
   // Replayed trials (the main journal's and this journal's own) are not journaled again: this
   // journal gets only the trials this worker runs.
-  const ctx = stageContext({ experiment, workload, env, progress: o.progress, replay, signal: o.signal }, own, join(dir, 'scratch'));
+  const ctx = o.engine.stageContext(
+    { experiment, workload, env, progress: o.progress, replay, signal: o.signal },
+    own,
+    join(dir, 'scratch'),
+  );
   ctx.executor = nodeExecutor(ctx.executor, nodeOf(env));
-  const state = { outcomes: [] as StageOutcome[], evidence: {} as Record<string, Evidence>, current: '' };
-  await runStages(ctx, state, o.stage);
-  writeJsonAtomic(join(dir, 'done.json'), { node: nodeOf(env), environment: env, finished_at: new Date().toISOString(), run_id: run.run_id, trials: ctx.records.length - main.length });
+  await o.engine.runStages(ctx, { outcomes: [], evidence: {}, current: '' }, o.stage);
+  const done: StageDone = {
+    node: nodeOf(env),
+    environment: env,
+    finished_at: new Date().toISOString(),
+    run_id: run.run_id,
+    trials: ctx.records.length - main.length,
+  };
+  writeJsonAtomic(join(dir, 'done.json'), done);
   rmSync(join(dir, 'scratch'), { recursive: true, force: true });
   return dir;
 }

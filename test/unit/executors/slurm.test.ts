@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deviceMatrix } from '../../../harness/engine/stages/device-matrix.js';
-import { experimentSchema } from '../../../harness/experiment/schema.js';
+import { parseExperiment } from '../../../harness/experiment/schema.js';
 import { expandTaskIds } from '../../../harness/executors/slurm/commands.js';
-import { arrayRanges, resourceArgs, splitForArrays } from '../../../harness/executors/slurm/executor.js';
-import type { TrialRecord } from '../../../harness/trial/record.js';
+import { arrayRanges, resourceArgs, splitForArrays } from '../../../harness/executors/slurm/sbatch.js';
+import type { TrialRecord } from '../../../harness/domain/index.js';
 
 describe('slurm executor helpers', () => {
   it('writes task numbers as sbatch array ranges', () => {
@@ -40,21 +40,37 @@ describe('slurm executor helpers', () => {
   });
 
   it('passes every sbatch option through as its own argument', () => {
-    const issues: { path: string; message: string }[] = [];
-    const exp = experimentSchema.parse(
-      {
-        name: 'x',
-        workload: { kind: 'command', command: ['true'] },
-        executor: { kind: 'slurm', partition: 'gpu', account: 'ml-perf', gres: 'gpu:a100:1', cpus_per_task: 8, mem: '64G', time: '00:30:00', constraint: 'a100|h100', extra_args: ['--qos=high', '--exclusive'] },
-        stages: [{ kind: 'sweep', params: { a: [1, 2] } }],
+    const parsed = parseExperiment({
+      name: 'x',
+      workload: { kind: 'command', command: ['true'] },
+      executor: {
+        kind: 'slurm',
+        partition: 'gpu',
+        account: 'ml-perf',
+        gres: 'gpu:a100:1',
+        cpus_per_task: 8,
+        mem: '64G',
+        time: '00:30:00',
+        constraint: 'a100|h100',
+        extra_args: ['--qos=high', '--exclusive'],
       },
-      '',
-      issues,
-    );
-    assert.deepEqual(issues, []);
-    assert.deepEqual(resourceArgs(exp!.executor), ['--partition=gpu', '--account=ml-perf', '--gres=gpu:a100:1', '--cpus-per-task=8', '--mem=64G', '--time=00:30:00', '--constraint=a100|h100', '--qos=high', '--exclusive']);
-    assert.equal(exp!.executor.max_concurrent, 4);
-    assert.equal(exp!.executor.retries, 1);
+      stages: [{ kind: 'sweep', params: { a: [1, 2] } }],
+    });
+    assert.ok(parsed.ok, JSON.stringify(parsed));
+    const exp = parsed.value;
+    assert.deepEqual(resourceArgs(exp.executor), [
+      '--partition=gpu',
+      '--account=ml-perf',
+      '--gres=gpu:a100:1',
+      '--cpus-per-task=8',
+      '--mem=64G',
+      '--time=00:30:00',
+      '--constraint=a100|h100',
+      '--qos=high',
+      '--exclusive',
+    ]);
+    assert.equal(exp.executor.max_concurrent, 4);
+    assert.equal(exp.executor.retries, 1);
   });
 });
 
@@ -77,7 +93,10 @@ describe('configuration matrix per device class', () => {
     let i = 0;
     for (let rep = 0; rep < 3; rep++) {
       // On the A100 the loader is the bottleneck: more workers help a lot.
-      records.push(rec(i++, 'NVIDIA A100-SXM4-80GB', `a${rep}`, 2, 0.1), rec(i++, 'NVIDIA A100-SXM4-80GB', `a${rep}`, 8, 0.05));
+      records.push(
+        rec(i++, 'NVIDIA A100-SXM4-80GB', `a${rep}`, 2, 0.1),
+        rec(i++, 'NVIDIA A100-SXM4-80GB', `a${rep}`, 8, 0.05),
+      );
       // On the T4 compute dominates: 8 workers buy nothing, so the cheaper 2 wins the tie.
       records.push(rec(i++, 'Tesla T4', 't0', 2, 0.2), rec(i++, 'Tesla T4', 't0', 8, 0.2));
     }
@@ -92,7 +111,10 @@ describe('configuration matrix per device class', () => {
     assert.ok(m[0]!.throughput!.estimate > 1200 && m[0]!.throughput!.estimate < 1300);
     // A100: 8 workers are significantly faster (Welch); T4: the two tie, and the cheaper one is chosen.
     assert.match(m[0]!.note!, /num_workers=8 is significantly faster than every other config/);
-    assert.match(m[1]!.note!, /2 configs are not significantly different from the best .*chose the cheapest, num_workers=2/);
+    assert.match(
+      m[1]!.note!,
+      /2 configs are not significantly different from the best .*chose the cheapest, num_workers=2/,
+    );
   });
 
   it('is empty for trials that ran here (no node)', () => {
