@@ -11,6 +11,9 @@ export function registerValidate(program: Command): void {
     .action((path: string, raw: { json?: boolean }) => {
       const { experiment, source } = loadExperiment(path);
       if (raw.json) process.stdout.write(`${JSON.stringify(experiment, null, 2)}\n`);
-      else process.stdout.write(`${source}: valid (${experiment.stages.length} stage${experiment.stages.length === 1 ? '' : 's'}: ${experiment.stages.map((s) => s.kind).join(', ')})\n`);
+      else
+        process.stdout.write(
+          `${source}: valid (${experiment.stages.length} stage${experiment.stages.length === 1 ? '' : 's'}: ${experiment.stages.map((s) => s.kind).join(', ')})\n`,
+        );
     });
 }

@@ -1,143 +1,242 @@
 // Checks that span several fields, after the schema has validated each one.
-import { ConfigError } from '../errors.js';
 import { paramEnvName } from '../workloads/protocol/events.js';
+import { closest } from './did-you-mean.js';
 import { names, parseExpr } from './expr.js';
-import { closest } from './schema-kit.js';
+import type { Issue } from './issues.js';
+import { stageName } from './names.js';
 import { checkTemplates } from './template-checks.js';
 import { ARENA_POLICIES, ARENA_SHRINK_UNSUPPORTED } from '../workloads/onnx/spec.js';
 import { parseClaim } from '../stats/claim.js';
 import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
+import { onnxParams } from './schema/workload.js';
 
-/** Parameters the ONNX workload understands. */
-export const ONNX_PARAMS = ['batch_size', 'intra_op_threads', 'inter_op_threads', 'arena', 'execution_provider', 'num_workers', 'prefetch_factor', 'persistent_workers'];
+// The engine and history name stages through here.
+export { stageName };
+
+/** Parameters the ONNX workload understands: the fields of its workload.params. */
+export const ONNX_PARAMS: readonly string[] = Object.keys(onnxParams.shape);
 const PIPELINE_PARAMS = ['num_workers', 'prefetch_factor', 'persistent_workers'];
 
 /** `env` must not set a protocol variable; every "{name}" must have a value in each stage (template-checks.ts). */
-function checkCommand(e: Experiment, issues: { path: string; message: string }[]): void {
+function checkCommand(e: Experiment, issues: Issue[]): void {
   if (e.workload.kind !== 'command') return;
-  const params = new Set<string>(Object.keys(e.workload.params ?? {}));
+  const params = new Set<string>(Object.keys(e.workload.params));
   for (const stage of e.stages) {
     if (stage.kind === 'max-batch' || stage.kind === 'compare') params.add(stage.param);
     if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) params.add(p);
-    if (stage.kind === 'claim') for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) params.add(p);
+    if (stage.kind === 'claim')
+      for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) params.add(p);
   }
   for (const name of Object.keys(e.workload.env ?? {})) {
     const param = [...params].find((p) => paramEnvName(p) === name);
-    if (param !== undefined) issues.push({ path: `workload.env.${name}`, message: `is set by tunebench to the value of the parameter ${JSON.stringify(param)} (workload protocol), so this value would be overwritten; remove it, or set the parameter instead` });
+    if (param !== undefined)
+      issues.push({
+        path: `workload.env.${name}`,
+        message: `is set by tunebench to the value of the parameter ${JSON.stringify(param)} (workload protocol), so this value would be overwritten; remove it, or set the parameter instead`,
+      });
   }
   checkTemplates(e, issues);
 }
 
-function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: { path: string; message: string }[]): void {
+function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Issue[]): void {
   const swept = Object.keys(stage.params);
   if (stage.strategy === 'race' && stage.repeats !== undefined && stage.repeats < stage.min_rounds) {
-    issues.push({ path: `stages[${i}].repeats`, message: `a race needs at least min_rounds (${stage.min_rounds}) rounds before it may eliminate a config, got ${stage.repeats}; raise repeats or use strategy: grid` });
+    issues.push({
+      path: `stages[${i}].repeats`,
+      message: `a race needs at least min_rounds (${stage.min_rounds}) rounds before it may eliminate a config, got ${stage.repeats}; raise repeats or use strategy: grid`,
+    });
   }
-  const known = e.workload.kind === 'onnx' ? [...ONNX_PARAMS] : [...swept, ...Object.keys(e.workload.params ?? {}), ...ONNX_PARAMS];
+  const known =
+    e.workload.kind === 'onnx' ? [...ONNX_PARAMS] : [...swept, ...Object.keys(e.workload.params), ...ONNX_PARAMS];
   for (const p of swept) {
     const path = `stages[${i}].params.${p}`;
     if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
       const hint = closest(p, ONNX_PARAMS);
-      issues.push({ path, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });
+      issues.push({
+        path,
+        message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}`,
+      });
     } else if (e.workload.kind === 'onnx' && PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
       issues.push({ path, message: 'needs workload.pipeline (the data loader it tunes)' });
-    } else if (e.workload.params && (e.workload.params as Record<string, unknown>)[p] !== undefined) {
+    } else if ((e.workload.params as Record<string, unknown>)[p] !== undefined) {
       issues.push({ path: `workload.params.${p}`, message: `is swept by stages[${i}]; remove the fixed value` });
     }
     const spec = stage.params[p]!;
     if (!Array.isArray(spec) && 'range' in spec && (spec.range.length !== 2 || spec.range[0]! > spec.range[1]!)) {
-      issues.push({ path: `${path}.range`, message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.range)}` });
+      issues.push({
+        path: `${path}.range`,
+        message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.range)}`,
+      });
     }
     if (!Array.isArray(spec) && 'pow2' in spec && (spec.pow2.length !== 2 || spec.pow2[0]! > spec.pow2[1]!)) {
-      issues.push({ path: `${path}.pow2`, message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.pow2)}` });
+      issues.push({
+        path: `${path}.pow2`,
+        message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.pow2)}`,
+      });
     }
   }
   const exprs: [string, string | number, string[]][] = [];
-  if (stage.constraints?.cpus) exprs.push([`stages[${i}].constraints.cpus.uses`, stage.constraints.cpus.uses, known], [`stages[${i}].constraints.cpus.max`, stage.constraints.cpus.max, ['cpus']]);
-  if (stage.constraints?.memory) exprs.push([`stages[${i}].constraints.memory.uses`, stage.constraints.memory.uses, known]);
+  if (stage.constraints.cpus)
+    exprs.push(
+      [`stages[${i}].constraints.cpus.uses`, stage.constraints.cpus.uses, known],
+      [`stages[${i}].constraints.cpus.max`, stage.constraints.cpus.max, ['cpus']],
+    );
+  if (stage.constraints.memory)
+    exprs.push([`stages[${i}].constraints.memory.uses`, stage.constraints.memory.uses, known]);
   for (const [path, text, allowed] of exprs) {
     try {
       const unknown = names(parseExpr(String(text))).filter((n) => !allowed.includes(n));
-      if (unknown.length > 0) issues.push({ path, message: `unknown name ${JSON.stringify(unknown[0])}; expected one of ${allowed.join(', ')}` });
+      if (unknown.length > 0)
+        issues.push({
+          path,
+          message: `unknown name ${JSON.stringify(unknown[0])}; expected one of ${allowed.join(', ')}`,
+        });
     } catch (error) {
       issues.push({ path, message: (error as Error).message });
     }
   }
   for (const [p, condition] of Object.entries(stage.applies_when)) {
     const path = `stages[${i}].applies_when.${p}`;
-    if (!swept.includes(p)) issues.push({ path, message: `expected a swept parameter (${swept.join(', ')}), got ${JSON.stringify(p)}` });
-    else if (!swept.includes(condition)) issues.push({ path, message: `expected the name of another swept parameter, got ${JSON.stringify(condition)}` });
+    if (!swept.includes(p))
+      issues.push({ path, message: `expected a swept parameter (${swept.join(', ')}), got ${JSON.stringify(p)}` });
+    else if (!swept.includes(condition))
+      issues.push({ path, message: `expected the name of another swept parameter, got ${JSON.stringify(condition)}` });
     else if (condition === p) issues.push({ path, message: 'a parameter cannot be conditional on itself' });
   }
   for (const [j, c] of (stage.cost ?? []).entries()) {
-    if (!swept.includes(c)) issues.push({ path: `stages[${i}].cost[${j}]`, message: `expected one of the swept parameters (${swept.join(', ')}), got ${JSON.stringify(c)}` });
+    if (!swept.includes(c))
+      issues.push({
+        path: `stages[${i}].cost[${j}]`,
+        message: `expected one of the swept parameters (${swept.join(', ')}), got ${JSON.stringify(c)}`,
+      });
   }
 }
 
-function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: { path: string; message: string }[]): void {
+function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Issue[]): void {
   try {
     const claim = parseClaim(stage.claim, stage.tolerance);
     const memory = stage.metric === 'peak_memory';
     if (stage.metric !== undefined && (claim.quantity === 'memory') !== memory) {
       const want = claim.quantity === 'memory' ? 'peak_memory' : 'throughput, step_time or process_time';
-      issues.push({ path: `stages[${i}].metric`, message: `the claim ${JSON.stringify(stage.claim)} is about ${claim.quantity}, so metric must be ${want} (or left out), got ${JSON.stringify(stage.metric)}` });
+      issues.push({
+        path: `stages[${i}].metric`,
+        message: `the claim ${JSON.stringify(stage.claim)} is about ${claim.quantity}, so metric must be ${want} (or left out), got ${JSON.stringify(stage.metric)}`,
+      });
     }
   } catch (error) {
     issues.push({ path: `stages[${i}].claim`, message: (error as Error).message });
   }
-  if (stage.min_pairs > stage.max_pairs) issues.push({ path: `stages[${i}].min_pairs`, message: `expected at most max_pairs (${stage.max_pairs}), got ${stage.min_pairs}` });
-  const sides = [...Object.entries(stage.baseline).map(([k]) => ['baseline', k] as const), ...Object.entries(stage.candidate).map(([k]) => ['candidate', k] as const)];
+  if (stage.min_pairs > stage.max_pairs)
+    issues.push({
+      path: `stages[${i}].min_pairs`,
+      message: `expected at most max_pairs (${stage.max_pairs}), got ${stage.min_pairs}`,
+    });
+  const sides = [
+    ...Object.entries(stage.baseline).map(([k]) => ['baseline', k] as const),
+    ...Object.entries(stage.candidate).map(([k]) => ['candidate', k] as const),
+  ];
   for (const [side, p] of sides) {
     if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
       const hint = closest(p, ONNX_PARAMS);
-      issues.push({ path: `stages[${i}].${side}.${p}`, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}` });
+      issues.push({
+        path: `stages[${i}].${side}.${p}`,
+        message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}`,
+      });
     }
   }
   const commands = stage.baseline_command !== undefined || stage.candidate_command !== undefined;
-  if (commands && e.workload.kind !== 'command') issues.push({ path: `stages[${i}]`, message: 'baseline_command and candidate_command need a command workload' });
-  const same = JSON.stringify(Object.entries(stage.baseline).sort()) === JSON.stringify(Object.entries(stage.candidate).sort()) && JSON.stringify(stage.baseline_command) === JSON.stringify(stage.candidate_command);
-  if (same) issues.push({ path: `stages[${i}].candidate`, message: 'is the same as the baseline: a claim compares two different configs or commands' });
-  const batchKnown = e.workload.params?.batch_size !== undefined || 'batch_size' in stage.candidate || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
-  if (!batchKnown && (stage.metric ?? 'throughput') === 'throughput' && e.workload.kind === 'onnx') issues.push({ path: `stages[${i}]`, message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it' });
+  if (commands && e.workload.kind !== 'command')
+    issues.push({ path: `stages[${i}]`, message: 'baseline_command and candidate_command need a command workload' });
+  const same =
+    JSON.stringify(Object.entries(stage.baseline).sort()) === JSON.stringify(Object.entries(stage.candidate).sort()) &&
+    JSON.stringify(stage.baseline_command) === JSON.stringify(stage.candidate_command);
+  if (same)
+    issues.push({
+      path: `stages[${i}].candidate`,
+      message: 'is the same as the baseline: a claim compares two different configs or commands',
+    });
+  const batchKnown =
+    e.workload.params.batch_size !== undefined ||
+    'batch_size' in stage.candidate ||
+    e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+  if (!batchKnown && (stage.metric ?? 'throughput') === 'throughput' && e.workload.kind === 'onnx')
+    issues.push({
+      path: `stages[${i}]`,
+      message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it',
+    });
 }
 
-function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: { path: string; message: string }[]): void {
+function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: Issue[]): void {
   const p = stage.param;
-  if (stage.repeats > stage.max_rounds) issues.push({ path: `stages[${i}].repeats`, message: `expected at most max_rounds (${stage.max_rounds}), got ${stage.repeats}` });
+  if (stage.repeats > stage.max_rounds)
+    issues.push({
+      path: `stages[${i}].repeats`,
+      message: `expected at most max_rounds (${stage.max_rounds}), got ${stage.repeats}`,
+    });
   if (e.workload.kind === 'onnx' && !ONNX_PARAMS.includes(p)) {
     const hint = closest(p, ONNX_PARAMS);
-    issues.push({ path: `stages[${i}].param`, message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}` });
+    issues.push({
+      path: `stages[${i}].param`,
+      message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}`,
+    });
   } else if (e.workload.kind === 'onnx' && PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
     issues.push({ path: `stages[${i}].param`, message: 'needs workload.pipeline (the data loader it tunes)' });
-  } else if ((e.workload.params as Record<string, unknown> | undefined)?.[p] !== undefined) {
+  } else if ((e.workload.params as Record<string, unknown>)[p] !== undefined) {
     issues.push({ path: `workload.params.${p}`, message: `is compared by stages[${i}]; remove the fixed value` });
   }
   stage.arms.forEach((v, j) => {
-    if (stage.arms.indexOf(v) !== j) issues.push({ path: `stages[${i}].arms[${j}]`, message: `expected distinct arms, got ${JSON.stringify(v)} again` });
+    if (stage.arms.indexOf(v) !== j)
+      issues.push({
+        path: `stages[${i}].arms[${j}]`,
+        message: `expected distinct arms, got ${JSON.stringify(v)} again`,
+      });
     if (e.workload.kind === 'onnx' && p === 'arena') {
       if (v === 'shrink-every-run') issues.push({ path: `stages[${i}].arms[${j}]`, message: ARENA_SHRINK_UNSUPPORTED });
-      else if (!(ARENA_POLICIES as readonly unknown[]).includes(v)) issues.push({ path: `stages[${i}].arms[${j}]`, message: `expected one of keep, off, got ${JSON.stringify(v)}` });
+      else if (!(ARENA_POLICIES as readonly unknown[]).includes(v))
+        issues.push({
+          path: `stages[${i}].arms[${j}]`,
+          message: `expected one of keep, off, got ${JSON.stringify(v)}`,
+        });
     }
   });
   if (stage.baseline !== undefined && !stage.arms.includes(stage.baseline)) {
-    issues.push({ path: `stages[${i}].baseline`, message: `expected one of the arms (${stage.arms.map((a) => JSON.stringify(a)).join(', ')}), got ${JSON.stringify(stage.baseline)}` });
+    issues.push({
+      path: `stages[${i}].baseline`,
+      message: `expected one of the arms (${stage.arms.map((a) => JSON.stringify(a)).join(', ')}), got ${JSON.stringify(stage.baseline)}`,
+    });
   }
 }
 
-export function checkExperiment(e: Experiment, source: string): void {
-  const issues: { path: string; message: string }[] = [];
+/** Every cross-field problem of an experiment whose fields are each valid; empty when there is none. */
+export function checkExperiment(e: Experiment): Issue[] {
+  const issues: Issue[] = [];
   e.stages.forEach((stage, i) => {
     if (stage.kind === 'max-batch') {
-      const fixed = (e.workload.params ?? {}) as Record<string, unknown>;
+      const fixed = e.workload.params as Record<string, unknown>;
       const onGpu = fixed['execution_provider'] === 'cuda' || String(fixed['device'] ?? '').startsWith('cuda');
       if (e.limits.memory === undefined && !onGpu) {
-        issues.push({ path: `stages[${i}]`, message: 'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: cuda (or execution_provider: cuda), and the device memory is the cap' });
+        issues.push({
+          path: `stages[${i}]`,
+          message:
+            'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: cuda (or execution_provider: cuda), and the device memory is the cap',
+        });
       }
       const m = stage.multiple_of;
-      if (stage.ceiling < m) issues.push({ path: `stages[${i}].ceiling`, message: `expected at least multiple_of (${m}), got ${stage.ceiling}` });
-      if (stage.start !== undefined && stage.start > stage.ceiling) issues.push({ path: `stages[${i}].start`, message: `expected at most ceiling (${stage.ceiling}), got ${stage.start}` });
+      if (stage.ceiling < m)
+        issues.push({
+          path: `stages[${i}].ceiling`,
+          message: `expected at least multiple_of (${m}), got ${stage.ceiling}`,
+        });
+      if (stage.start !== undefined && stage.start > stage.ceiling)
+        issues.push({
+          path: `stages[${i}].start`,
+          message: `expected at most ceiling (${stage.ceiling}), got ${stage.start}`,
+        });
       if (fixed[stage.param] !== undefined) {
-        issues.push({ path: `workload.params.${stage.param}`, message: `is searched by stages[${i}]; remove the fixed value` });
+        issues.push({
+          path: `workload.params.${stage.param}`,
+          message: `is searched by stages[${i}]; remove the fixed value`,
+        });
       }
     }
   });
@@ -150,22 +249,25 @@ export function checkExperiment(e: Experiment, source: string): void {
     if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
     else checkCompare(e, stage, i, issues);
     const varies = stage.kind === 'sweep' ? 'batch_size' in stage.params : stage.param === 'batch_size';
-    const batchKnown = e.workload.params?.batch_size !== undefined || varies || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
-    if (!batchKnown) issues.push({ path: `stages[${i}]`, message: `needs a batch size: set workload.params.batch_size, ${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it` });
+    const batchKnown =
+      e.workload.params.batch_size !== undefined || varies || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+    if (!batchKnown)
+      issues.push({
+        path: `stages[${i}]`,
+        message: `needs a batch size: set workload.params.batch_size, ${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it`,
+      });
   });
   if (e.workload.kind === 'command') checkCommand(e, issues);
-  if (e.workload.kind === 'onnx' && e.workload.params?.arena === 'shrink-every-run') {
+  if (e.workload.kind === 'onnx' && e.workload.params.arena === 'shrink-every-run') {
     issues.push({ path: 'workload.params.arena', message: ARENA_SHRINK_UNSUPPORTED });
   }
-  const names = e.stages.map((s, i) => s.name ?? `${s.kind}-${i + 1}`);
+  const names = e.stages.map(stageName);
   names.forEach((n, i) => {
-    if (names.indexOf(n) !== i) issues.push({ path: `stages[${i}].name`, message: `expected a unique stage name, got ${JSON.stringify(n)} again` });
+    if (names.indexOf(n) !== i)
+      issues.push({
+        path: `stages[${i}].name`,
+        message: `expected a unique stage name, got ${JSON.stringify(n)} again`,
+      });
   });
-  if (issues.length > 0) {
-    throw new ConfigError(`${source}: invalid experiment (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${issues.map((i) => `  ${i.path}: ${i.message}`).join('\n')}`, issues);
-  }
-}
-
-export function stageName(stage: { name?: string; kind: string }, index: number): string {
-  return stage.name ?? `${stage.kind}-${index + 1}`;
+  return issues;
 }

@@ -25,7 +25,8 @@ export function parseExpr(text: string): Expr {
   let i = 0;
   const peek = (): string | undefined => tokens[i];
   const expect = (t: string): void => {
-    if (tokens[i] !== t) throw new Error(`expected "${t}" in "${text}", found ${tokens[i] ? `"${tokens[i]}"` : 'the end'}`);
+    if (tokens[i] !== t)
+      throw new Error(`expected "${t}" in "${text}", found ${tokens[i] ? `"${tokens[i]}"` : 'the end'}`);
     i++;
   };
   const primary = (): Expr => {
@@ -43,12 +44,14 @@ export function parseExpr(text: string): Expr {
   };
   const product = (): Expr => {
     let left = primary();
-    while (peek() === '*' || peek() === '/') left = { kind: 'op', op: tokens[i++] as '*' | '/', left, right: primary() };
+    while (peek() === '*' || peek() === '/')
+      left = { kind: 'op', op: tokens[i++] as '*' | '/', left, right: primary() };
     return left;
   };
   const sum = (): Expr => {
     let left = product();
-    while (peek() === '+' || peek() === '-') left = { kind: 'op', op: tokens[i++] as '+' | '-', left, right: product() };
+    while (peek() === '+' || peek() === '-')
+      left = { kind: 'op', op: tokens[i++] as '+' | '-', left, right: product() };
     return left;
   };
   const e = sum();

@@ -4,9 +4,10 @@ import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { checkExperiment } from './checks.js';
+import type { Issue } from './issues.js';
 import { duplicateJsonKey } from './json-keys.js';
-import { experimentSchema, type Experiment } from './schema.js';
-import type { Issue } from './schema-kit.js';
+import { LineFinder } from './lines.js';
+import { parseExperiment, type Experiment } from './schema.js';
 import { formatBytes } from './units.js';
 
 /** Experiment files are a few kilobytes; a larger one is the wrong file or an attack, refused before parsing. */
@@ -58,8 +59,11 @@ function readBounded(source: string): string {
 }
 
 function tooLarge(source: string, bytes?: number): ConfigError {
-  const size = bytes === undefined ? 'larger than the limit' : `${bytes} bytes (${formatBytes(bytes)}), larger than the limit`;
-  return new ConfigError(`${source}: the experiment file is ${size} of ${formatBytes(MAX_EXPERIMENT_BYTES)} (${MAX_EXPERIMENT_BYTES} bytes); an experiment file is a few kilobytes, so check that this is the right file`);
+  const size =
+    bytes === undefined ? 'larger than the limit' : `${bytes} bytes (${formatBytes(bytes)}), larger than the limit`;
+  return new ConfigError(
+    `${source}: the experiment file is ${size} of ${formatBytes(MAX_EXPERIMENT_BYTES)} (${MAX_EXPERIMENT_BYTES} bytes); an experiment file is a few kilobytes, so check that this is the right file`,
+  );
 }
 
 /** Parses and validates experiment text; relative model paths resolve against the file's directory. */
@@ -67,18 +71,47 @@ export function parseExperimentText(text: string, source: string, format?: 'json
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_EXPERIMENT_BYTES) throw tooLarge(source, bytes);
   const raw = parseRaw(text, source, format);
-  const issues: Issue[] = [];
-  const experiment = experimentSchema.parse(raw, '', issues);
-  if (!experiment || issues.length > 0) {
-    const lines = issues.map((i) => `  ${i.path || '(top level)'}: ${i.message}`);
-    throw new ConfigError(`${source}: invalid experiment (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, issues);
-  }
-  checkExperiment(experiment, source);
+  const parsed = parseExperiment(raw);
+  if (!parsed.ok) throw invalid(source, text, parsed.issues);
+  const experiment = parsed.value;
+  // Cross-field rules run only on an experiment whose every field is valid.
+  const problems = checkExperiment(experiment);
+  if (problems.length > 0) throw invalid(source, text, problems);
   if (experiment.workload.kind === 'onnx') {
     const model = experiment.workload.model;
     if ('path' in model && !isAbsolute(model.path)) model.path = resolve(dirname(source), model.path);
   }
   return experiment;
+}
+
+/** One ConfigError for every problem, each with its field path and, where the file has it, its line. */
+function invalid(
+  source: string,
+  text: string,
+  issues: readonly (Issue & { at?: readonly PropertyKey[] })[],
+): ConfigError {
+  // A one-line text (such as the resolved experiment that resume re-reads) has no line worth naming.
+  const lines = text.includes('\n') ? new LineFinder(text) : undefined;
+  const located: Issue[] = issues.map(({ path, message, at }) => {
+    const line = lines?.lineOf(at ?? pathKeys(path));
+    return line === undefined ? { path, message } : { path, message, line };
+  });
+  // In the order of the file; problems without a line keep their order, after those with one.
+  located.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || 0);
+  const rendered = located.map(
+    (i) => `  ${i.path || '(top level)'}: ${i.message}${i.line === undefined ? '' : ` (line ${i.line})`}`,
+  );
+  return new ConfigError(
+    `${source}: invalid experiment (${located.length} problem${located.length === 1 ? '' : 's'}):\n${rendered.join('\n')}`,
+    located,
+  );
+}
+
+/** The keys of a path written by the cross-field checks: `stages[1].params.x` -> ['stages', 1, 'params', 'x']. */
+function pathKeys(path: string): PropertyKey[] {
+  return [...path.matchAll(/\[(\d+)\]|"((?:[^"\\]|\\.)*)"|([^.[\]"]+)/g)].map((m) =>
+    m[1] !== undefined ? Number(m[1]) : m[2] !== undefined ? (JSON.parse(`"${m[2]}"`) as string) : m[3]!,
+  );
 }
 
 function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unknown {
@@ -90,7 +123,10 @@ function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unkno
       throw new ConfigError(`${source}: not valid JSON: ${(error as Error).message}`, [], { cause: error });
     }
     const duplicate = duplicateJsonKey(text);
-    if (duplicate) throw new ConfigError(`${source}: not valid JSON for tunebench: duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}; a key may appear once in an object, so remove one of them`);
+    if (duplicate)
+      throw new ConfigError(
+        `${source}: not valid JSON for tunebench: duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}; a key may appear once in an object, so remove one of them`,
+      );
     return value;
   }
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
@@ -103,9 +139,12 @@ function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unkno
     value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });
   } catch (error) {
     // The yaml library throws a ReferenceError for excessive aliases and for an alias to a missing anchor.
-    const why = /alias count/i.test((error as Error).message) ? `its aliases (*name) expand to more than ${MAX_YAML_ALIASES} copies, as in a "billion laughs" attack; write the values out or use fewer aliases` : (error as Error).message;
+    const why = /alias count/i.test((error as Error).message)
+      ? `its aliases (*name) expand to more than ${MAX_YAML_ALIASES} copies, as in a "billion laughs" attack; write the values out or use fewer aliases`
+      : (error as Error).message;
     throw new ConfigError(`${source}: not valid YAML: ${why}`, [], { cause: error });
   }
-  if (value === null || value === undefined) throw new ConfigError(`${source}: the file is empty; an experiment needs at least name, workload and stages`);
+  if (value === null || value === undefined)
+    throw new ConfigError(`${source}: the file is empty; an experiment needs at least name, workload and stages`);
   return value;
 }

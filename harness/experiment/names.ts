@@ -1,8 +1,7 @@
-// Names a user may not choose: parameters whose TUNEBENCH_<NAME> variable is one the harness sets,
-// and workload.env entries that the harness would overwrite.
+// Names: those a user may not choose (parameters whose TUNEBENCH_<NAME> variable is one the harness
+// sets, workload.env entries the harness would overwrite, JavaScript's own keys) and stage names.
 import { ONNX_WORKLOAD_ENV } from '../workloads/onnx/spec.js';
 import { ENV, paramEnvName } from '../workloads/protocol/events.js';
-import { isObjectPrototypeKey, reservedKeyMessage } from './schema-kit.js';
 
 /**
  * Every variable the harness sets for a trial: the protocol's, the ONNX child's spec, and the trial
@@ -14,7 +13,7 @@ const MEANING: Record<string, string> = {
   [ENV.config]: 'the whole configuration as JSON',
   [ENV.events]: 'the path of the events file',
   [ENV.warmupSteps]: 'the number of warm-up steps, which measure.warmup_steps sets',
-  [ENV.steps]: 'the number of timed steps, which measure.steps (or a stage\'s steps) sets',
+  [ENV.steps]: "the number of timed steps, which measure.steps (or a stage's steps) sets",
   [ENV.trialId]: 'the trial id',
   [ENV.trialEpochs]: 'the epochs a max-batch confirmation asks the trial to span',
 };
@@ -31,6 +30,28 @@ export function paramNameProblem(name: string): string | undefined {
 /** Why `name` cannot be a workload.env entry, or undefined when it can. */
 export function envNameProblem(name: string): string | undefined {
   if (isObjectPrototypeKey(name)) return reservedKeyMessage(name, 'variable');
-  if (HARNESS_ENV.includes(name)) return `${name} is set by tunebench for every trial (workload protocol), so this value would be overwritten; remove it`;
+  if (HARNESS_ENV.includes(name))
+    return `${name} is set by tunebench for every trial (workload protocol), so this value would be overwritten; remove it`;
   return undefined;
+}
+
+/** Names that every JavaScript object already has ("constructor", "toString", "__proto__", ...). */
+const OBJECT_PROTOTYPE_KEYS: ReadonlySet<string> = new Set(Object.getOwnPropertyNames(Object.prototype));
+
+export function isObjectPrototypeKey(key: string): boolean {
+  return OBJECT_PROTOTYPE_KEYS.has(key);
+}
+
+/** Why a user-chosen name such as "constructor" is refused; `noun` names what it names ("parameter"). */
+export function reservedKeyMessage(key: string, noun = 'key'): string {
+  const why =
+    key === '__proto__'
+      ? "it is reserved in JavaScript, where it sets an object's prototype instead of adding a key, so it would be silently dropped"
+      : `names of JavaScript object properties (Object.prototype.${key}) are reserved, since every object already has them`;
+  return `${JSON.stringify(key)} cannot be a ${noun} name: ${why}; rename the ${noun}`;
+}
+
+/** A stage's name: its own, or "<kind>-<position>" ("sweep-2"). */
+export function stageName(stage: { name?: string | undefined; kind: string }, index: number): string {
+  return stage.name ?? `${stage.kind}-${index + 1}`;
 }

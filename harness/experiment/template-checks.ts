@@ -1,6 +1,7 @@
 // Checks the command workload's templates stage by stage: every "{name}" needs a value in every
 // stage that runs the command, from what that stage sees (fixed, chosen earlier, or varied by it).
-import { closest } from './schema-kit.js';
+import { closest } from './did-you-mean.js';
+import { stageName } from './names.js';
 import { placeholders, flagState, type Placeholder } from '../workloads/command/template.js';
 import type { Experiment, StageSpec } from './schema.js';
 
@@ -13,7 +14,7 @@ interface Known {
   why?: string;
 }
 
-const label = (stage: StageSpec, i: number) => `${stage.name ?? `${stage.kind}-${i + 1}`} (stages[${i}])`;
+const label = (stage: StageSpec, i: number) => `${stageName(stage, i)} (stages[${i}])`;
 
 /** The parameters a stage varies, each with whether every one of its configs has it. */
 function varied(stage: StageSpec, i: number): Map<string, Known> {
@@ -22,7 +23,12 @@ function varied(stage: StageSpec, i: number): Map<string, Known> {
   if (stage.kind === 'sweep') {
     for (const p of Object.keys(stage.params)) {
       const when = stage.applies_when[p];
-      out.set(p, when === undefined ? { always: true } : { always: false, why: `applies_when leaves it out where ${when} is 0 or false (stages[${i}])` });
+      out.set(
+        p,
+        when === undefined
+          ? { always: true }
+          : { always: false, why: `applies_when leaves it out where ${when} is 0 or false (stages[${i}])` },
+      );
     }
   }
   return out;
@@ -53,15 +59,19 @@ function fixes(template: string, path: string, p: Placeholder, conditional: bool
 export function checkTemplates(e: Experiment, issues: Issue[]): void {
   if (e.workload.kind !== 'command') return;
   const workload = e.workload;
-  const fixed = new Map<string, Known>([...Object.keys(workload.params ?? {}), ...(workload.python ? ['python'] : [])].map((p) => [p, { always: true }]));
+  const fixed = new Map<string, Known>(
+    [...Object.keys(workload.params), ...(workload.python ? ['python'] : [])].map((p) => [p, { always: true }]),
+  );
   const everywhere = new Set<string>(fixed.keys());
   e.stages.forEach((st, i) => {
     for (const p of varied(st, i).keys()) everywhere.add(p);
-    if (st.kind === 'claim') for (const p of [...Object.keys(st.baseline), ...Object.keys(st.candidate)]) everywhere.add(p);
+    if (st.kind === 'claim')
+      for (const p of [...Object.keys(st.baseline), ...Object.keys(st.candidate)]) everywhere.add(p);
   });
   const conditional = new Set(e.stages.flatMap((st) => (st.kind === 'sweep' ? Object.keys(st.applies_when) : [])));
   const env = Object.entries(workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]);
-  const command = (argv: readonly string[], path: string) => argv.map((arg, j): [string, string] => [`${path}[${j}]`, arg]);
+  const command = (argv: readonly string[], path: string) =>
+    argv.map((arg, j): [string, string] => [`${path}[${j}]`, arg]);
   const reported = new Set<string>();
   const check = (templates: [string, string][], known: Map<string, Known>, where: string, i: number) => {
     for (const [path, text] of templates) {
@@ -71,7 +81,10 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
         if (!everywhere.has(p.name)) {
           reported.add(key);
           const hint = closest(p.name, [...everywhere]);
-          issues.push({ path, message: `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}` });
+          issues.push({
+            path,
+            message: `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}`,
+          });
           continue;
         }
         if (p.form !== 'required') continue;
@@ -79,11 +92,19 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
         if (k?.always) continue;
         reported.add(key);
         if (k) {
-          issues.push({ path, message: `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${where}: ${k.why}; ${fixes(text, path, p, conditional.has(p.name))}` });
+          issues.push({
+            path,
+            message: `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${where}: ${k.why}; ${fixes(text, path, p, conditional.has(p.name))}`,
+          });
         } else {
           const later = laterStage(e, p.name, i + 1);
-          const gets = later ? `${p.name} gets a value only in the later stage ${later}` : `no stage before it gives ${p.name} a value`;
-          issues.push({ path, message: `${JSON.stringify(text)} uses {${p.name}}, which has no value in stage ${where}: ${gets}; ${fixes(text, path, p, conditional.has(p.name))}` });
+          const gets = later
+            ? `${p.name} gets a value only in the later stage ${later}`
+            : `no stage before it gives ${p.name} a value`;
+          issues.push({
+            path,
+            message: `${JSON.stringify(text)} uses {${p.name}}, which has no value in stage ${where}: ${gets}; ${fixes(text, path, p, conditional.has(p.name))}`,
+          });
         }
       }
     }
@@ -95,7 +116,15 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
         const own = st[`${side}_command`];
         const sideKnown = new Map(known);
         merge(sideKnown, new Map(Object.keys(st[side]).map((p) => [p, { always: true }])));
-        check([...(own ? command(own, `stages[${i}].${side}_command`) : command(workload.command, 'workload.command')), ...env], sideKnown, `${label(st, i)}, ${side} side`, i);
+        check(
+          [
+            ...(own ? command(own, `stages[${i}].${side}_command`) : command(workload.command, 'workload.command')),
+            ...env,
+          ],
+          sideKnown,
+          `${label(st, i)}, ${side} side`,
+          i,
+        );
       }
       return;
     }
@@ -104,22 +133,53 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
     check([...command(workload.command, 'workload.command'), ...env], mine, label(st, i), i);
     merge(known, varied(st, i));
   });
-  checkFlagValues(e, [...command(workload.command, 'workload.command'), ...env, ...e.stages.flatMap((st, i) => (st.kind === 'claim' ? [...command(st.baseline_command ?? [], `stages[${i}].baseline_command`), ...command(st.candidate_command ?? [], `stages[${i}].candidate_command`)] : []))], issues);
+  checkFlagValues(
+    e,
+    [
+      ...command(workload.command, 'workload.command'),
+      ...env,
+      ...e.stages.flatMap((st, i) =>
+        st.kind === 'claim'
+          ? [
+              ...command(st.baseline_command ?? [], `stages[${i}].baseline_command`),
+              ...command(st.candidate_command ?? [], `stages[${i}].candidate_command`),
+            ]
+          : [],
+      ),
+    ],
+    issues,
+  );
 }
 
 /** A parameter used as a flag ("{pin_memory?--pin-memory}") takes true or false (or 1/0) wherever it is set. */
 function checkFlagValues(e: Experiment, templates: [string, string][], issues: Issue[]): void {
   const flags = new Map<string, string>();
-  for (const [path, text] of templates) for (const p of placeholders(text)) if (p.form === 'flag' && !flags.has(p.name)) flags.set(p.name, `${p.source} in ${path}`);
+  for (const [path, text] of templates)
+    for (const p of placeholders(text))
+      if (p.form === 'flag' && !flags.has(p.name)) flags.set(p.name, `${p.source} in ${path}`);
   if (flags.size === 0) return;
-  const values: [string, string, unknown][] = Object.entries(e.workload.params ?? {}).map(([p, v]) => [`workload.params.${p}`, p, v]);
+  const values: [string, string, unknown][] = Object.entries(e.workload.params).map(([p, v]) => [
+    `workload.params.${p}`,
+    p,
+    v,
+  ]);
   e.stages.forEach((st, i) => {
-    if (st.kind === 'sweep') for (const [p, spec] of Object.entries(st.params)) if (Array.isArray(spec)) spec.forEach((v, j) => values.push([`stages[${i}].params.${p}[${j}]`, p, v]));
-    if (st.kind === 'compare') st.arms.forEach((v, j) => values.push([`stages[${i}].arms[${j}]`, st.param, v]));
-    if (st.kind === 'claim') for (const side of ['baseline', 'candidate'] as const) for (const [p, v] of Object.entries(st[side])) values.push([`stages[${i}].${side}.${p}`, p, v]);
+    if (st.kind === 'sweep')
+      for (const [p, spec] of Object.entries(st.params))
+        if (Array.isArray(spec))
+          for (const [j, v] of spec.entries()) values.push([`stages[${i}].params.${p}[${j}]`, p, v]);
+    if (st.kind === 'compare')
+      for (const [j, v] of st.arms.entries()) values.push([`stages[${i}].arms[${j}]`, st.param, v]);
+    if (st.kind === 'claim')
+      for (const side of ['baseline', 'candidate'] as const)
+        for (const [p, v] of Object.entries(st[side])) values.push([`stages[${i}].${side}.${p}`, p, v]);
   });
   for (const [path, p, v] of values) {
     const flag = flags.get(p);
-    if (flag !== undefined && flagState(v) === undefined) issues.push({ path, message: `${p} is the flag ${flag}, so its values must be true or false (or 1/0), got ${JSON.stringify(v)}` });
+    if (flag !== undefined && flagState(v) === undefined)
+      issues.push({
+        path,
+        message: `${p} is the flag ${flag}, so its values must be true or false (or 1/0), got ${JSON.stringify(v)}`,
+      });
   }
 }

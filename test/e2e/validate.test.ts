@@ -47,10 +47,14 @@ describe('tunebench validate on malformed files', () => {
 
   it('prints a JSON Schema that rejects unknown keys and lists every stage option', async () => {
     const r = await execa(process.execPath, [CLI, 'schema']);
-    const schema = JSON.parse(r.stdout) as { additionalProperties: boolean; properties: Record<string, { items?: { oneOf?: { properties: Record<string, unknown> }[] } }> };
+    const schema = JSON.parse(r.stdout) as {
+      additionalProperties: boolean;
+      properties: Record<string, { items?: { oneOf?: { properties: Record<string, unknown> }[] } }>;
+    };
     assert.equal(schema.additionalProperties, false);
     const stage = schema.properties['stages']!.items!.oneOf![0]!;
-    for (const key of ['multiple_of', 'ceiling', 'headroom', 'tolerance', 'confirm_steps']) assert.ok(key in stage.properties, key);
+    for (const key of ['multiple_of', 'ceiling', 'headroom', 'tolerance', 'confirm_steps'])
+      assert.ok(key in stage.properties, key);
   });
 });
 

@@ -9,7 +9,10 @@ import { hasPrlimit, planLimit } from '../../harness/trial/limits.js';
 import { runProcessTrial } from '../../harness/trial/process.js';
 import { CLI, tempDir } from '../support/paths.js';
 
-async function validate(name: string, text: string): Promise<{ exitCode: number | undefined; stderr: string; path: string; ms: number }> {
+async function validate(
+  name: string,
+  text: string,
+): Promise<{ exitCode: number | undefined; stderr: string; path: string; ms: number }> {
   const path = join(tempDir(), name);
   writeFileSync(path, text);
   const t0 = Date.now();
@@ -20,11 +23,17 @@ async function validate(name: string, text: string): Promise<{ exitCode: number 
 /** A YAML "billion laughs": 9 levels of 9 aliases each, 9^9 strings once expanded. */
 function aliasBomb(): string {
   const lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 9; i++) lines.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(',')}]`);
+  for (let i = 1; i < 9; i++)
+    lines.push(
+      `a${i}: &a${i} [${Array(9)
+        .fill(`*a${i - 1}`)
+        .join(',')}]`,
+    );
   return `name: t\n${lines.join('\n')}\n`;
 }
 
-const command = (params: string) => `name: t\nworkload: { kind: command, command: [prog], params: { ${params} } }\nstages: [{ kind: compare, param: a, arms: [1, 2] }]\n`;
+const command = (params: string) =>
+  `name: t\nworkload: { kind: command, command: [prog], params: { ${params} } }\nstages: [{ kind: compare, param: a, arms: [1, 2] }]\n`;
 
 describe('tunebench validate against hostile experiment files', () => {
   it('a YAML alias bomb: exit 2 within seconds, naming the file', async () => {
@@ -41,7 +50,10 @@ describe('tunebench validate against hostile experiment files', () => {
   });
 
   it('a JSON file with a duplicate key: exit 2 naming the file and the key', async () => {
-    const r = await validate('dup.json', '{"name": "t", "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1}}, "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}], "name": "u"}');
+    const r = await validate(
+      'dup.json',
+      '{"name": "t", "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1}}, "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}], "name": "u"}',
+    );
     assert.equal(r.exitCode, 2, r.stderr);
     assert.match(r.stderr, /dup\.json: .*duplicate key "name"/);
   });
@@ -50,18 +62,26 @@ describe('tunebench validate against hostile experiment files', () => {
     for (const name of ['constructor', 'steps', '__proto__']) {
       const r = await validate(`${name}.yaml`, command(`batch_size: 1, ${name}: 3`));
       assert.equal(r.exitCode, 2, `${name}: ${r.stderr}`);
-      assert.match(r.stderr, new RegExp(`workload\\.params\\.("?)${name.replace(/_/g, '_')}\\1: .*rename the parameter`));
+      assert.match(
+        r.stderr,
+        new RegExp(`workload\\.params\\.("?)${name.replace(/_/g, '_')}\\1: .*rename the parameter`),
+      );
     }
   });
 
   it('a 30-day trial timeout: exit 2 naming limits.timeout', async () => {
-    const r = await validate('timeout.yaml', command('batch_size: 1').replace('stages:', 'limits: { timeout: 720h }\nstages:'));
+    const r = await validate(
+      'timeout.yaml',
+      command('batch_size: 1').replace('stages:', 'limits: { timeout: 720h }\nstages:'),
+    );
     assert.equal(r.exitCode, 2, r.stderr);
     assert.match(r.stderr, /limits\.timeout: .*at most/);
   });
 });
 
-describe('prlimit is not looked up on the workload\'s PATH', { skip: hasPrlimit() ? false : 'prlimit is not installed' }, () => {
+describe("prlimit is not looked up on the workload's PATH", {
+  skip: hasPrlimit() ? false : 'prlimit is not installed',
+}, () => {
   it('plans an absolute prlimit', () => {
     const limit = planLimit(2 ** 30, 'prlimit', 't0000');
     assert.match(limit.prefix[0]!, /^\/.*\/prlimit$/);

@@ -29,7 +29,12 @@ stages: [{ kind: compare, param: a, arms: [1, 2] }]
 /** A YAML "billion laughs": 9 levels of 9 aliases each, 9^9 strings once expanded. */
 function aliasBomb(): string {
   const lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
-  for (let i = 1; i < 9; i++) lines.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(',')}]`);
+  for (let i = 1; i < 9; i++)
+    lines.push(
+      `a${i}: &a${i} [${Array(9)
+        .fill(`*a${i - 1}`)
+        .join(',')}]`,
+    );
   return `name: t\n${lines.join('\n')}\n`;
 }
 
@@ -37,8 +42,14 @@ describe('durations that become Node timers', () => {
   it('rejects limits.timeout above 7 days, naming the field, the value and the maximum', () => {
     // 30 days: above Node's 2^31-1 ms timer limit, which would end every trial after 1 ms.
     const message = rejection(() => parseExperimentText(yaml('timeout: 720h'), '/x/exp.yaml'));
-    assert.match(message, /limits\.timeout: expected at most 604800 s \(7 days\), got "720h", which is 2592000 s \(30 days\); .*lower limits\.timeout/);
-    assert.match(rejection(() => parseExperimentText(yaml('timeout: 2592000'), '/x/exp.yaml')), /limits\.timeout: .*at most 604800 s.*2592000/);
+    assert.match(
+      message,
+      /limits\.timeout: expected at most 604800 s \(7 days\), got "720h", which is 2592000 s \(30 days\); .*lower limits\.timeout/,
+    );
+    assert.match(
+      rejection(() => parseExperimentText(yaml('timeout: 2592000'), '/x/exp.yaml')),
+      /limits\.timeout: .*at most 604800 s.*2592000/,
+    );
   });
 
   it('still accepts a timeout of exactly 7 days', () => {
@@ -46,23 +57,39 @@ describe('durations that become Node timers', () => {
   });
 
   it('rejects an executor poll above one hour', () => {
-    assert.match(rejection(() => parseExperimentText(yaml('timeout: 60s', 'executor: { kind: slurm, poll: 2592000 }'), '/x/exp.yaml')), /executor\.poll: .*at most 3600 s/);
+    assert.match(
+      rejection(() =>
+        parseExperimentText(yaml('timeout: 60s', 'executor: { kind: slurm, poll: 2592000 }'), '/x/exp.yaml'),
+      ),
+      /executor\.poll: .*at most 3600 s/,
+    );
   });
 });
 
 describe('JSON duplicate keys', () => {
   it('are rejected like YAML ones, naming the file, the key and its line', () => {
-    const text = '{\n  "name": "t",\n  "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1, "batch_size": 2}},\n  "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}]\n}';
+    const text =
+      '{\n  "name": "t",\n  "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1, "batch_size": 2}},\n  "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}]\n}';
     const message = rejection(() => parseExperimentText(text, '/x/exp.json'));
     assert.match(message, /^\/x\/exp\.json: .*duplicate key "batch_size".*line 3/);
   });
 
   it('in the top-level object too, and with escaped keys', () => {
-    assert.match(rejection(() => parseExperimentText('{"name": "t", "na\\u006de": "u"}', '/x/exp.json')), /duplicate key "name"/);
+    assert.match(
+      rejection(() => parseExperimentText('{"name": "t", "na\\u006de": "u"}', '/x/exp.json')),
+      /duplicate key "name"/,
+    );
   });
 
   it('allow the same key in different objects and inside strings', () => {
-    const text = JSON.stringify({ name: 't,"name":', workload: { kind: 'command', command: ['prog'], params: { batch_size: 1, name: 'x' } }, stages: [{ kind: 'compare', param: 'a', arms: [1, 2] }, { kind: 'compare', name: 'b', param: 'b', arms: [1, 2] }] });
+    const text = JSON.stringify({
+      name: 't,"name":',
+      workload: { kind: 'command', command: ['prog'], params: { batch_size: 1, name: 'x' } },
+      stages: [
+        { kind: 'compare', param: 'a', arms: [1, 2] },
+        { kind: 'compare', name: 'b', param: 'b', arms: [1, 2] },
+      ],
+    });
     assert.equal(parseExperimentText(text, '/x/exp.json').name, 't,"name":');
   });
 });
@@ -86,10 +113,16 @@ describe('oversized experiment files', () => {
   });
 
   it('read from something that never ends (/dev/zero) without exhausting memory', () => {
-    assert.match(rejection(() => loadExperiment('/dev/zero')), /\/dev\/zero: .*larger than the limit of 1\.00 MiB/);
+    assert.match(
+      rejection(() => loadExperiment('/dev/zero')),
+      /\/dev\/zero: .*larger than the limit of 1\.00 MiB/,
+    );
   });
 
   it('passed as text are refused too', () => {
-    assert.match(rejection(() => parseExperimentText(`name: t\n# ${'x'.repeat(MAX_EXPERIMENT_BYTES)}\n`, '/x/big.yaml')), /\/x\/big\.yaml: .*limit of 1\.00 MiB/);
+    assert.match(
+      rejection(() => parseExperimentText(`name: t\n# ${'x'.repeat(MAX_EXPERIMENT_BYTES)}\n`, '/x/big.yaml')),
+      /\/x\/big\.yaml: .*limit of 1\.00 MiB/,
+    );
   });
 });

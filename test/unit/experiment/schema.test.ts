@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
 import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { jsonSchema } from '../../../harness/experiment/schema.js';
-import { closest } from '../../../harness/experiment/schema-kit.js';
+import { closest } from '../../../harness/experiment/did-you-mean.js';
 
 const minimal = `
 name: t
@@ -46,14 +46,68 @@ limits: { memory: 2GiB, timeot: 5s }
 measure: { steps: 2.5 }
 stages: [{ kind: max-batch, multiple_of: "8x" }]
 `);
-    assert.deepEqual(found.map((f) => f.split(':')[0]).sort(), ['limits.timeot', 'measure.steps', 'stages[0].multiple_of', 'workload.model.hiden'].sort());
+    assert.deepEqual(
+      found.map((f) => f.split(':')[0]).sort(),
+      ['limits.timeot', 'measure.steps', 'stages[0].multiple_of', 'workload.model.hiden'].sort(),
+    );
     assert.ok(found.some((f) => f.includes('did you mean "hidden"')));
     assert.ok(found.some((f) => f.includes('did you mean "timeout"')));
     assert.ok(found.includes('stages[0].multiple_of: expected a positive integer, got "8x"'));
   });
 
+  it('gives the line of each problem, and lists problems in the order of the file', () => {
+    let message = '';
+    try {
+      parseExperimentText(
+        'name: t\nworkload: { kind: onnx, model: { generate: mlp } }\nstages:\n  - kind: max-batch\n    multiple_of: 0\nlimits: { memory: lots }\n',
+        '/x/exp.yaml',
+      );
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      message = error.message;
+      assert.deepEqual(
+        error.issues.map((i) => [i.path, (i as { line?: number }).line]),
+        [
+          ['stages[0].multiple_of', 5],
+          ['limits.memory', 6],
+        ],
+      );
+    }
+    assert.match(
+      message,
+      /\n {2}stages\[0\]\.multiple_of: expected a positive integer, got 0 \(line 5\)\n {2}limits\.memory: expected a size such as "2GiB", "800MB" or a number of bytes, got "lots" \(line 6\)$/,
+    );
+  });
+
+  it('gives lines in JSON files and for cross-field problems too', () => {
+    const json =
+      '{\n  "name": "t",\n  "workload": {"kind": "onnx", "model": {"generate": "mlp"}},\n  "stages": [\n    {"kind": "max-batch"}\n  ]\n}';
+    assert.throws(
+      () => parseExperimentText(json, '/x/exp.json'),
+      /stages\[0\]: a max-batch stage on CPU needs limits\.memory.* \(line 5\)/,
+    );
+    // One line (the resolved experiment that resume re-reads): no line is worth naming.
+    const oneLine = JSON.stringify({
+      name: 't',
+      workload: { kind: 'onnx', model: { generate: 'mlp' } },
+      stages: [{ kind: 'max-batch', steps: 0 }],
+    });
+    assert.throws(
+      () => parseExperimentText(oneLine, '/x/exp.json', 'json'),
+      (error: Error) => error.message.endsWith('\n  stages[0].steps: expected a positive integer, got 0'),
+    );
+  });
+
+  it('refuses a section of the wrong type instead of taking its defaults', () => {
+    const found = issues(minimal.replace('limits: { memory: 2GiB }', 'limits: 5'));
+    assert.deepEqual(found, ['limits: expected an object, got 5']);
+  });
+
   it('resolves a model path relative to the experiment file', () => {
-    const e = parseExperimentText(minimal.replace('{ generate: mlp }', '{ path: models/m.onnx, inputs: { x: [batch, 4] } }'), '/exp/dir/e.yaml');
+    const e = parseExperimentText(
+      minimal.replace('{ generate: mlp }', '{ path: models/m.onnx, inputs: { x: [batch, 4] } }'),
+      '/exp/dir/e.yaml',
+    );
     assert.ok(e.workload.kind === 'onnx');
     assert.deepEqual(e.workload.model, { path: '/exp/dir/models/m.onnx', inputs: { x: ['batch', 4] } });
   });
@@ -65,7 +119,10 @@ stages: [{ kind: max-batch, multiple_of: "8x" }]
   });
 
   it('exports a JSON Schema whose required fields match the validator', () => {
-    const schema = jsonSchema() as { required: string[]; properties: Record<string, { properties?: Record<string, { oneOf?: unknown[] }> }> };
+    const schema = jsonSchema() as {
+      required: string[];
+      properties: Record<string, { properties?: Record<string, { oneOf?: unknown[] }> }>;
+    };
     assert.deepEqual(schema.required.sort(), ['name', 'stages', 'workload']);
     assert.ok(schema.properties['limits']!.properties!['memory']!.oneOf, 'sizes accept numbers or strings');
   });

@@ -9,7 +9,8 @@ describe('units', () => {
     assert.equal(parseSize('800MB'), 800e6);
     assert.equal(parseSize('64 kib'), 65536);
     assert.equal(parseSize(1024), 1024);
-    for (const bad of ['lots', '2 GB extra', '-1GB', '0B', 0, -5]) assert.equal(parseSize(bad as string), undefined, String(bad));
+    for (const bad of ['lots', '2 GB extra', '-1GB', '0B', 0, -5])
+      assert.equal(parseSize(bad as string), undefined, String(bad));
   });
   it('parses durations', () => {
     assert.equal(parseDuration('90s'), 90);

@@ -1,0 +1,204 @@
+// The stages of an experiment: max-batch, sweep, compare and claim, told apart by `kind`.
+import { z } from 'zod';
+import {
+  duration,
+  either,
+  fraction,
+  list,
+  nonNegativeInt,
+  num,
+  object,
+  oneOf,
+  paramName,
+  paramRecord,
+  paramValue,
+  positiveInt,
+  size,
+  str,
+} from '../fields.js';
+
+/** A sweep's `repeats` when not given: trials per config of a grid, the most rounds of a race. */
+export const SWEEP_REPEATS = { grid: 3, race: 8 } as const;
+
+const stageName = str().optional();
+const stepsOverride = positiveInt('timed steps per trial (default measure.steps)').optional();
+
+const budget = object({
+  trials: positiveInt('stop after this many trials').optional(),
+  seconds: duration('stop after this much trial time').optional(),
+});
+
+export const maxBatchStage = object(
+  {
+    kind: z.literal('max-batch'),
+    name: stageName,
+    param: paramName('a parameter name such as "batch_size"').default('batch_size'),
+    multiple_of: positiveInt('granularity of the answer').default(8),
+    start: positiveInt('first probe; defaults to multiple_of').optional(),
+    ceiling: positiveInt('largest batch the search may probe').default(1 << 20),
+    steps: positiveInt('full steps a probe must survive').default(3),
+    confirm_steps: nonNegativeInt(
+      'steps of the confirmation run at the max, and of the final confirmation with the final config; 0 skips both',
+    ).default(50),
+    confirm_epochs: positiveInt(
+      'epochs the confirmation runs span (2: one epoch boundary, where a DataLoader starts its workers again)',
+    ).default(2),
+    final_confirm: oneOf(
+      ['auto', 'off'] as const,
+      'auto: when later stages change other parameters, the chosen batch runs a confirmation with the final config before it is written',
+    ).default('auto'),
+    headroom: fraction('memory fraction kept free by the recommended batch').default(0.1),
+    tolerance: fraction('fastest: smallest batch within this fraction of peak samples/s').default(0.05),
+    throughput_points: nonNegativeInt('extra batch sizes measured for the throughput curve').default(4),
+    choose: oneOf(
+      ['recommended', 'max', 'fastest'] as const,
+      'the batch later stages use: recommended (keeps the headroom), max, or fastest (smallest within tolerance of the peak samples/s)',
+    ).default('recommended'),
+  },
+  'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
+);
+
+const paramSpace = either(
+  [
+    list(paramValue, { min: 1, description: 'the values to try' }),
+    object(
+      { range: list(num(), { min: 2 }), step: num({ exclusiveMin: 0 }).optional() },
+      'numbers from range[0] to range[1] by step (default 1)',
+    ),
+    object({ pow2: list(num({ exclusiveMin: 0 }), { min: 2 }) }, 'powers of two from pow2[0] to pow2[1]'),
+  ],
+  'a list of values, { range: [low, high], step } or { pow2: [low, high] }',
+);
+
+const expression = either([
+  num(),
+  str({
+    pattern: /^[-+*/() .0-9A-Za-z_]+$/,
+    hint: 'an arithmetic expression of parameter names, such as "num_workers + intra_op_threads"',
+  }),
+]);
+
+const sweepConstraints = object({
+  cpus: object(
+    {
+      uses: expression,
+      max: expression,
+      main: nonNegativeInt(
+        'CPUs of the main process (the model or training loop), counted on top of uses; default 1, or 0 when uses names intra_op_threads',
+      ).optional(),
+    },
+    'prune configs where uses + main exceeds max; "cpus" in max is SLURM_CPUS_PER_TASK or the cores available',
+  ).optional(),
+  memory: object(
+    { uses: expression, max: size('memory budget') },
+    'prune configs whose estimated bytes exceed max',
+  ).optional(),
+});
+
+export const sweepStage = object(
+  {
+    kind: z.literal('sweep'),
+    name: stageName,
+    params: paramRecord(paramSpace, 'parameter name to the values to sweep'),
+    strategy: oneOf(
+      ['race', 'grid'] as const,
+      'grid runs everything; race drops configs that a round-blocked test finds slower',
+    ).default('race'),
+    repeats: positiveInt(
+      `grid: trials per config (default ${SWEEP_REPEATS.grid}); race: the most rounds (default ${SWEEP_REPEATS.race})`,
+    ).optional(),
+    min_rounds: num({ integer: true, min: 3 }, 'race: full rounds before the first elimination (at least 3)').default(
+      3,
+    ),
+    noise_band: num(
+      { min: 0, max: 0.5 },
+      'race: stop when every config left is within this fraction of the leader',
+    ).default(0.02),
+    steps: stepsOverride,
+    budget: budget.prefault({}),
+    constraints: sweepConstraints.prefault({}),
+    cost: list(str(), {
+      description: 'parameters in order of cost, for choosing among ties (default: the order of params)',
+    }).optional(),
+    applies_when: paramRecord(
+      str(),
+      'conditional parameters: {prefetch_factor: num_workers} sweeps prefetch_factor only where num_workers is non-zero; elsewhere it is left out and duplicate configs run once',
+    ).prefault({}),
+  },
+  'Sweeps parameters over a grid (lists, ranges, powers of two); ranks configs by a bootstrap CI of throughput.',
+);
+
+export const compareStage = object(
+  {
+    kind: z.literal('compare'),
+    name: stageName,
+    param: paramName('a parameter name such as "empty_cache" or "arena"'),
+    arms: list(paramValue, {
+      min: 2,
+      description: 'the values compared, each an arm; the other parameters stay fixed',
+    }),
+    baseline: paramValue.optional(),
+    repeats: positiveInt(
+      'rounds before the first decision; each round runs every undecided arm and the baseline, in an order that reverses every round',
+    ).default(5),
+    max_rounds: positiveInt(
+      'the most rounds: rounds are added until every arm is decided (faster, slower or within the noise band)',
+    ).default(20),
+    steps: stepsOverride,
+    budget: budget.prefault({}),
+    noise_band: num(
+      { min: 0, max: 0.5 },
+      'a ratio CI must lie entirely outside 1 +/- this band to count as a change, and inside it to count as no difference',
+    ).default(0.02),
+  },
+  'Compares values of one parameter in interleaved rounds: each arm against the baseline as per-round pairs, with sequential 95% CIs of the throughput and peak-memory ratios.',
+);
+
+const command = (description: string) => list(str(), { min: 1, description }).optional();
+
+export const claimStage = object(
+  {
+    kind: z.literal('claim'),
+    name: stageName,
+    claim: str({
+      description:
+        'the claimed effect as people write it: "2-3x", ">=1.3x", "8x", "5-10% faster", "40-50% less time", "30% less memory"',
+    }),
+    source: str({ description: 'where the claim comes from, for the report' }).optional(),
+    metric: oneOf(
+      ['throughput', 'step_time', 'process_time', 'peak_memory'] as const,
+      'what is measured: samples/s, time per step, whole-process wall time, or peak memory; default: peak_memory for a claim about memory, else throughput',
+    ).optional(),
+    baseline: paramRecord(
+      paramValue,
+      'parameter values of the "before" side (on top of the fixed and chosen ones)',
+    ).prefault({}),
+    candidate: paramRecord(paramValue, 'parameter values of the "after" side').prefault({}),
+    baseline_command: command('command workloads: the "before" program and arguments, replacing workload.command'),
+    candidate_command: command('command workloads: the "after" program and arguments'),
+    tolerance: num(
+      { min: 0, max: 1 },
+      'a point claim such as "8x" is widened on the log scale of its effect: ln 8 / (1 + t) to ln 8 * (1 + t)',
+    ).default(0.2),
+    noise_band: num(
+      { min: 0, max: 0.5 },
+      'a confirmed claim needs its CI clear of 1 +/- this band on the claimed side',
+    ).default(0.01),
+    min_pairs: num(
+      { integer: true, min: 3 },
+      'interleaved baseline/candidate pairs before the first look (at least 3)',
+    ).default(5),
+    max_pairs: positiveInt('the most pairs: looks at about 1.4x steps add pairs until the verdict is decided').default(
+      20,
+    ),
+    steps: stepsOverride,
+    budget: budget.prefault({}),
+    requires: oneOf(
+      ['cuda'] as const,
+      'cuda: the claim is about GPUs; without one it is reported as skipped, never as passed',
+    ).optional(),
+  },
+  'Checks a claimed effect: interleaved baseline/candidate pairs, added until the sequential CI of the effect decides or the budget ends; verdict confirmed, falls short, exceeds, inconclusive or skipped.',
+);
+
+export const stage = z.discriminatedUnion('kind', [maxBatchStage, sweepStage, compareStage, claimStage]);
