@@ -9,7 +9,7 @@ import { loadExperiment } from '../../harness/experiment/load.js';
 import { Constraints } from '../../harness/search/constraints.js';
 import { configKey, grid, type ParamSpec } from '../../harness/search/space.js';
 import { runSweep, RACE_MIN_ROUNDS, type ArmTrialFn, type SweepResult } from '../../harness/search/sweep.js';
-import { RACE_MAX_ROUNDS } from '../../harness/engine/stages/sweep.js';
+import { SWEEP_REPEATS } from '../../harness/experiment/schema.js';
 import { ratioThroughput } from '../../harness/stats/throughput.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { createWorkload } from '../../harness/workloads/index.js';
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     configs,
     keyOf: (c: Record<string, unknown>) => configKey(c as never, names),
     // Race's most rounds; grid runs every config this many times.
-    repeats: stage.repeats ?? RACE_MAX_ROUNDS,
+    repeats: stage.repeats ?? SWEEP_REPEATS.race,
     minRounds: stage.min_rounds ?? RACE_MIN_ROUNDS,
     noiseBand: stage.noise_band ?? 0.02,
     budget: {},

@@ -8,10 +8,9 @@ import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
+import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
 /** Trials per config of a grid, and the most rounds of a race, when `repeats` is not given. */
-export const GRID_REPEATS = 3;
-export const RACE_MAX_ROUNDS = 8;
 
 export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcomeOf<'sweep'>> {
   const exp = ctx.experiment;
@@ -34,7 +33,7 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   }
   const steps = spec.steps ?? exp.measure.steps;
   const strategy = spec.strategy;
-  const repeats = spec.repeats ?? (strategy === 'grid' ? GRID_REPEATS : RACE_MAX_ROUNDS);
+  const repeats = spec.repeats ?? SWEEP_REPEATS[strategy];
   const indices = new Map<string, number[]>();
   let n = 0;
   const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length * spec.min_rounds + Math.ceil(runnable.length / 3) * (repeats - spec.min_rounds);

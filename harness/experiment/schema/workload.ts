@@ -1,9 +1,6 @@
 // The workload part of the experiment schema: ONNX (a generated model or a file) or any command.
 import { z } from 'zod';
-import type { ConvParams } from '../../workloads/onnx/models/conv.js';
-import type { MlpParams } from '../../workloads/onnx/models/mlp.js';
-import type { TransformerParams } from '../../workloads/onnx/models/transformer.js';
-import { ARENA_POLICIES, EXECUTION_PROVIDERS, MODEL_KINDS, type ModelKind } from '../../workloads/onnx/spec.js';
+import { ARENA_POLICIES, EXECUTION_PROVIDERS, MODEL_KINDS, MODEL_SIZE_DEFAULTS, type ModelKind } from '../../workloads/onnx/spec.js';
 import { didYouMean } from '../did-you-mean.js';
 import {
   bool,
@@ -20,18 +17,6 @@ import {
 } from '../fields.js';
 import { onUnknownKey } from '../issues.js';
 import { envNameProblem } from '../names.js';
-
-/**
- * The size parameters of each generated model and their defaults. The builders in
- * workloads/onnx/models/ state the same values (MLP_DEFAULTS, ...), but importing them here would
- * load onnx-proto for every experiment file; test/unit/experiment/model-union.test.ts checks that
- * the two agree.
- */
-export const MODEL_SIZE_DEFAULTS: { mlp: MlpParams; conv: ConvParams; transformer: TransformerParams } = {
-  mlp: { input: 1024, hidden: 256, layers: 3, output: 10 },
-  conv: { channels: 3, size: 32, width: 16, blocks: 2, classes: 10 },
-  transformer: { seq: 64, dim: 64, heads: 4, ffn: 256 },
-};
 
 const D = MODEL_SIZE_DEFAULTS;
 const sizeField = (description: string, fallback: number) => positiveInt(description).default(fallback);

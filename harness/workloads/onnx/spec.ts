@@ -10,6 +10,36 @@ export const ARENA_POLICIES: readonly ArenaPolicy[] = ['keep', 'shrink-every-run
 export type ModelKind = 'mlp' | 'conv' | 'transformer';
 export const MODEL_KINDS: readonly ModelKind[] = ['mlp', 'conv', 'transformer'];
 
+/** Sizes of a generated MLP: input features, hidden width, hidden layers, output features. */
+export interface MlpParams {
+  input: number;
+  hidden: number;
+  layers: number;
+  output: number;
+}
+/** Sizes of a generated CNN: input channels, image size, first block's width, blocks, classes. */
+export interface ConvParams {
+  channels: number;
+  size: number;
+  width: number;
+  blocks: number;
+  classes: number;
+}
+/** Sizes of a generated transformer encoder layer: sequence length, width, heads, feed-forward width. */
+export interface TransformerParams {
+  seq: number;
+  dim: number;
+  heads: number;
+  ffn: number;
+}
+
+/** Each generated model's sizes when the experiment file leaves them out: stated once, here. */
+export const MODEL_SIZE_DEFAULTS: { mlp: MlpParams; conv: ConvParams; transformer: TransformerParams } = {
+  mlp: { input: 1024, hidden: 256, layers: 3, output: 10 },
+  conv: { channels: 3, size: 32, width: 16, blocks: 2, classes: 10 },
+  transformer: { seq: 64, dim: 64, heads: 4, ffn: 256 },
+};
+
 /**
  * onnxruntime-node (1.30) parses only logSeverityLevel, logVerbosityLevel, tag and terminate from
  * run options, so the run config entry memory.enable_memory_arena_shrinkage never reaches ONNX

@@ -1,16 +1,11 @@
 // A small conv net: [batch, channels, size, size] -> (Conv 3x3, Relu, MaxPool 2) x blocks -> GAP -> Gemm.
 import { GraphBuilder, attr } from './graph.js';
 import type { GeneratedModel } from './types.js';
+import { MODEL_SIZE_DEFAULTS, type ConvParams } from '../spec.js';
 
-export interface ConvParams {
-  channels: number;
-  size: number;
-  width: number;
-  blocks: number;
-  classes: number;
-}
+export type { ConvParams };
 
-export const CONV_DEFAULTS: ConvParams = { channels: 3, size: 32, width: 16, blocks: 2, classes: 10 };
+export const CONV_DEFAULTS: ConvParams = MODEL_SIZE_DEFAULTS.conv;
 
 export function buildConv(p: ConvParams, seed: number): GeneratedModel {
   const g = new GraphBuilder(seed);

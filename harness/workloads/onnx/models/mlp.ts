@@ -1,15 +1,11 @@
 // A multi-layer perceptron: [batch, input] -> (MatMul, Add, Relu) x layers -> [batch, output].
 import { GraphBuilder } from './graph.js';
 import type { GeneratedModel } from './types.js';
+import { MODEL_SIZE_DEFAULTS, type MlpParams } from '../spec.js';
 
-export interface MlpParams {
-  input: number;
-  hidden: number;
-  layers: number;
-  output: number;
-}
+export type { MlpParams };
 
-export const MLP_DEFAULTS: MlpParams = { input: 1024, hidden: 256, layers: 3, output: 10 };
+export const MLP_DEFAULTS: MlpParams = MODEL_SIZE_DEFAULTS.mlp;
 
 export function buildMlp(p: MlpParams, seed: number): GeneratedModel {
   const g = new GraphBuilder(seed);

@@ -1,15 +1,11 @@
 // A pre-norm transformer block: multi-head self-attention and a ReLU MLP, each with a residual.
 import { GraphBuilder, attr } from './graph.js';
 import type { GeneratedModel } from './types.js';
+import { MODEL_SIZE_DEFAULTS, type TransformerParams } from '../spec.js';
 
-export interface TransformerParams {
-  seq: number;
-  dim: number;
-  heads: number;
-  ffn: number;
-}
+export type { TransformerParams };
 
-export const TRANSFORMER_DEFAULTS: TransformerParams = { seq: 64, dim: 64, heads: 4, ffn: 256 };
+export const TRANSFORMER_DEFAULTS: TransformerParams = MODEL_SIZE_DEFAULTS.transformer;
 
 export function buildTransformer(p: TransformerParams, seed: number): GeneratedModel {
   if (p.dim % p.heads !== 0) throw new RangeError(`dim (${p.dim}) must be a multiple of heads (${p.heads})`);
