@@ -6,7 +6,8 @@ import type { Issue } from './issues.js';
 import { stageName } from './names.js';
 import { checkTemplates } from './template-checks.js';
 import { ARENA_POLICIES, ARENA_SHRINK_UNSUPPORTED } from '../workloads/onnx/spec.js';
-import { parseClaim } from '../stats/claim.js';
+import { parseClaim, type Claim } from '../stats/claim.js';
+import type { ClaimMetric } from '../domain/index.js';
 import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
 import { onnxParams } from './schema/workload.js';
 
@@ -112,9 +113,16 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Iss
   }
 }
 
+/** The metric a claim is judged on: from its words when it is about memory, else as given (default throughput). */
+export function claimMetric(spec: ClaimStageSpec, claim: Claim): ClaimMetric {
+  return claim.quantity === 'memory' ? 'peak_memory' : (spec.metric ?? 'throughput');
+}
+
 function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Issue[]): void {
+  let metric = stage.metric ?? 'throughput';
   try {
     const claim = parseClaim(stage.claim, stage.tolerance);
+    metric = claimMetric(stage, claim);
     const memory = stage.metric === 'peak_memory';
     if (stage.metric !== undefined && (claim.quantity === 'memory') !== memory) {
       const want = claim.quantity === 'memory' ? 'peak_memory' : 'throughput, step_time or process_time';
@@ -159,7 +167,7 @@ function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Iss
     e.workload.params.batch_size !== undefined ||
     'batch_size' in stage.candidate ||
     e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
-  if (!batchKnown && (stage.metric ?? 'throughput') === 'throughput' && e.workload.kind === 'onnx')
+  if (!batchKnown && metric === 'throughput' && e.workload.kind === 'onnx')
     issues.push({
       path: `stages[${i}]`,
       message: 'needs a batch size: set workload.params.batch_size or run a max-batch stage before it',

@@ -1,6 +1,7 @@
 // Runs a claim stage: baseline and candidate in interleaved pairs (A B, B A, ...), with looks at
 // planned pair counts (search/claim.ts) until the sequential CI of the claimed effect decides, then
 // a verdict on the claim in one sentence that says which way it went.
+import { claimMetric } from '../../experiment/checks.js';
 import type { ClaimStageSpec } from '../../experiment/schema.js';
 import { describeBand, fmt, parseClaim, type Claim } from '../../stats/claim.js';
 import { noiseWarnings } from '../../stats/noise.js';
@@ -10,11 +11,6 @@ import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
 import type { ClaimMetric, ClaimSummary, Config, LogInterval, StageOutcomeOf, TrialRecord } from '../../domain/index.js';
-
-/** The metric a claim is judged on: from its words when it is about memory, else as given (default throughput). */
-export function claimMetric(spec: ClaimStageSpec, claim: Claim): ClaimMetric {
-  return claim.quantity === 'memory' ? 'peak_memory' : (spec.metric ?? 'throughput');
-}
 
 export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, name: string): Promise<StageOutcomeOf<'claim'>> {
   const claim = parseClaim(spec.claim, spec.tolerance);

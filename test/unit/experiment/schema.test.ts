@@ -112,6 +112,18 @@ stages: [{ kind: max-batch, multiple_of: "8x" }]
     assert.deepEqual(e.workload.model, { path: '/exp/dir/models/m.onnx', inputs: { x: ['batch', 4] } });
   });
 
+  it('judges a memory claim on peak memory, which needs no batch size; a speed claim without one is refused', () => {
+    const claim = (words: string) => `
+name: t
+workload: { kind: onnx, model: { generate: mlp } }
+stages:
+  - { kind: claim, claim: "${words}", baseline: { arena: keep }, candidate: { arena: "off" } }
+`;
+    const e = parseExperimentText(claim('30% less memory'), '/x/exp.yaml');
+    assert.equal(e.stages[0]!.kind, 'claim');
+    assert.deepEqual(issues(claim('2x')), ['stages[0]: needs a batch size: set workload.params.batch_size or run a max-batch stage before it']);
+  });
+
   it('suggests close names only', () => {
     assert.equal(closest('stagse', ['stages', 'name']), 'stages');
     assert.equal(closest('multiple', ['multiple_of', 'start']), 'multiple_of');
