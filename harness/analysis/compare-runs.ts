@@ -6,7 +6,15 @@
 import { MIN_TRIALS_FOR_CI, welchRatioInterval } from '../stats/log-ratio.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import { direction, memoryVerdict, speedVerdict } from '../stats/verdict.js';
-import type { Fingerprint, Interval, MemoryVerdict, ParamValue, RunResult, SpeedVerdict, TrialRecord } from '../domain/index.js';
+import type {
+  Fingerprint,
+  Interval,
+  MemoryVerdict,
+  ParamValue,
+  RunResult,
+  SpeedVerdict,
+  TrialRecord,
+} from '../domain/index.js';
 
 export interface RunSide {
   run: { experiment: string; run_id: string; environment: unknown; result?: RunResult };
@@ -36,7 +44,9 @@ export interface BeforeAfter {
 }
 
 /** Trials of a run grouped by stage and their whole config: the same stage and values measure the same thing. */
-function groups(side: RunSide): Map<string, { stage: string; config: Record<string, ParamValue>; trials: TrialRecord[] }> {
+function groups(
+  side: RunSide,
+): Map<string, { stage: string; config: Record<string, ParamValue>; trials: TrialRecord[] }> {
   const out = new Map<string, { stage: string; config: Record<string, ParamValue>; trials: TrialRecord[] }>();
   for (const r of side.records) {
     if (r.outcome !== 'ok' || r.steps.length === 0) continue;
@@ -56,7 +66,10 @@ function varying(sides: readonly RunSide[], stage: string): string[] {
       for (const [k, v] of Object.entries(r.config)) values.set(k, (values.get(k) ?? new Set()).add(JSON.stringify(v)));
     }
   }
-  return [...values].filter(([k, v]) => v.size > 1 || k === 'batch_size').map(([k]) => k).sort();
+  return [...values]
+    .filter(([k, v]) => v.size > 1 || k === 'batch_size')
+    .map(([k]) => k)
+    .sort();
 }
 
 export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?: number } = {}): BeforeAfter {
@@ -71,9 +84,14 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
     if (!a) continue;
     const names = varyingByStage.get(b.stage) ?? varying([before, after], b.stage);
     varyingByStage.set(b.stage, names);
-    const config = names.filter((k) => b.config[k] !== undefined).map((k) => `${k}=${String(b.config[k])}`).join(' ');
-    const rates = (ts: TrialRecord[]) => ts.map((t) => ratioThroughput(t.steps)).filter((v): v is number => v !== null && v > 0);
-    const mem = (ts: TrialRecord[]) => ts.map((t) => t.peak_device_bytes ?? t.peak_rss_bytes).filter((v): v is number => v !== null && v > 0);
+    const config = names
+      .filter((k) => b.config[k] !== undefined)
+      .map((k) => `${k}=${String(b.config[k])}`)
+      .join(' ');
+    const rates = (ts: TrialRecord[]) =>
+      ts.map((t) => ratioThroughput(t.steps)).filter((v): v is number => v !== null && v > 0);
+    const mem = (ts: TrialRecord[]) =>
+      ts.map((t) => t.peak_device_bytes ?? t.peak_rss_bytes).filter((v): v is number => v !== null && v > 0);
     // A CI that excludes 1 is a test at alpha = 0.05; the verdict also needs it outside the noise band.
     const throughput = welchRatioInterval(rates(b.trials), rates(a.trials), 0.05);
     const memory = welchRatioInterval(mem(b.trials), mem(a.trials), 0.05);
@@ -90,20 +108,35 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
     });
   }
   const warnings: string[] = [];
-  if (few.length > 0) warnings.push(`${few.length} metric(s) have fewer than ${MIN_TRIALS_FOR_CI} trials on a side, so they get no CI and no verdict (the trial is the unit of variance): ${few.slice(0, 5).join('; ')}${few.length > 5 ? '; ...' : ''}`);
-  if (metrics.length === 0) warnings.push('the two runs share no measured config (same stage name and values): nothing to compare; run the same experiment twice');
-  if (before.run.experiment !== after.run.experiment) warnings.push(`different experiments: "${before.run.experiment}" before, "${after.run.experiment}" after`);
+  if (few.length > 0)
+    warnings.push(
+      `${few.length} metric(s) have fewer than ${MIN_TRIALS_FOR_CI} trials on a side, so they get no CI and no verdict (the trial is the unit of variance): ${few.slice(0, 5).join('; ')}${few.length > 5 ? '; ...' : ''}`,
+    );
+  if (metrics.length === 0)
+    warnings.push(
+      'the two runs share no measured config (same stage name and values): nothing to compare; run the same experiment twice',
+    );
+  if (before.run.experiment !== after.run.experiment)
+    warnings.push(`different experiments: "${before.run.experiment}" before, "${after.run.experiment}" after`);
   const cb = before.run.result?.chosen ?? {};
   const ca = after.run.result?.chosen ?? {};
   const params = [...new Set([...Object.keys(cb), ...Object.keys(ca)])];
-  const chosen = params.map((p) => ({ param: p, before: cb[p] ?? null, after: ca[p] ?? null, changed: cb[p] !== ca[p] }));
+  const chosen = params.map((p) => ({
+    param: p,
+    before: cb[p] ?? null,
+    after: ca[p] ?? null,
+    changed: cb[p] !== ca[p],
+  }));
   return {
     before: { experiment: before.run.experiment, run_id: before.run.run_id },
     after: { experiment: after.run.experiment, run_id: after.run.run_id },
     noise_band: band,
     metrics,
     chosen,
-    environment_warnings: environmentDifferences(before.run.environment as Fingerprint, after.run.environment as Fingerprint),
+    environment_warnings: environmentDifferences(
+      before.run.environment as Fingerprint,
+      after.run.environment as Fingerprint,
+    ),
     warnings,
   };
 }
@@ -113,7 +146,8 @@ export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprin
   if (!a || !b) return ['an environment fingerprint is missing, so the runs cannot be checked for the same machine'];
   const out: string[] = [];
   const diff = (what: string, x: unknown, y: unknown) => {
-    if (JSON.stringify(x) !== JSON.stringify(y)) out.push(`${what} differs: ${JSON.stringify(x)} before, ${JSON.stringify(y)} after`);
+    if (JSON.stringify(x) !== JSON.stringify(y))
+      out.push(`${what} differs: ${JSON.stringify(x)} before, ${JSON.stringify(y)} after`);
   };
   diff('host', a.host, b.host);
   diff('CPU', a.cpu, b.cpu);
@@ -121,7 +155,8 @@ export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprin
   diff('GPU driver', a.gpu?.driver ?? null, b.gpu?.driver ?? null);
   diff('memory', a.memory_bytes, b.memory_bytes);
   diff('kernel', a.kernel, b.kernel);
-  for (const k of [...new Set([...Object.keys(a.versions ?? {}), ...Object.keys(b.versions ?? {})])].sort()) diff(`${k} version`, a.versions?.[k], b.versions?.[k]);
+  for (const k of [...new Set([...Object.keys(a.versions ?? {}), ...Object.keys(b.versions ?? {})])].sort())
+    diff(`${k} version`, a.versions?.[k], b.versions?.[k]);
   return out;
 }
 
@@ -130,5 +165,7 @@ export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprin
  * 1 - pct/100.
  */
 export function regressions(cmp: BeforeAfter, pct: number): MetricComparison[] {
-  return cmp.metrics.filter((m) => m.verdict === 'slower' && m.throughput_ratio !== null && m.throughput_ratio.high < 1 - pct / 100);
+  return cmp.metrics.filter(
+    (m) => m.verdict === 'slower' && m.throughput_ratio !== null && m.throughput_ratio.high < 1 - pct / 100,
+  );
 }

@@ -25,7 +25,9 @@ export function registerClaims(program: Command): void {
   addCommonOptions(
     program
       .command('claims')
-      .description('run every experiment file in a folder (the seeds\' claims: experiments/claims/) and print a verdict table')
+      .description(
+        "run every experiment file in a folder (the seeds' claims: experiments/claims/) and print a verdict table",
+      )
       .argument('<dir>', 'folder of experiment files with claim stages')
       .option('--max-pairs <n>', 'cap every claim at n interleaved pairs (a reduced budget, e.g. for CI)'),
   ).action(async (dirArg: string, raw: Record<string, unknown>) => {
@@ -33,13 +35,16 @@ export function registerClaims(program: Command): void {
     const dir = resolve(dirArg);
     let files: string[];
     try {
-      files = readdirSync(dir).filter((f) => /\.(ya?ml|json)$/.test(f) && statSync(join(dir, f)).isFile()).sort();
+      files = readdirSync(dir)
+        .filter((f) => /\.(ya?ml|json)$/.test(f) && statSync(join(dir, f)).isFile())
+        .sort();
     } catch (error) {
       throw new ConfigError(`${dir}: ${(error as Error).message}`, [], { cause: error });
     }
     if (files.length === 0) throw new ConfigError(`${dir} has no experiment files (.yaml, .yml or .json)`, []);
     const maxPairs = raw['maxPairs'] === undefined ? undefined : Number(raw['maxPairs']);
-    if (maxPairs !== undefined && !(Number.isInteger(maxPairs) && maxPairs >= 1)) throw new ConfigError(`--max-pairs: expected a positive integer, got ${JSON.stringify(raw['maxPairs'])}`, []);
+    if (maxPairs !== undefined && !(Number.isInteger(maxPairs) && maxPairs >= 1))
+      throw new ConfigError(`--max-pairs: expected a positive integer, got ${JSON.stringify(raw['maxPairs'])}`, []);
     const rows: Row[] = [];
     let invalid = 0;
     for (const file of files) {
@@ -53,7 +58,9 @@ export function registerClaims(program: Command): void {
             signal,
             adjust: (e) => {
               if (maxPairs === undefined) return;
-              for (const s of e.stages) if (s.kind === 'claim') Object.assign(s, { max_pairs: maxPairs, min_pairs: Math.min(s.min_pairs, maxPairs) });
+              for (const s of e.stages)
+                if (s.kind === 'claim')
+                  Object.assign(s, { max_pairs: maxPairs, min_pairs: Math.min(s.min_pairs, maxPairs) });
             },
           }),
         ).finally(() => progress.finish());
@@ -64,13 +71,31 @@ export function registerClaims(program: Command): void {
             .filter((k) => c.baseline[k] !== c.candidate[k])
             .map((k) => `${k} ${String(c.baseline[k] ?? '-')} → ${String(c.candidate[k] ?? '-')}`)
             .join(', ');
-          const measured = c.speedup ? `${c.speedup.estimate.toFixed(2)}x [${c.speedup.low.toFixed(2)}, ${c.speedup.high.toFixed(2)}]` : '-';
-          rows.push({ file, stage: s.name, claim: c.claim, change, measured, verdict: c.verdict === 'skipped' ? `skipped: ${c.reason.split(':')[0]}` : c.verdict, reason: c.reason });
+          const measured = c.speedup
+            ? `${c.speedup.estimate.toFixed(2)}x [${c.speedup.low.toFixed(2)}, ${c.speedup.high.toFixed(2)}]`
+            : '-';
+          rows.push({
+            file,
+            stage: s.name,
+            claim: c.claim,
+            change,
+            measured,
+            verdict: c.verdict === 'skipped' ? `skipped: ${c.reason.split(':')[0]}` : c.verdict,
+            reason: c.reason,
+          });
         }
       } catch (error) {
         if (error instanceof ConfigError) {
           invalid += 1;
-          rows.push({ file, stage: '-', claim: '-', change: '-', measured: '-', verdict: 'invalid', reason: error.message.split('\n').slice(0, 2).join(' ') });
+          rows.push({
+            file,
+            stage: '-',
+            claim: '-',
+            change: '-',
+            measured: '-',
+            verdict: 'invalid',
+            reason: error.message.split('\n').slice(0, 2).join(' '),
+          });
           continue;
         }
         throw error;

@@ -25,7 +25,11 @@ export function addCommonOptions(cmd: Command): Command {
 }
 
 export function resolveCommon(raw: Record<string, unknown>): Readonly<CommonOptions> {
-  return Object.freeze({ out: String(raw['out'] ?? DEFAULTS.out), json: raw['json'] === true, quiet: raw['quiet'] === true });
+  return Object.freeze({
+    out: String(raw['out'] ?? DEFAULTS.out),
+    json: raw['json'] === true,
+    quiet: raw['quiet'] === true,
+  });
 }
 
 /**
@@ -38,7 +42,9 @@ export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = pro
   try {
     appendFileSync(path, `${markdown.trimEnd()}\n\n`);
   } catch (error) {
-    process.stderr.write(`tunebench: warning: could not append to $GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`);
+    process.stderr.write(
+      `tunebench: warning: could not append to $GITHUB_STEP_SUMMARY (${path}): ${(error as Error).message}\n`,
+    );
   }
 }
 
@@ -46,14 +52,16 @@ export function appendStepSummary(markdown: string, env: NodeJS.ProcessEnv = pro
 export function parseRegressionPct(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const pct = Number(value);
-  if (!(pct >= 0 && pct < 100)) throw new ConfigError(`--fail-on-regression: expected a percentage from 0 to 100, got ${JSON.stringify(value)}`);
+  if (!(pct >= 0 && pct < 100))
+    throw new ConfigError(`--fail-on-regression: expected a percentage from 0 to 100, got ${JSON.stringify(value)}`);
   return pct;
 }
 
 /** --noise-band: a fraction from 0 to 0.5. */
 export function parseNoiseBand(value: string): number {
   const band = Number(value);
-  if (!(band >= 0 && band < 0.5)) throw new ConfigError(`--noise-band: expected a fraction from 0 to 0.5, got ${JSON.stringify(value)}`);
+  if (!(band >= 0 && band < 0.5))
+    throw new ConfigError(`--noise-band: expected a fraction from 0 to 0.5, got ${JSON.stringify(value)}`);
   return band;
 }
 

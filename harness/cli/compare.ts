@@ -22,11 +22,19 @@ interface CompareOptions {
 export function registerCompare(program: Command): void {
   program
     .command('compare')
-    .description('before/after report of two runs: ratio after/before with a bootstrap CI and a verdict for each shared metric, the chosen configs side by side')
+    .description(
+      'before/after report of two runs: ratio after/before with a bootstrap CI and a verdict for each shared metric, the chosen configs side by side',
+    )
     .argument('<before-run>', 'run directory of the baseline')
     .argument('<after-run>', 'run directory to compare with it')
-    .option('--out <dir>', 'where compare.html, compare.md and charts/ go (default reports/compare/<before-id>__<after-id>)')
-    .option('--fail-on-regression <pct>', `exit ${EXIT.regression} when a metric is significantly slower by more than pct percent`)
+    .option(
+      '--out <dir>',
+      'where compare.html, compare.md and charts/ go (default reports/compare/<before-id>__<after-id>)',
+    )
+    .option(
+      '--fail-on-regression <pct>',
+      `exit ${EXIT.regression} when a metric is significantly slower by more than pct percent`,
+    )
     .option('--noise-band <fraction>', 'a ratio CI must lie outside 1 +/- this to count as a change', '0.02')
     .option('--json', 'print the comparison as JSON on stdout')
     .action(async (beforeDir: string, afterDir: string, o: CompareOptions) => {
@@ -34,12 +42,16 @@ export function registerCompare(program: Command): void {
       const band = parseNoiseBand(o.noiseBand);
       const before = readRunDir(resolve(beforeDir));
       const after = readRunDir(resolve(afterDir));
-      for (const w of [...before.warnings, ...after.warnings]) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
+      for (const w of [...before.warnings, ...after.warnings])
+        process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       const cmp = compareRuns(before, after, { noiseBand: band });
       const bad = threshold === undefined ? [] : regressions(cmp, threshold);
       const note = bad.length > 0 ? `regression beyond ${threshold}%: ${bad.map((m) => m.metric).join('; ')}` : null;
       // run_id comes from a file: as a path component it is sanitised like an experiment name.
-      const out = resolve(o.out ?? join('reports', 'compare', `${experimentDirName(cmp.before.run_id)}__${experimentDirName(cmp.after.run_id)}`));
+      const out = resolve(
+        o.out ??
+          join('reports', 'compare', `${experimentDirName(cmp.before.run_id)}__${experimentDirName(cmp.after.run_id)}`),
+      );
       makeOwnDir(join(out, 'charts'));
       const chart = cmp.metrics.length > 0 ? beforeAfterChart(cmp) : null;
       const rendered = chart ? { chart, svg: await renderSvg(chart.spec) } : null;
@@ -51,11 +63,15 @@ export function registerCompare(program: Command): void {
       const markdown = beforeAfterMarkdown(cmp, note);
       writeFileAtomic(join(out, 'compare.md'), markdown);
       appendStepSummary(markdown);
-      if (o.json) process.stdout.write(`${JSON.stringify({ ...cmp, regressions: bad.map((m) => m.metric), out }, null, 2)}\n`);
+      if (o.json)
+        process.stdout.write(`${JSON.stringify({ ...cmp, regressions: bad.map((m) => m.metric), out }, null, 2)}\n`);
       else {
-        for (const w of cmp.environment_warnings) process.stderr.write(terminalLines(`tunebench: warning: the environments differ: ${w}\n`));
+        for (const w of cmp.environment_warnings)
+          process.stderr.write(terminalLines(`tunebench: warning: the environments differ: ${w}\n`));
         for (const w of cmp.warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
-        const counts = ['faster', 'slower', 'no significant difference'].map((v) => `${cmp.metrics.filter((m) => m.verdict === v).length} ${v}`).join(', ');
+        const counts = ['faster', 'slower', 'no significant difference']
+          .map((v) => `${cmp.metrics.filter((m) => m.verdict === v).length} ${v}`)
+          .join(', ');
         process.stdout.write(`${cmp.metrics.length} shared metrics: ${counts}\nreport: ${join(out, 'compare.html')}\n`);
       }
       if (note) {

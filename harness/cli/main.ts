@@ -23,7 +23,10 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .version(version)
     .exitOverride()
     .showHelpAfterError()
-    .addHelpText('after', '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 3 regression (compare/history --fail-on-regression), 4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.');
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 3 regression (compare/history --fail-on-regression), 4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.',
+    );
   registerRun(program);
   registerReport(program);
   registerCompare(program);
@@ -40,9 +43,19 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       // Help and version exit 0; usage errors were already printed by commander.
       return error.exitCode === 0 ? EXIT.ok : EXIT.invalid;
     }
-    const prefix = error instanceof ConfigError ? 'invalid input' : error instanceof StoppedError ? 'stopped by signal' : error instanceof DetachedError ? 'submitted' : 'error';
-    process.stderr.write(terminalLines(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`));
-    if (!(error instanceof ConfigError) && process.env['TUNEBENCH_DEBUG'] && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+    const prefix =
+      error instanceof ConfigError
+        ? 'invalid input'
+        : error instanceof StoppedError
+          ? 'stopped by signal'
+          : error instanceof DetachedError
+            ? 'submitted'
+            : 'error';
+    process.stderr.write(
+      terminalLines(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`),
+    );
+    if (!(error instanceof ConfigError) && process.env['TUNEBENCH_DEBUG'] && error instanceof Error)
+      process.stderr.write(`${error.stack}\n`);
     return exitCodeFor(error);
   }
 }
@@ -52,7 +65,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 const crash = (error: unknown): void => {
   const message = error instanceof Error ? error.message : String(error);
   hardExit('failed', `tunebench failed: ${message}`);
-  process.stderr.write(`tunebench: error: ${terminalLines(message)}\n${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`);
+  process.stderr.write(
+    `tunebench: error: ${terminalLines(message)}\n${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`,
+  );
   process.exit(EXIT.harness);
 };
 process.on('uncaughtException', crash);

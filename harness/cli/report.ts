@@ -15,6 +15,8 @@ export function registerReport(program: Command): void {
       const { run, records, warnings } = readRunDir(dir);
       for (const w of warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       const files = await writeReports(dir, run, records);
-      process.stdout.write(`${files.length} files written in ${dir}: report.html, summary.md and ${files.length - 2} chart files\n`);
+      process.stdout.write(
+        `${files.length} files written in ${dir}: report.html, summary.md and ${files.length - 2} chart files\n`,
+      );
     });
 }

@@ -16,15 +16,26 @@ export function registerRun(program: Command): void {
       .command('run')
       .description(`run an experiment file (YAML or JSON); default ${DEFAULTS.experiment}`)
       .argument('[experiment]', 'experiment file', DEFAULTS.experiment)
-      .option('--resume <run-dir>', 'continue a stopped or killed run: its completed trials are replayed from the journal, not run again')
-      .option('--executor <kind>', 'local (every trial here, one at a time) or slurm (job arrays); default: the experiment\'s executor.kind')
+      .option(
+        '--resume <run-dir>',
+        'continue a stopped or killed run: its completed trials are replayed from the journal, not run again',
+      )
+      .option(
+        '--executor <kind>',
+        "local (every trial here, one at a time) or slurm (job arrays); default: the experiment's executor.kind",
+      )
       .option('--no-wait', 'slurm: submit and return; gather the results later with tunebench collect <run-dir>')
-      .option('--resume-unfinished', "if this experiment's newest run under --out did not finish, resume it; else start a new run (for nightly jobs and requeued SLURM jobs)"),
+      .option(
+        '--resume-unfinished',
+        "if this experiment's newest run under --out did not finish, resume it; else start a new run (for nightly jobs and requeued SLURM jobs)",
+      ),
   ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
     const o = resolveCommon(raw);
     let resume = raw['resume'] as string | undefined;
     if (resume !== undefined && cmd.args.length > 0) {
-      throw new ConfigError(`give either an experiment file or --resume <run-dir>, not both: a resumed run continues the experiment stored in its run.json`);
+      throw new ConfigError(
+        `give either an experiment file or --resume <run-dir>, not both: a resumed run continues the experiment stored in its run.json`,
+      );
     }
     const progress = createProgress(progressMode(o));
     if (resume === undefined && raw['resumeUnfinished'] === true) {
@@ -35,19 +46,34 @@ export function registerRun(program: Command): void {
       }
     }
     const kind = raw['executor'] as string | undefined;
-    if (kind !== undefined && kind !== 'local' && kind !== 'slurm') throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
-    if (kind !== undefined && raw['resume'] !== undefined) throw new ConfigError('--executor cannot change a resumed run: it continues with the executor it started with (see its run.json)');
+    if (kind !== undefined && kind !== 'local' && kind !== 'slurm')
+      throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
+    if (kind !== undefined && raw['resume'] !== undefined)
+      throw new ConfigError(
+        '--executor cannot change a resumed run: it continues with the executor it started with (see its run.json)',
+      );
     const noWait = raw['wait'] === false;
     const result = await withStopSignals((signal) =>
       resume !== undefined
         ? resumeExperiment({ runDir: resume, progress, signal, noWait })
-        : runExperiment({ experimentPath: experiment, outDir: o.out, progress, signal, noWait, ...(kind ? { executor: kind } : {}) }),
+        : runExperiment({
+            experimentPath: experiment,
+            outDir: o.out,
+            progress,
+            signal,
+            noWait,
+            ...(kind ? { executor: kind } : {}),
+          }),
     ).finally(() => progress.finish());
     if (result.failed_stages.length > 0) {
       // A workload that fails before any config runs is the user's to fix: report it as invalid input.
       process.exitCode = EXIT.invalid;
       const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
-      process.stderr.write(terminalLines(`tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`));
+      process.stderr.write(
+        terminalLines(
+          `tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`,
+        ),
+      );
     }
     if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
     if (o.json) {
@@ -55,20 +81,27 @@ export function registerRun(program: Command): void {
       return;
     }
     if (o.quiet) return;
-    const chosen = Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ');
+    const chosen = Object.entries(result.chosen)
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(' ');
     // The headline says what the exit status says: a run with failed stages exits 2.
-    const ended = result.failed_stages.length > 0 ? `finished with failed stages (${result.failed_stages.join(', ')}; exit ${EXIT.invalid})` : 'finished';
+    const ended =
+      result.failed_stages.length > 0
+        ? `finished with failed stages (${result.failed_stages.join(', ')}; exit ${EXIT.invalid})`
+        : 'finished';
     // Chosen values and warnings carry text from the workload and the experiment file: escaped for the terminal.
     process.stdout.write(
-      terminalLines([
-        `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
-        `chosen: ${chosen || '(nothing)'}`,
-        ...result.warnings.map((w) => `warning: ${w}`),
-        `run directory: ${result.run_dir}`,
-        `summary: ${result.files['summary']}`,
-        `report: ${result.files['report']}`,
-        '',
-      ].join('\n')),
+      terminalLines(
+        [
+          `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
+          `chosen: ${chosen || '(nothing)'}`,
+          ...result.warnings.map((w) => `warning: ${w}`),
+          `run directory: ${result.run_dir}`,
+          `summary: ${result.files['summary']}`,
+          `report: ${result.files['report']}`,
+          '',
+        ].join('\n'),
+      ),
     );
   });
 }

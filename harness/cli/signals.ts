@@ -9,7 +9,9 @@ export async function withStopSignals<T>(work: (signal: AbortSignal) => Promise<
       // The second signal: no waiting for the trial to stop, but its processes still die, and the
       // run directory is marked stopped and unlocked so that it can be resumed.
       hardExit('stopped', `stopped by a second ${name}`);
-      process.stderr.write(`tunebench: second ${name}: the trial was killed and the run marked stopped; resume it with tunebench run --resume <run-dir>\n`);
+      process.stderr.write(
+        `tunebench: second ${name}: the trial was killed and the run marked stopped; resume it with tunebench run --resume <run-dir>\n`,
+      );
       process.exit(130);
     }
     process.stderr.write(`\ntunebench: ${name} received; stopping the current trial (send again to exit at once)\n`);

@@ -14,7 +14,8 @@ import { isFinished } from '../domain/index.js';
 
 const int = (name: string, value: string | undefined): number => {
   const n = Number(value);
-  if (value === undefined || !Number.isInteger(n) || n < 0) throw new ConfigError(`${name}: expected a whole number >= 0, got ${JSON.stringify(value ?? null)}`);
+  if (value === undefined || !Number.isInteger(n) || n < 0)
+    throw new ConfigError(`${name}: expected a whole number >= 0, got ${JSON.stringify(value ?? null)}`);
   return n;
 };
 
@@ -24,7 +25,9 @@ const engine = { experimentOfRun, stageContext, runStages };
 export function registerSlurm(program: Command): void {
   program
     .command('collect')
-    .description('gather the results of a SLURM run (after --no-wait, or a coordinator that was killed) and go on with it; idempotent')
+    .description(
+      'gather the results of a SLURM run (after --no-wait, or a coordinator that was killed) and go on with it; idempotent',
+    )
     .argument('<run-dir>', 'the run directory')
     .option('--no-wait', 'submit what is next and return instead of waiting')
     .option('--quiet', 'no progress output', false)
@@ -32,13 +35,23 @@ export function registerSlurm(program: Command): void {
       const dir = resolve(dirArg);
       const run = readRunJson(dir, 'a SLURM run cannot be collected without it; start a new run');
       if (isFinished(run)) {
-        process.stdout.write(`${dir}: already collected; report: ${run.result?.files['report'] ?? join(dir, 'report.html')}\n`);
+        process.stdout.write(
+          `${dir}: already collected; report: ${run.result?.files['report'] ?? join(dir, 'report.html')}\n`,
+        );
         return;
       }
       const o = resolveCommon({ quiet: raw.quiet });
       const progress = createProgress(progressMode(o));
-      const result = await withStopSignals((signal) => resumeExperiment({ runDir: dir, progress, signal, noWait: !raw.wait })).finally(() => progress.finish());
-      process.stdout.write(`tunebench: ${result.experiment} collected: ${result.trials.total} trials; chosen: ${Object.entries(result.chosen).map(([k, v]) => `${k}=${String(v)}`).join(' ')}\nreport: ${result.files['report']}\n`);
+      const result = await withStopSignals((signal) =>
+        resumeExperiment({ runDir: dir, progress, signal, noWait: !raw.wait }),
+      ).finally(() => progress.finish());
+      process.stdout.write(
+        `tunebench: ${result.experiment} collected: ${result.trials.total} trials; chosen: ${Object.entries(
+          result.chosen,
+        )
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ')}\nreport: ${result.files['report']}\n`,
+      );
     });
 
   program
@@ -50,7 +63,16 @@ export function registerSlurm(program: Command): void {
     .option('--index <i>', 'array index (default $SLURM_ARRAY_TASK_ID)')
     .action(async (o: { run: string; batch: string; offset: string; index?: string }) => {
       const index = int('--index', o.index ?? process.env['SLURM_ARRAY_TASK_ID']);
-      const path = await withStopSignals((signal) => runArrayTask({ runDir: resolve(o.run), batch: o.batch, offset: int('--offset', o.offset), index, engine, signal }));
+      const path = await withStopSignals((signal) =>
+        runArrayTask({
+          runDir: resolve(o.run),
+          batch: o.batch,
+          offset: int('--offset', o.offset),
+          index,
+          engine,
+          signal,
+        }),
+      );
       process.stdout.write(`trial record: ${path}\n`);
     });
 
@@ -61,7 +83,9 @@ export function registerSlurm(program: Command): void {
     .requiredOption('--stage <k>', 'the stage number, from 0')
     .action(async (o: { run: string; stage: string }) => {
       const progress = createProgress('plain');
-      const dir = await withStopSignals((signal) => runStageWorker({ runDir: resolve(o.run), stage: int('--stage', o.stage), progress, engine, signal })).finally(() => progress.finish());
+      const dir = await withStopSignals((signal) =>
+        runStageWorker({ runDir: resolve(o.run), stage: int('--stage', o.stage), progress, engine, signal }),
+      ).finally(() => progress.finish());
       process.stdout.write(`stage journal: ${join(dir, 'trials.jsonl')}\n`);
     });
 }

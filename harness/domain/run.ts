@@ -34,7 +34,11 @@ export const runResultSchema = z.object({
   evidence: z.record(z.string(), evidenceSchema),
   stages: z.array(stageOutcomeSchema),
   /** `replayed`: trials taken from the journal on resume instead of being run again. */
-  trials: z.object({ total: z.number(), by_outcome: z.record(z.enum(OUTCOMES), z.number()), replayed: z.number().optional() }),
+  trials: z.object({
+    total: z.number(),
+    by_outcome: z.record(z.enum(OUTCOMES), z.number()),
+    replayed: z.number().optional(),
+  }),
   wall_seconds: z.number(),
   warnings: z.array(z.string()),
   /** Stages that could choose nothing because the workload failed: the run exits 2. */
@@ -60,7 +64,9 @@ export const runJsonSchema = z.object({
   limit: z.object({ mechanism: z.string(), bytes: z.number().nullable(), timeout_seconds: z.number() }),
   environment: fingerprintSchema,
   /** One entry per resume: when, on which host, how many trials were replayed (absent in early runs). */
-  resumes: z.array(z.object({ at: z.string(), host: z.string(), replayed_trials: z.number(), notes: z.array(z.string()) })).default([]),
+  resumes: z
+    .array(z.object({ at: z.string(), host: z.string(), replayed_trials: z.number(), notes: z.array(z.string()) }))
+    .default([]),
   stopped: stopInfoSchema.optional(),
   finished_at: z.string().optional(),
   result: runResultSchema.optional(),

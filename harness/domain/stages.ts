@@ -119,7 +119,13 @@ export const maxBatchSummarySchema = z.object({
   log: z.array(z.string()),
   notes: z.array(z.string()),
   /** Per answer (max, recommended, fastest): the longest ok run at that batch (absent in runs before it was kept). */
-  survived: z.object({ max: survivalSchema.optional(), recommended: survivalSchema.optional(), fastest: survivalSchema.optional() }).default({}),
+  survived: z
+    .object({
+      max: survivalSchema.optional(),
+      recommended: survivalSchema.optional(),
+      fastest: survivalSchema.optional(),
+    })
+    .default({}),
   /** The chosen batch run again with the final config of the whole run (later stages' choices). */
   final_confirmation: finalConfirmationSchema.optional(),
   param: z.string(),
@@ -274,7 +280,10 @@ export interface StageResults {
   claim: ClaimSummary;
 }
 export type StageResultOf<K extends StageKind> = StageResults[K];
-export type StageOutcomeOf<K extends StageKind> = Omit<z.infer<typeof stageOutcomeSchema>, 'kind' | 'result'> & { kind: K; result: StageResults[K] };
+export type StageOutcomeOf<K extends StageKind> = Omit<z.infer<typeof stageOutcomeSchema>, 'kind' | 'result'> & {
+  kind: K;
+  result: StageResults[K];
+};
 /** Written as a mapped union so that code generic in the kind keeps kind and result together. */
 export type StageOutcome = { [K in StageKind]: StageOutcomeOf<K> }[StageKind];
 
@@ -284,6 +293,9 @@ const sameShape: Same<z.infer<typeof stageOutcomeSchema>, StageOutcome> = true;
 void sameShape;
 
 /** Narrows a stage outcome to its kind: `if (isStage(s, 'sweep')) s.result.configs`. */
-export function isStage<K extends StageKind>(stage: StageOutcome, kind: K): stage is Extract<StageOutcome, { kind: K }> {
+export function isStage<K extends StageKind>(
+  stage: StageOutcome,
+  kind: K,
+): stage is Extract<StageOutcome, { kind: K }> {
   return stage.kind === kind;
 }

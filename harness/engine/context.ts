@@ -56,14 +56,20 @@ export async function runJournaledTrial(
   const journalDir = dirname(ctx.journal.path);
   const free = freeBytes(journalDir);
   if (free !== null && free < MIN_FREE_BYTES) {
-    throw new StoreError(`the disk holding ${journalDir} is full: ${formatBytes(free)} free, and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`);
+    throw new StoreError(
+      `the disk holding ${journalDir} is full: ${formatBytes(free)} free, and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`,
+    );
   }
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
-  const record = await ctx.executor.run(index, { stage, role, config, measure, ...(argv ? { argv } : {}) }, (e) => ctx.progress.trialEvent(e));
+  const record = await ctx.executor.run(index, { stage, role, config, measure, ...(argv ? { argv } : {}) }, (e) =>
+    ctx.progress.trialEvent(e),
+  );
   const after = freeBytes(journalDir);
   if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
     // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
-    throw new StoreError(`the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`);
+    throw new StoreError(
+      `the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`,
+    );
   }
   ctx.journal.append(record);
   ctx.records.push(record);
@@ -82,7 +88,10 @@ export async function planTrials(ctx: StageContext, trials: readonly TrialSpec[]
 }
 
 /** A journaled trial must be the trial the stage asks for again; anything else means the run cannot be replayed. */
-function assertSameTrial(done: TrialRecord, want: { index: number; stage: string; role: string; config: Config; argv: readonly string[] | undefined }): void {
+function assertSameTrial(
+  done: TrialRecord,
+  want: { index: number; stage: string; role: string; config: Config; argv: readonly string[] | undefined },
+): void {
   const same =
     done.stage === want.stage &&
     done.role === want.role &&

@@ -41,7 +41,10 @@ export function terminalLines(text: string): string {
 export function terminalText(text: string): string {
   return text.replace(TERMINAL_CONTROLS, (c) => {
     const code = c.charCodeAt(0);
-    return NAMED[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+    return (
+      NAMED[c] ??
+      (code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+    );
   });
 }
 
@@ -53,7 +56,10 @@ export function describeConfig(config: Config, keys?: readonly string[]): string
 }
 
 export function describeOutcome(r: TrialRecord): string {
-  const sps = typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second) ? ` ${r.samples_per_second.toFixed(1)} samples/s` : '';
+  const sps =
+    typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second)
+      ? ` ${r.samples_per_second.toFixed(1)} samples/s`
+      : '';
   return `${r.outcome}${sps} (${formatSeconds(r.wall_seconds)})`;
 }
 
@@ -66,7 +72,10 @@ class StreamProgress implements Progress {
   private trialSeconds: number[] = [];
   private ticker: NodeJS.Timeout | undefined;
 
-  constructor(private readonly out: NodeJS.WritableStream, private readonly tty: boolean) {
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly tty: boolean,
+  ) {
     if (tty) {
       this.ticker = setInterval(() => this.render(), 500);
       this.ticker.unref();
@@ -129,7 +138,9 @@ class StreamProgress implements Progress {
     if (!this.tty || !this.current) return;
     const c = this.current;
     const last = this.last ? ` | last: ${describeOutcome(this.last)}` : '';
-    const status = terminalText(`[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`);
+    const status = terminalText(
+      `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`,
+    );
     const width = (this.out as NodeJS.WriteStream).columns || 120;
     this.out.write(`\r\x1b[K${status.slice(0, Math.max(20, width - 1))}`);
   }

@@ -55,7 +55,9 @@ export function experimentOfRun(run: RunJson): { experiment: Experiment; workloa
 export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> {
   const path = resolve(opts.runDir);
   if (!existsSync(join(path, RUN_FILE))) {
-    throw new ConfigError(`cannot resume ${opts.runDir}: it is not a run directory (${RUN_FILE} is missing); pass the "run directory" that tunebench printed, e.g. reports/<experiment>/<run-id>`);
+    throw new ConfigError(
+      `cannot resume ${opts.runDir}: it is not a run directory (${RUN_FILE} is missing); pass the "run directory" that tunebench printed, e.g. reports/<experiment>/<run-id>`,
+    );
   }
   const dir = openRunDir(path, '');
   try {
@@ -70,11 +72,32 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     const moved = environmentDifferences(runJson.environment, env).filter((d) => !d.startsWith('host '));
     if (moved.length > 0) notes.push(`resumed in another environment than the run started in: ${moved.join('; ')}`);
     for (const note of notes) opts.progress.note(note);
-    opts.progress.note(`resuming ${path}: ${records.length} completed trial(s) are replayed from the journal and not run again`);
+    opts.progress.note(
+      `resuming ${path}: ${records.length} completed trial(s) are replayed from the journal and not run again`,
+    );
     const { stopped: _stopped, result: _result, ...rest } = runJson;
-    const draft: RunJson = { ...rest, status: 'running', resumes: [...(runJson.resumes ?? []), { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes }] };
+    const draft: RunJson = {
+      ...rest,
+      status: 'running',
+      resumes: [
+        ...(runJson.resumes ?? []),
+        { at: new Date().toISOString(), host: hostname(), replayed_trials: records.length, notes },
+      ],
+    };
     writeRunJson(resumed, draft);
-    return await execute({ dir: resumed, runJson: draft, experiment, workload, mechanism, env, started: Date.now(), replay: records, progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
+    return await execute({
+      dir: resumed,
+      runJson: draft,
+      experiment,
+      workload,
+      mechanism,
+      env,
+      started: Date.now(),
+      replay: records,
+      progress: opts.progress,
+      signal: opts.signal,
+      noWait: opts.noWait ?? false,
+    });
   } finally {
     dir.lock.release();
   }
@@ -84,36 +107,56 @@ function readRunJsonForResume(dir: string): RunJson {
   const runPath = join(dir, RUN_FILE);
   let run: RunJson;
   try {
-    run = readRunJson(dir, `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`);
+    run = readRunJson(
+      dir,
+      `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`,
+    );
   } catch (error) {
     throw new ConfigError(`cannot resume: ${(error as Error).message}`, [], { cause: error });
   }
   if (run === null || typeof run !== 'object' || run.tunebench_run !== RUN_VERSION) {
     const v = (run as { tunebench_run?: unknown } | null)?.tunebench_run;
-    throw new ConfigError(`cannot resume: ${runPath} has run format ${JSON.stringify(v ?? null)}, and this tunebench resumes format ${RUN_VERSION}; resume it with the tunebench version that started it, or start a new run`);
+    throw new ConfigError(
+      `cannot resume: ${runPath} has run format ${JSON.stringify(v ?? null)}, and this tunebench resumes format ${RUN_VERSION}; resume it with the tunebench version that started it, or start a new run`,
+    );
   }
   if (typeof run.experiment_file !== 'string' || typeof run.resolved !== 'object' || run.resolved === null) {
-    throw new ConfigError(`cannot resume: ${runPath} lacks the experiment it ran (experiment_file, resolved); start a new run from the experiment file`);
+    throw new ConfigError(
+      `cannot resume: ${runPath} lacks the experiment it ran (experiment_file, resolved); start a new run from the experiment file`,
+    );
   }
   if (isFinished(run)) {
-    throw new ConfigError(`nothing to resume: the run in ${runPath} finished at ${run.finished_at ?? 'an earlier time'}; its report is ${join(runPath, '..', 'report.html')}`);
+    throw new ConfigError(
+      `nothing to resume: the run in ${runPath} finished at ${run.finished_at ?? 'an earlier time'}; its report is ${join(runPath, '..', 'report.html')}`,
+    );
   }
   return run;
 }
 
 function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
   const journal = readJournal(dir.journal.path);
-  requireJournalFormat(journal, dir.journal.path, 'cannot resume: ', 'resume it with the tunebench version that wrote it, or start a new run');
+  requireJournalFormat(
+    journal,
+    dir.journal.path,
+    'cannot resume: ',
+    'resume it with the tunebench version that wrote it, or start a new run',
+  );
   if (journal.badLines.length > 0) {
-    throw new ConfigError(`cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not trial records (${journal.problems[0] ?? 'not valid JSON'}): the journal was edited or damaged; start a new run`);
+    throw new ConfigError(
+      `cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not trial records (${journal.problems[0] ?? 'not valid JSON'}): the journal was edited or damaged; start a new run`,
+    );
   }
   const misplaced = journal.records.findIndex((r, i) => r.index !== i);
   if (misplaced >= 0) {
-    throw new ConfigError(`cannot resume: ${dir.journal.path} line ${misplaced + 1} holds trial ${journal.records[misplaced]!.index}, expected trial ${misplaced}: trials were lost or duplicated outside tunebench; start a new run`);
+    throw new ConfigError(
+      `cannot resume: ${dir.journal.path} line ${misplaced + 1} holds trial ${journal.records[misplaced]!.index}, expected trial ${misplaced}: trials were lost or duplicated outside tunebench; start a new run`,
+    );
   }
   if (journal.truncatedTail) {
     dir.journal.rewrite(journal.records);
-    notes.push(`the last line of ${JOURNAL_FILE} was cut short (tunebench was killed while writing it); it was dropped and that trial runs again`);
+    notes.push(
+      `the last line of ${JOURNAL_FILE} was cut short (tunebench was killed while writing it); it was dropped and that trial runs again`,
+    );
   }
   return journal.records;
 }

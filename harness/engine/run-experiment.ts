@@ -23,7 +23,18 @@ import { onHardExit } from './hard-exit.js';
 import type { Progress } from './progress.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import { runStage } from './stages/index.js';
-import { type Config, type Evidence, type Fingerprint, type Outcome, OUTCOMES, type RunJson, type RunResult, type StageOutcome, type StopInfo, type TrialRecord } from '../domain/index.js';
+import {
+  type Config,
+  type Evidence,
+  type Fingerprint,
+  type Outcome,
+  OUTCOMES,
+  type RunJson,
+  type RunResult,
+  type StageOutcome,
+  type StopInfo,
+  type TrialRecord,
+} from '../domain/index.js';
 
 export interface RunOptions {
   experimentPath: string;
@@ -66,7 +77,19 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     dir.lock.release();
     throw error;
   }
-  return execute({ dir, runJson, experiment, workload, mechanism, env, started, replay: [], progress: opts.progress, signal: opts.signal, noWait: opts.noWait ?? false });
+  return execute({
+    dir,
+    runJson,
+    experiment,
+    workload,
+    mechanism,
+    env,
+    started,
+    replay: [],
+    progress: opts.progress,
+    signal: opts.signal,
+    noWait: opts.noWait ?? false,
+  });
 }
 
 export interface Execution {
@@ -110,7 +133,11 @@ export async function execute(x: Execution): Promise<RunResult> {
     } catch {
       // The journal speaks for itself on resume.
     }
-    writeRunJson(x.dir, { ...x.runJson, status, stopped: { reason, stage: '', completed_trials: completed, stage_trials: 0, resume: resumeCommand(x.dir.path) } });
+    writeRunJson(x.dir, {
+      ...x.runJson,
+      status,
+      stopped: { reason, stage: '', completed_trials: completed, stage_trials: 0, resume: resumeCommand(x.dir.path) },
+    });
     x.dir.lock.release();
   });
   try {
@@ -123,7 +150,9 @@ export async function execute(x: Execution): Promise<RunResult> {
 
 /** The run state every stage shares, from the experiment and the workload. */
 export function stageContext(
-  x: Pick<Execution, 'experiment' | 'workload' | 'env' | 'progress' | 'replay' | 'signal' | 'executor' | 'noWait'> & { dir?: RunDir },
+  x: Pick<Execution, 'experiment' | 'workload' | 'env' | 'progress' | 'replay' | 'signal' | 'executor' | 'noWait'> & {
+    dir?: RunDir;
+  },
   journal: Journal,
   scratchDir: string,
 ): StageContext {
@@ -143,7 +172,15 @@ export function stageContext(
     journaled: x.replay.length,
     executor:
       x.executor ??
-      (x.dir ? createExecutor(experiment.executor, { runDir: x.dir.path, experiment: experiment.name, trial, progress: x.progress, noWait: x.noWait ?? false }) : localExecutor(trial)),
+      (x.dir
+        ? createExecutor(experiment.executor, {
+            runDir: x.dir.path,
+            experiment: experiment.name,
+            trial,
+            progress: x.progress,
+            noWait: x.noWait ?? false,
+          })
+        : localExecutor(trial)),
   };
 }
 
@@ -151,7 +188,11 @@ export function stageContext(
  * Runs the stages in order (up to and including `until`), each starting from what the earlier ones
  * chose. On SLURM a max-batch stage first runs whole inside one allocation; its trials then replay here.
  */
-export async function runStages(ctx: StageContext, state: { outcomes: StageOutcome[]; evidence: Record<string, Evidence>; current: string }, until = Infinity): Promise<void> {
+export async function runStages(
+  ctx: StageContext,
+  state: { outcomes: StageOutcome[]; evidence: Record<string, Evidence>; current: string },
+  until = Infinity,
+): Promise<void> {
   for (const [i, stage] of ctx.experiment.stages.entries()) {
     if (i > until) break;
     const name = stageName(stage, i);
@@ -182,7 +223,9 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   } catch (error) {
     const current = state.current;
     const stop: StopInfo = {
-      reason: x.signal?.aborted ? String((x.signal.reason as Error | undefined)?.message ?? 'stopped') : (error as Error).message,
+      reason: x.signal?.aborted
+        ? String((x.signal.reason as Error | undefined)?.message ?? 'stopped')
+        : (error as Error).message,
       stage: current,
       completed_trials: ctx.records.length,
       stage_trials: ctx.records.filter((r) => r.stage === current).length,
@@ -191,21 +234,32 @@ async function executeLocked(x: Execution): Promise<RunResult> {
     if (error instanceof DetachedError) {
       // --no-wait: the trials are in SLURM's hands; run.json says so and collect goes on later.
       writeRunJson(dir, { ...x.runJson, status: 'waiting' });
-      throw new DetachedError(`${error.message}; ${stop.completed_trials} trial(s) are journaled. Gather the results with: tunebench collect ${JSON.stringify(dir.path)}`, { cause: error });
+      throw new DetachedError(
+        `${error.message}; ${stop.completed_trials} trial(s) are journaled. Gather the results with: tunebench collect ${JSON.stringify(dir.path)}`,
+        { cause: error },
+      );
     }
     await savePartial(x, ctx, outcomes, evidence, stop, x.signal?.aborted ? 'stopped' : 'failed');
     if (x.signal?.aborted) {
-      throw new StoppedError(`${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded and will run again. Partial report: ${join(dir.path, 'report.html')}. Resume with: ${stop.resume}`, { cause: error });
+      throw new StoppedError(
+        `${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded and will run again. Partial report: ${join(dir.path, 'report.html')}. Resume with: ${stop.resume}`,
+        { cause: error },
+      );
     }
     if (error instanceof StoreError) {
-      throw new StoreError(`${error.message}. ${stop.completed_trials} completed trial(s) are safe in ${dir.journal.path}; fix the cause, then resume with: ${stop.resume}`, { cause: error });
+      throw new StoreError(
+        `${error.message}. ${stop.completed_trials} completed trial(s) are safe in ${dir.journal.path}; fix the cause, then resume with: ${stop.resume}`,
+        { cause: error },
+      );
     }
     throw error;
   }
   // The journal must hold every trial of the run before the run can finish on it.
   dir.journal.verify('by the end of the run');
   const result = buildResult(x, ctx, outcomes, evidence);
-  const allocated = ctx.records.find((r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage));
+  const allocated = ctx.records.find(
+    (r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage),
+  );
   writeChosenConfig(
     dir.path,
     buildChosenConfig({
@@ -233,7 +287,14 @@ async function executeLocked(x: Execution): Promise<RunResult> {
  * After a stop or a failure: run.json records it and, when the disk allows, the completed stages get
  * a partial report. A failure here must not hide the original error, so it only adds a note.
  */
-async function savePartial(x: Execution, ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>, stop: StopInfo, status: 'stopped' | 'failed'): Promise<void> {
+async function savePartial(
+  x: Execution,
+  ctx: StageContext,
+  outcomes: StageOutcome[],
+  evidence: Record<string, Evidence>,
+  stop: StopInfo,
+  status: 'stopped' | 'failed',
+): Promise<void> {
   const result = { ...buildResult(x, ctx, outcomes, evidence), stopped: stop };
   const partial: RunJson = { ...x.runJson, status, stopped: stop, result };
   try {
@@ -244,7 +305,12 @@ async function savePartial(x: Execution, ctx: StageContext, outcomes: StageOutco
   }
 }
 
-function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>): RunResult {
+function buildResult(
+  x: Execution,
+  ctx: StageContext,
+  outcomes: StageOutcome[],
+  evidence: Record<string, Evidence>,
+): RunResult {
   const { dir, experiment, mechanism, env } = x;
   const warnings: string[] = [];
   if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
@@ -254,7 +320,9 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   const maxBatchStatus = (o: StageOutcome) => (o.kind === 'max-batch' ? o.result.status : undefined);
   for (const o of outcomes) {
     if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as') {
-      warnings.push(`stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, so raise limits.memory`);
+      warnings.push(
+        `stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, so raise limits.memory`,
+      );
     }
   }
   const overCap = ctx.records.filter((r) => r.notes?.some((n) => n.includes('prlimit caps each process')));
@@ -266,7 +334,13 @@ function buildResult(x: Execution, ctx: StageContext, outcomes: StageOutcome[], 
   }
   const failedStages = outcomes
     .filter((o) => {
-      if (maxBatchStatus(o) === 'failed' || (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && o.result.configs.some((c) => c.status === 'failed'))) return true;
+      if (
+        maxBatchStatus(o) === 'failed' ||
+        (o.kind === 'sweep' &&
+          Object.keys(o.chosen).length === 0 &&
+          o.result.configs.some((c) => c.status === 'failed'))
+      )
+        return true;
       // Every trial of the stage failed (a compare whose arms all crashed, a claim whose sides did):
       // nothing was measured, which is the workload's failure, not an answer. A max batch that
       // nothing fits is an answer.

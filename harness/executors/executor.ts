@@ -35,7 +35,17 @@ export function localExecutor(trial: TrialContext): Executor {
     kind: 'local',
     plan: async () => undefined,
     run: (index, spec, onEvent) =>
-      runTrial({ ...trial, ...(onEvent ? { onEvent } : {}) }, { index, stage: spec.stage, role: spec.role, config: spec.config, measure: spec.measure, ...(spec.argv ? { argv: spec.argv } : {}) }),
+      runTrial(
+        { ...trial, ...(onEvent ? { onEvent } : {}) },
+        {
+          index,
+          stage: spec.stage,
+          role: spec.role,
+          config: spec.config,
+          measure: spec.measure,
+          ...(spec.argv ? { argv: spec.argv } : {}),
+        },
+      ),
   };
 }
 

@@ -47,7 +47,9 @@ export function metricSource(read: RunRead, metric: string): Source | null {
   const result = read.run.result;
   const resolved = resolvedExperiment(read.run);
   if (!result || !resolved) return null;
-  const configOf = (indices: readonly number[]) => indices.map((i) => read.records.find((r) => r.index === i)).find((r): r is TrialRecord => r !== undefined)?.config ?? null;
+  const configOf = (indices: readonly number[]) =>
+    indices.map((i) => read.records.find((r) => r.index === i)).find((r): r is TrialRecord => r !== undefined)
+      ?.config ?? null;
   for (const [i, spec] of resolved.stages.entries()) {
     const name = stageName(spec, i);
     const s = result.stages.find((x) => x.name === name);
@@ -55,7 +57,8 @@ export function metricSource(read: RunRead, metric: string): Source | null {
     if (s.kind === 'sweep') {
       const r = s.result;
       const row = r.configs.find((c) => c.key === r.chosen_key);
-      if (row && metric === `${name} samples/s (chosen config)`) return { kind: 'config', stage: spec, config: row.config, trials: row.trials.length };
+      if (row && metric === `${name} samples/s (chosen config)`)
+        return { kind: 'config', stage: spec, config: row.config, trials: row.trials.length };
     } else if (s.kind === 'compare') {
       const r = s.result;
       const arm = r.arms.find((a) => metric === `${name} samples/s ${r.param}=${String(a.value)}`);
@@ -65,7 +68,8 @@ export function metricSource(read: RunRead, metric: string): Source | null {
       const r = s.result;
       const ev = s.evidence[r.param];
       const config = ev && configOf(ev.trials);
-      if (config && metric === `${name} samples/s (chosen batch)`) return { kind: 'config', stage: spec, config, trials: ev.trials.length };
+      if (config && metric === `${name} samples/s (chosen batch)`)
+        return { kind: 'config', stage: spec, config, trials: ev.trials.length };
     } else if (s.kind === 'claim' && metric === `${name} speedup`) {
       const r = s.result;
       return { kind: 'claim', stage: spec, config: r.candidate, trials: r.pairs };
@@ -80,14 +84,43 @@ const sameConfig = (a: Config, b: Config) => {
 };
 
 /** The claim stage that re-measures one metric: tonight's config against the reference run's, interleaved. */
-function confirmStage(metric: string, n: number, tonight: Source, reference: Source | null, steps: number | undefined, minDrop: number): ClaimStageSpec {
+function confirmStage(
+  metric: string,
+  n: number,
+  tonight: Source,
+  reference: Source | null,
+  steps: number | undefined,
+  minDrop: number,
+): ClaimStageSpec {
   const pairs = Math.min(CONFIRM_MAX_PAIRS, Math.max(CONFIRM_MIN_PAIRS, tonight.trials));
-  const base = { name: `confirm-${n}`, source: `tunebench history: confirmation of ${metric}`, min_pairs: pairs, max_pairs: pairs, budget: {}, tolerance: 0.2, noise_band: 0.01 };
-  if (tonight.kind === 'claim') return { ...(tonight.stage as ClaimStageSpec), ...base, min_pairs: Math.max(pairs, tonight.trials), max_pairs: Math.max(pairs, tonight.trials) };
+  const base = {
+    name: `confirm-${n}`,
+    source: `tunebench history: confirmation of ${metric}`,
+    min_pairs: pairs,
+    max_pairs: pairs,
+    budget: {},
+    tolerance: 0.2,
+    noise_band: 0.01,
+  };
+  if (tonight.kind === 'claim')
+    return {
+      ...(tonight.stage as ClaimStageSpec),
+      ...base,
+      min_pairs: Math.max(pairs, tonight.trials),
+      max_pairs: Math.max(pairs, tonight.trials),
+    };
   // Whether tonight's config is slower than the reference's, measured side by side now: the verdict
   // tells a tuner's worse choice apart from a slower machine or code (same config, or no difference).
   const claim = `>=${Math.max(1, Math.round(100 * minDrop))}% slower`;
-  return { kind: 'claim', ...base, claim, metric: 'throughput', baseline: reference?.config ?? tonight.config, candidate: tonight.config, ...(steps !== undefined ? { steps } : {}) };
+  return {
+    kind: 'claim',
+    ...base,
+    claim,
+    metric: 'throughput',
+    baseline: reference?.config ?? tonight.config,
+    candidate: tonight.config,
+    ...(steps !== undefined ? { steps } : {}),
+  };
 }
 
 const throughputs = (records: readonly TrialRecord[], indices: readonly number[]) =>
@@ -109,9 +142,25 @@ export interface ConfirmOptions {
  * Re-measures the pending metrics of the latest run. Never throws for a workload or file problem:
  * a confirmation that cannot measure comes back with `error` set and the alarm stands.
  */
-export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | null, pending: readonly GatedMetric[], o: ConfirmOptions): Promise<Confirmation[]> {
+export async function confirmAlarms(
+  latest: RunEntry,
+  referenceRun: RunEntry | null,
+  pending: readonly GatedMetric[],
+  o: ConfirmOptions,
+): Promise<Confirmation[]> {
   const at = new Date().toISOString();
-  const failed = (m: GatedMetric, error: string, runDir: string | null = null): Confirmation => ({ run_id: latest.run_id, metric: m.name, at, value: null, trials: 0, reference_run: referenceRun?.run_id ?? latest.run_id, same_config: true, config_ratio: null, run_dir: runDir, error });
+  const failed = (m: GatedMetric, error: string, runDir: string | null = null): Confirmation => ({
+    run_id: latest.run_id,
+    metric: m.name,
+    at,
+    value: null,
+    trials: 0,
+    reference_run: referenceRun?.run_id ?? latest.run_id,
+    same_config: true,
+    config_ratio: null,
+    run_dir: runDir,
+    error,
+  });
   let tonightRead: RunRead;
   let refRead: RunRead | null = null;
   try {
@@ -133,19 +182,42 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
     const reference = refRead ? metricSource(refRead, m.name) : null;
     const steps = (tonight.stage as { steps?: number }).steps;
     const stage = confirmStage(m.name, planned.length + 1, tonight, reference, steps, o.minDrop);
-    planned.push({ metric: m, stage, tonight, same: tonight.kind === 'claim' || !reference || sameConfig(tonight.config, reference.config) });
+    planned.push({
+      metric: m,
+      stage,
+      tonight,
+      same: tonight.kind === 'claim' || !reference || sameConfig(tonight.config, reference.config),
+    });
   }
   if (planned.length === 0) return out;
   const file = tonightRun.experiment_file;
   if (!tonightExperiment) {
-    return [...out, ...planned.map((p) => failed(p.metric, `the experiment that run ${latest.run_id} ran (run.json "resolved") does not validate with this tunebench, so its trials cannot be run again; run history with --no-confirm`))];
+    return [
+      ...out,
+      ...planned.map((p) =>
+        failed(
+          p.metric,
+          `the experiment that run ${latest.run_id} ran (run.json "resolved") does not validate with this tunebench, so its trials cannot be run again; run history with --no-confirm`,
+        ),
+      ),
+    ];
   }
   if (!existsSync(file)) {
-    return [...out, ...planned.map((p) => failed(p.metric, `the experiment file ${file} of run ${latest.run_id} is gone, so its trials cannot be run again; restore it or run history with --no-confirm`))];
+    return [
+      ...out,
+      ...planned.map((p) =>
+        failed(
+          p.metric,
+          `the experiment file ${file} of run ${latest.run_id} is gone, so its trials cannot be run again; restore it or run history with --no-confirm`,
+        ),
+      ),
+    ];
   }
   let result: RunResult;
   try {
-    o.progress.note(`confirming ${planned.length} regression alarm(s) of ${latest.experiment} run ${latest.run_id}: ${planned.map((p) => p.metric.name).join(', ')}`);
+    o.progress.note(
+      `confirming ${planned.length} regression alarm(s) of ${latest.experiment} run ${latest.run_id}: ${planned.map((p) => p.metric.name).join(', ')}`,
+    );
     result = await runExperiment({
       experimentPath: file,
       outDir: o.outDir,
@@ -157,7 +229,9 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
       },
     });
   } catch (error) {
-    const why = o.signal?.aborted ? `${STOPPED_PREFIX} (${(error as Error).message})` : `the confirmation run failed: ${(error as Error).message}`;
+    const why = o.signal?.aborted
+      ? `${STOPPED_PREFIX} (${(error as Error).message})`
+      : `the confirmation run failed: ${(error as Error).message}`;
     return [...out, ...planned.map((p) => failed(p.metric, why))];
   }
   let records: TrialRecord[] = [];
@@ -170,7 +244,13 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
     const s = result.stages.find((x) => x.name === p.stage.name);
     const summary = s?.kind === 'claim' ? s.result : undefined;
     if (!summary || result.stopped) {
-      out.push(failed(p.metric, result.stopped ? `${STOPPED_PREFIX} (${result.stopped.reason})` : 'the confirmation stage did not run', result.run_dir));
+      out.push(
+        failed(
+          p.metric,
+          result.stopped ? `${STOPPED_PREFIX} (${result.stopped.reason})` : 'the confirmation stage did not run',
+          result.run_dir,
+        ),
+      );
       continue;
     }
     let value: number | null;
@@ -179,12 +259,18 @@ export async function confirmAlarms(latest: RunEntry, referenceRun: RunEntry | n
       value = summary.speedup?.estimate ?? null;
       trials = summary.pairs;
     } else {
-      const v = throughputs(records, p.same ? [...summary.trials.candidate, ...summary.trials.baseline] : summary.trials.candidate);
+      const v = throughputs(
+        records,
+        p.same ? [...summary.trials.candidate, ...summary.trials.baseline] : summary.trials.candidate,
+      );
       // The geometric mean of per-trial samples/s: the estimate of the sweep's and compare's intervals.
       value = v.length > 0 ? Math.exp(v.reduce((a, x) => a + Math.log(x), 0) / v.length) : null;
       trials = v.length;
     }
-    const ratio = !p.same && summary.speedup ? { estimate: summary.speedup.estimate, low: summary.speedup.low, high: summary.speedup.high } : null;
+    const ratio =
+      !p.same && summary.speedup
+        ? { estimate: summary.speedup.estimate, low: summary.speedup.low, high: summary.speedup.high }
+        : null;
     out.push({
       run_id: latest.run_id,
       metric: p.metric.name,

@@ -2,7 +2,7 @@
 // fingerprint, with its key metrics and chosen config. Entries are cached in <reports>/.history-index.json
 // (keyed by run.json's size and mtime), so a history of a thousand nights reads each run.json once.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeJsonAtomic } from '../store/atomic.js';
@@ -48,26 +48,56 @@ export interface HistoryIndex {
 
 /** What makes two runs comparable: the device, its driver and the library versions. */
 export function environmentKey(env: Fingerprint | undefined): { key: string; label: string } {
-  const versions = Object.entries(env?.versions ?? {}).filter(([k]) => k !== 'tunebench').sort(([a], [b]) => a.localeCompare(b));
-  const device = env?.gpu ? `${env.gpu.count} x ${env.gpu.name}, driver ${env.gpu.driver}` : `${env?.cpu.model ?? 'unknown CPU'}, ${env?.cpu.cores ?? '?'} cores, no GPU`;
+  const versions = Object.entries(env?.versions ?? {})
+    .filter(([k]) => k !== 'tunebench')
+    .sort(([a], [b]) => a.localeCompare(b));
+  const device = env?.gpu
+    ? `${env.gpu.count} x ${env.gpu.name}, driver ${env.gpu.driver}`
+    : `${env?.cpu.model ?? 'unknown CPU'}, ${env?.cpu.cores ?? '?'} cores, no GPU`;
   const label = `${device}; ${versions.map(([k, v]) => `${k} ${v}`).join(', ')}`;
-  const identity = JSON.stringify({ cpu: env?.cpu ?? null, gpu: env?.gpu ? { name: env.gpu.name, driver: env.gpu.driver, count: env.gpu.count } : null, versions });
+  const identity = JSON.stringify({
+    cpu: env?.cpu ?? null,
+    gpu: env?.gpu ? { name: env.gpu.name, driver: env.gpu.driver, count: env.gpu.count } : null,
+    versions,
+  });
   return { key: createHash('sha256').update(identity).digest('hex').slice(0, 10), label };
 }
 
 /** The key metrics of a finished run, from its stage results. */
 export function keyMetrics(result: RunResult): MetricPoint[] {
   const out: MetricPoint[] = [];
-  const add = (stage: string, what: string, unit: string, ci: { estimate: number; low: number; high: number } | null | undefined) => {
-    if (ci && Number.isFinite(ci.estimate) && ci.estimate > 0) out.push({ name: `${stage} ${what}`, stage, unit, value: ci.estimate, low: ci.low, high: ci.high });
+  const add = (
+    stage: string,
+    what: string,
+    unit: string,
+    ci: { estimate: number; low: number; high: number } | null | undefined,
+  ) => {
+    if (ci && Number.isFinite(ci.estimate) && ci.estimate > 0)
+      out.push({ name: `${stage} ${what}`, stage, unit, value: ci.estimate, low: ci.low, high: ci.high });
   };
   for (const s of result.stages) {
     if (s.kind === 'max-batch') {
       const r = s.result;
-      if (r.max !== null && r.max > 0) out.push({ name: `${s.name} max ${r.param}`, stage: s.name, unit: 'samples', value: r.max, low: null, high: null });
+      if (r.max !== null && r.max > 0)
+        out.push({
+          name: `${s.name} max ${r.param}`,
+          stage: s.name,
+          unit: 'samples',
+          value: r.max,
+          low: null,
+          high: null,
+        });
       // One probe has no CI; runs written by earlier versions stored a single-trial interval: its estimate is the point.
       const point = s.evidence[r.param]?.point ?? s.evidence[r.param]?.samples_per_second?.estimate;
-      if (point !== undefined && point > 0) out.push({ name: `${s.name} samples/s (chosen batch)`, stage: s.name, unit: 'samples/s', value: point, low: null, high: null });
+      if (point !== undefined && point > 0)
+        out.push({
+          name: `${s.name} samples/s (chosen batch)`,
+          stage: s.name,
+          unit: 'samples/s',
+          value: point,
+          low: null,
+          high: null,
+        });
     } else if (s.kind === 'sweep') {
       const r = s.result;
       add(s.name, 'samples/s (chosen config)', 'samples/s', r.configs.find((c) => c.key === r.chosen_key)?.throughput);
@@ -108,14 +138,20 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
 /** The index cache (<reports>/INDEX_FILE): what each run directory gave, keyed by its run.json's size and time. */
 const cacheFileSchema = z.object({
   version: z.literal(INDEX_VERSION),
-  entries: z.record(z.string(), z.object({ size: z.number(), mtime: z.number(), entry: z.union([runEntrySchema, z.object({ why: z.string() })]) })),
+  entries: z.record(
+    z.string(),
+    z.object({ size: z.number(), mtime: z.number(), entry: z.union([runEntrySchema, z.object({ why: z.string() })]) }),
+  ),
 });
 type CacheFile = z.infer<typeof cacheFileSchema>;
 
 /** Reads (and refreshes the cache of) every run directory under reportsDir/<experiment>/<run-id>/. */
 export function indexRuns(reportsDir: string): HistoryIndex {
   const root = resolve(reportsDir);
-  if (!existsSync(root) || !statSync(root).isDirectory()) throw new ConfigError(`${reportsDir} is not a folder: pass the reports folder that runs write to (tunebench run --out, default reports)`);
+  if (!existsSync(root) || !statSync(root).isDirectory())
+    throw new ConfigError(
+      `${reportsDir} is not a folder: pass the reports folder that runs write to (tunebench run --out, default reports)`,
+    );
   const cachePath = join(root, INDEX_FILE);
   let cache: CacheFile = { version: INDEX_VERSION, entries: {} };
   try {
@@ -135,7 +171,7 @@ export function indexRuns(reportsDir: string): HistoryIndex {
       if (!run.isDirectory()) continue;
       const dir = join(root, exp.name, run.name);
       const runFile = join(dir, RUN_FILE);
-      let st;
+      let st: Stats;
       try {
         st = statSync(runFile);
       } catch {

@@ -61,7 +61,12 @@ export interface GatedMetric {
   /** Nights flagged and not yet part of the reference (run ids), the latest included. */
   held: string[];
   /** Level changes: nights that became the reference by persisting or by acknowledgement. */
-  changes: { run_id: string; how: 'persisted' | 'acknowledged'; ratio: number; direction: 'regression' | 'improvement' }[];
+  changes: {
+    run_id: string;
+    how: 'persisted' | 'acknowledged';
+    ratio: number;
+    direction: 'regression' | 'improvement';
+  }[];
 }
 
 export interface SeriesGate {
@@ -103,10 +108,14 @@ export function gatedMetricNames(run: RunEntry): { name: string; unit: string }[
 export function seriesGate(runs: readonly RunEntry[], o: SeriesGateOptions): SeriesGate {
   const latest = runs.at(-1)!;
   const metrics = gatedMetricNames(latest);
-  const confirmed = new Map(o.confirmations.filter((c) => c.value !== null).map((c) => [`${c.run_id}\u0000${c.metric}`, c]));
-  const confirmationOf = (run: string, metric: string) => o.confirmations.filter((c) => c.run_id === run && c.metric === metric).at(-1) ?? null;
+  const confirmed = new Map(
+    o.confirmations.filter((c) => c.value !== null).map((c) => [`${c.run_id}\u0000${c.metric}`, c]),
+  );
+  const confirmationOf = (run: string, metric: string) =>
+    o.confirmations.filter((c) => c.run_id === run && c.metric === metric).at(-1) ?? null;
   const measured = (i: number) => metrics.map((m) => runs[i]!.metrics.find((p) => p.name === m.name)?.value ?? null);
-  const kept = (i: number) => measured(i).map((v, m) => confirmed.get(`${runs[i]!.run_id}\u0000${metrics[m]!.name}`)?.value ?? v);
+  const kept = (i: number) =>
+    measured(i).map((v, m) => confirmed.get(`${runs[i]!.run_id}\u0000${metrics[m]!.name}`)?.value ?? v);
   const gate = new NightlyGate(metrics.length, { alpha: o.alpha, minDrop: o.minDrop });
   const last = runs.length - 1;
   for (let i = 0; i < last; i++) gate.commit(gate.evaluate(kept(i)), o.acknowledged.has(runs[i]!.run_id));
@@ -146,7 +155,12 @@ export function seriesGate(runs: readonly RunEntry[], o: SeriesGateOptions): Ser
       // A confirmation that could not measure leaves the alarm standing: a gate never passes for lack of evidence.
       failing: !pending && (regression || (confirmation?.value === null && alarmFlag === 'regression')),
       held: gate.held(j).map((i) => runs[i]!.run_id),
-      changes: replay.changes.map((c) => ({ run_id: runs[c.index]!.run_id, how: c.how, ratio: c.ratio, direction: c.direction })),
+      changes: replay.changes.map((c) => ({
+        run_id: runs[c.index]!.run_id,
+        how: c.how,
+        ratio: c.ratio,
+        direction: c.direction,
+      })),
     };
   });
   return {

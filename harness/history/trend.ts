@@ -4,7 +4,13 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { compareRuns, environmentDifferences, regressions, type BeforeAfter, type MetricComparison } from '../analysis/compare-runs.js';
+import {
+  compareRuns,
+  environmentDifferences,
+  regressions,
+  type BeforeAfter,
+  type MetricComparison,
+} from '../analysis/compare-runs.js';
 import { readRunDir } from '../store/read-run.js';
 import { detectChangePoints } from '../stats/change-points.js';
 import { writeJsonAtomic } from '../store/atomic.js';
@@ -97,7 +103,12 @@ export function readBaseline(experimentDir: string): BaselinePin | null {
   const path = join(experimentDir, BASELINE_FILE);
   if (!existsSync(path)) return null;
   try {
-    return readCheckedJson(baselinePinSchema, path, 'baseline.json', 'pin the baseline again with tunebench baseline set <run-dir>');
+    return readCheckedJson(
+      baselinePinSchema,
+      path,
+      'baseline.json',
+      'pin the baseline again with tunebench baseline set <run-dir>',
+    );
   } catch (error) {
     if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
     throw error;
@@ -122,7 +133,14 @@ function readHistoryFile<S extends z.ZodType>(schema: S, path: string, what: str
 
 /** The runs accepted as new levels in an experiment folder. */
 export function readAccepted(experimentDir: string): AcceptedRun[] {
-  return readHistoryFile(acceptedFileSchema, join(experimentDir, ACCEPTED_FILE), 'the accepted-runs file', 'accept the runs again with tunebench baseline accept <run-dir> after removing it')?.accepted ?? [];
+  return (
+    readHistoryFile(
+      acceptedFileSchema,
+      join(experimentDir, ACCEPTED_FILE),
+      'the accepted-runs file',
+      'accept the runs again with tunebench baseline accept <run-dir> after removing it',
+    )?.accepted ?? []
+  );
 }
 
 export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): string {
@@ -133,7 +151,14 @@ export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): s
 
 /** The confirmations recorded in an experiment folder. */
 export function readConfirmations(experimentDir: string): Confirmation[] {
-  return readHistoryFile(confirmationsFileSchema, join(experimentDir, CONFIRMATIONS_FILE), 'the confirmations file', 'remove it and run tunebench history again to re-confirm')?.confirmations ?? [];
+  return (
+    readHistoryFile(
+      confirmationsFileSchema,
+      join(experimentDir, CONFIRMATIONS_FILE),
+      'the confirmations file',
+      'remove it and run tunebench history again to re-confirm',
+    )?.confirmations ?? []
+  );
 }
 
 export function appendConfirmations(experimentDir: string, added: readonly Confirmation[]): string {
@@ -180,7 +205,8 @@ function chosenSeries(runs: readonly RunEntry[]): ChosenTrend[] {
       const key = `${run.env_key}\u0000${param}`;
       const t = byParam.get(key) ?? { param, env_key: run.env_key, points: [], changes: [] };
       const last = t.points.at(-1);
-      if (last && last.value !== value) t.changes.push({ run_id: run.run_id, started_at: run.started_at, before: last.value, after: value });
+      if (last && last.value !== value)
+        t.changes.push({ run_id: run.run_id, started_at: run.started_at, before: last.value, after: value });
       t.points.push({ run_id: run.run_id, started_at: run.started_at, value });
       byParam.set(key, t);
     }
@@ -197,11 +223,15 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
   let baseline: Gate['baseline'] = null;
   if (pin && pin.run_id !== latest.run_id) {
     const pinned = runs.find((r) => r.run_id === pin.run_id);
-    if (!pinned) notes.push(`the pinned baseline ${pin.run_id} is not among the finished runs; using the previous run instead`);
+    if (!pinned)
+      notes.push(`the pinned baseline ${pin.run_id} is not among the finished runs; using the previous run instead`);
     else baseline = { run_id: pinned.run_id, dir: pinned.dir, env_key: pinned.env_key, pinned: true };
   }
   if (!baseline) {
-    const previous = runs.slice(0, -1).reverse().find((r) => r.env_key === latest.env_key);
+    const previous = runs
+      .slice(0, -1)
+      .reverse()
+      .find((r) => r.env_key === latest.env_key);
     if (previous) baseline = { run_id: previous.run_id, dir: previous.dir, env_key: previous.env_key, pinned: false };
     else notes.push('no baseline: this is the first finished run in its environment');
   }
@@ -216,12 +246,24 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
       confirm: opts.confirm,
     },
   );
-  const out: Gate = { latest: { run_id: latest.run_id, dir: latest.dir, env_key: latest.env_key }, baseline, env_mismatch: null, comparison: null, regressions: [], config_changes: [], series: nightly, notes };
+  const out: Gate = {
+    latest: { run_id: latest.run_id, dir: latest.dir, env_key: latest.env_key },
+    baseline,
+    env_mismatch: null,
+    comparison: null,
+    regressions: [],
+    config_changes: [],
+    series: nightly,
+    notes,
+  };
   if (!baseline) return out;
   const before = readRunDir(baseline.dir);
   const after = readRunDir(latest.dir);
   if (baseline.env_key !== latest.env_key) {
-    const diffs = environmentDifferences(before.run.environment as Fingerprint, after.run.environment as Fingerprint).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
+    const diffs = environmentDifferences(
+      before.run.environment as Fingerprint,
+      after.run.environment as Fingerprint,
+    ).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
     if (!opts.allowEnvMismatch) {
       throw new ConfigError(
         `refusing to compare ${latest.experiment} run ${latest.run_id} with baseline ${baseline.run_id}: they ran in different environments (${diffs.join('; ') || 'fingerprints differ'}). ` +
@@ -232,7 +274,9 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
   }
   out.comparison = compareRuns(before, after, { noiseBand: opts.noiseBand });
   out.regressions = regressions(out.comparison, opts.failPct);
-  out.config_changes = out.comparison.chosen.filter((c) => c.changed).map(({ param, before: b, after: a }) => ({ param, before: b, after: a }));
+  out.config_changes = out.comparison.chosen
+    .filter((c) => c.changed)
+    .map(({ param, before: b, after: a }) => ({ param, before: b, after: a }));
   return out;
 }
 
@@ -244,27 +288,40 @@ export function seriesDecides(g: Gate | null): boolean {
 /** The metrics that fail the gate tonight (exit 3 under --fail-on-regression): names only. */
 export function failingMetrics(g: Gate | null): string[] {
   if (!g) return [];
-  return seriesDecides(g) ? g.series!.metrics.filter((m) => m.failing).map((m) => m.name) : g.regressions.map((r) => r.metric);
+  return seriesDecides(g)
+    ? g.series!.metrics.filter((m) => m.failing).map((m) => m.name)
+    : g.regressions.map((r) => r.metric);
 }
 
 /** The history of each experiment in the index (or only the named one). */
-export function analyzeHistory(runs: readonly RunEntry[], opts: HistoryOptions & { experiment?: string }): ExperimentHistory[] {
+export function analyzeHistory(
+  runs: readonly RunEntry[],
+  opts: HistoryOptions & { experiment?: string },
+): ExperimentHistory[] {
   const names = [...new Set(runs.map((r) => r.experiment))].sort();
   if (opts.experiment !== undefined && !names.includes(opts.experiment)) {
-    throw new ConfigError(`no finished run of experiment ${JSON.stringify(opts.experiment)}; experiments with runs: ${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}`);
+    throw new ConfigError(
+      `no finished run of experiment ${JSON.stringify(opts.experiment)}; experiments with runs: ${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}`,
+    );
   }
   const chosen = names.filter((n) => opts.experiment === undefined || n === opts.experiment);
   // One budget for the night: every experiment checked together shares it.
   const alpha = opts.alarmBudget / Math.max(1, chosen.length);
-  return chosen
-    .map((name) => {
-      const mine = runs.filter((r) => r.experiment === name);
-      const envs = new Map<string, { env_key: string; env_label: string; runs: number }>();
-      for (const r of mine) {
-        const e = envs.get(r.env_key) ?? { env_key: r.env_key, env_label: r.env_label, runs: 0 };
-        e.runs += 1;
-        envs.set(r.env_key, e);
-      }
-      return { experiment: name, runs: mine.length, environments: [...envs.values()], metrics: series(mine), chosen: chosenSeries(mine), gate: gate(mine, opts, alpha) };
-    });
+  return chosen.map((name) => {
+    const mine = runs.filter((r) => r.experiment === name);
+    const envs = new Map<string, { env_key: string; env_label: string; runs: number }>();
+    for (const r of mine) {
+      const e = envs.get(r.env_key) ?? { env_key: r.env_key, env_label: r.env_label, runs: 0 };
+      e.runs += 1;
+      envs.set(r.env_key, e);
+    }
+    return {
+      experiment: name,
+      runs: mine.length,
+      environments: [...envs.values()],
+      metrics: series(mine),
+      chosen: chosenSeries(mine),
+      gate: gate(mine, opts, alpha),
+    };
+  });
 }

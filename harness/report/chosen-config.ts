@@ -59,7 +59,11 @@ export function buildChosenConfig(args: {
     device: {
       host: args.placement?.host ?? args.fingerprint.host,
       cpu: args.fingerprint.cpu.model,
-      gpu: args.placement ? (args.placement.device.startsWith('CPU: ') ? null : args.placement.device) : (args.fingerprint.gpu?.name ?? null),
+      gpu: args.placement
+        ? args.placement.device.startsWith('CPU: ')
+          ? null
+          : args.placement.device
+        : (args.fingerprint.gpu?.name ?? null),
       memory_limit_bytes: args.memoryLimit,
     },
     ...(args.placement ? { placement: args.placement } : {}),
@@ -73,7 +77,10 @@ export function buildChosenConfig(args: {
  * The workload's own program with `config`: undefined for a workload without one (ONNX), `why` when
  * the chosen config leaves a template without a value (a parameter only a claim's sides set).
  */
-export function trainingCommand(workload: Workload | undefined, config: Config): TrainingCommand | { why: string } | undefined {
+export function trainingCommand(
+  workload: Workload | undefined,
+  config: Config,
+): TrainingCommand | { why: string } | undefined {
   if (!workload?.training) return undefined;
   try {
     return workload.training(config);
@@ -107,7 +114,10 @@ export function writeChosenConfig(dir: string, chosen: ChosenConfig): void {
     '',
   ].join('\n');
   writeFileAtomic(join(dir, 'chosen-config.env'), env);
-  writeFileAtomic(join(dir, 'chosen-config.yaml'), `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})\n${stringify({ config: chosen.config })}`);
+  writeFileAtomic(
+    join(dir, 'chosen-config.yaml'),
+    `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})\n${stringify({ config: chosen.config })}`,
+  );
   // One line and nothing else, so that `eval "python train.py $(cat chosen-config.args)"` works.
   if (chosen.args) writeFileAtomic(join(dir, 'chosen-config.args'), `${shellLine(chosen.args)}\n`);
 }

@@ -21,7 +21,10 @@ export function foreignLoadWarning(kind: string, records: readonly TrialRecord[]
   const cores = [...new Set(loaded.map((x) => x.f.available_cores))].sort((a, b) => a - b).join(' or ');
   const c = (v: number) => v.toFixed(2);
   const amount = low === high ? `${c(low)} cores` : `${c(low)} to ${c(high)} cores`;
-  const shown = loaded.slice(0, LISTED).map((x) => figure(x.index)).join(', ');
+  const shown = loaded
+    .slice(0, LISTED)
+    .map((x) => figure(x.index))
+    .join(', ');
   const list = loaded.length > LISTED ? `${shown} and ${loaded.length - LISTED} more` : shown;
   const effect =
     kind === 'compare' || kind === 'claim'

@@ -8,7 +8,8 @@ import { figure, interval } from './format.js';
 import { stageSection, type Block } from './tables.js';
 import type { RunResult, TrialRecord } from '../domain/index.js';
 
-export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+export const REPORT_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
 export function esc(text: string): string {
@@ -51,13 +52,22 @@ export function reportHtml(page: ReportPage): string {
   out.push('<meta name="viewport" content="width=device-width, initial-scale=1">');
   out.push(`<title>tunebench: ${esc(r.experiment)}</title>`, `<style>${STYLE}</style>`, '</head>', '<body>');
   out.push(`<h1>tunebench: ${esc(r.experiment)}</h1>`);
-  const outcomes = Object.entries(r.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${figure(n)} ${o}`).join(', ');
-  out.push(`<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${esc(figure(r.trials.total))} trials (${esc(outcomes)}) in ${esc(figure(r.wall_seconds, formatSeconds))}.</p>`);
+  const outcomes = Object.entries(r.trials.by_outcome)
+    .filter(([, n]) => n > 0)
+    .map(([o, n]) => `${figure(n)} ${o}`)
+    .join(', ');
+  out.push(
+    `<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${esc(figure(r.trials.total))} trials (${esc(outcomes)}) in ${esc(figure(r.wall_seconds, formatSeconds))}.</p>`,
+  );
   if (r.stopped) {
     const s = r.stopped;
-    out.push('<h2 id="partial">Partial report</h2>', `<p class="warn">This run did not finish: ${esc(s.reason)}, during stage ${esc(s.stage)} after ${esc(figure(s.stage_trials))} of its trials (${esc(figure(s.completed_trials))} completed trials in all, kept in the journal). Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`);
+    out.push(
+      '<h2 id="partial">Partial report</h2>',
+      `<p class="warn">This run did not finish: ${esc(s.reason)}, during stage ${esc(s.stage)} after ${esc(figure(s.stage_trials))} of its trials (${esc(figure(s.completed_trials))} completed trials in all, kept in the journal). Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`,
+    );
   }
-  if (r.warnings.length > 0) out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
+  if (r.warnings.length > 0)
+    out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
   out.push('<h2 id="chosen">Chosen config</h2>');
   out.push(
     htmlTable(
@@ -66,23 +76,45 @@ export function reportHtml(page: ReportPage): string {
         const e = r.evidence[k];
         const ci = interval(e?.samples_per_second, (x) => x.toFixed(1));
         const shown = ci !== '-' ? ci : figure(e?.point, (x) => `${x.toFixed(1)} (one trial: no CI)`);
-        return [k, String(v), e?.rule ?? 'fixed by the experiment', shown, e ? e.trials.map((t) => figure(t)).join(', ') : '-'];
+        return [
+          k,
+          String(v),
+          e?.rule ?? 'fixed by the experiment',
+          shown,
+          e ? e.trials.map((t) => figure(t)).join(', ') : '-',
+        ];
       }),
       [],
     ),
   );
   for (const stage of r.stages) {
     // The answer first, then what may bias it, then the charts and every figure behind it.
-    const section = stageSection(stage, page.records.filter((t) => t.stage === stage.name));
-    out.push(`<section class="stage" id="stage-${esc(stage.name)}">`, `<h2>Stage ${esc(stage.name)} (${esc(stage.kind)})</h2>`);
+    const section = stageSection(
+      stage,
+      page.records.filter((t) => t.stage === stage.name),
+    );
+    out.push(
+      `<section class="stage" id="stage-${esc(stage.name)}">`,
+      `<h2>Stage ${esc(stage.name)} (${esc(stage.kind)})</h2>`,
+    );
     out.push('<div class="answer">', ...section.answer.map(htmlBlock), '</div>', ...section.warnings.map(htmlBlock));
     for (const c of page.charts.filter((x) => x.stage === stage.name)) {
-      out.push(`<figure class="chart" data-chart="${esc(c.chart.name)}">`, c.svg, `<figcaption>${esc(c.chart.title)} (<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, <a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`, '</figure>');
+      out.push(
+        `<figure class="chart" data-chart="${esc(c.chart.name)}">`,
+        c.svg,
+        `<figcaption>${esc(c.chart.title)} (<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, <a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`,
+        '</figure>',
+      );
     }
     out.push(...section.details.map(htmlBlock), '</section>');
   }
   out.push('<h2 id="environment">Environment</h2>', `<pre>${esc(JSON.stringify(page.environment, null, 2))}</pre>`);
-  out.push('<h2 id="files">Raw files</h2>', '<ul>', ...page.files.map((f) => `<li><a href="${esc(f)}">${esc(f)}</a></li>`), '</ul>');
+  out.push(
+    '<h2 id="files">Raw files</h2>',
+    '<ul>',
+    ...page.files.map((f) => `<li><a href="${esc(f)}">${esc(f)}</a></li>`),
+    '</ul>',
+  );
   out.push('</body>', '</html>', '');
   return out.join('\n');
 }
@@ -94,8 +126,15 @@ function htmlBlock(block: Block): string {
   return htmlTable(block.table.headers, block.table.rows, block.table.highlight);
 }
 
-export function htmlTable(headers: readonly string[], rows: readonly (readonly string[])[], highlight: readonly number[]): string {
+export function htmlTable(
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  highlight: readonly number[],
+): string {
   const head = `<tr>${headers.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>`;
-  const body = rows.map((row, i) => `<tr${highlight.includes(i) ? ' class="chosen"' : ''}>${row.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`);
+  const body = rows.map(
+    (row, i) =>
+      `<tr${highlight.includes(i) ? ' class="chosen"' : ''}>${row.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`,
+  );
   return ['<table>', head, ...body, '</table>'].join('\n');
 }

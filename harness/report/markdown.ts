@@ -19,7 +19,9 @@ export function md(text: string): string {
     .replace(/[\\`*_|<>[\]~]/g, (c) => `\\${c}`)
     .replace(LINE_ENDING, ' ')
     .replace(CONTROL, (c) => `\\\\${hex(c)}`)
-    .replace(/^(\s*)(#|[-+](?=\s|-)|\d{1,9}(?=[.)](?:\s|$)))/, (_m, space: string, lead: string) => (lead === '#' || lead === '-' || lead === '+' ? `${space}\\${lead}` : `${space}${lead}\\`));
+    .replace(/^(\s*)(#|[-+](?=\s|-)|\d{1,9}(?=[.)](?:\s|$)))/, (_m, space: string, lead: string) =>
+      lead === '#' || lead === '-' || lead === '+' ? `${space}\\${lead}` : `${space}${lead}\\`,
+    );
 }
 
 /**
@@ -45,5 +47,8 @@ function cell(text: string): string {
 
 /** An inline code span; backticks inside are replaced, since code spans cannot escape them. */
 export function code(text: string): string {
-  return `\`${text.replace(/`/g, "'").replace(LINE_ENDING, ' ').replace(CONTROL, (c) => `\\${hex(c)}`)}\``;
+  return `\`${text
+    .replace(/`/g, "'")
+    .replace(LINE_ENDING, ' ')
+    .replace(CONTROL, (c) => `\\${hex(c)}`)}\``;
 }

@@ -9,18 +9,44 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
   const out: string[] = [];
   out.push(`# tunebench: ${md(run.experiment)}`);
   out.push('');
-  out.push(`Run ${code(run.run_id)} on ${md(run.environment)}: ${figure(run.trials.total)} trials (${Object.entries(run.trials.by_outcome).filter(([, n]) => n > 0).map(([o, n]) => `${figure(n)} ${o}`).join(', ')}) in ${figure(run.wall_seconds, formatSeconds)}.`);
+  out.push(
+    `Run ${code(run.run_id)} on ${md(run.environment)}: ${figure(run.trials.total)} trials (${Object.entries(
+      run.trials.by_outcome,
+    )
+      .filter(([, n]) => n > 0)
+      .map(([o, n]) => `${figure(n)} ${o}`)
+      .join(', ')}) in ${figure(run.wall_seconds, formatSeconds)}.`,
+  );
   if (run.stopped) {
     const s = run.stopped;
-    out.push('', '## Partial report', '', `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${figure(s.stage_trials)} of its trials (${figure(s.completed_trials)} completed trials in all, kept in the journal). Only the stages that finished are shown.`, '', `Resume with: ${code(s.resume)}`);
+    out.push(
+      '',
+      '## Partial report',
+      '',
+      `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${figure(s.stage_trials)} of its trials (${figure(s.completed_trials)} completed trials in all, kept in the journal). Only the stages that finished are shown.`,
+      '',
+      `Resume with: ${code(s.resume)}`,
+    );
   }
   for (const stage of run.stages) {
     out.push('', `## Stage ${md(stage.name)} (${md(stage.kind)})`, '');
-    const section = stageSection(stage, records.filter((r) => r.stage === stage.name));
+    const section = stageSection(
+      stage,
+      records.filter((r) => r.stage === stage.name),
+    );
     out.push([...section.answer, ...section.warnings, ...section.details].map(markdownBlock).join('\n\n'));
   }
   out.push('', '## Chosen config', '');
-  out.push(table(['parameter', 'value', 'why'], Object.entries(run.chosen).map(([k, v]) => [code(k), code(String(v)), md(run.evidence[k]?.rule ?? 'fixed by the experiment')])));
+  out.push(
+    table(
+      ['parameter', 'value', 'why'],
+      Object.entries(run.chosen).map(([k, v]) => [
+        code(k),
+        code(String(v)),
+        md(run.evidence[k]?.rule ?? 'fixed by the experiment'),
+      ]),
+    ),
+  );
   if (run.warnings.length > 0) out.push('', '## Warnings', '', ...run.warnings.map((w) => `- ${md(w)}`));
   out.push('');
   return out.join('\n');
@@ -31,5 +57,8 @@ function markdownBlock(block: Block): string {
   if (block.kind === 'list') return block.items.map((n) => `- ${md(n)}`).join('\n');
   if (block.kind === 'warning') return `> **Warning:** ${md(block.text)}`;
   const t = block.table;
-  return table(t.headers, t.rows.map((row, i) => row.map((cell, j) => (j === 0 && t.highlight.includes(i) ? `**${md(cell)}**` : md(cell)))));
+  return table(
+    t.headers,
+    t.rows.map((row, i) => row.map((cell, j) => (j === 0 && t.highlight.includes(i) ? `**${md(cell)}**` : md(cell)))),
+  );
 }

@@ -5,7 +5,15 @@ import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import { figure, interval as ci } from './format.js';
 import { foreignLoadWarning } from './foreign-load.js';
-import type { ClaimSummary, CompareSummary, Evidence, MaxBatchSummary, StageOutcome, SweepSummary, TrialRecord } from '../domain/index.js';
+import type {
+  ClaimSummary,
+  CompareSummary,
+  Evidence,
+  MaxBatchSummary,
+  StageOutcome,
+  SweepSummary,
+  TrialRecord,
+} from '../domain/index.js';
 
 export interface Table {
   headers: string[];
@@ -14,7 +22,11 @@ export interface Table {
   highlight: number[];
 }
 
-export type Block = { kind: 'text'; text: string } | { kind: 'list'; items: string[] } | { kind: 'warning'; text: string } | { kind: 'table'; table: Table };
+export type Block =
+  | { kind: 'text'; text: string }
+  | { kind: 'list'; items: string[] }
+  | { kind: 'warning'; text: string }
+  | { kind: 'table'; table: Table };
 
 const text = (t: string): Block => ({ kind: 'text', text: t });
 const tableBlock = (headers: string[], rows: (string | number)[][], highlight: number[] = []): Block => ({
@@ -44,7 +56,11 @@ export function stageSection(stage: StageView, records: readonly TrialRecord[]):
   const notes = (stage.notes ?? []).filter((n) => !said.has(n));
   const warning = foreignLoadWarning(stage.kind, records);
   return {
-    answer: [...(lead ? [text(lead)] : []), ...answer, ...(notes.length > 0 ? [{ kind: 'list' as const, items: notes }] : [])],
+    answer: [
+      ...(lead ? [text(lead)] : []),
+      ...answer,
+      ...(notes.length > 0 ? [{ kind: 'list' as const, items: notes }] : []),
+    ],
     warnings: warning ? [{ kind: 'warning', text: warning }] : [],
     details,
   };
@@ -66,8 +82,14 @@ function chosenSentence(stage: StageView): string | null {
     .map(({ params, e }) => {
       if (!e) return `Answer: ${params.join(', ')}.`;
       const band = ci(e.samples_per_second, (x) => x.toFixed(1));
-      const speed = band !== '-' ? ` at ${band} samples/s (95% CI` : figure(e.point, (x) => ` at ${x.toFixed(1)} samples/s (one trial, no CI`).replace(/^-$/, '');
-      const trials = e.trials.length === 0 ? '' : `trial${e.trials.length > 1 ? 's' : ''} ${e.trials.map((i) => figure(i)).join(', ')}`;
+      const speed =
+        band !== '-'
+          ? ` at ${band} samples/s (95% CI`
+          : figure(e.point, (x) => ` at ${x.toFixed(1)} samples/s (one trial, no CI`).replace(/^-$/, '');
+      const trials =
+        e.trials.length === 0
+          ? ''
+          : `trial${e.trials.length > 1 ? 's' : ''} ${e.trials.map((i) => figure(i)).join(', ')}`;
       const where = speed && trials ? `${speed}; ${trials})` : speed ? `${speed})` : trials ? ` (${trials})` : '';
       return `Answer: ${params.join(', ')}${where}. Why: ${e.rule.replace(/\.$/, '')}.`;
     })
@@ -99,28 +121,51 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
   const survived = (answer: 'max' | 'recommended' | 'fastest') => r.survived?.[answer]?.statement ?? '-';
   const rows: string[][] = [
     ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}`, survived('max')],
-    ['recommended', b(r.recommended), `peak RSS at most ${figure(r.headroom, (h) => `${Math.round((1 - h) * 100)}%`)} of the max's`, survived('recommended')],
-    ['fastest', b(r.fastest), figure(r.peakSamplesPerSecond, (v) => `within tolerance of the peak ${v.toFixed(1)} samples/s`), survived('fastest')],
+    [
+      'recommended',
+      b(r.recommended),
+      `peak RSS at most ${figure(r.headroom, (h) => `${Math.round((1 - h) * 100)}%`)} of the max's`,
+      survived('recommended'),
+    ],
+    [
+      'fastest',
+      b(r.fastest),
+      figure(r.peakSamplesPerSecond, (v) => `within tolerance of the peak ${v.toFixed(1)} samples/s`),
+      survived('fastest'),
+    ],
   ];
-  if (r.latencyBound) rows.push([`largest within ${r.latencyBound.quantile} <= ${figure(r.latencyBound.seconds, (v) => (v * 1000).toFixed(1))} ms`, b(r.latencyBound.batch), r.latencyBound.firstViolating === null ? 'the max meets it' : `${b(r.latencyBound.firstViolating)} breaks it`, '-']);
+  if (r.latencyBound)
+    rows.push([
+      `largest within ${r.latencyBound.quantile} <= ${figure(r.latencyBound.seconds, (v) => (v * 1000).toFixed(1))} ms`,
+      b(r.latencyBound.batch),
+      r.latencyBound.firstViolating === null ? 'the max meets it' : `${b(r.latencyBound.firstViolating)} breaks it`,
+      '-',
+    ]);
   const f = r.final_confirmation;
   if (f) rows.push([`final confirmation (${f.outcome})`, b(f.batch), f.statement, f.survived?.statement ?? '-']);
   return [
-    [tableBlock(['answer', r.param, 'note', 'what it survived'], rows), text(`${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}Trials to the exact max: ${b(r.probesToMax)}.`)],
-    [tableBlock(
-      ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
-      records.map((t) => [
-        b(t.index),
-        t.role,
-        String(t.config[r.param] ?? '-'),
-        t.outcome,
-        figure(t.samples_per_second, (v) => v.toFixed(1)),
-        figure(t.step_seconds?.p95, formatSeconds),
-        figure(t.peak_rss_bytes, formatBytes),
-        figure(t.peak_limited_bytes, formatBytes),
-        figure(t.wall_seconds, formatSeconds),
-      ]),
-    )],
+    [
+      tableBlock(['answer', r.param, 'note', 'what it survived'], rows),
+      text(
+        `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}Trials to the exact max: ${b(r.probesToMax)}.`,
+      ),
+    ],
+    [
+      tableBlock(
+        ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
+        records.map((t) => [
+          b(t.index),
+          t.role,
+          String(t.config[r.param] ?? '-'),
+          t.outcome,
+          figure(t.samples_per_second, (v) => v.toFixed(1)),
+          figure(t.step_seconds?.p95, formatSeconds),
+          figure(t.peak_rss_bytes, formatBytes),
+          figure(t.peak_limited_bytes, formatBytes),
+          figure(t.wall_seconds, formatSeconds),
+        ]),
+      ),
+    ],
   ];
 }
 
@@ -135,14 +180,28 @@ function sweepBlocks(r: SweepSummary): Block[] {
     c.why ?? (r.tied.includes(c.key) && c.key !== r.chosen_key ? 'tied with the best' : ''),
   ]);
   return [
-    text(`Strategy ${r.strategy} over ${r.params.join(', ')}: ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`),
-    tableBlock(['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'], rows, r.configs.flatMap((c, i) => (c.key === r.chosen_key ? [i] : []))),
+    text(
+      `Strategy ${r.strategy} over ${r.params.join(', ')}: ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`,
+    ),
+    tableBlock(
+      ['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'],
+      rows,
+      r.configs.flatMap((c, i) => (c.key === r.chosen_key ? [i] : [])),
+    ),
     ...(r.by_device && r.by_device.length > 0
       ? [
-          text(`Configuration matrix per device class (SLURM): each class is ranked on its own trials${r.by_device.length > 1 ? '; the stage-wide choice above pools them' : ''}.`),
+          text(
+            `Configuration matrix per device class (SLURM): each class is ranked on its own trials${r.by_device.length > 1 ? '; the stage-wide choice above pools them' : ''}.`,
+          ),
           tableBlock(
             ['device', 'nodes', 'chosen config', 'samples/s [95% CI]', 'trials'],
-            r.by_device.map((d) => [d.device, d.hosts.join(', '), d.chosen_key ?? '(none finished)', ci(d.throughput, (v) => v.toFixed(1)), figure(d.trials)]),
+            r.by_device.map((d) => [
+              d.device,
+              d.hosts.join(', '),
+              d.chosen_key ?? '(none finished)',
+              ci(d.throughput, (v) => v.toFixed(1)),
+              figure(d.trials),
+            ]),
             [],
           ),
         ]
@@ -158,16 +217,34 @@ function compareBlocks(r: CompareSummary): Block[] {
     `${figure(a.ok_trials)}/${a.trials.length}`,
     ci(a.throughput, (v) => v.toFixed(1)),
     ci(a.throughput_ratio, fmtPct),
-    a.decision === 'equivalent' ? `${a.verdict} (within the band, round ${figure(a.decided_at)})` : a.decision === 'faster' || a.decision === 'slower' ? `${a.verdict} (round ${figure(a.decided_at)})` : a.verdict,
+    a.decision === 'equivalent'
+      ? `${a.verdict} (within the band, round ${figure(a.decided_at)})`
+      : a.decision === 'faster' || a.decision === 'slower'
+        ? `${a.verdict} (round ${figure(a.decided_at)})`
+        : a.verdict,
     ci(a.peak_memory, formatBytes),
     ci(a.memory_ratio, fmtPct),
     a.memory_verdict,
-    ...(emptyCache ? [a.empty_cache ? `${figure(a.empty_cache.calls)} (${figure(a.empty_cache.seconds, formatSeconds)})` : '-'] : []),
+    ...(emptyCache
+      ? [a.empty_cache ? `${figure(a.empty_cache.calls)} (${figure(a.empty_cache.seconds, formatSeconds)})` : '-']
+      : []),
   ]);
   return [
-    text(`Arms of ${r.param}, interleaved over ${figure(r.rounds)} round(s): ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${figure(r.noise_band, (v) => (v * 100).toFixed(1))}%, no difference when it lies inside.`),
+    text(
+      `Arms of ${r.param}, interleaved over ${figure(r.rounds)} round(s): ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${figure(r.noise_band, (v) => (v * 100).toFixed(1))}%, no difference when it lies inside.`,
+    ),
     tableBlock(
-      ['arm', 'ok trials', 'samples/s [95% CI] (geometric mean)', 'vs baseline', 'verdict', 'peak memory (geometric mean)', 'vs baseline', 'memory', ...(emptyCache ? ['empty_cache calls'] : [])],
+      [
+        'arm',
+        'ok trials',
+        'samples/s [95% CI] (geometric mean)',
+        'vs baseline',
+        'verdict',
+        'peak memory (geometric mean)',
+        'vs baseline',
+        'memory',
+        ...(emptyCache ? ['empty_cache calls'] : []),
+      ],
       rows,
       r.arms.flatMap((a, i) => (a.value === r.chosen ? [i] : [])),
     ),
@@ -180,7 +257,16 @@ function claimBlocks(r: ClaimSummary): Block[] {
     text(r.sentence),
     tableBlock(
       ['claim', 'claimed effect', 'measured [sequential 95% CI]', 'p (paired t)', 'pairs', 'verdict'],
-      [[r.claim, band, ci(r.speedup, (v) => `${v.toPrecision(3)}x`), figure(r.p, (v) => v.toPrecision(2)), figure(r.pairs), r.verdict]],
+      [
+        [
+          r.claim,
+          band,
+          ci(r.speedup, (v) => `${v.toPrecision(3)}x`),
+          figure(r.p, (v) => v.toPrecision(2)),
+          figure(r.pairs),
+          r.verdict,
+        ],
+      ],
     ),
   ];
 }

@@ -16,13 +16,17 @@ export const REPORT_FILES = ['report.html', 'summary.md'];
 
 /** Builds and writes every report; returns the files written, relative to the run directory. */
 export async function writeReports(dir: string, run: RunJson, records: readonly TrialRecord[]): Promise<string[]> {
-  if (!run.result) throw new StoreError(`${join(dir, RUN_FILE)} has no result: the run did not finish, so there is nothing to report yet`);
+  if (!run.result)
+    throw new StoreError(
+      `${join(dir, RUN_FILE)} has no result: the run did not finish, so there is nothing to report yet`,
+    );
   const result = run.result;
   const chartsDir = join(dir, 'charts');
   makeOwnDir(chartsDir);
   const rendered: RenderedChart[] = [];
   for (const stage of result.stages) {
-    for (const chart of stageCharts(stage, records)) rendered.push({ chart, svg: await renderSvg(chart.spec), stage: stage.name });
+    for (const chart of stageCharts(stage, records))
+      rendered.push({ chart, svg: await renderSvg(chart.spec), stage: stage.name });
   }
   // Charts of an earlier build that no longer exist would mislead: the folder mirrors this build.
   const keep = new Set(rendered.flatMap((c) => [`${c.chart.name}.vl.json`, `${c.chart.name}.svg`]));
@@ -33,9 +37,19 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
     writeFileAtomic(join(chartsDir, `${c.chart.name}.svg`), c.svg);
     written.push(`charts/${c.chart.name}.vl.json`, `charts/${c.chart.name}.svg`);
   }
-  const raw = [RUN_FILE, JOURNAL_FILE, 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml', 'summary.md', ...written.filter((f) => f.endsWith('.vl.json'))];
+  const raw = [
+    RUN_FILE,
+    JOURNAL_FILE,
+    'chosen-config.json',
+    'chosen-config.env',
+    'chosen-config.yaml',
+    'summary.md',
+    ...written.filter((f) => f.endsWith('.vl.json')),
+  ];
   writeFileAtomic(join(dir, 'summary.md'), summaryMarkdown(result, records));
-  writeFileAtomic(join(dir, 'report.html'), reportHtml({ result, records, charts: rendered, environment: run.environment, files: raw }));
+  writeFileAtomic(
+    join(dir, 'report.html'),
+    reportHtml({ result, records, charts: rendered, environment: run.environment, files: raw }),
+  );
   return [...written, ...REPORT_FILES];
 }
-

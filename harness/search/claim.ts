@@ -28,7 +28,10 @@ export interface ClaimLoopResult {
  * `run` returns the trial's value (samples/s, seconds or bytes), or null when the trial failed
  * (the loop stops and the verdict is inconclusive).
  */
-export async function runClaimPairs(run: (side: 'baseline' | 'candidate', pair: number) => Promise<number | null>, opts: ClaimLoopOptions): Promise<ClaimLoopResult> {
+export async function runClaimPairs(
+  run: (side: 'baseline' | 'candidate', pair: number) => Promise<number | null>,
+  opts: ClaimLoopOptions,
+): Promise<ClaimLoopResult> {
   const base: number[] = [];
   const cand: number[] = [];
   const noise = opts.noiseBand ?? 0.01;
@@ -47,6 +50,17 @@ export async function runClaimPairs(run: (side: 'baseline' | 'candidate', pair: 
     },
     opts,
   );
-  const last = out.last ?? { verdict: 'inconclusive' as const, reason: `only ${out.pairs} pair(s) were measured, fewer than the first look at ${Math.min(opts.minPairs, opts.maxPairs)}`, effect: null };
-  return { verdict: last.verdict, reason: last.reason, effect: last.effect, pairs: out.pairs, looks: out.looks, stoppedBy: out.stoppedBy };
+  const last = out.last ?? {
+    verdict: 'inconclusive' as const,
+    reason: `only ${out.pairs} pair(s) were measured, fewer than the first look at ${Math.min(opts.minPairs, opts.maxPairs)}`,
+    effect: null,
+  };
+  return {
+    verdict: last.verdict,
+    reason: last.reason,
+    effect: last.effect,
+    pairs: out.pairs,
+    looks: out.looks,
+    stoppedBy: out.stoppedBy,
+  };
 }

@@ -74,7 +74,12 @@ function pairs(arm: CompareArm, base: CompareArm, value: (t: ArmTrial) => number
   return out;
 }
 
-function decide(ci: LogInterval | null, band: number, up: ArmDecision | MemoryDecision, down: ArmDecision | MemoryDecision): ArmDecision | MemoryDecision {
+function decide(
+  ci: LogInterval | null,
+  band: number,
+  up: ArmDecision | MemoryDecision,
+  down: ArmDecision | MemoryDecision,
+): ArmDecision | MemoryDecision {
   if (!ci) return 'undecided';
   if (ci.low > 1 + band) return up;
   if (ci.high < 1 - band) return down;
@@ -112,7 +117,8 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
   let rounds = 0;
   let budgetExhausted = false;
   const overBudget = (): boolean =>
-    (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
+    (opts.budget.trials !== undefined && trials >= opts.budget.trials) ||
+    (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
   const live = () => others.filter((a) => !a.stopped && a.decidedAt === null);
 
   const look = (n: number, lookAlpha: number, final: boolean): void => {
@@ -120,7 +126,10 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
       const ratio = pairedRatioInterval(pairs(arm, base, rate), lookAlpha);
       const decision = decide(ratio, opts.noiseBand, 'faster', 'slower') as ArmDecision;
       arm.ratio = ratio;
-      arm.memoryRatio = pairedRatioInterval(pairs(arm, base, (t) => (t.outcome === 'ok' ? t.memory : null)), lookAlpha);
+      arm.memoryRatio = pairedRatioInterval(
+        pairs(arm, base, (t) => (t.outcome === 'ok' ? t.memory : null)),
+        lookAlpha,
+      );
       arm.memoryDecision = decide(arm.memoryRatio, opts.noiseBand, 'more memory', 'less memory') as MemoryDecision;
       arm.decision = decision;
       arm.lookAlpha = lookAlpha;
@@ -147,7 +156,9 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
       arm.trials.push({ ...t, round });
       if (t.outcome !== 'ok' && !arm.trials.some((x) => x.outcome === 'ok')) {
         arm.stopped = `${t.outcome}: ${t.reason}`;
-        notes.push(`${arm.baseline ? 'the baseline' : `arm ${arm.key}`} failed (${t.outcome}) before any successful trial; it is not run again`);
+        notes.push(
+          `${arm.baseline ? 'the baseline' : `arm ${arm.key}`} failed (${t.outcome}) before any successful trial; it is not run again`,
+        );
       }
     }
     if (!complete) break;
@@ -159,6 +170,9 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
   const left = live().length > 0 ? schedule.leftover(rounds) : null;
   if (left !== null) look(rounds, left, true);
   for (const arm of live()) arm.decidedAt = rounds;
-  if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`);
+  if (budgetExhausted)
+    notes.push(
+      `the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`,
+    );
   return { arms, rounds, trials, trialSeconds, budgetExhausted, notes };
 }

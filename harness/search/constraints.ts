@@ -41,11 +41,15 @@ export class Constraints {
   private readonly cpuSource: string;
   private readonly memUses?: Expr;
 
-  constructor(private readonly spec: ConstraintSpec, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    private readonly spec: ConstraintSpec,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     const { cpus, source } = availableCpus(env);
     const max = spec.cpus === undefined ? '' : String(spec.cpus.max).trim();
     // Where the limit comes from: "SLURM_CPUS_PER_TASK", "cpus + 2, with 2 CPUs from available cores", "max".
-    this.cpuSource = max === 'cpus' ? source : /\bcpus\b/.test(max) ? `${max}, with ${cpus} CPUs from ${source}` : 'max';
+    this.cpuSource =
+      max === 'cpus' ? source : /\bcpus\b/.test(max) ? `${max}, with ${cpus} CPUs from ${source}` : 'max';
     if (spec.cpus) {
       this.cpuUses = parseExpr(String(spec.cpus.uses));
       this.cpuMax = typeof spec.cpus.max === 'number' ? spec.cpus.max : evaluate(parseExpr(spec.cpus.max), { cpus });
@@ -62,14 +66,22 @@ export class Constraints {
       if (total > this.cpuMax) {
         const uses = String(this.spec.cpus!.uses).trim();
         // "num_workers 2 + 1 main process = 3 > 2 CPUs"; an expression is shown with its value.
-        const plain = /^[A-Za-z_][A-Za-z0-9_]*$/.test(uses) ? `${uses} ${used}` : uses === String(used) ? uses : undefined;
-        const what = this.cpuMain === 0 ? (plain ?? `${uses} = ${used}`) : `${plain ?? `(${uses} = ${used})`} + ${this.cpuMain} main process = ${total}`;
+        const plain = /^[A-Za-z_][A-Za-z0-9_]*$/.test(uses)
+          ? `${uses} ${used}`
+          : uses === String(used)
+            ? uses
+            : undefined;
+        const what =
+          this.cpuMain === 0
+            ? (plain ?? `${uses} = ${used}`)
+            : `${plain ?? `(${uses} = ${used})`} + ${this.cpuMain} main process = ${total}`;
         return `CPU budget: ${what} > ${this.cpuMax} CPUs (${this.cpuSource})`;
       }
     }
     if (this.memUses && this.spec.memory) {
       const used = evaluate(this.memUses, config);
-      if (used > this.spec.memory.max) return `memory budget: ${this.spec.memory.uses} = ${formatBytes(used)} > ${formatBytes(this.spec.memory.max)}`;
+      if (used > this.spec.memory.max)
+        return `memory budget: ${this.spec.memory.uses} = ${formatBytes(used)} > ${formatBytes(this.spec.memory.max)}`;
     }
     return undefined;
   }

@@ -1,6 +1,13 @@
 // The max-batch search: explore with small probes, fit memory against batch, probe around the predicted
 // limit, and bisect what remains. It only ever reports batch sizes that actually ran.
-import { batchForMemory, fitLinear, headroomUsed, predictLimit, predictWithSpread, type Reading } from './memory-fit.js';
+import {
+  batchForMemory,
+  fitLinear,
+  headroomUsed,
+  predictLimit,
+  predictWithSpread,
+  type Reading,
+} from './memory-fit.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 import { summarizeThroughput } from './throughput.js';
 import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus } from '../domain/index.js';
@@ -81,7 +88,10 @@ class SearchState {
   /** Multiples that passed a run as long as the confirmation. */
   readonly longOk = new Set<number>();
 
-  constructor(private readonly run: ProbeFn, readonly opts: MaxBatchOptions) {
+  constructor(
+    private readonly run: ProbeFn,
+    readonly opts: MaxBatchOptions,
+  ) {
     this.m = opts.multipleOf;
     this.ceilK = Math.floor(opts.ceiling / opts.multipleOf);
     if (this.ceilK < 1) throw new RangeError(`ceiling ${opts.ceiling} is below multiple_of ${opts.multipleOf}`);
@@ -107,7 +117,10 @@ class SearchState {
 
   /** Rough count of the trials still to come: bisection of the bracket plus the closing trials. */
   private estimateRemaining(): number {
-    const open = this.hi === this.ceilK + 1 ? Math.log2(this.ceilK / Math.max(1, this.lo)) / 3 + 4 : Math.log2(Math.max(1, this.hi - this.lo));
+    const open =
+      this.hi === this.ceilK + 1
+        ? Math.log2(this.ceilK / Math.max(1, this.lo)) / 3 + 4
+        : Math.log2(Math.max(1, this.hi - this.lo));
     const closing = (this.opts.confirmSteps > 0 ? 1 : 0) + 1 + this.opts.throughputPoints + (this.opts.latency ? 2 : 0);
     return Math.ceil(open) + closing;
   }
@@ -149,7 +162,8 @@ class SearchState {
       if (cap === null || this.readings.length === 0) return; // no memory signal: doubling happens in widenOrBisect
       const fit = fitLinear(this.readings);
       // Leave once the readings have grown well past their own scatter and used a fair share of the room.
-      const clear = this.readings.length >= MIN_FIT_READINGS && fit !== undefined && fit.relativeResidual <= EXPLORE_UNTIL_CLEAR;
+      const clear =
+        this.readings.length >= MIN_FIT_READINGS && fit !== undefined && fit.relativeResidual <= EXPLORE_UNTIL_CLEAR;
       if (clear && headroomUsed(this.readings, cap) >= EXPLORE_UNTIL_USED) return;
       let next = this.lo * EXPLORE_GROWTH;
       const pred = predictLimit(this.readings, cap);
@@ -230,24 +244,42 @@ class SearchState {
         return;
       }
       if (this.probeSteps === undefined) {
-        this.notes.push(`batch ${this.lo * this.m} passed its probe but failed the ${steps}-step confirmation (${r.outcome}): memory grows with steps, so the search went on with ${steps}-step probes`);
+        this.notes.push(
+          `batch ${this.lo * this.m} passed its probe but failed the ${steps}-step confirmation (${r.outcome}): memory grows with steps, so the search went on with ${steps}-step probes`,
+        );
       }
       this.probeSteps = steps;
       this.hi = this.lo;
       // Short-run successes say nothing about long runs; short-run failures still hold.
       for (const [k, p] of this.tried) if (p.ok) this.tried.delete(k);
       this.tried.set(this.hi, r);
-      this.lo = Math.max(0, ...this.probes.filter((p) => p.ok && p.batch < this.hi * this.m).map((p) => p.batch / this.m));
+      this.lo = Math.max(
+        0,
+        ...this.probes.filter((p) => p.ok && p.batch < this.hi * this.m).map((p) => p.batch / this.m),
+      );
       while (!this.closed) await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect (long)');
     }
   }
 
   async finish(): Promise<MaxBatchResult> {
-    const status: MaxBatchStatus = this.broken ? 'failed' : this.lo === 0 ? 'none-fits' : this.hi === this.ceilK + 1 ? 'ceiling' : 'exact';
+    const status: MaxBatchStatus = this.broken
+      ? 'failed'
+      : this.lo === 0
+        ? 'none-fits'
+        : this.hi === this.ceilK + 1
+          ? 'ceiling'
+          : 'exact';
     const max = this.lo > 0 ? this.lo * this.m : null;
-    if (this.broken) this.notes.push(`the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${this.broken.reason ? `: ${this.broken.reason}` : ''}); fix it before tuning`);
-    if (status === 'ceiling') this.notes.push(`every probe up to the ceiling ${max} fit; the true max is at least ${max} (raise ceiling to search further)`);
-    if (this.probes.length >= (this.opts.maxProbes ?? 200)) this.notes.push('stopped at the probe limit before the bracket closed');
+    if (this.broken)
+      this.notes.push(
+        `the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${this.broken.reason ? `: ${this.broken.reason}` : ''}); fix it before tuning`,
+      );
+    if (status === 'ceiling')
+      this.notes.push(
+        `every probe up to the ceiling ${max} fit; the true max is at least ${max} (raise ceiling to search further)`,
+      );
+    if (this.probes.length >= (this.opts.maxProbes ?? 200))
+      this.notes.push('stopped at the probe limit before the bracket closed');
     const base = {
       status,
       max,
@@ -275,7 +307,8 @@ class SearchState {
   private async recommend(max: number): Promise<number | null> {
     const atMax = this.probes.filter((p) => p.ok && p.batch === max && p.rssBytes !== null).map((p) => p.rssBytes!);
     const target = atMax.length > 0 ? (1 - this.opts.headroom) * Math.max(...atMax) : null;
-    const resident = (): Reading[] => this.probes.filter((p) => p.ok && p.rssBytes !== null).map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));
+    const resident = (): Reading[] =>
+      this.probes.filter((p) => p.ok && p.rssBytes !== null).map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));
     let candidate: number;
     if (target !== null && resident().length >= 2) {
       const b = batchForMemory(resident(), target);
@@ -314,10 +347,17 @@ class SearchState {
 
   private async runExtra(batch: number, role: 'recommended' | 'throughput'): Promise<ProbeResult> {
     // Throughput points decide "fastest", so they run as long as the confirmation.
-    const r = await this.run(batch, role, role === 'throughput' && this.opts.confirmSteps > 0 ? this.opts.confirmSteps : undefined);
+    const r = await this.run(
+      batch,
+      role,
+      role === 'throughput' && this.opts.confirmSteps > 0 ? this.opts.confirmSteps : undefined,
+    );
     this.probes.push(r);
     this.log.push(`${role}: ${batch} ${r.ok ? 'ok' : r.outcome}`);
-    if (!r.ok) this.notes.push(`batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: the workload's memory is not monotone in batch size or the limit is flaky`);
+    if (!r.ok)
+      this.notes.push(
+        `batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: the workload's memory is not monotone in batch size or the limit is flaky`,
+      );
     return r;
   }
 }

@@ -123,7 +123,9 @@ function quadraticRoot(q: QuadraticFit, cap: number): number | undefined {
   if (Math.abs(c2) < 1e-9 * Math.abs(c1)) return c1 > 0 ? ((cap - c0) / c1) * q.scale : undefined;
   const disc = c1 * c1 - 4 * c2 * (c0 - cap);
   if (disc < 0) return undefined;
-  const roots = [(-c1 + Math.sqrt(disc)) / (2 * c2), (-c1 - Math.sqrt(disc)) / (2 * c2)].filter((x) => x > 0 && c1 + 2 * c2 * x > 0);
+  const roots = [(-c1 + Math.sqrt(disc)) / (2 * c2), (-c1 - Math.sqrt(disc)) / (2 * c2)].filter(
+    (x) => x > 0 && c1 + 2 * c2 * x > 0,
+  );
   return roots.length > 0 ? Math.min(...roots) * q.scale : undefined;
 }
 
@@ -138,7 +140,14 @@ export function fitQuadratic(readings: readonly Reading[]): QuadraticFit | undef
   const n = xs.length;
   const [s1, s2, s3, s4] = [sum((x) => x), sum((x) => x * x), sum((x) => x ** 3), sum((x) => x ** 4)];
   const [t0, t1, t2] = [sum((_, y) => y), sum((x, y) => x * y), sum((x, y) => x * x * y)];
-  const coef = solve3([[n, s1, s2], [s1, s2, s3], [s2, s3, s4]], [t0, t1, t2]);
+  const coef = solve3(
+    [
+      [n, s1, s2],
+      [s1, s2, s3],
+      [s2, s3, s4],
+    ],
+    [t0, t1, t2],
+  );
   if (!coef) return undefined;
   const span = Math.max(...ys) - Math.min(...ys);
   if (!(span > 0)) return undefined;

@@ -45,22 +45,32 @@ export function cheaper(a: Config, b: Config, costOrder: readonly string[]): num
  * ties with the leader unless Welch's test finds it slower, Bonferroni-corrected over all pairs.
  * A config with fewer than 3 trials cannot be told apart and counts as tied.
  */
-export function rankIndependent(groups: readonly { key: string; config: Config; rates: readonly number[] }[], costOrder: readonly string[], alpha = 0.05): Ranking {
+export function rankIndependent(
+  groups: readonly { key: string; config: Config; rates: readonly number[] }[],
+  costOrder: readonly string[],
+  alpha = 0.05,
+): Ranking {
   // A rate that is not a positive finite number measured nothing; it must not lead.
   const measured = groups.map((g) => ({ ...g, rates: g.rates.filter((r) => Number.isFinite(r) && r > 0) }));
-  const arms = measured.filter((g) => g.rates.length > 0).map((g) => {
-    const gm = Math.exp(g.rates.reduce((a, r) => a + Math.log(r), 0) / g.rates.length);
-    return { key: g.key, config: g.config, ci: logMeanInterval(g.rates, alpha), rates: g.rates, gm };
-  });
+  const arms = measured
+    .filter((g) => g.rates.length > 0)
+    .map((g) => {
+      const gm = Math.exp(g.rates.reduce((a, r) => a + Math.log(r), 0) / g.rates.length);
+      return { key: g.key, config: g.config, ci: logMeanInterval(g.rates, alpha), rates: g.rates, gm };
+    });
   const byEstimate = [...arms].sort((a, b) => b.gm - a.gm);
   const leader = byEstimate[0];
   const order = byEstimate.filter((a) => a.ci !== null).map(({ key, config, ci }) => ({ key, config, ci }));
   if (!leader) return { order, leader: undefined, tied: [], chosen: undefined, note: undefined };
   const perTest = alpha / pairCount(arms.length);
-  const tiedFull = byEstimate.filter((a) => a === leader || (welchRatioInterval(leader.rates, a.rates, 2 * perTest)?.high ?? 1) >= 1);
+  const tiedFull = byEstimate.filter(
+    (a) => a === leader || (welchRatioInterval(leader.rates, a.rates, 2 * perTest)?.high ?? 1) >= 1,
+  );
   const tied = tiedFull.map(({ key, config, ci }) => ({ key, config, ci }));
   // A config with fewer than 3 trials ties for want of evidence, so it is not chosen on cost alone.
-  const eligible = tiedFull.filter((a) => a === leader || a.rates.length >= MIN_TRIALS_FOR_CI).map(({ key, config, ci }) => ({ key, config, ci }));
+  const eligible = tiedFull
+    .filter((a) => a === leader || a.rates.length >= MIN_TRIALS_FOR_CI)
+    .map(({ key, config, ci }) => ({ key, config, ci }));
   const chosen = [...eligible].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
   const without = groups.length - 1;
   const note =

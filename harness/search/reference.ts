@@ -11,7 +11,10 @@ export interface ReferenceResult {
  * between the last success and the first failure until they are one step apart. Steps here are
  * multiples of `multipleOf` so that all strategies answer on the same grid.
  */
-export async function powerThenBisect(run: ProbeFn, opts: { init: number; multipleOf: number; ceiling: number }): Promise<ReferenceResult> {
+export async function powerThenBisect(
+  run: ProbeFn,
+  opts: { init: number; multipleOf: number; ceiling: number },
+): Promise<ReferenceResult> {
   let probes = 0;
   let low = 0;
   let high: number | null = null;
@@ -38,7 +41,10 @@ export async function powerThenBisect(run: ProbeFn, opts: { init: number; multip
  * Accelerate's find_executable_batch_size: start at `start` and multiply by 0.9 after every
  * out-of-memory failure; the first size that runs is the answer.
  */
-export async function shrinkOnOom(run: ProbeFn, opts: { start: number; multipleOf: number; factor?: number }): Promise<ReferenceResult> {
+export async function shrinkOnOom(
+  run: ProbeFn,
+  opts: { start: number; multipleOf: number; factor?: number },
+): Promise<ReferenceResult> {
   const factor = opts.factor ?? 0.9;
   let size = Math.floor(opts.start / opts.multipleOf) * opts.multipleOf;
   let probes = 0;

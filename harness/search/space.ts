@@ -24,7 +24,10 @@ export function expandParam(spec: ParamSpec): ParamValue[] {
  * prefetch_factor only matters when num_workers is non-zero (or true). Where it does not apply it
  * is left out of the config, and the configs that then coincide are run once.
  */
-export function grid(params: Readonly<Record<string, ParamSpec>>, appliesWhen: Readonly<Record<string, string>> = {}): Config[] {
+export function grid(
+  params: Readonly<Record<string, ParamSpec>>,
+  appliesWhen: Readonly<Record<string, string>> = {},
+): Config[] {
   let configs: Config[] = [{}];
   for (const [name, spec] of Object.entries(params)) {
     const values = expandParam(spec);
@@ -58,5 +61,8 @@ function isOn(v: ParamValue | undefined): boolean {
 
 /** "a=1 b=true"; parameters that a config leaves out (they do not apply) are not shown. */
 export function configKey(config: Config, names: readonly string[]): string {
-  return names.filter((n) => config[n] !== undefined).map((n) => `${n}=${String(config[n])}`).join(' ');
+  return names
+    .filter((n) => config[n] !== undefined)
+    .map((n) => `${n}=${String(config[n])}`)
+    .join(' ');
 }

@@ -26,7 +26,9 @@ export interface ArmTrial {
 
 export type ArmTrialFn = (config: Config, opts: { steps?: number; role: string; round: number }) => Promise<ArmTrial>;
 /** The trials a round will run, in order, announced before the first of them runs (for job arrays). */
-export type ArmPlanFn = (trials: { config: Config; opts: { steps?: number; role: string; round: number } }[]) => Promise<void>;
+export type ArmPlanFn = (
+  trials: { config: Config; opts: { steps?: number; role: string; round: number } }[],
+) => Promise<void>;
 
 /** Race: full rounds before the first elimination; fewer trials say too little about a config. */
 export const RACE_MIN_ROUNDS = 3;
@@ -87,12 +89,20 @@ interface Analysis {
 const pct = (r: number) => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)}%`;
 
 export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<SweepResult> {
-  const arms: ArmState[] = opts.configs.map((config) => ({ key: opts.keyOf(config), config, trials: [], status: 'unfinished', ci: null }));
+  const arms: ArmState[] = opts.configs.map((config) => ({
+    key: opts.keyOf(config),
+    config,
+    trials: [],
+    status: 'unfinished',
+    ci: null,
+  }));
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
   const band = opts.noiseBand ?? 0.02;
   const race = opts.strategy === 'race';
   const comparisons = pairCount(arms.length);
-  const first = race ? Math.min(Math.max(opts.minRounds ?? RACE_MIN_ROUNDS, RACE_MIN_ROUNDS), opts.repeats) : opts.repeats;
+  const first = race
+    ? Math.min(Math.max(opts.minRounds ?? RACE_MIN_ROUNDS, RACE_MIN_ROUNDS), opts.repeats)
+    : opts.repeats;
   const schedule = new LookSchedule(first, opts.repeats, alpha);
   const notes: string[] = [];
   let trials = 0;
@@ -101,13 +111,16 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
   let budgetExhausted = false;
   let last: Analysis | null = null;
   const overBudget = (): boolean =>
-    (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
+    (opts.budget.trials !== undefined && trials >= opts.budget.trials) ||
+    (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
   const live = (): ArmState[] => arms.filter((a) => a.status === 'unfinished');
 
   /** The round-blocked test over the live configs and the complete rounds so far. */
   const analyse = (lookAlpha: number): Analysis | null => {
     const alive = live().filter((a) => a.trials.length >= rounds);
-    const y = alive.map((a) => a.trials.filter((t) => t.round < rounds).map((t) => Math.log(ratioThroughput(t.steps) ?? NaN)));
+    const y = alive.map((a) =>
+      a.trials.filter((t) => t.round < rounds).map((t) => Math.log(ratioThroughput(t.steps) ?? NaN)),
+    );
     if (y.some((r) => r.some((v) => !Number.isFinite(v)))) return null;
     const layout = blockedLayout(y);
     if (!layout) return null;
@@ -122,7 +135,10 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
       if (i === leaderIndex) return;
       const d = blockedDifference(layout, i, leaderIndex, lookAlpha / comparisons);
       if (d.pSlower < perTest) {
-        slower.set(arm, `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds (round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`);
+        slower.set(
+          arm,
+          `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds (round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`,
+        );
       }
       if (d.low < 1 - band) equivalent = false;
       else within.add(arm);
@@ -135,7 +151,9 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
     if (running.length === 0 || (race && round > 0 && running.length <= 1)) break;
     const order = [...running.slice(round % running.length), ...running.slice(0, round % running.length)];
     const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : order.length;
-    await opts.plan?.(order.slice(0, room).map((arm) => ({ config: arm.config, opts: { role: opts.strategy, round } })));
+    await opts.plan?.(
+      order.slice(0, room).map((arm) => ({ config: arm.config, opts: { role: opts.strategy, round } })),
+    );
     for (const arm of order) {
       if (overBudget()) {
         budgetExhausted = true;
@@ -162,7 +180,9 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
       }
       if (live().length <= 1) break;
       if (last.equivalent) {
-        notes.push(`race stopped after ${rounds} rounds: the ${live().length} configs left are within ${(band * 100).toFixed(1)}% of the leader (noise_band)`);
+        notes.push(
+          `race stopped after ${rounds} rounds: the ${live().length} configs left are within ${(band * 100).toFixed(1)}% of the leader (noise_band)`,
+        );
         break;
       }
     }
@@ -170,7 +190,10 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
   const left = live().length > 1 ? schedule.leftover(rounds) : null;
   if (left !== null) last = analyse(left) ?? last;
   for (const arm of live()) if (arm.trials.length > 0) arm.status = 'finished';
-  if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`);
+  if (budgetExhausted)
+    notes.push(
+      `the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`,
+    );
   setIntervals(arms, notes);
   const ranking = rankArms(arms, last, opts.costOrder, race, comparisons, band, opts.pruned ?? 0);
   if (ranking.note) notes.push(ranking.note);
@@ -178,7 +201,10 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
 }
 
 function okRates(arm: ArmState): number[] {
-  return arm.trials.filter((t) => t.outcome === 'ok').map((t) => ratioThroughput(t.steps)).filter((r): r is number => r !== null && r > 0 && Number.isFinite(r));
+  return arm.trials
+    .filter((t) => t.outcome === 'ok')
+    .map((t) => ratioThroughput(t.steps))
+    .filter((r): r is number => r !== null && r > 0 && Number.isFinite(r));
 }
 
 /**
@@ -204,14 +230,26 @@ function setIntervals(arms: ArmState[], notes: string[]): void {
       pooled += 1;
     } else arm.ci = null;
   }
-  if (pooled > 0) notes.push(`${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`);
+  if (pooled > 0)
+    notes.push(
+      `${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`,
+    );
 }
 
-function rankArms(arms: ArmState[], last: Analysis | null, costOrder: readonly string[], race: boolean, comparisons: number, band: number, pruned: number): Ranking {
+function rankArms(
+  arms: ArmState[],
+  last: Analysis | null,
+  costOrder: readonly string[],
+  race: boolean,
+  comparisons: number,
+  band: number,
+  pruned: number,
+): Ranking {
   const contenders = arms.filter((a) => a.status !== 'failed' && a.status !== 'eliminated' && okRates(a).length > 0);
   const order = [...arms.filter((a) => a.ci !== null)].sort((a, b) => b.ci!.estimate - a.ci!.estimate);
   // The geometric mean of the trials orders configs even where there is no CI (one round).
-  const level = (a: ArmState) => Math.exp(okRates(a).reduce((x, r) => x + Math.log(r), 0) / Math.max(1, okRates(a).length));
+  const level = (a: ArmState) =>
+    Math.exp(okRates(a).reduce((x, r) => x + Math.log(r), 0) / Math.max(1, okRates(a).length));
   const best = [...contenders].sort((a, b) => level(b) - level(a))[0];
   if (!best) return { order, leader: undefined, tied: [], chosen: undefined, note: undefined };
   if (contenders.length === 1) {

@@ -21,12 +21,18 @@ export async function summarizeThroughput(
   let latencyBound: LatencyBound | undefined;
   if (opts.latency) latencyBound = await boundLatency(probes, run, opts.latency, opts.m, notes);
   const measured = probes.filter((p) => p.ok && p.samplesPerSecond !== null && Number.isFinite(p.samplesPerSecond));
-  if (measured.length === 0) return { fastest: null, peakSamplesPerSecond: null, notes, ...(latencyBound ? { latencyBound } : {}) };
+  if (measured.length === 0)
+    return { fastest: null, peakSamplesPerSecond: null, notes, ...(latencyBound ? { latencyBound } : {}) };
   const best = new Map<number, number>();
   for (const p of measured) best.set(p.batch, Math.max(best.get(p.batch) ?? 0, p.samplesPerSecond!));
   const peak = Math.max(...best.values());
-  const fastest = Math.min(...[...best.entries()].filter(([, sps]) => sps >= (1 - opts.tolerance) * peak).map(([b]) => b));
-  if (fastest < opts.max) notes.push(`batch ${fastest} reaches within ${Math.round(opts.tolerance * 100)}% of the peak throughput; the max (${opts.max}) buys memory pressure, not speed`);
+  const fastest = Math.min(
+    ...[...best.entries()].filter(([, sps]) => sps >= (1 - opts.tolerance) * peak).map(([b]) => b),
+  );
+  if (fastest < opts.max)
+    notes.push(
+      `batch ${fastest} reaches within ${Math.round(opts.tolerance * 100)}% of the peak throughput; the max (${opts.max}) buys memory pressure, not speed`,
+    );
   return { fastest, peakSamplesPerSecond: peak, notes, ...(latencyBound ? { latencyBound } : {}) };
 }
 
@@ -34,7 +40,13 @@ function latencyOf(p: ProbeResult, q: LatencyLimit['quantile']): number | null {
   return q === 'p50' ? p.p50Seconds : p.p95Seconds;
 }
 
-async function boundLatency(probes: ProbeResult[], run: ProbeFn, limit: LatencyLimit, m: number, notes: string[]): Promise<LatencyBound> {
+async function boundLatency(
+  probes: ProbeResult[],
+  run: ProbeFn,
+  limit: LatencyLimit,
+  m: number,
+  notes: string[],
+): Promise<LatencyBound> {
   const bracket = (): { meet?: ProbeResult; violate?: ProbeResult } => {
     const ok = probes.filter((p) => p.ok && latencyOf(p, limit.quantile) !== null);
     const meeting = ok.filter((p) => latencyOf(p, limit.quantile)! <= limit.seconds);

@@ -46,7 +46,12 @@ export function blockedDifference(layout: BlockedLayout, i: number, j: number, a
   const se = Math.sqrt((2 * layout.mse) / layout.n);
   if (se === 0) return { ratio: Math.exp(d), low: Math.exp(d), high: Math.exp(d), pSlower: d < 0 ? 0 : 1 };
   const q = tQuantile(1 - alpha / 2, layout.df);
-  return { ratio: Math.exp(d), low: Math.exp(d - q * se), high: Math.exp(d + q * se), pSlower: tCdf(d / se, layout.df) };
+  return {
+    ratio: Math.exp(d),
+    low: Math.exp(d - q * se),
+    high: Math.exp(d + q * se),
+    pSlower: tCdf(d / se, layout.df),
+  };
 }
 
 /** Pairs among k configs: the Bonferroni divisor for statements about any pair. */

@@ -79,20 +79,29 @@ export function detectChangePoints(points: readonly SeriesPoint[], opts: StepOpt
   const penalty = resolveOption(opts.penalty, 'penalty', PENALTY_FACTOR * noise * Math.log(Math.max(points.length, 2)));
   const minStep = resolveOption(opts.minRelativeStep, 'minRelativeStep', MIN_STEP_NOISES * noise);
   const bounds = points.length >= 3 ? fitSegments(y, w, penalty) : points.length ? [0, points.length] : [0];
-  const segments = mergeSmallSteps(bounds, y, w, minStep, points.map((p) => p.value));
+  const segments = mergeSmallSteps(
+    bounds,
+    y,
+    w,
+    minStep,
+    points.map((p) => p.value),
+  );
   return { changePoints: changePointsOf(segments), segments, noise, penalty };
 }
 
 function logValue(p: SeriesPoint, i: number): number {
   if (!Number.isFinite(p.value) || p.value <= 0) {
-    throw new RangeError(`points[${i}].value must be a positive finite number (steps are fitted to ln(value)), got ${p.value}`);
+    throw new RangeError(
+      `points[${i}].value must be a positive finite number (steps are fitted to ln(value)), got ${p.value}`,
+    );
   }
   return Math.log(p.value);
 }
 
 function resolveOption(given: number | undefined, name: string, fallback: number): number {
   if (given === undefined) return fallback;
-  if (!Number.isFinite(given) || given < 0) throw new RangeError(`Expected the \`${name}\` option to be a non-negative finite number, got ${given}`);
+  if (!Number.isFinite(given) || given < 0)
+    throw new RangeError(`Expected the \`${name}\` option to be a non-negative finite number, got ${given}`);
   return given;
 }
 
@@ -112,7 +121,8 @@ function weights(points: readonly SeriesPoint[]): Float64Array {
 function logSigma(p: SeriesPoint, i: number): number | null {
   const { low, high } = p;
   if (low == null && high == null) return null;
-  if (low == null || high == null) throw new RangeError(`points[${i}]: give both low and high of the CI or neither, got low ${low}, high ${high}`);
+  if (low == null || high == null)
+    throw new RangeError(`points[${i}]: give both low and high of the CI or neither, got low ${low}, high ${high}`);
   if (!(Number.isFinite(low) && Number.isFinite(high) && low > 0 && low <= high)) {
     throw new RangeError(`points[${i}]: the CI must satisfy 0 < low <= high (finite), got low ${low}, high ${high}`);
   }
@@ -126,7 +136,10 @@ function logSigma(p: SeriesPoint, i: number): number | null {
  */
 function noiseScale(y: readonly number[]): number {
   if (y.length < 2) return NOISE_FLOOR;
-  const d = y.slice(1).map((v, i) => Math.abs(v - y[i]!)).sort((a, b) => a - b);
+  const d = y
+    .slice(1)
+    .map((v, i) => Math.abs(v - y[i]!))
+    .sort((a, b) => a - b);
   const q75 = d[Math.floor(0.75 * (d.length - 1))]!;
   return Math.max(NOISE_FLOOR, q75 / (ABS_NORMAL_Q75 * Math.SQRT2));
 }
@@ -180,7 +193,8 @@ class SegmentCosts {
   private totalS = 0;
 
   constructor(y: readonly number[], w: Float64Array) {
-    const n = (this.n = y.length);
+    const n = y.length;
+    this.n = n;
     // Centering keeps weight * y sums small, so the cost subtraction loses little precision.
     const center = medianOf(y);
     this.yc = Float64Array.from(y, (v) => v - center);
@@ -255,7 +269,13 @@ function weightedMedianIndex(y: readonly number[], w: Float64Array, start: numbe
 }
 
 /** Repeatedly merges the smallest step below `minStep` and refits the merged level. */
-function mergeSmallSteps(bounds: number[], y: readonly number[], w: Float64Array, minStep: number, values: readonly number[]): Segment[] {
+function mergeSmallSteps(
+  bounds: number[],
+  y: readonly number[],
+  w: Float64Array,
+  minStep: number,
+  values: readonly number[],
+): Segment[] {
   const medians = bounds.slice(1).map((end, k) => weightedMedianIndex(y, w, bounds[k]!, end));
   const stepAt = (k: number) => Math.abs(y[medians[k]!]! - y[medians[k - 1]!]!);
   for (;;) {

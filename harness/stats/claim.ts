@@ -35,7 +35,10 @@ export const CLAIM_FORMS = [
 ] as const;
 
 const NUM = String.raw`(\d+(?:\.\d+)?)`;
-const RANGE = new RegExp(String.raw`^(?:~\s*)?(?:(>=|≥|at least)\s*)?${NUM}(?:\s*(?:-|–|to)\s*${NUM})?\s*(x|×|%)\s*(.*)$`, 'i');
+const RANGE = new RegExp(
+  String.raw`^(?:~\s*)?(?:(>=|≥|at least)\s*)?${NUM}(?:\s*(?:-|–|to)\s*${NUM})?\s*(x|×|%)\s*(.*)$`,
+  'i',
+);
 
 type Words = 'faster' | 'slower' | 'less time' | 'less memory' | 'more memory';
 
@@ -45,7 +48,12 @@ const memory = (more: boolean): string[] => {
     ['', 'peak '].flatMap((peak) => nouns.flatMap((n) => ['', ' use', ' usage'].map((u) => `${a} ${peak}${n}${u}`))),
   );
   if (more) return phrases;
-  return [...phrases, ...['', 'peak '].flatMap((peak) => ['memory', 'vram'].flatMap((n) => ['reduction', 'saving', 'savings'].map((r) => `${peak}${n} ${r}`)))];
+  return [
+    ...phrases,
+    ...['', 'peak '].flatMap((peak) =>
+      ['memory', 'vram'].flatMap((n) => ['reduction', 'saving', 'savings'].map((r) => `${peak}${n} ${r}`)),
+    ),
+  ];
 };
 
 /**
@@ -65,17 +73,22 @@ export const CLAIM_WORDS_DOC: Readonly<Record<Words, string>> = {
   faster: CLAIM_WORDS.faster.join(', '),
   slower: CLAIM_WORDS.slower.join(', '),
   'less time': CLAIM_WORDS['less time'].join(', '),
-  'less memory': 'less|lower|smaller [peak] memory|vram|ram|gpu memory [use|usage], [peak] memory|vram reduction|saving|savings',
+  'less memory':
+    'less|lower|smaller [peak] memory|vram|ram|gpu memory [use|usage], [peak] memory|vram reduction|saving|savings',
   'more memory': 'more|higher|larger [peak] memory|vram|ram|gpu memory [use|usage]',
 };
 
-const WORDS = new Map<string, Words>(Object.entries(CLAIM_WORDS).flatMap(([meaning, list]) => list.map((w): [string, Words] => [w, meaning as Words])));
+const WORDS = new Map<string, Words>(
+  Object.entries(CLAIM_WORDS).flatMap(([meaning, list]) => list.map((w): [string, Words] => [w, meaning as Words])),
+);
 
 /** Parses a claim; `tolerance` widens a point claim on the log scale of its effect. */
 export function parseClaim(text: string, tolerance = 0.2): Claim {
   const t = text.trim();
   const fail = (why: string, more = ''): never => {
-    throw new ClaimSyntaxError(`claim ${JSON.stringify(text)}: ${why}; the forms understood are ${CLAIM_FORMS.join(', ')}${more}`);
+    throw new ClaimSyntaxError(
+      `claim ${JSON.stringify(text)}: ${why}; the forms understood are ${CLAIM_FORMS.join(', ')}${more}`,
+    );
   };
   const m = RANGE.exec(t);
   if (!m) return fail('not a number followed by "x" or "%"');
@@ -84,8 +97,13 @@ export function parseClaim(text: string, tolerance = 0.2): Claim {
   const rest = (restRaw ?? '').trim().toLowerCase().replace(/\s+/g, ' ').replace(/[.!]$/, '');
   const words: Words | undefined = rest === '' ? 'faster' : WORDS.get(rest);
   if (!words) {
-    const known = Object.entries(CLAIM_WORDS_DOC).map(([meaning, list]) => `${meaning}: ${list}`).join('; ');
-    return fail(`unknown words ${JSON.stringify((restRaw ?? '').trim())}`, `; the words understood after the number, by meaning, are ${known}`);
+    const known = Object.entries(CLAIM_WORDS_DOC)
+      .map(([meaning, list]) => `${meaning}: ${list}`)
+      .join('; ');
+    return fail(
+      `unknown words ${JSON.stringify((restRaw ?? '').trim())}`,
+      `; the words understood after the number, by meaning, are ${known}`,
+    );
   }
   const lo = Number(a);
   const hi = b === undefined ? lo : Number(b);
@@ -96,7 +114,15 @@ export function parseClaim(text: string, tolerance = 0.2): Claim {
   if (low === 1 && high === 1) fail('a claim of no change is not a claim of an effect');
   const direction = high > 1 ? 'up' : 'down';
   if (low < 1 && high > 1) fail('the range spans no change; a claim names one direction');
-  if (atLeast) return { text: t, quantity, low: direction === 'up' ? low : 0, high: direction === 'up' ? Infinity : high, oneSided: true, direction };
+  if (atLeast)
+    return {
+      text: t,
+      quantity,
+      low: direction === 'up' ? low : 0,
+      high: direction === 'up' ? Infinity : high,
+      oneSided: true,
+      direction,
+    };
   if (low === high) {
     const e = Math.log(low);
     const [x, y] = [e / (1 + tolerance), e * (1 + tolerance)].sort((p, q) => p - q) as [number, number];
@@ -160,25 +186,46 @@ export function judgeClaim(claim: Claim, effect: Interval | null, noiseBand = 0)
   const inside = effect.low >= claim.low && effect.high <= claim.high;
   if (inside && clearOfNoise) return { verdict: 'confirmed', reason: `the CI ${ci} lies within ${band}` };
   if (up ? effect.high < near : effect.low > near) {
-    const measured = effect.high < 1 ? 'the opposite direction' : effect.low > 1 ? 'a smaller effect' : 'no clear effect';
-    return { verdict: 'falls short', reason: `the CI ${ci} lies entirely ${up ? 'below' : 'above'} ${band}: ${measured}` };
+    const measured =
+      effect.high < 1 ? 'the opposite direction' : effect.low > 1 ? 'a smaller effect' : 'no clear effect';
+    return {
+      verdict: 'falls short',
+      reason: `the CI ${ci} lies entirely ${up ? 'below' : 'above'} ${band}: ${measured}`,
+    };
   }
   if (!claim.oneSided && (up ? effect.low > far : effect.high < far)) {
-    return { verdict: 'exceeds', reason: `the CI ${ci} lies entirely ${up ? 'above' : 'below'} ${band}: a larger effect than claimed` };
+    return {
+      verdict: 'exceeds',
+      reason: `the CI ${ci} lies entirely ${up ? 'above' : 'below'} ${band}: a larger effect than claimed`,
+    };
   }
   if (inside && !clearOfNoise) {
-    return { verdict: 'inconclusive', reason: `the CI ${ci} lies within ${band} but reaches into the noise band 1 +/- ${fmt(noiseBand)}, too small an effect to call` };
+    return {
+      verdict: 'inconclusive',
+      reason: `the CI ${ci} lies within ${band} but reaches into the noise band 1 +/- ${fmt(noiseBand)}, too small an effect to call`,
+    };
   }
   const width = Math.log(effect.high) - Math.log(effect.low);
   if (!claim.oneSided && width > Math.log(claim.high) - Math.log(claim.low)) {
-    return { verdict: 'inconclusive', reason: `too noisy: the CI ${ci} is wider than the claimed band ${band}; add pairs or steps` };
+    return {
+      verdict: 'inconclusive',
+      reason: `too noisy: the CI ${ci} is wider than the claimed band ${band}; add pairs or steps`,
+    };
   }
   const edge = effect.low < claim.low && effect.high > claim.low ? claim.low : claim.high;
-  return { verdict: 'inconclusive', reason: `the CI ${ci} straddles the edge ${fmt(edge)}x of ${band}; more pairs may decide` };
+  return {
+    verdict: 'inconclusive',
+    reason: `the CI ${ci} straddles the edge ${fmt(edge)}x of ${band}; more pairs may decide`,
+  };
 }
 
 /** The claimed band in words: ">= 1.3x", "<= 0.909x" (a one-sided claim downwards) or "2x to 3x". */
-export function describeBand(low: number, high: number | null, oneSided: boolean, f: (v: number) => string = fmt): string {
+export function describeBand(
+  low: number,
+  high: number | null,
+  oneSided: boolean,
+  f: (v: number) => string = fmt,
+): string {
   if (!oneSided) return `${f(low)}x to ${f(high ?? Infinity)}x`;
   return high === null || high === Infinity ? `>= ${f(low)}x` : `<= ${f(high)}x`;
 }

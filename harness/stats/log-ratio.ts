@@ -18,12 +18,21 @@ function meanSd(x: readonly number[]): { mean: number; sd: number } {
 
 function logs(values: readonly number[], what: string): number[] {
   return values.map((v, i) => {
-    if (!(v > 0 && Number.isFinite(v))) throw new RangeError(`${what}[${i}] must be a positive finite number, got ${v}`);
+    if (!(v > 0 && Number.isFinite(v)))
+      throw new RangeError(`${what}[${i}] must be a positive finite number, got ${v}`);
     return Math.log(v);
   });
 }
 
-function interval(mean: number, se: number, df: number, alpha: number, n: number, method: LogInterval['method'], test: boolean): LogInterval {
+function interval(
+  mean: number,
+  se: number,
+  df: number,
+  alpha: number,
+  n: number,
+  method: LogInterval['method'],
+  test: boolean,
+): LogInterval {
   const level = 1 - alpha;
   if (se === 0) {
     // Identical in every pair or trial (deterministic memory, say): the interval is the value itself.
@@ -66,7 +75,12 @@ export function logMeanInterval(values: readonly number[], alpha: number): LogIn
  * same stage (`sdLog` on the log scale with `df` degrees of freedom): how a config with one or two
  * trials gets an honest interval. Null without trials or without pooled degrees of freedom.
  */
-export function pooledLogMeanInterval(values: readonly number[], sdLog: number, df: number, alpha: number): LogInterval | null {
+export function pooledLogMeanInterval(
+  values: readonly number[],
+  sdLog: number,
+  df: number,
+  alpha: number,
+): LogInterval | null {
   if (values.length === 0 || !(df >= 1)) return null;
   const { mean } = meanSd(logs(values, 'values'));
   return interval(mean, sdLog / Math.sqrt(values.length), df, alpha, values.length, 'pooled-log-t', false);
@@ -76,13 +90,20 @@ export function pooledLogMeanInterval(values: readonly number[], sdLog: number, 
  * Ratio of geometric means of two independent groups (after / before) with Welch's interval
  * (Satterthwaite degrees of freedom). Null when either group has fewer than MIN_TRIALS_FOR_CI values.
  */
-export function welchRatioInterval(before: readonly number[], after: readonly number[], alpha: number): LogInterval | null {
+export function welchRatioInterval(
+  before: readonly number[],
+  after: readonly number[],
+  alpha: number,
+): LogInterval | null {
   if (before.length < MIN_TRIALS_FOR_CI || after.length < MIN_TRIALS_FOR_CI) return null;
   const a = meanSd(logs(before, 'before'));
   const b = meanSd(logs(after, 'after'));
   const va = a.sd ** 2 / before.length;
   const vb = b.sd ** 2 / after.length;
   const se = Math.sqrt(va + vb);
-  const df = se === 0 ? before.length + after.length - 2 : (va + vb) ** 2 / (va ** 2 / (before.length - 1) + vb ** 2 / (after.length - 1));
+  const df =
+    se === 0
+      ? before.length + after.length - 2
+      : (va + vb) ** 2 / (va ** 2 / (before.length - 1) + vb ** 2 / (after.length - 1));
   return interval(b.mean - a.mean, se, df, alpha, Math.min(before.length, after.length), 'welch-log-t', true);
 }

@@ -36,7 +36,14 @@ export interface NightlyOptions {
   minDrop: number;
 }
 
-export const NIGHTLY_DEFAULTS: NightlyOptions = { window: 30, minReference: 5, looks: [1, 3], persist: 5, alpha: 0.04, minDrop: 0 };
+export const NIGHTLY_DEFAULTS: NightlyOptions = {
+  window: 30,
+  minReference: 5,
+  looks: [1, 3],
+  persist: 5,
+  alpha: 0.04,
+  minDrop: 0,
+};
 
 /** The smallest night-to-night spread (sd of ln value) the gate assumes: 0.2%, for near-constant series. */
 export const MIN_SPREAD = 0.002;
@@ -100,19 +107,29 @@ export interface MetricReplay {
 
 /** Resolves and checks the options; throws RangeError naming the bad one. */
 export function nightlyOptions(given: Partial<NightlyOptions> = {}): NightlyOptions {
-  const o = { ...NIGHTLY_DEFAULTS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) } as NightlyOptions;
+  const o = {
+    ...NIGHTLY_DEFAULTS,
+    ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)),
+  } as NightlyOptions;
   const int = (name: 'window' | 'minReference' | 'persist', min: number) => {
-    if (!Number.isInteger(o[name]) || o[name] < min) throw new RangeError(`nightly gate: ${name} must be an integer >= ${min}, got ${o[name]}`);
+    if (!Number.isInteger(o[name]) || o[name] < min)
+      throw new RangeError(`nightly gate: ${name} must be an integer >= ${min}, got ${o[name]}`);
   };
   int('window', 2);
   int('minReference', 2);
-  if (!Array.isArray(o.looks) || o.looks.length === 0 || o.looks.some((k, i) => !Number.isInteger(k) || k < 1 || (i > 0 && k <= o.looks[i - 1]!))) {
+  if (
+    !Array.isArray(o.looks) ||
+    o.looks.length === 0 ||
+    o.looks.some((k, i) => !Number.isInteger(k) || k < 1 || (i > 0 && k <= o.looks[i - 1]!))
+  ) {
     throw new RangeError(`nightly gate: looks must be increasing integers >= 1, got ${JSON.stringify(o.looks)}`);
   }
   int('persist', 1);
-  if (o.minReference > o.window) throw new RangeError(`nightly gate: minReference (${o.minReference}) must not exceed window (${o.window})`);
+  if (o.minReference > o.window)
+    throw new RangeError(`nightly gate: minReference (${o.minReference}) must not exceed window (${o.window})`);
   if (!(o.alpha > 0 && o.alpha < 0.5)) throw new RangeError(`nightly gate: alpha must lie in (0, 0.5), got ${o.alpha}`);
-  if (!(o.minDrop >= 0 && o.minDrop < 1)) throw new RangeError(`nightly gate: minDrop must lie in [0, 1), got ${o.minDrop}`);
+  if (!(o.minDrop >= 0 && o.minDrop < 1))
+    throw new RangeError(`nightly gate: minDrop must lie in [0, 1), got ${o.minDrop}`);
   return o;
 }
 
@@ -177,7 +194,10 @@ export function pooledRho(metrics: readonly (readonly (readonly number[])[])[]):
  * levels alone: pooledRho), which otherwise makes both the spread and the variance of a mean too
  * small.
  */
-export function levelSpread(levels: readonly (readonly number[])[], rho: number = pooledRho([levels])): { sd: number; rho: number; df: number } {
+export function levelSpread(
+  levels: readonly (readonly number[])[],
+  rho: number = pooledRho([levels]),
+): { sd: number; rho: number; df: number } {
   const { ss, df } = lagSums(levels);
   if (df < 1) return { sd: MIN_SPREAD, rho: 0, df: 0 };
   // E[SS] = sigma^2 * sum over levels of m (1 - c_m), c_m the variance factor of a level's mean.
@@ -196,7 +216,12 @@ export function effectiveDf(df: number, rho: number): number {
  * The test of the last k nights ending at `at` (their ln values `recent`, oldest first) against the
  * reference level `ref` with the pooled spread. Returns the look-back with the smallest p-value.
  */
-export function windowTest(recent: readonly number[], ref: readonly number[], spread: { sd: number; rho: number; df: number }, looks: readonly number[]): Omit<MetricTest, 'reference'> | null {
+export function windowTest(
+  recent: readonly number[],
+  ref: readonly number[],
+  spread: { sd: number; rho: number; df: number },
+  looks: readonly number[],
+): Omit<MetricTest, 'reference'> | null {
   if (ref.length === 0 || recent.length === 0 || spread.df < 1) return null;
   const df = effectiveDf(spread.df, spread.rho);
   const refMean = mean(ref);
@@ -220,7 +245,11 @@ export function windowTest(recent: readonly number[], ref: readonly number[], sp
 }
 
 /** The flags of one night for one metric, given the per-test alpha. */
-export function flagOf(test: Pick<MetricTest, 'pLower' | 'pUpper' | 'ratio'> | null, perTestAlpha: number, minDrop: number): 'regression' | 'improvement' | null {
+export function flagOf(
+  test: Pick<MetricTest, 'pLower' | 'pUpper' | 'ratio'> | null,
+  perTestAlpha: number,
+  minDrop: number,
+): 'regression' | 'improvement' | null {
   if (!test) return null;
   if (test.pLower <= perTestAlpha && test.ratio < 1 - minDrop) return 'regression';
   if (test.pUpper <= perTestAlpha && test.ratio > 1) return 'improvement';
@@ -265,14 +294,20 @@ export class NightlyGate {
 
   /** The tests of the next night on these values. */
   evaluate(values: readonly (number | null)[]): NightEvaluation {
-    if (values.length !== this.logs.length) throw new RangeError(`nightly gate: expected ${this.logs.length} values a night, got ${values.length}`);
+    if (values.length !== this.logs.length)
+      throw new RangeError(`nightly gate: expected ${this.logs.length} values a night, got ${values.length}`);
     const i = this.next;
     values.forEach((v, m) => {
-      if (v !== null && v !== undefined && !(Number.isFinite(v) && v > 0)) throw new RangeError(`nightly gate: metric ${m}, night ${i}: values must be positive finite numbers or null, got ${v}`);
+      if (v !== null && v !== undefined && !(Number.isFinite(v) && v > 0))
+        throw new RangeError(
+          `nightly gate: metric ${m}, night ${i}: values must be positive finite numbers or null, got ${v}`,
+        );
     });
     // One autocorrelation for the experiment: pooled over the metrics with a value tonight.
     const present = values.flatMap((v, m) => (v === null || v === undefined ? [] : [m]));
-    const rho = pooledRho(present.map((m) => spreadLevels(this.states[m]!, i, this.options).map((l) => l.map((j) => this.logs[m]![j]!))));
+    const rho = pooledRho(
+      present.map((m) => spreadLevels(this.states[m]!, i, this.options).map((l) => l.map((j) => this.logs[m]![j]!))),
+    );
     const tests = values.map((v, m) => {
       if (v === null || v === undefined) return undefined;
       const series = this.logs[m]!;
@@ -286,7 +321,8 @@ export class NightlyGate {
 
   /** Records an evaluated night; `acknowledged` makes a flagged night the start of a new level. */
   commit(ev: NightEvaluation, acknowledged = false): NightVerdict[] {
-    if (ev.index !== this.next) throw new RangeError(`nightly gate: night ${ev.index} evaluated, but night ${this.next} is next`);
+    if (ev.index !== this.next)
+      throw new RangeError(`nightly gate: night ${ev.index} evaluated, but night ${this.next} is next`);
     this.next += 1;
     return ev.tests.map((test, m) => {
       const v = ev.values[m];
@@ -300,11 +336,21 @@ export class NightlyGate {
     return this.states[m]!.held.map((h) => h.index);
   }
 
-  private record(m: number, i: number, test: MetricTest | null | undefined, flag: 'regression' | 'improvement' | null, alpha: number | null, ack: boolean): NightVerdict {
+  private record(
+    m: number,
+    i: number,
+    test: MetricTest | null | undefined,
+    flag: 'regression' | 'improvement' | null,
+    alpha: number | null,
+    ack: boolean,
+  ): NightVerdict {
     const st = this.states[m]!;
     const rep = this.replays[m]!;
     const series = this.logs[m]!;
-    const push = (v: NightVerdict) => (rep.nights.push(v), v);
+    const push = (v: NightVerdict) => {
+      rep.nights.push(v);
+      return v;
+    };
     if (test === undefined) return push({ index: i, status: 'missing', direction: null, test: null, alpha: null });
     if (test === null || !flag) {
       // Nights held before an unflagged one were outliers.
@@ -318,7 +364,13 @@ export class NightlyGate {
         return push({ index: i, status: 'acknowledged', direction: null, test, alpha: test === null ? null : alpha });
       }
       st.levels.at(-1)!.push(i);
-      return push({ index: i, status: test === null ? 'warm-up' : 'accepted', direction: null, test, alpha: test === null ? null : alpha });
+      return push({
+        index: i,
+        status: test === null ? 'warm-up' : 'accepted',
+        direction: null,
+        test,
+        alpha: test === null ? null : alpha,
+      });
     }
     if (st.held.some((h) => h.direction !== flag)) {
       for (const h of st.held) rep.nights[h.index]!.status = 'outlier';
@@ -327,7 +379,9 @@ export class NightlyGate {
     st.held.push({ index: i, direction: flag });
     const verdict = push({ index: i, status: 'flagged', direction: flag, test, alpha });
     if (ack || st.held.length >= this.options.persist) {
-      const ratio = Math.exp(mean(st.held.map((h) => series[h.index]!)) - mean(st.levels.at(-1)!.map((j) => series[j]!)));
+      const ratio = Math.exp(
+        mean(st.held.map((h) => series[h.index]!)) - mean(st.levels.at(-1)!.map((j) => series[j]!)),
+      );
       verdict.status = ack ? 'acknowledged' : 'persisted';
       rep.changes.push({ index: st.held[0]!.index, how: ack ? 'acknowledged' : 'persisted', ratio, direction: flag });
       st.levels.push(st.held.map((h) => h.index));
@@ -338,7 +392,11 @@ export class NightlyGate {
 }
 
 /** Replays the gate over a whole history (one array of values per metric), with the acknowledged nights. */
-export function replayNights(values: readonly (readonly (number | null)[])[], acknowledged: ReadonlySet<number> = new Set(), given: Partial<NightlyOptions> = {}): MetricReplay[] {
+export function replayNights(
+  values: readonly (readonly (number | null)[])[],
+  acknowledged: ReadonlySet<number> = new Set(),
+  given: Partial<NightlyOptions> = {},
+): MetricReplay[] {
   const gate = new NightlyGate(values.length, given);
   const nights = values.reduce((m, v) => Math.max(m, v.length), 0);
   for (let i = 0; i < nights; i++) gate.commit(gate.evaluate(values.map((v) => v[i] ?? null)), acknowledged.has(i));
@@ -365,7 +423,13 @@ function spreadLevels(st: State, i: number, o: NightlyOptions): number[][] {
  * max(looks) - 1 nights before i; the spread pools every level's last `window` nights, with the
  * experiment's autocorrelation `rho`.
  */
-function testNight(value: (j: number) => number | null, st: State, i: number, o: NightlyOptions, rho: number): MetricTest | null {
+function testNight(
+  value: (j: number) => number | null,
+  st: State,
+  i: number,
+  o: NightlyOptions,
+  rho: number,
+): MetricTest | null {
   const y = (j: number) => value(j)!;
   const lookBack = o.looks.at(-1)!;
   const current = st.levels.at(-1)!;
@@ -374,7 +438,10 @@ function testNight(value: (j: number) => number | null, st: State, i: number, o:
   // A new level younger than the gap: its first night is the reference until it has more.
   if (ref.length === 0 && st.levels.length > 1) ref = current.slice(0, 1);
   if (st.levels.length === 1 && ref.length < o.minReference) return null;
-  const spread = levelSpread(levels.map((l) => l.map(y)), rho);
+  const spread = levelSpread(
+    levels.map((l) => l.map(y)),
+    rho,
+  );
   // The recent nights: up to max(looks) nights ending at i, going back through the current level's
   // accepted nights after the reference and this excursion's held nights, never past an outlier.
   const recent = [i];

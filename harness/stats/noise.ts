@@ -20,19 +20,32 @@ export function noiseWarnings(label: string, values: readonly number[], higherIs
   const m = median([...values]);
   if (m === 0) return out;
   const spread = interquartileRange([...values]) / Math.abs(m);
-  if (spread >= 0.25) out.push({ kind: 'very-high-spread', message: `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 25%): very noisy; results need many more trials or a quieter machine` });
-  else if (spread >= 0.1) out.push({ kind: 'high-spread', message: `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 10%): noisy` });
+  if (spread >= 0.25)
+    out.push({
+      kind: 'very-high-spread',
+      message: `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 25%): very noisy; results need many more trials or a quieter machine`,
+    });
+  else if (spread >= 0.1)
+    out.push({ kind: 'high-spread', message: `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 10%): noisy` });
   const rest = values.slice(1);
   const first = values[0]!;
   const restMin = Math.min(...rest);
   const restMax = Math.max(...rest);
   const slowFirst = higherIsBetter ? first < restMin && first < m * 0.9 : first > restMax && first > m * 1.1;
-  if (slowFirst) out.push({ kind: 'slow-first-trial', message: `${label}: the first trial (${fmt(first)}) is slower than every later one (median ${fmt(m)}): a cold start (caches, JIT, files); consider more warm-up steps` });
+  if (slowFirst)
+    out.push({
+      kind: 'slow-first-trial',
+      message: `${label}: the first trial (${fmt(first)}) is slower than every later one (median ${fmt(m)}): a cold start (caches, JIT, files); consider more warm-up steps`,
+    });
   const mad = medianAbsoluteDeviation([...values]) * 1.4826;
   if (mad > 0) {
     values.forEach((v, i) => {
       const k = Math.abs(v - m) / mad;
-      if (k > OUTLIER_MADS) out.push({ kind: 'outlier', message: `${label}: trial ${i + 1} (${fmt(v)}) is ${k.toFixed(1)} MADs from the median ${fmt(m)}; kept in the statistics` });
+      if (k > OUTLIER_MADS)
+        out.push({
+          kind: 'outlier',
+          message: `${label}: trial ${i + 1} (${fmt(v)}) is ${k.toFixed(1)} MADs from the median ${fmt(m)}; kept in the statistics`,
+        });
     });
   }
   return out;

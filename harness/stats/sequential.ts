@@ -35,7 +35,8 @@ export function lookPlan(min: number, max: number, alpha = DEFAULT_ALPHA, rho = 
     ns.push(Math.min(max, Math.max(last + 1, Math.round(last * LOOK_GROWTH))));
   }
   // A last step of a single pair or round adds a look for almost nothing: merge it into the final look.
-  if (ns.length > 2 && ns[ns.length - 1]! - ns[ns.length - 2]! === 1 && ns[ns.length - 2]! > min) ns.splice(ns.length - 2, 1);
+  if (ns.length > 2 && ns[ns.length - 1]! - ns[ns.length - 2]! === 1 && ns[ns.length - 2]! > min)
+    ns.splice(ns.length - 2, 1);
   let spent = 0;
   return ns.map((n) => {
     const cumulative = alpha * (n / max) ** rho;

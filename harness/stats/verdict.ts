@@ -2,7 +2,6 @@
 // outside a noise band around 1, so a tiny but "significant" drift is not called a change.
 import type { Interval, MemoryVerdict, SpeedVerdict } from '../domain/index.js';
 
-
 export type Direction = 'higher' | 'lower' | 'same';
 
 /** higher: CI above 1 + band; lower: CI below 1 - band; same otherwise (including no CI). */

@@ -15,7 +15,8 @@ export function writeAll(fd: number, data: Uint8Array): void {
 /** Why a write failed, in words a user acts on. */
 export function describeWriteError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return `the disk is full (${code}); free space or pass --out <dir> on another disk`;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return `the disk is full (${code}); free space or pass --out <dir> on another disk`;
   if (code === 'EROFS') return 'the file system is read-only (EROFS); pass --out <dir> somewhere writable';
   if (code === 'EACCES' || code === 'EPERM') return `permission denied (${code}); pass --out <dir> somewhere writable`;
   return (error as Error).message;

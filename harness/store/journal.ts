@@ -21,7 +21,11 @@ export class Journal {
 
   private load(): string[] {
     if (this.known) return this.known;
-    this.known = existsSync(this.path) ? readFileSync(this.path, 'utf8').split('\n').filter((l) => l.length > 0) : [];
+    this.known = existsSync(this.path)
+      ? readFileSync(this.path, 'utf8')
+          .split('\n')
+          .filter((l) => l.length > 0)
+      : [];
     this.stamp = this.statOf();
     return this.known;
   }
@@ -47,8 +51,19 @@ export class Journal {
     const was = this.stamp;
     if (was === null && now === null) return;
     if (was !== null && now !== null && now.dev === was.dev && now.ino === was.ino && now.size === was.size) return;
-    const what = now === null ? 'was deleted' : was === null ? 'appeared from elsewhere' : now.ino !== was.ino || now.dev !== was.dev ? 'was replaced by another file' : now.size < was.size ? 'was truncated' : 'was written to by something else';
-    this.incidents.push(`the journal ${this.path} ${what} ${when}; tunebench restored its ${known.length} record(s) from memory`);
+    const what =
+      now === null
+        ? 'was deleted'
+        : was === null
+          ? 'appeared from elsewhere'
+          : now.ino !== was.ino || now.dev !== was.dev
+            ? 'was replaced by another file'
+            : now.size < was.size
+              ? 'was truncated'
+              : 'was written to by something else';
+    this.incidents.push(
+      `the journal ${this.path} ${what} ${when}; tunebench restored its ${known.length} record(s) from memory`,
+    );
     writeFileAtomic(this.path, known.map((l) => `${l}\n`).join(''));
     this.stamp = this.statOf();
   }
@@ -78,7 +93,10 @@ export class Journal {
           // The cut-back is best effort: a half line is still tolerated by readJournal.
         }
       }
-      throw new StoreError(`could not append trial ${record.index} to the journal ${this.path}: ${describeWriteError(error)}`, { cause: error });
+      throw new StoreError(
+        `could not append trial ${record.index} to the journal ${this.path}: ${describeWriteError(error)}`,
+        { cause: error },
+      );
     } finally {
       if (fd !== undefined) closeSync(fd);
     }
@@ -109,7 +127,9 @@ export interface JournalRead {
 export function requireJournalFormat(read: JournalRead, path: string, prefix: string, advice: string): void {
   const foreign = read.unsupported[0];
   if (foreign) {
-    throw new ConfigError(`${prefix}${path} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ${advice}`);
+    throw new ConfigError(
+      `${prefix}${path} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ${advice}`,
+    );
   }
 }
 
@@ -139,7 +159,9 @@ export function readJournal(path: string): JournalRead {
       return;
     }
     try {
-      records.push(parseCheckedLine(trialRecordSchema, line, path, i + 1, 'a trial record', 'the journal was edited or damaged'));
+      records.push(
+        parseCheckedLine(trialRecordSchema, line, path, i + 1, 'a trial record', 'the journal was edited or damaged'),
+      );
     } catch (error) {
       if (!(error instanceof CheckedFileError)) throw error;
       badLines.push(i + 1);

@@ -90,7 +90,13 @@ function tryCreate(path: string, info: LockInfo): boolean {
 /** Locks a run directory for this process, taking over a stale lock; throws StoreError when it is held. */
 export function acquireLock(dir: string, command = process.argv.slice(1).join(' ')): RunLock {
   const path = join(dir, LOCK_FILE);
-  const mine: LockInfo = { pid: process.pid, host: hostname(), proc_start: procStart(process.pid), acquired_at: new Date().toISOString(), command };
+  const mine: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    proc_start: procStart(process.pid),
+    acquired_at: new Date().toISOString(),
+    command,
+  };
   let tookOver: string | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
     if (tryCreate(path, mine)) return lockHandle(path, tookOver);
@@ -102,10 +108,14 @@ export function acquireLock(dir: string, command = process.argv.slice(1).join(' 
       const stale = lockIsStale(held, mine.host);
       const who = `pid ${held.pid} on ${held.host} since ${held.acquired_at}`;
       if (stale === false) {
-        throw new StoreError(`${dir} is in use by another tunebench (${who}: ${held.command}); wait for it to finish, or stop it (kill ${held.pid}) and resume`);
+        throw new StoreError(
+          `${dir} is in use by another tunebench (${who}: ${held.command}); wait for it to finish, or stop it (kill ${held.pid}) and resume`,
+        );
       }
       if (stale === null) {
-        throw new StoreError(`${dir} is locked by a tunebench on another host (${who}); if that job is gone (its node failed or was preempted), delete ${path} and resume`);
+        throw new StoreError(
+          `${dir} is locked by a tunebench on another host (${who}); if that job is gone (its node failed or was preempted), delete ${path} and resume`,
+        );
       }
       tookOver = `took over the stale lock of ${who}: that process no longer runs`;
     }

@@ -22,7 +22,10 @@ export interface RunDir {
 
 /** A sortable, unique run id: UTC time plus a short random suffix. */
 export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[:]/g, '-')
+    .replace(/\.\d+Z$/, 'Z');
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
@@ -72,7 +75,9 @@ export function makeOwnDir(path: string): void {
   makeDirs(path);
   const st = lstatSync(path);
   if (st.isSymbolicLink() || !st.isDirectory()) {
-    throw new StoreError(`refusing to write into ${path}: it is ${st.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(path)})` : 'not a folder'}, and tunebench writes only into folders it made; remove it and run the command again`);
+    throw new StoreError(
+      `refusing to write into ${path}: it is ${st.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(path)})` : 'not a folder'}, and tunebench writes only into folders it made; remove it and run the command again`,
+    );
   }
 }
 
@@ -84,10 +89,19 @@ export function makeOwnDir(path: string): void {
 export function readRunJson(dir: string, consequence: string): RunJson {
   const path = join(dir, RUN_FILE);
   try {
-    return readCheckedJson(runJsonSchema, path, 'run.json', `the run directory was damaged after tunebench wrote it, or it is not a tunebench run (tunebench writes ${RUN_FILE} atomically); ${consequence}`);
+    return readCheckedJson(
+      runJsonSchema,
+      path,
+      'run.json',
+      `the run directory was damaged after tunebench wrote it, or it is not a tunebench run (tunebench writes ${RUN_FILE} atomically); ${consequence}`,
+    );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new ConfigError(`${dir} is not a run directory: ${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/, as tunebench printed it)`, [], { cause: error });
+      throw new ConfigError(
+        `${dir} is not a run directory: ${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/, as tunebench printed it)`,
+        [],
+        { cause: error },
+      );
     }
     if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
     throw new StoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });

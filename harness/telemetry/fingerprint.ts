@@ -8,7 +8,6 @@ import { gpuInfo } from './nvidia-smi.js';
 
 export type { Fingerprint };
 
-
 const require = createRequire(import.meta.url);
 
 function packageVersion(name: string): string {
@@ -21,7 +20,11 @@ function packageVersion(name: string): string {
 
 function gitCommit(cwd: string): string | null {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim() || null;
+    return (
+      execFileSync('git', ['rev-parse', 'HEAD'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
+        .toString()
+        .trim() || null
+    );
   } catch {
     return null;
   }
@@ -56,5 +59,7 @@ export function fingerprint(cwd = process.cwd()): Fingerprint {
 function gpuFingerprint(): Fingerprint['gpu'] {
   const gpus = gpuInfo();
   const first = gpus[0];
-  return first ? { name: first.name, driver: first.driver, memory_bytes: first.memory_bytes ?? 0, count: gpus.length } : null;
+  return first
+    ? { name: first.name, driver: first.driver, memory_bytes: first.memory_bytes ?? 0, count: gpus.length }
+    : null;
 }

@@ -14,13 +14,16 @@ export const FOREIGN_MIN_SHARE = 0.25;
 /** ... or leaves less than this many of them idle on average (the trial and the others competed for time slices). */
 export const SATURATED_IDLE_CORES = 0.5;
 
-
 /**
  * Foreign load from aligned samples: `treeCores[i]` cores used by the trial's tree and
  * `perCore[i][j]` the utilisation (0..1) of core j over the same interval. `available` lists the
  * indices into each `perCore[i]` that the trial could use (all when absent). Null without samples.
  */
-export function foreignLoad(treeCores: readonly number[], perCore: readonly (readonly number[])[], available?: readonly number[]): ForeignLoad | null {
+export function foreignLoad(
+  treeCores: readonly number[],
+  perCore: readonly (readonly number[])[],
+  available?: readonly number[],
+): ForeignLoad | null {
   const n = Math.min(treeCores.length, perCore.length);
   if (n === 0) return null;
   const foreign: number[] = [];

@@ -61,7 +61,15 @@ export function parseGpuSamples(text: string): GpuSample[] {
       const v = num(x);
       return v === null ? null : v * MIB;
     };
-    out.push({ index, name: f[1]!, utilization_pct: num(f[2]), memory_used_bytes: mem(f[3]), memory_total_bytes: mem(f[4]), power_watts: num(f[5]), sm_clock_mhz: num(f[6]) });
+    out.push({
+      index,
+      name: f[1]!,
+      utilization_pct: num(f[2]),
+      memory_used_bytes: mem(f[3]),
+      memory_total_bytes: mem(f[4]),
+      power_watts: num(f[5]),
+      sm_clock_mhz: num(f[6]),
+    });
   }
   return out;
 }
@@ -79,7 +87,12 @@ export function gpuInfo(): GpuInfo[] {
   const smi = findNvidiaSmi();
   if (!smi) return [];
   try {
-    return parseGpuInfo(execFileSync(smi, [`--query-gpu=${GPU_INFO_QUERY}`, '--format=csv,noheader,nounits'], { timeout: 5000, stdio: ['ignore', 'pipe', 'ignore'] }).toString());
+    return parseGpuInfo(
+      execFileSync(smi, [`--query-gpu=${GPU_INFO_QUERY}`, '--format=csv,noheader,nounits'], {
+        timeout: 5000,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).toString(),
+    );
   } catch {
     return [];
   }

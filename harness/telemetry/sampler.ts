@@ -13,9 +13,6 @@ export type { GpuSeries, Stat, Telemetry };
 
 export const SAMPLE_MS = 200;
 
-
-
-
 export function stat(values: readonly (number | null)[]): Stat | null {
   const v = values.filter((x): x is number => x !== null && Number.isFinite(x));
   if (v.length === 0) return null;
@@ -28,13 +25,24 @@ export class TelemetrySampler {
   private lastCpu = new Map<number, number>();
   private lastCores: CoreTimes[] = [];
   private lastT = 0;
-  private readonly series: Telemetry['series'] = { t: [], cpu_cores: [], per_core: [], rss_bytes: [], processes: [], gpus: [] };
+  private readonly series: Telemetry['series'] = {
+    t: [],
+    cpu_cores: [],
+    per_core: [],
+    rss_bytes: [],
+    processes: [],
+    gpus: [],
+  };
   private gpuProcess: ChildProcess | undefined;
   /** The CPUs the trial's root process may run on (its affinity), as last read; null: all of them. */
   private allowed: Set<number> | null = null;
   peakRss = 0;
 
-  constructor(private readonly root: number, private readonly intervalMs = SAMPLE_MS, private readonly nvidiaSmi = findNvidiaSmi()) {}
+  constructor(
+    private readonly root: number,
+    private readonly intervalMs = SAMPLE_MS,
+    private readonly nvidiaSmi = findNvidiaSmi(),
+  ) {}
 
   start(): void {
     this.lastCores = coreTimes();
@@ -58,7 +66,13 @@ export class TelemetrySampler {
         rss_bytes: stat(s.rss_bytes),
         processes: stat(s.processes),
         foreign_load: foreignLoad(s.cpu_cores, s.per_core, this.availableCores()),
-        gpus: s.gpus.map((g) => ({ index: g.index, name: g.name, utilization_pct: stat(g.utilization_pct), memory_used_bytes: stat(g.memory_used_bytes), power_watts: stat(g.power_watts) })),
+        gpus: s.gpus.map((g) => ({
+          index: g.index,
+          name: g.name,
+          utilization_pct: stat(g.utilization_pct),
+          memory_used_bytes: stat(g.memory_used_bytes),
+          power_watts: stat(g.power_watts),
+        })),
       },
       series: s,
     };
@@ -104,7 +118,11 @@ export class TelemetrySampler {
   }
 
   private startGpu(smi: string): void {
-    const child = spawn(smi, [`--query-gpu=${GPU_QUERY}`, '--format=csv,noheader,nounits', `--loop-ms=${this.intervalMs}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(
+      smi,
+      [`--query-gpu=${GPU_QUERY}`, '--format=csv,noheader,nounits', `--loop-ms=${this.intervalMs}`],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     this.gpuProcess = child;
     let pending = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -120,7 +138,16 @@ export class TelemetrySampler {
   private addGpu(t: number, g: GpuSample): void {
     let s = this.series.gpus.find((x) => x.index === g.index);
     if (!s) {
-      s = { index: g.index, name: g.name, t: [], utilization_pct: [], memory_used_bytes: [], power_watts: [], sm_clock_mhz: [], memory_total_bytes: g.memory_total_bytes };
+      s = {
+        index: g.index,
+        name: g.name,
+        t: [],
+        utilization_pct: [],
+        memory_used_bytes: [],
+        power_watts: [],
+        sm_clock_mhz: [],
+        memory_total_bytes: g.memory_total_bytes,
+      };
       this.series.gpus.push(s);
     }
     s.t.push(t);

@@ -28,11 +28,16 @@ export function classify(o: Observation): Classification {
   if (o.timedOut) return { outcome: 'timeout', reason: 'exceeded limits.timeout; the process tree was killed' };
   const oom = has('oom');
   if (oom) return { outcome: 'oom', reason: `oom event from the workload: ${String(oom['message']).slice(0, 200)}` };
-  if (o.cgroupOomKills > 0) return { outcome: 'oom', reason: `killed by the kernel OOM killer (cgroup oom_kill=${o.cgroupOomKills})` };
-  if (o.exitCode === OOM_EXIT_CODE) return { outcome: 'oom', reason: `exit code ${OOM_EXIT_CODE} (the workload's out-of-memory exit)` };
+  if (o.cgroupOomKills > 0)
+    return { outcome: 'oom', reason: `killed by the kernel OOM killer (cgroup oom_kill=${o.cgroupOomKills})` };
+  if (o.exitCode === OOM_EXIT_CODE)
+    return { outcome: 'oom', reason: `exit code ${OOM_EXIT_CODE} (the workload's out-of-memory exit)` };
   const error = has('error');
   if (o.exitCode === INVALID_EXIT_CODE) {
-    return { outcome: 'invalid', reason: `the workload rejected its configuration: ${error ? String(error['message']) : `exit code ${INVALID_EXIT_CODE}`}` };
+    return {
+      outcome: 'invalid',
+      reason: `the workload rejected its configuration: ${error ? String(error['message']) : `exit code ${INVALID_EXIT_CODE}`}`,
+    };
   }
   if (o.signal === 'SIGKILL' && !o.killedByHarness) {
     return { outcome: 'oom', reason: 'SIGKILL not sent by tunebench (the kernel OOM killer is the usual sender)' };
@@ -43,13 +48,26 @@ export function classify(o: Observation): Classification {
       const garbage = o.malformedEvents > 0 ? ` (${o.malformedEvents} malformed event line(s))` : '';
       return { outcome: 'invalid', reason: `exited 0 without reporting any step${garbage}` };
     }
-    return { outcome: 'ok', reason: steps > 0 ? `exited 0 after ${steps} step event(s)` : 'exited 0 (no events: whole-process timing)' };
+    return {
+      outcome: 'ok',
+      reason: steps > 0 ? `exited 0 after ${steps} step event(s)` : 'exited 0 (no events: whole-process timing)',
+    };
   }
   const status = o.signal ? `signal ${o.signal}` : `exit code ${o.exitCode}`;
   // 126/127 from prlimit or the kernel: the program itself could not be executed.
-  const notStarted = (o.exitCode === 126 || o.exitCode === 127) && /failed to execute|No such file or directory|Permission denied|not found/i.exec(o.stderr);
-  if (notStarted) return { outcome: 'invalid', reason: `could not start the program (${status}): ${o.stderr.trim().split('\n').pop()}` };
+  const notStarted =
+    (o.exitCode === 126 || o.exitCode === 127) &&
+    /failed to execute|No such file or directory|Permission denied|not found/i.exec(o.stderr);
+  if (notStarted)
+    return {
+      outcome: 'invalid',
+      reason: `could not start the program (${status}): ${o.stderr.trim().split('\n').pop()}`,
+    };
   const pattern = matchOom(`${error ? String(error['message']) : ''}\n${o.stderr}`);
-  if (pattern) return { outcome: 'oom', reason: `${status} and an out-of-memory message (${pattern.source}: ${pattern.pattern.source})` };
+  if (pattern)
+    return {
+      outcome: 'oom',
+      reason: `${status} and an out-of-memory message (${pattern.source}: ${pattern.pattern.source})`,
+    };
   return { outcome: 'crash', reason: error ? `${status}: ${String(error['message']).slice(0, 200)}` : status };
 }

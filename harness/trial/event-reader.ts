@@ -47,16 +47,24 @@ export class EventReader {
       let budget = limit;
       while (budget > 0) {
         if (this.offset >= MAX_EVENTS_BYTES) {
-          if (st.size > this.offset) this.problem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
+          if (st.size > this.offset)
+            this.problem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
           break;
         }
-        const n = readSync(fd, this.buffer, 0, Math.min(this.buffer.length, budget, MAX_EVENTS_BYTES - this.offset), this.offset);
+        const n = readSync(
+          fd,
+          this.buffer,
+          0,
+          Math.min(this.buffer.length, budget, MAX_EVENTS_BYTES - this.offset),
+          this.offset,
+        );
         if (n === 0) break;
         this.offset += n;
         budget -= n;
         this.feed(this.decoder.write(this.buffer.subarray(0, n)), fresh);
       }
-      if (this.offset >= MAX_EVENTS_BYTES && st.size > this.offset) this.problem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
+      if (this.offset >= MAX_EVENTS_BYTES && st.size > this.offset)
+        this.problem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
     } finally {
       closeSync(fd);
     }

@@ -1,5 +1,14 @@
 // Enforcing the per-trial memory cap: cgroup v2 memory.max where writable, else prlimit --as.
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { LimitMechanism } from '../domain/index.js';
 
@@ -20,7 +29,9 @@ export const CGROUP_ROOT = '/sys/fs/cgroup';
 export function writableCgroup(root = CGROUP_ROOT): string | undefined {
   try {
     if (!existsSync(join(root, 'cgroup.controllers'))) return undefined;
-    const self = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'));
+    const self = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'));
     const dir = join(root, self ? self.slice(3).trim() : '');
     const controllers = readFileSync(join(dir, 'cgroup.subtree_control'), 'utf8');
     if (!/\bmemory\b/.test(controllers)) return undefined;
@@ -67,9 +78,15 @@ export function planLimit(bytes: number | undefined, choice: MechanismChoice, tr
     const dir = join(cgroupParent, `tunebench-${process.pid}-${trialId}`);
     return { mechanism: 'cgroup-v2', bytes, prefix: [], cgroupDir: dir };
   }
-  if (choice === 'cgroup') throw new Error('limits.mechanism is "cgroup" but no writable cgroup v2 with the memory controller was found; use "prlimit" or "auto"');
+  if (choice === 'cgroup')
+    throw new Error(
+      'limits.mechanism is "cgroup" but no writable cgroup v2 with the memory controller was found; use "prlimit" or "auto"',
+    );
   const prlimit = prlimitPath();
-  if (prlimit === undefined) throw new Error('limits.memory needs prlimit (util-linux) or a writable cgroup v2; install util-linux or remove limits.memory');
+  if (prlimit === undefined)
+    throw new Error(
+      'limits.memory needs prlimit (util-linux) or a writable cgroup v2; install util-linux or remove limits.memory',
+    );
   return { mechanism: 'prlimit-as', bytes, prefix: [prlimit, `--as=${bytes}`, '--'] };
 }
 

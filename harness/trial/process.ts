@@ -95,11 +95,15 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
   if (pid === undefined) {
     const result = await child;
-    throw new ConfigError(`could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`);
+    throw new ConfigError(
+      `could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`,
+    );
   }
   active.set(pid, mark);
   // The workload's own process ended: its exit status, whatever its pipes still do.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   try {
     enterCgroup(limit, pid);
   } catch (error) {
@@ -137,10 +141,13 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       spec.onEvent?.(e);
       // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
       if (e.event === 'done' && doneTimer === undefined && running) {
-        doneTimer = setTimeout(() => {
-          afterDone = true;
-          stop();
-        }, (spec.doneGraceSeconds ?? DONE_GRACE_SECONDS) * 1000);
+        doneTimer = setTimeout(
+          () => {
+            afterDone = true;
+            stop();
+          },
+          (spec.doneGraceSeconds ?? DONE_GRACE_SECONDS) * 1000,
+        );
         // The trial's own process keeps the harness alive while it runs; this timer must not.
         doneTimer.unref();
       }
@@ -162,7 +169,10 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     exit = await exited;
     // A descendant that escaped into its own session may hold the pipes open: they get a moment,
     // then every process carrying the trial's mark is killed and the pipes are closed.
-    const pipesClosed = await Promise.race([child.then(() => true), delay(PIPE_GRACE_SECONDS * 1000).then(() => false)]);
+    const pipesClosed = await Promise.race([
+      child.then(() => true),
+      delay(PIPE_GRACE_SECONDS * 1000).then(() => false),
+    ]);
     killTrial(pid, mark, 'SIGKILL');
     if (!pipesClosed) {
       child.stdout?.destroy();
@@ -190,7 +200,9 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
 
   if (result.failed && exit.code === null && exit.signal === null && !killedByHarness) {
     // execa could not spawn the program at all (ENOENT, EACCES): the experiment names a bad program.
-    throw new ConfigError(`could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`);
+    throw new ConfigError(
+      `could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`,
+    );
   }
   const exitCode = exit.code;
   const signal = exit.signal;
@@ -208,14 +220,18 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     malformedEvents: reader.malformed,
   });
   if (afterDone && !timedOut && !stoppedByUser && classification.outcome !== 'oom' && steps > 0) {
-    classification = { outcome: 'ok', reason: `reported done after ${steps} step event(s), then did not exit within ${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept` };
+    classification = {
+      outcome: 'ok',
+      reason: `reported done after ${steps} step event(s), then did not exit within ${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
+    };
   }
   const problems = [
     reader.problem,
     readerError && `reading the events file failed: ${readerError}`,
     classification.outcome === 'ok' && reader.malformed > 0 && `${reader.malformed} malformed event line(s) ignored`,
   ].filter((x): x is string => typeof x === 'string' && x.length > 0);
-  if (problems.length > 0) classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
+  if (problems.length > 0)
+    classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
   return {
     ...classification,
     events: reader.events,

@@ -77,12 +77,24 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   // The workload's own figure is exact for its process; the sampled tree adds worker processes.
   const treeRss = result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null;
   const peakRss = reportedRss !== null && treeRss !== null ? Math.max(reportedRss, treeRss) : (reportedRss ?? treeRss);
-  const limited = result.limit.mechanism === 'cgroup-v2' ? result.cgroupPeakBytes : result.limit.mechanism === 'prlimit-as' ? reportedLimited : peakRss;
+  const limited =
+    result.limit.mechanism === 'cgroup-v2'
+      ? result.cgroupPeakBytes
+      : result.limit.mechanism === 'prlimit-as'
+        ? reportedLimited
+        : peakRss;
   const notes: string[] = [];
   // prlimit caps each process's address space, not the tree: workers (a DataLoader's) each get the
   // whole cap, so the tree can hold more than the cap and still run ok.
-  if (result.limit.mechanism === 'prlimit-as' && result.limit.bytes !== null && treeRss !== null && treeRss > result.limit.bytes) {
-    notes.push(`the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)`);
+  if (
+    result.limit.mechanism === 'prlimit-as' &&
+    result.limit.bytes !== null &&
+    treeRss !== null &&
+    treeRss > result.limit.bytes
+  ) {
+    notes.push(
+      `the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)`,
+    );
   }
   const overrun = stepOverrun(steps.length + warmupSteps.length, req.measure);
   if (overrun) notes.push(overrun);

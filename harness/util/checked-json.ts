@@ -90,12 +90,25 @@ function describe(issue: z.core.$ZodIssue, root: unknown): string {
  * Parses `text`, the contents of `file`, as one JSON value and checks it against `schema`.
  * `what` names the file for people ("run.json of a run directory"); `fix` says what to do.
  */
-export function parseCheckedJson<S extends z.ZodType>(schema: S, text: string, file: string, what: string, fix: string): z.output<S> {
+export function parseCheckedJson<S extends z.ZodType>(
+  schema: S,
+  text: string,
+  file: string,
+  what: string,
+  fix: string,
+): z.output<S> {
   return check(schema, text, file, what, fix, null);
 }
 
 /** One line of a JSON Lines file (`lineNo` 1-based) checked against `schema`. */
-export function parseCheckedLine<S extends z.ZodType>(schema: S, text: string, file: string, lineNo: number, what: string, fix: string): z.output<S> {
+export function parseCheckedLine<S extends z.ZodType>(
+  schema: S,
+  text: string,
+  file: string,
+  lineNo: number,
+  what: string,
+  fix: string,
+): z.output<S> {
   return check(schema, text, file, what, fix, lineNo);
 }
 
@@ -104,7 +117,14 @@ export function readCheckedJson<S extends z.ZodType>(schema: S, file: string, wh
   return check(schema, readFileSync(file, 'utf8'), file, what, fix, null);
 }
 
-function check<S extends z.ZodType>(schema: S, text: string, file: string, what: string, fix: string, lineNo: number | null): z.output<S> {
+function check<S extends z.ZodType>(
+  schema: S,
+  text: string,
+  file: string,
+  what: string,
+  fix: string,
+  lineNo: number | null,
+): z.output<S> {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -112,7 +132,11 @@ function check<S extends z.ZodType>(schema: S, text: string, file: string, what:
     const message = (error as Error).message;
     const pos = /position (\d+)/.exec(message);
     const line = lineNo ?? (pos ? lineOf(text, Number(pos[1])) : Number(/line (\d+)/.exec(message)?.[1]) || null);
-    throw new CheckedFileError({ file, line, field: '', message: `not valid JSON (${message}); ${fix}` }, `${what} is damaged`, { cause: error });
+    throw new CheckedFileError(
+      { file, line, field: '', message: `not valid JSON (${message}); ${fix}` },
+      `${what} is damaged`,
+      { cause: error },
+    );
   }
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
@@ -120,7 +144,12 @@ function check<S extends z.ZodType>(schema: S, text: string, file: string, what:
   const issue = issues[0]!;
   const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? 's' : ''})` : '';
   throw new CheckedFileError(
-    { file, line: lineNo ?? lineOfField(text, issue.path), field: fieldPath(issue.path), message: `${describe(issue, value)}${more}; ${fix}` },
+    {
+      file,
+      line: lineNo ?? lineOfField(text, issue.path),
+      field: fieldPath(issue.path),
+      message: `${describe(issue, value)}${more}; ${fix}`,
+    },
     `${what} does not have the shape tunebench writes`,
   );
 }

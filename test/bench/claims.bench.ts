@@ -23,21 +23,38 @@ const COMPARE = { minRounds: 5, maxRounds: 20, noiseBand: 0.02 };
 /** The claim stage's defaults. */
 const CLAIM = { minPairs: 5, maxPairs: 20, noiseBand: 0.01 };
 
-const workload = new CommandWorkload({ kind: 'command', command: ['node', join(ROOT, 'experiments', 'workloads', 'known_work.mjs')], protocol: 'required', params: { batch_size: 1 } }, ROOT);
+const workload = new CommandWorkload(
+  {
+    kind: 'command',
+    command: ['node', join(ROOT, 'experiments', 'workloads', 'known_work.mjs')],
+    protocol: 'required',
+    params: { batch_size: 1 },
+  },
+  ROOT,
+);
 const scratch = tempDir('tunebench-bench-');
 let index = 0;
 let trials = 0;
 
 async function trial(config: Config, role: string): Promise<ArmTrial> {
   trials += 1;
-  const r = await runTrial({ workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: scratch }, { index: index++, stage: 'bench', role, config, measure: { warmupSteps: 3, steps: 12 } });
+  const r = await runTrial(
+    { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: scratch },
+    { index: index++, stage: 'bench', role, config, measure: { warmupSteps: 3, steps: 12 } },
+  );
   return { outcome: r.outcome, reason: r.reason, steps: r.steps, wallSeconds: r.wall_seconds };
 }
 
 /** Baseline `a` against arm `b` through the compare strategy; the arm's outcome. */
 async function compare(a: Config, b: Config): Promise<{ arm: CompareArm; rounds: number }> {
   const run: ArmTrialFn = (config, o) => trial(config, `${o.role} round ${o.round + 1}`);
-  const r = await runCompare(run, { arms: [a, b], baseline: 0, keyOf: (c) => JSON.stringify(c), ...COMPARE, budget: {} });
+  const r = await runCompare(run, {
+    arms: [a, b],
+    baseline: 0,
+    keyOf: (c) => JSON.stringify(c),
+    ...COMPARE,
+    budget: {},
+  });
   const arm = r.arms[1]!;
   return { arm, rounds: arm.decidedAt ?? r.rounds };
 }
@@ -53,8 +70,10 @@ async function claim(text: string): Promise<ClaimLoopResult> {
   );
 }
 
-const ratio = (arm: CompareArm) => (arm.ratio ? `${arm.ratio.estimate.toFixed(4)} [${arm.ratio.low.toFixed(4)}, ${arm.ratio.high.toFixed(4)}]` : '-');
-const effect = (r: ClaimLoopResult) => (r.effect ? `${r.effect.estimate.toFixed(2)}x [${r.effect.low.toFixed(2)}, ${r.effect.high.toFixed(2)}]` : 'no CI');
+const ratio = (arm: CompareArm) =>
+  arm.ratio ? `${arm.ratio.estimate.toFixed(4)} [${arm.ratio.low.toFixed(4)}, ${arm.ratio.high.toFixed(4)}]` : '-';
+const effect = (r: ClaimLoopResult) =>
+  r.effect ? `${r.effect.estimate.toFixed(2)}x [${r.effect.low.toFixed(2)}, ${r.effect.high.toFixed(2)}]` : 'no CI';
 
 async function main(): Promise<void> {
   const started = Date.now();
@@ -74,10 +93,16 @@ async function main(): Promise<void> {
     const { arm, rounds } = await compare({ work: 1 }, { work: 1.1 });
     if (arm.decision === 'slower') detected += 1;
     slowRounds.push(rounds);
-    process.stderr.write(`10% slower ${i + 1}/${SLOW_COMPARISONS}: ${arm.decision} after ${rounds} rounds ${ratio(arm)}\n`);
+    process.stderr.write(
+      `10% slower ${i + 1}/${SLOW_COMPARISONS}: ${arm.decision} after ${rounds} rounds ${ratio(arm)}\n`,
+    );
   }
   const claims: { text: string; expected: ClaimVerdict; r: ClaimLoopResult }[] = [];
-  for (const [text, expected] of [['2-3x', 'confirmed'], ['5-10x', 'falls short'], ['1.5-2x', 'exceeds']] as const) {
+  for (const [text, expected] of [
+    ['2-3x', 'confirmed'],
+    ['5-10x', 'falls short'],
+    ['1.5-2x', 'exceeds'],
+  ] as const) {
     const r = await claim(text);
     claims.push({ text, expected, r });
     process.stderr.write(`2.5x vs "${text}": ${r.verdict} after ${r.pairs} pairs (${r.stoppedBy}) ${effect(r)}\n`);
@@ -96,7 +121,10 @@ async function main(): Promise<void> {
     '| --- | --- | --- | --- |',
     `| A/A: the same work against itself | false "faster"/"slower" <= 5% over >= 40 comparisons | ${falsePositives}/${AA_COMPARISONS} = ${(fpRate * 100).toFixed(1)}% (${aaEquivalent} equivalent; median ${median(aaRounds)} rounds) | ${pass(fpRate <= 0.05 && AA_COMPARISONS >= 40)} |`,
     `| planted 10% slowdown (work 1.1) | "slower" in >= 90% of >= 20 comparisons | ${detected}/${SLOW_COMPARISONS} = ${(power * 100).toFixed(0)}% (median ${median(slowRounds)} rounds) | ${pass(power >= 0.9 && SLOW_COMPARISONS >= 20)} |`,
-    ...claims.map(({ text, expected, r }) => `| planted 2.5x speedup vs "${text}" | ${expected} | ${r.verdict}: ${effect(r)} after ${r.pairs} pairs | ${pass(r.verdict === expected)} |`),
+    ...claims.map(
+      ({ text, expected, r }) =>
+        `| planted 2.5x speedup vs "${text}" | ${expected} | ${r.verdict}: ${effect(r)} after ${r.pairs} pairs | ${pass(r.verdict === expected)} |`,
+    ),
   ].join('\n');
   writeSection('claims', md);
   process.stdout.write(`${md}\n`);

@@ -31,7 +31,10 @@ async function attacks(): Promise<Attack[]> {
       // Subtests are indented four spaces; the suite's own line is not an attack.
       const m = /^ {4}(not ok|ok) \d+ - (.*)$/.exec(line);
       if (!m) continue;
-      const duration = lines.slice(i + 1, i + 6).map((l) => /duration_ms: ([\d.]+)/.exec(l)?.[1]).find((d) => d !== undefined);
+      const duration = lines
+        .slice(i + 1, i + 6)
+        .map((l) => /duration_ms: ([\d.]+)/.exec(l)?.[1])
+        .find((d) => d !== undefined);
       out.push({ suite, name: m[2]!, ok: m[1] === 'ok', seconds: Number(duration ?? NaN) / 1000 });
     }
   }
@@ -68,7 +71,9 @@ async function main(): Promise<void> {
     `| trials duplicated | 0 | ${loop.duplicates} | ${pass(loop.duplicates === 0)} |`,
     `| finished runs whose trials or chosen config differ from the uninterrupted run | 0 | ${loop.mismatches.length} (chosen ${JSON.stringify(reference.chosen)}) | ${pass(loop.mismatches.length === 0)} |`,
     `| malformed experiment files rejected with exit 2 and their field named | 100% | ${rejected}/${files.length} = ${((rejected / files.length) * 100).toFixed(0)}% | ${pass(failures.length === 0 && files.length >= 50)} |`,
-    ...(failures.length > 0 || loop.mismatches.length > 0 ? ['', ...failures.map((f) => `- ${f}`), ...loop.mismatches.map((m) => `- ${m}`)] : []),
+    ...(failures.length > 0 || loop.mismatches.length > 0
+      ? ['', ...failures.map((f) => `- ${f}`), ...loop.mismatches.map((m) => `- ${m}`)]
+      : []),
     '',
     `### Attacks: workloads and files written to misbehave`,
     '',
@@ -76,7 +81,10 @@ async function main(): Promise<void> {
     '',
     '| suite | attack and required outcome | time | |',
     '| --- | --- | --- | --- |',
-    ...attacked.map((a) => `| ${a.suite} | ${a.name.replace(/\|/g, '\\|')} | ${Number.isFinite(a.seconds) ? `${a.seconds.toFixed(2)} s` : '-'} | ${pass(a.ok)} |`),
+    ...attacked.map(
+      (a) =>
+        `| ${a.suite} | ${a.name.replace(/\|/g, '\\|')} | ${Number.isFinite(a.seconds) ? `${a.seconds.toFixed(2)} s` : '-'} | ${pass(a.ok)} |`,
+    ),
     '',
     `Attacks: ${attacked.filter((a) => a.ok).length} of ${attacked.length} handled as required.`,
   ].join('\n');

@@ -10,7 +10,15 @@ import { execa } from 'execa';
 import { CLI, tempDir } from '../support/paths.js';
 import { plantedNights, writeNights } from '../support/history.js';
 import { writeSection } from './results.js';
-import { CONFIRM_TRIALS, HORIZON, METRICS, runSeries, TRIAL_NOISE, TRIALS, type SeriesOutcome } from './nightly-calibration.js';
+import {
+  CONFIRM_TRIALS,
+  HORIZON,
+  METRICS,
+  runSeries,
+  TRIAL_NOISE,
+  TRIALS,
+  type SeriesOutcome,
+} from './nightly-calibration.js';
 import { NIGHTLY_DEFAULTS } from '../../harness/stats/nightly.js';
 import type { NightNoise } from '../support/night-sim.js';
 
@@ -28,34 +36,72 @@ const never = (xs: (number | null)[]) => pct(xs.filter((x) => x === null).length
 function calibration(): string {
   const rows: string[] = [];
   let stationaryOk = true;
-  const stationary: [NightNoise, string][] = [['gaussian', 'Gaussian'], ['t3', 'heavy-tailed t3'], ['ar1', 'AR(1), phi 0.6']];
+  const stationary: [NightNoise, string][] = [
+    ['gaussian', 'Gaussian'],
+    ['t3', 'heavy-tailed t3'],
+    ['ar1', 'AR(1), phi 0.6'],
+  ];
   for (const [noise, label] of stationary) {
     for (const spread of [0.02, 0.05]) {
       for (const nights of LENGTHS) {
         const outs: SeriesOutcome[] = [];
-        for (let s = 0; s < SERIES; s++) outs.push(runSeries({ nights, metrics: METRICS, trials: TRIALS, trialNoise: TRIAL_NOISE, spread, noise, shared: 0.5 }, 10_000 * nights + 100 * spread * 1000 + s, {}, false));
+        for (let s = 0; s < SERIES; s++)
+          outs.push(
+            runSeries(
+              { nights, metrics: METRICS, trials: TRIALS, trialNoise: TRIAL_NOISE, spread, noise, shared: 0.5 },
+              10_000 * nights + 100 * spread * 1000 + s,
+              {},
+              false,
+            ),
+          );
         const sum = (f: (o: SeriesOutcome) => number) => outs.reduce((a, o) => a + f(o), 0);
         const oldN = sum((o) => o.nights.old);
         const gateN = sum((o) => o.nights.gate);
         const exit = sum((o) => o.gateExit) / gateN;
         stationaryOk &&= exit <= 0.01;
-        rows.push(`| ${label}, spread ${spread * 100}%, ${nights} nights | ${pct(sum((o) => o.oldSlowerMetricNights) / (oldN * METRICS))} | ${pct(sum((o) => o.oldExit) / oldN)} | ${pct(sum((o) => o.plainExit) / sum((o) => o.nights.plain))} | ${pct(sum((o) => o.gateAlarm) / gateN)} | **${pct(exit)}** ${exit <= 0.01 ? 'pass' : '**FAIL**'} | ${pct(sum((o) => o.gateExitPersistent) / gateN)} |`);
+        rows.push(
+          `| ${label}, spread ${spread * 100}%, ${nights} nights | ${pct(sum((o) => o.oldSlowerMetricNights) / (oldN * METRICS))} | ${pct(sum((o) => o.oldExit) / oldN)} | ${pct(sum((o) => o.plainExit) / sum((o) => o.nights.plain))} | ${pct(sum((o) => o.gateAlarm) / gateN)} | **${pct(exit)}** ${exit <= 0.01 ? 'pass' : '**FAIL**'} | ${pct(sum((o) => o.gateExitPersistent) / gateN)} |`,
+        );
       }
     }
   }
   const steps: string[] = [];
   let stepsOk = true;
-  for (const [factor, spread, target] of [[0.95, 0.02, 3], [0.9, 0.05, 3], [0.9, 0.02, null], [0.95, 0.05, null]] as const) {
+  for (const [factor, spread, target] of [
+    [0.95, 0.02, 3],
+    [0.9, 0.05, 3],
+    [0.9, 0.02, null],
+    [0.95, 0.05, null],
+  ] as const) {
     for (const nights of LENGTHS) {
       const at = Math.max(15, nights - HORIZON);
       const outs: SeriesOutcome[] = [];
-      for (let s = 0; s < SERIES; s++) outs.push(runSeries({ nights, metrics: METRICS, trials: TRIALS, trialNoise: TRIAL_NOISE, spread, noise: 'gaussian', shared: 0.5, step: { at, factor } }, 7_000_000 + 10_000 * nights + Math.round(1000 * factor) + s, {}, s < DETECTOR_SERIES));
+      for (let s = 0; s < SERIES; s++)
+        outs.push(
+          runSeries(
+            {
+              nights,
+              metrics: METRICS,
+              trials: TRIALS,
+              trialNoise: TRIAL_NOISE,
+              spread,
+              noise: 'gaussian',
+              shared: 0.5,
+              step: { at, factor },
+            },
+            7_000_000 + 10_000 * nights + Math.round(1000 * factor) + s,
+            {},
+            s < DETECTOR_SERIES,
+          ),
+        );
       const d = (f: (o: SeriesOutcome) => number | null, n = outs.length) => outs.slice(0, n).map(f);
       const gate = d((o) => o.delay.gate);
       const med = median(gate);
-      const ok = target === null || (Number(med) <= target);
+      const ok = target === null || Number(med) <= target;
       if (target !== null) stepsOk &&= ok;
-      steps.push(`| ${Math.round((1 - factor) * 100)}% step, spread ${spread * 100}%, ${nights} nights (step at night ${at + 1}) | ${median(d((o) => o.delay.old))} (${never(d((o) => o.delay.old))}) | ${median(d((o) => o.delay.detector, DETECTOR_SERIES))} (${never(d((o) => o.delay.detector, DETECTOR_SERIES))}) | ${median(d((o) => o.delay.plain))} (${never(d((o) => o.delay.plain))}) | **${med}** (${never(gate)})${target === null ? '' : ok ? ` <= ${target}: pass` : ` > ${target}: **FAIL**`} |`);
+      steps.push(
+        `| ${Math.round((1 - factor) * 100)}% step, spread ${spread * 100}%, ${nights} nights (step at night ${at + 1}) | ${median(d((o) => o.delay.old))} (${never(d((o) => o.delay.old))}) | ${median(d((o) => o.delay.detector, DETECTOR_SERIES))} (${never(d((o) => o.delay.detector, DETECTOR_SERIES))}) | ${median(d((o) => o.delay.plain))} (${never(d((o) => o.delay.plain))}) | **${med}** (${never(gate)})${target === null ? '' : ok ? ` <= ${target}: pass` : ` > ${target}: **FAIL**`} |`,
+      );
     }
   }
   const o = NIGHTLY_DEFAULTS;
@@ -102,7 +148,19 @@ async function main(): Promise<void> {
   // Without the index cache again, to separate reading 1,000 run.json files from the analysis.
   rmSync(join(out, '.history-index.json'));
   const cold2 = await timed(['history', out, '--json']);
-  const h = (JSON.parse(warm.stdout) as { experiments: { runs: number; metrics: { name: string }[]; change_points: { metric: string; index: number }[]; gate: { decided_by: string; series: { metrics: { name: string; changes: { run_id: string; how: string }[] }[] } } }[] }).experiments[0]!;
+  const h = (
+    JSON.parse(warm.stdout) as {
+      experiments: {
+        runs: number;
+        metrics: { name: string }[];
+        change_points: { metric: string; index: number }[];
+        gate: {
+          decided_by: string;
+          series: { metrics: { name: string; changes: { run_id: string; how: string }[] }[] };
+        };
+      }[];
+    }
+  ).experiments[0]!;
   // The series gate: the planted step becomes the reference by persisting, at night 700 exactly.
   const levels = h.gate.series.metrics.map((m) => m.changes.map((c) => `${c.run_id}:${c.how}`).join(' '));
   const gateOk = h.gate.decided_by === 'series' && levels.every((l) => l === 'night-0700:persisted');

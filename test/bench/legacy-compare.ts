@@ -25,25 +25,47 @@ export async function legacyRows(): Promise<string[]> {
     for (let r = 0; r < LEGACY_REPS; r++) {
       const seed = 50_000 * (g + 1) + r;
       const m1 = new SimMachine(noise, seed, 10);
-      const c = await legacyCompare(async () => m1.trialSteps(1000), { rounds: 5, band: 0.02, resamples: RESAMPLES, seed: r + 1 });
+      const c = await legacyCompare(async () => m1.trialSteps(1000), {
+        rounds: 5,
+        band: 0.02,
+        resamples: RESAMPLES,
+        seed: r + 1,
+      });
       if (c.verdict !== 'no significant difference') wrong += 1;
       const m2 = new SimMachine(noise, seed + 1, 40);
-      const aa = await legacyClaimLoop('5% faster', async () => m2.trialSteps(1000), { resamples: RESAMPLES, seed: r + 1 });
+      const aa = await legacyClaimLoop('5% faster', async () => m2.trialSteps(1000), {
+        resamples: RESAMPLES,
+        seed: r + 1,
+      });
       if (aa.verdict === 'confirmed') aaConfirmed += 1;
       if (aa.speedup) {
         withCi += 1;
         if (aa.speedup.low <= 1 && 1 <= aa.speedup.high) covered += 1;
       }
       const m3 = new SimMachine(noise, seed + 2, 40);
-      const slow = await legacyClaimLoop('5% faster', async (side) => m3.trialSteps(side === 'a' ? 1000 : 970), { resamples: RESAMPLES, seed: r + 1 });
+      const slow = await legacyClaimLoop('5% faster', async (side) => m3.trialSteps(side === 'a' ? 1000 : 970), {
+        resamples: RESAMPLES,
+        seed: r + 1,
+      });
       if (slow.verdict === 'confirmed') slowConfirmed += 1;
     }
-    lines.push(`| ${noise.name} | ${pct(wrong / LEGACY_REPS)} | ${pct(aaConfirmed / LEGACY_REPS)} | ${pct(slowConfirmed / LEGACY_REPS)} | ${pct(covered / withCi)} |`);
+    lines.push(
+      `| ${noise.name} | ${pct(wrong / LEGACY_REPS)} | ${pct(aaConfirmed / LEGACY_REPS)} | ${pct(slowConfirmed / LEGACY_REPS)} | ${pct(covered / withCi)} |`,
+    );
     process.stderr.write(`legacy ${noise.name}: done\n`);
   }
   const noise = NOISE_GRID[1]!;
-  lines.push('', `Old race on "${noise.name}", 6 configs:`, '', '| configs | true best eliminated | configs eliminated (mean) | "significantly better than every other" printed |', '| --- | --- | --- | --- |');
-  for (const [name, rates] of [['best +5%', [1.05, 1, 1, 1, 1, 1]], ['six identical', [1, 1, 1, 1, 1, 1]]] as const) {
+  lines.push(
+    '',
+    `Old race on "${noise.name}", 6 configs:`,
+    '',
+    '| configs | true best eliminated | configs eliminated (mean) | "significantly better than every other" printed |',
+    '| --- | --- | --- | --- |',
+  );
+  for (const [name, rates] of [
+    ['best +5%', [1.05, 1, 1, 1, 1, 1]],
+    ['six identical', [1, 1, 1, 1, 1, 1]],
+  ] as const) {
     let bestGone = 0;
     let gone = 0;
     let significant = 0;
@@ -54,14 +76,25 @@ export async function legacyRows(): Promise<string[]> {
           const steps = m.trialSteps(1000 * rates[Number(config['arm'])]!).slice(0, o.steps ?? 10);
           return { outcome: 'ok', reason: 'ok', steps, wallSeconds: steps.reduce((a, s) => a + s.seconds, 0) + 0.5 };
         },
-        { strategy: 'race', configs: rates.map((_, i) => ({ arm: i })), keyOf: (c) => String(c['arm']), repeats: 3, budget: {}, costOrder: ['arm'], seed: r + 1, briefSteps: 3 },
+        {
+          strategy: 'race',
+          configs: rates.map((_, i) => ({ arm: i })),
+          keyOf: (c) => String(c['arm']),
+          repeats: 3,
+          budget: {},
+          costOrder: ['arm'],
+          seed: r + 1,
+          briefSteps: 3,
+        },
       );
       const eliminated = out.arms.filter((a) => a.status === 'eliminated');
       gone += eliminated.length;
       if (eliminated.some((a) => a.config['arm'] === 0)) bestGone += 1;
       if (/significantly better than every other/.test(out.notes.join('\n'))) significant += 1;
     }
-    lines.push(`| ${name} | ${name === 'best +5%' ? pct(bestGone / LEGACY_REPS) : '-'} | ${(gone / LEGACY_REPS).toFixed(2)} of 5 | ${pct(significant / LEGACY_REPS)} |`);
+    lines.push(
+      `| ${name} | ${name === 'best +5%' ? pct(bestGone / LEGACY_REPS) : '-'} | ${(gone / LEGACY_REPS).toFixed(2)} of 5 | ${pct(significant / LEGACY_REPS)} |`,
+    );
   }
   return lines;
 }

@@ -39,10 +39,26 @@ async function synthetic(): Promise<Row[]> {
     const run = async (strategy: (fn: ProbeFn) => Promise<{ max: number | null; probes: number }>) => {
       const w = syntheticWorkload(curve);
       const r = await strategy(w.run);
-      return { max: r.max, probes: r.probes, seconds: modeledSeconds(w.calls.filter((c) => c.role === 'probe'), fits) };
+      return {
+        max: r.max,
+        probes: r.probes,
+        seconds: modeledSeconds(
+          w.calls.filter((c) => c.role === 'probe'),
+          fits,
+        ),
+      };
     };
     const ours = await run(async (fn) => {
-      const r = await findMaxBatch(fn, { multipleOf: m, start: m, ceiling: BENCH_CEILING, capBytes: curve.cap, headroom: 0.1, tolerance: 0.05, throughputPoints: 0, confirmSteps: 0 });
+      const r = await findMaxBatch(fn, {
+        multipleOf: m,
+        start: m,
+        ceiling: BENCH_CEILING,
+        capBytes: curve.cap,
+        headroom: 0.1,
+        tolerance: 0.05,
+        throughputPoints: 0,
+        confirmSteps: 0,
+      });
       return { max: r.max, probes: r.probesToMax };
     });
     const pb = await run((fn) => powerThenBisect(fn, { init: 2, multipleOf: m, ceiling: BENCH_CEILING }));
@@ -65,7 +81,13 @@ async function real(experimentPath: string): Promise<Row> {
   const probeFn = (): ProbeFn => async (batch, role, steps) => {
     const r = await runTrial(
       { workload, limits: experiment.limits, scratchDir: scratch },
-      { index: index++, stage: 'bench', role, config: { batch_size: batch }, measure: { warmupSteps: experiment.measure.warmup_steps ?? 1, steps: steps ?? stage.steps ?? 2 } },
+      {
+        index: index++,
+        stage: 'bench',
+        role,
+        config: { batch_size: batch },
+        measure: { warmupSteps: experiment.measure.warmup_steps ?? 1, steps: steps ?? stage.steps ?? 2 },
+      },
     );
     return toProbe(batch, role, r);
   };
@@ -75,7 +97,16 @@ async function real(experimentPath: string): Promise<Row> {
     return { ...r, seconds: (Date.now() - t0) / 1000 };
   };
   const ours = await timed(async () => {
-    const r = await findMaxBatch(probeFn(), { multipleOf: mult, start: stage.start ?? mult, ceiling, capBytes: experiment.limits.memory ?? null, headroom: 0.1, tolerance: 0.05, throughputPoints: 0, confirmSteps: 0 });
+    const r = await findMaxBatch(probeFn(), {
+      multipleOf: mult,
+      start: stage.start ?? mult,
+      ceiling,
+      capBytes: experiment.limits.memory ?? null,
+      headroom: 0.1,
+      tolerance: 0.05,
+      throughputPoints: 0,
+      confirmSteps: 0,
+    });
     return { max: r.max, probes: r.probesToMax };
   });
   const pb = await timed(() => powerThenBisect(probeFn(), { init: 2, multipleOf: mult, ceiling }));
@@ -86,10 +117,15 @@ async function real(experimentPath: string): Promise<Row> {
 }
 
 function fmt(rows: Row[]): string {
-  const lines = ['| curve | true max | ours: probes (exact?) | power-then-bisect | shrink x0.9 (answer) |', '| --- | --- | --- | --- | --- |'];
+  const lines = [
+    '| curve | true max | ours: probes (exact?) | power-then-bisect | shrink x0.9 (answer) |',
+    '| --- | --- | --- | --- | --- |',
+  ];
   for (const r of rows) {
     const ex = (v: number | null) => (v === r.truth ? 'exact' : `got ${v}`);
-    lines.push(`| ${r.name} | ${r.truth ?? '?'} | ${r.ours.probes} (${ex(r.ours.max)}), ${r.ours.seconds.toFixed(1)} s | ${r.pb.probes} (${ex(r.pb.max)}), ${r.pb.seconds.toFixed(1)} s | ${r.shrink.probes} (${ex(r.shrink.max)}), ${r.shrink.seconds.toFixed(1)} s |`);
+    lines.push(
+      `| ${r.name} | ${r.truth ?? '?'} | ${r.ours.probes} (${ex(r.ours.max)}), ${r.ours.seconds.toFixed(1)} s | ${r.pb.probes} (${ex(r.pb.max)}), ${r.pb.seconds.toFixed(1)} s | ${r.shrink.probes} (${ex(r.shrink.max)}), ${r.shrink.seconds.toFixed(1)} s |`,
+    );
   }
   return lines.join('\n');
 }
@@ -109,10 +145,17 @@ async function main(): Promise<void> {
   const synth = await synthetic();
   process.stderr.write(`${summary(synth, 'synthetic')}\n`);
   const skipReal = process.argv.includes('--synthetic-only');
-  const realRows = skipReal ? [] : [await real('test/fixtures/experiments/quick-max-batch.yaml'), await real('experiments/default.yaml')];
+  const realRows = skipReal
+    ? []
+    : [await real('test/fixtures/experiments/quick-max-batch.yaml'), await real('experiments/default.yaml')];
   for (const r of realRows) process.stderr.write(`${fmt([r])}\n`);
   const all = [...synth, ...realRows];
-  const byNoise = BENCH_NOISE.map((n) => summary(synth.filter((r) => r.name.includes(`/${n.name}/`)), `synthetic, ${n.name} readings`));
+  const byNoise = BENCH_NOISE.map((n) =>
+    summary(
+      synth.filter((r) => r.name.includes(`/${n.name}/`)),
+      `synthetic, ${n.name} readings`,
+    ),
+  );
   const doc = [
     '## Max-batch search: probes to the exact max',
     '',

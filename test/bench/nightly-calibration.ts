@@ -23,7 +23,11 @@ export const HORIZON = 20;
 function oldGate(prev: NightTrials, now: NightTrials): { slower: number; exit5: boolean } {
   const metrics = now.map((trials, m) => {
     const ratio = welchRatioInterval(prev[m]!, trials, 0.05);
-    return { metric: `m${m}`, throughput_ratio: ratio, verdict: speedVerdict(direction(ratio, 0.02)) } as unknown as MetricComparison;
+    return {
+      metric: `m${m}`,
+      throughput_ratio: ratio,
+      verdict: speedVerdict(direction(ratio, 0.02)),
+    } as unknown as MetricComparison;
   });
   const cmp = { metrics } as unknown as BeforeAfter;
   return { slower: metrics.filter((m) => m.verdict === 'slower').length, exit5: regressions(cmp, 5).length > 0 };
@@ -58,12 +62,26 @@ export interface SeriesOutcome {
  * once where the confirmation re-draws the night (the figure the target is about) and once where
  * the night's effect persists through the confirmation (the pessimistic case).
  */
-export function runSeries(spec: HistorySpec, seed: number, opts: Partial<NightlyOptions>, detector: boolean): SeriesOutcome {
+export function runSeries(
+  spec: HistorySpec,
+  seed: number,
+  opts: Partial<NightlyOptions>,
+  detector: boolean,
+): SeriesOutcome {
   const sim = new HistorySim(spec, seed);
   const redraw = new NightlyGate(spec.metrics, opts);
   const keep = new NightlyGate(spec.metrics, opts);
   const values: number[][] = Array.from({ length: spec.metrics }, () => []);
-  const out: SeriesOutcome = { nights: { old: 0, plain: 0, gate: 0 }, oldSlowerMetricNights: 0, oldExit: 0, plainExit: 0, gateAlarm: 0, gateExit: 0, gateExitPersistent: 0, delay: { old: null, plain: null, gate: null, detector: null } };
+  const out: SeriesOutcome = {
+    nights: { old: 0, plain: 0, gate: 0 },
+    oldSlowerMetricNights: 0,
+    oldExit: 0,
+    plainExit: 0,
+    gateAlarm: 0,
+    gateExit: 0,
+    gateExitPersistent: 0,
+    delay: { old: null, plain: null, gate: null, detector: null },
+  };
   const at = spec.step?.at ?? Infinity;
   const stepNight = (i: number) => (i >= at && i - at < HORIZON ? i - at + 1 : null);
   let prev: NightTrials | null = null;
@@ -87,13 +105,18 @@ export function runSeries(spec: HistorySpec, seed: number, opts: Partial<Nightly
         if (since !== null && out.delay.plain === null) out.delay.plain = since;
       }
     }
-    for (const [gate, persistent] of [[redraw, false], [keep, true]] as const) {
+    for (const [gate, persistent] of [
+      [redraw, false],
+      [keep, true],
+    ] as const) {
       let ev = gate.evaluate(v);
       const tested = ev.tests.some((t) => t);
       if (!persistent && tested) out.nights.gate += 1;
       if (ev.flags.includes('regression')) {
         if (!persistent) out.gateAlarm += 1;
-        const confirmed = v.map((x, m) => (ev.flags[m] === 'regression' ? geomean(sim.remeasure(m, CONFIRM_TRIALS, !persistent)) : x));
+        const confirmed = v.map((x, m) =>
+          ev.flags[m] === 'regression' ? geomean(sim.remeasure(m, CONFIRM_TRIALS, !persistent)) : x,
+        );
         ev = gate.evaluate(confirmed);
         if (ev.flags.includes('regression')) {
           if (persistent) out.gateExitPersistent += 1;
@@ -108,7 +131,11 @@ export function runSeries(spec: HistorySpec, seed: number, opts: Partial<Nightly
     v.forEach((x, m) => values[m]!.push(x));
     if (detector && since !== null && out.delay.detector === null) {
       // The step detector sees the step when a fit of the nights so far marks a regression at the step (+/- 1 night).
-      const seen = values.some((series) => detectChangePoints(series.map((value) => ({ value }))).changePoints.some((c) => c.ratio < 1 && Math.abs(c.index - at) <= 1));
+      const seen = values.some((series) =>
+        detectChangePoints(series.map((value) => ({ value }))).changePoints.some(
+          (c) => c.ratio < 1 && Math.abs(c.index - at) <= 1,
+        ),
+      );
       if (seen) out.delay.detector = since;
     }
     prev = night;

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { ROOT } from '../support/paths.js';
 
 const FILE = join(ROOT, 'test', 'bench', 'RESULTS.md');
-const HEADER = '# Benchmark results\n\nEach section is rewritten by its benchmark; `npm run bench` runs them all. Figures in a section come from one run; compare ratios, not absolute times (this machine is noisy).\n';
+const HEADER =
+  '# Benchmark results\n\nEach section is rewritten by its benchmark; `npm run bench` runs them all. Figures in a section come from one run; compare ratios, not absolute times (this machine is noisy).\n';
 
 export function writeSection(name: string, markdown: string): void {
   const begin = `<!-- bench:${name} -->`;
@@ -14,6 +15,9 @@ export function writeSection(name: string, markdown: string): void {
   if (!text.startsWith('# Benchmark results')) text = HEADER;
   const at = text.indexOf(begin);
   const stop = text.indexOf(end);
-  text = at >= 0 && stop > at ? `${text.slice(0, at)}${block}${text.slice(stop + end.length)}` : `${text.trimEnd()}\n\n${block}\n`;
+  text =
+    at >= 0 && stop > at
+      ? `${text.slice(0, at)}${block}${text.slice(stop + end.length)}`
+      : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(FILE, text);
 }

@@ -28,12 +28,14 @@ async function main(): Promise<void> {
   lines.push(
     `Produced by \`npm run bench:stats\` on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${REPS} replications per cell (races: ${RACE_REPS}). ` +
       'Each replication drives the shipped strategy (`runCompare`, `runClaimPairs`, `runSweep`: what the compare, claim and sweep stages call) through a simulated trial function; ' +
-      'trials have 10 steps, lognormal step noise, and the grid\'s between-trial spread, drift, autocorrelation and contention bursts (`test/support/noise-sim.ts`). ' +
+      "trials have 10 steps, lognormal step noise, and the grid's between-trial spread, drift, autocorrelation and contention bursts (`test/support/noise-sim.ts`). " +
       'Defaults: claims min_pairs 5, max_pairs 20, noise_band 1%; compares repeats 5, max_rounds 20, noise_band 2%; races 3 to 8 rounds.',
     '',
   );
   lines.push('### Compare and claims, per noise condition', '');
-  lines.push('| noise | A/A compare: wrong faster/slower (<= 5%) | A/A "5% faster" confirmed (<= 2%) | A/A "10% faster" confirmed (<= 2%) | ratio CI coverage A/A, +10% (>= 93%) | claim CI coverage (>= 93%) | arm CI coverage (>= 93%) | power at +10% (>= 90%) | smallest effect with 90% power | mean trials A/A |');
+  lines.push(
+    '| noise | A/A compare: wrong faster/slower (<= 5%) | A/A "5% faster" confirmed (<= 2%) | A/A "10% faster" confirmed (<= 2%) | ratio CI coverage A/A, +10% (>= 93%) | claim CI coverage (>= 93%) | arm CI coverage (>= 93%) | power at +10% (>= 90%) | smallest effect with 90% power | mean trials A/A |',
+  );
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const [g, noise] of NOISE_GRID.entries()) {
     const seed = 1000 * (g + 1);
@@ -60,18 +62,36 @@ async function main(): Promise<void> {
     );
     process.stderr.write(`${noise.name}: done (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   }
-  lines.push('', 'Power: where the noise does not allow 90% power at +10% within the default budget, the last column gives the smallest planted effect (of 10, 15, 20, 30, 50, 100%) that the default budget detects in >= 90% of runs; that is the target\'s "elsewhere" clause.', '');
+  lines.push(
+    '',
+    'Power: where the noise does not allow 90% power at +10% within the default budget, the last column gives the smallest planted effect (of 10, 15, 20, 30, 50, 100%) that the default budget detects in >= 90% of runs; that is the target\'s "elsewhere" clause.',
+    '',
+  );
 
   lines.push('### Claims with planted effects (noise: between 3%, steps 5%)', '');
   const mid = NOISE_GRID[1]!;
-  lines.push('| candidate | claim | confirmed | falls short | exceeds | inconclusive | expected |', '| --- | --- | --- | --- | --- | --- | --- |');
-  for (const [effect, text, expected] of [[2.5, '2-3x', 'confirmed'], [2.5, '5-10x', 'falls short'], [2.5, '1.5-2x', 'exceeds'], [1.1, '5-15% faster', 'confirmed'], [0.97, '5% faster', 'falls short'], [1, '2x', 'falls short']] as const) {
+  lines.push(
+    '| candidate | claim | confirmed | falls short | exceeds | inconclusive | expected |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const [effect, text, expected] of [
+    [2.5, '2-3x', 'confirmed'],
+    [2.5, '5-10x', 'falls short'],
+    [2.5, '1.5-2x', 'exceeds'],
+    [1.1, '5-15% faster', 'confirmed'],
+    [0.97, '5% faster', 'falls short'],
+    [1, '2x', 'falls short'],
+  ] as const) {
     const s = await simulateClaim(mid, text, effect, REPS, 7_000_000 + Math.round(effect * 1000));
-    lines.push(`| ${effect}x | "${text}" | ${pct(s.rates.confirmed)} | ${pct(s.rates['falls short'])} | ${pct(s.rates.exceeds)} | ${pct(s.rates.inconclusive)} | ${expected} |`);
+    lines.push(
+      `| ${effect}x | "${text}" | ${pct(s.rates.confirmed)} | ${pct(s.rates['falls short'])} | ${pct(s.rates.exceeds)} | ${pct(s.rates.inconclusive)} | ${expected} |`,
+    );
   }
 
   lines.push('', '### Race (6 configs, 3 to 8 rounds) against grid (8 rounds)', '');
-  lines.push('| noise | configs | true best eliminated (<= 5% when it leads by >= 5%) | median regret of the pick (<= 1%) | grid\'s median regret | configs eliminated (mean) | a faster config eliminated | trial-seconds race / grid |');
+  lines.push(
+    "| noise | configs | true best eliminated (<= 5% when it leads by >= 5%) | median regret of the pick (<= 1%) | grid's median regret | configs eliminated (mean) | a faster config eliminated | trial-seconds race / grid |",
+  );
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
   const scenarios: [string, number[], boolean][] = [
     ['best +5%', [1.05, 1, 1, 1, 1, 1], true],
@@ -98,7 +118,10 @@ async function main(): Promise<void> {
 
   lines.push(...(await legacyRows()));
   const all = met.every(Boolean);
-  lines.push('', `**${met.filter(Boolean).length} of ${met.length} targets met${all ? '' : ' (see the rows marked NOT MET)'}**; ${((Date.now() - started) / 1000).toFixed(0)} s.`);
+  lines.push(
+    '',
+    `**${met.filter(Boolean).length} of ${met.length} targets met${all ? '' : ' (see the rows marked NOT MET)'}**; ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+  );
   writeSection('stats', lines.join('\n'));
   console.log(lines.join('\n'));
   if (!all) process.exitCode = 1;

@@ -24,7 +24,9 @@ async function main(): Promise<void> {
   if (stage.kind !== 'sweep') throw new Error(`${EXPERIMENT}: the first stage must be a sweep`);
   const workload = createWorkload(experiment.workload, experiment.seed, source);
   const names = Object.keys(stage.params);
-  const { runnable, pruned } = new Constraints(stage.constraints ?? {}).split(grid(stage.params as Record<string, ParamSpec>).map((c) => ({ ...workload.fixedParams, ...c })));
+  const { runnable, pruned } = new Constraints(stage.constraints ?? {}).split(
+    grid(stage.params as Record<string, ParamSpec>).map((c) => ({ ...workload.fixedParams, ...c })),
+  );
   const configs = runnable.map((c) => Object.fromEntries(names.map((n) => [n, c[n]!])));
   const steps = stage.steps ?? experiment.measure.steps ?? 10;
   const scratch = tempDir('tunebench-bench-');
@@ -32,7 +34,13 @@ async function main(): Promise<void> {
   const run: ArmTrialFn = async (config, o) => {
     const r = await runTrial(
       { workload, limits: experiment.limits, scratchDir: scratch },
-      { index: index++, stage: 'bench', role: o.role, config, measure: { warmupSteps: experiment.measure.warmup_steps ?? 2, steps } },
+      {
+        index: index++,
+        stage: 'bench',
+        role: o.role,
+        config,
+        measure: { warmupSteps: experiment.measure.warmup_steps ?? 2, steps },
+      },
     );
     return { outcome: r.outcome, reason: r.reason, steps: r.steps, wallSeconds: r.wall_seconds };
   };
@@ -51,10 +59,15 @@ async function main(): Promise<void> {
   process.stderr.write(`race\n`);
   const raceResult = await runSweep(run, { ...options, strategy: 'race' });
 
-  for (const [label, r] of [['grid', gridResult], ['race', raceResult]] as const) {
+  for (const [label, r] of [
+    ['grid', gridResult],
+    ['race', raceResult],
+  ] as const) {
     for (const a of r.arms) {
       const per = a.trials.map((t) => (t.outcome === 'ok' ? (ratioThroughput(t.steps) ?? 0).toFixed(0) : t.outcome));
-      process.stderr.write(`${label} ${a.key.padEnd(52)} ${a.status.padEnd(10)} ${per.join(' ')} ci ${a.ci ? `${a.ci.low.toFixed(0)}..${a.ci.high.toFixed(0)}` : '-'}\n`);
+      process.stderr.write(
+        `${label} ${a.key.padEnd(52)} ${a.status.padEnd(10)} ${per.join(' ')} ci ${a.ci ? `${a.ci.low.toFixed(0)}..${a.ci.high.toFixed(0)}` : '-'}\n`,
+      );
     }
   }
   const gridThroughput = (key: string) => gridResult.arms.find((a) => a.key === key)?.ci?.estimate ?? NaN;
@@ -69,7 +82,7 @@ async function main(): Promise<void> {
     '',
     `Produced by \`npm run bench:sweep\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}: ${EXPERIMENT}, ${configs.length} configs after pruning ${pruned.length} (${names.join(' x ')}), ${steps} steps per trial. Grid: ${options.repeats} rounds of every config. Race: full rounds, at least ${options.minRounds} and at most ${options.repeats}, eliminating at the planned looks what a round-blocked test finds significantly slower than the leader, stopping when the survivors are within ${(options.noiseBand * 100).toFixed(1)}% of it. Throughputs are grid's measurements (geometric mean over its trials of total samples over total step time).`,
     '',
-    '| strategy | trials | trial-seconds | pick | pick\'s throughput (grid, samples/s) |',
+    "| strategy | trials | trial-seconds | pick | pick's throughput (grid, samples/s) |",
     '| --- | --- | --- | --- | --- |',
     row(gridResult, 'grid'),
     row(raceResult, 'race'),

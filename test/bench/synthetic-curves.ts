@@ -29,8 +29,20 @@ export function benchCurves(): { name: string; curve: CurveSpec; target: number 
         // the weights and runtime), so a small max means large samples, as in real workloads.
         const perSample = (2 * BENCH_BASE_BYTES) / target;
         // Base memory of the same order as the dynamic part at the max, like a runtime plus weights.
-        const partial = { shape, base: BENCH_BASE_BYTES, perSample, noise, noiseKind, seed: seed++, chunk: (perSample * target) / 16 };
-        out.push({ name: `${shape}/${noiseName}/max~${target}`, curve: { ...partial, cap: capFor(partial, target) }, target });
+        const partial = {
+          shape,
+          base: BENCH_BASE_BYTES,
+          perSample,
+          noise,
+          noiseKind,
+          seed: seed++,
+          chunk: (perSample * target) / 16,
+        };
+        out.push({
+          name: `${shape}/${noiseName}/max~${target}`,
+          curve: { ...partial, cap: capFor(partial, target) },
+          target,
+        });
       }
     }
   }

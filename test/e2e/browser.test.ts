@@ -30,7 +30,17 @@ interface PageCheck {
 async function open(browser: Browser, file: string, screenshot: string): Promise<PageCheck> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const url = pathToFileURL(file).href;
-  const check: PageCheck = { consoleErrors: [], requests: [], dialogs: [], charts: 0, visibleCharts: 0, text: '', images: 0, scripts: 0, sections: [] };
+  const check: PageCheck = {
+    consoleErrors: [],
+    requests: [],
+    dialogs: [],
+    charts: 0,
+    visibleCharts: 0,
+    text: '',
+    images: 0,
+    scripts: 0,
+    sections: [],
+  };
   page.on('console', (m) => {
     if (m.type() === 'error') check.consoleErrors.push(m.text());
   });
@@ -98,14 +108,19 @@ describe('reports in headless Chromium', () => {
     assert.equal(page.sections.length, 3);
     for (const s of page.sections) {
       assert.match(s.answer, /^Answer: \w+=\S+ at /);
-      assert.ok(s.answerTop !== null && s.chartTop !== null && s.answerTop < s.chartTop, `answer at ${s.answerTop}, first chart at ${s.chartTop}`);
+      assert.ok(
+        s.answerTop !== null && s.chartTop !== null && s.answerTop < s.chartTop,
+        `answer at ${s.answerTop}, first chart at ${s.chartTop}`,
+      );
     }
     assert.ok(!page.text.includes('empty_cache calls'), 'no empty_cache column in the arena compare');
   });
 
   it('compare.html: no console error, no request, the chart visible', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'compare', REPORT_FIXTURE, slowerCopy(1.5), '--out', out], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'compare', REPORT_FIXTURE, slowerCopy(1.5), '--out', out], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 0, r.stderr);
     const page = await open(browser, join(out, 'compare.html'), 'compare.png');
     assert.deepEqual(page.consoleErrors, []);
@@ -117,7 +132,9 @@ describe('reports in headless Chromium', () => {
 
   it('hostile names: no script runs, no dialog opens, and the text shows literally', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'hostile.yaml'), '--out', out], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'hostile.yaml'), '--out', out], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 0, r.stderr);
     const base = join(out, '_img_src_x_onerror_alert_1__');
     const dir = join(base, readdirSync(base)[0]!);

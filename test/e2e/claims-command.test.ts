@@ -14,17 +14,24 @@ describe('tunebench claims', () => {
       join(dir, 'a-known.yaml'),
       [
         'name: known',
-        'workload: { kind: command, command: [node, ' + JSON.stringify(work) + '], protocol: required, params: { batch_size: 1, units: 10000 } }',
+        'workload: { kind: command, command: [node, ' +
+          JSON.stringify(work) +
+          '], protocol: required, params: { batch_size: 1, units: 10000 } }',
         'measure: { warmup_steps: 2, steps: 8 }',
         'stages:',
         '  - { kind: claim, name: half, claim: "2-3x", baseline: { work: 2.5 }, candidate: { work: 1 } }',
         '  - { kind: claim, name: gpu, claim: "2x", requires: cuda, baseline: { work: 1 }, candidate: { work: 0.5 } }',
       ].join('\n'),
     );
-    writeFileSync(join(dir, 'b-broken.yaml'), 'name: broken\nworkload: { kind: command, command: [x] }\nstages: [{ kind: claim, claim: "faster", candidate: { a: 1 } }]\n');
+    writeFileSync(
+      join(dir, 'b-broken.yaml'),
+      'name: broken\nworkload: { kind: command, command: [x] }\nstages: [{ kind: claim, claim: "faster", candidate: { a: 1 } }]\n',
+    );
     writeFileSync(join(dir, 'notes.txt'), 'not an experiment');
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'claims', dir, '--max-pairs', '8', '--out', out, '--quiet'], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'claims', dir, '--max-pairs', '8', '--out', out, '--quiet'], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 2, r.stderr);
     const lines = r.stdout.split('\n');
     assert.equal(lines[0], '| file | claim | change | measured speedup [95% CI] | verdict |');
@@ -40,7 +47,11 @@ describe('tunebench claims', () => {
     const empty = await execa(process.execPath, [CLI, 'claims', tempDir()], { reject: false });
     assert.equal(empty.exitCode, 2);
     assert.match(empty.stderr, /has no experiment files/);
-    const bad = await execa(process.execPath, [CLI, 'claims', join(ROOT, 'experiments', 'claims'), '--max-pairs', '0'], { reject: false });
+    const bad = await execa(
+      process.execPath,
+      [CLI, 'claims', join(ROOT, 'experiments', 'claims'), '--max-pairs', '0'],
+      { reject: false },
+    );
     assert.equal(bad.exitCode, 2);
     assert.match(bad.stderr, /--max-pairs: expected a positive integer/);
   });

@@ -13,7 +13,11 @@ describe('tunebench compare', () => {
   it('calls a 1.5x slowdown slower with a CI below 1, the rest unchanged, and exits 3 past the threshold', async () => {
     const after = slowerCopy(1.5, 'Another CPU 9000');
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'compare', RUN, after, '--out', out, '--json', '--fail-on-regression', '10'], { reject: false });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'compare', RUN, after, '--out', out, '--json', '--fail-on-regression', '10'],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 3, r.stderr);
     const cmp = JSON.parse(r.stdout) as BeforeAfter & { regressions: string[] };
     const arena = cmp.metrics.filter((m) => m.stage === 'arena');
@@ -24,31 +28,44 @@ describe('tunebench compare', () => {
       assert.ok(m.throughput_ratio!.high < 0.9);
       assert.equal(m.memory_verdict, 'no significant difference');
     }
-    for (const m of cmp.metrics.filter((x) => x.stage !== 'arena')) assert.equal(m.verdict, 'no significant difference', m.metric);
+    for (const m of cmp.metrics.filter((x) => x.stage !== 'arena'))
+      assert.equal(m.verdict, 'no significant difference', m.metric);
     assert.deepEqual(cmp.regressions.sort(), arena.map((m) => m.metric).sort());
     assert.match(cmp.environment_warnings.join('\n'), /CPU differs: .*Another CPU 9000/);
     assert.match(r.stderr, /regression beyond 10%: arena/);
     const html = readFileSync(join(out, 'compare.html'), 'utf8');
     assert.match(html, /Content-Security-Policy/);
     assert.match(html, /environment: CPU differs/);
-    assert.match(readFileSync(join(out, 'compare.md'), 'utf8'), /\| arena arena=keep batch\\_size=\d+ \| 5 \/ 5 \| -33\.3%/);
+    assert.match(
+      readFileSync(join(out, 'compare.md'), 'utf8'),
+      /\| arena arena=keep batch\\_size=\d+ \| 5 \/ 5 \| -33\.3%/,
+    );
     JSON.parse(readFileSync(join(out, 'charts', 'before-after.vl.json'), 'utf8'));
   });
 
   it('exits 0 without --fail-on-regression, and when the slowdown is within the threshold', async () => {
     const after = slowerCopy(1.5);
     const stepSummary = join(tempDir(), 'summary.md');
-    const plain = await execa(process.execPath, [CLI, 'compare', RUN, after, '--out', tempDir()], { reject: false, env: { GITHUB_STEP_SUMMARY: stepSummary } });
+    const plain = await execa(process.execPath, [CLI, 'compare', RUN, after, '--out', tempDir()], {
+      reject: false,
+      env: { GITHUB_STEP_SUMMARY: stepSummary },
+    });
     assert.match(readFileSync(stepSummary, 'utf8'), /^# tunebench compare: report-fixture/);
     assert.equal(plain.exitCode, 0, plain.stderr);
     const m = /(\d+) shared metrics: 0 faster, 2 slower, (\d+) no significant difference/.exec(plain.stdout);
     assert.ok(m && Number(m[1]) === Number(m[2]) + 2, plain.stdout);
-    const lenient = await execa(process.execPath, [CLI, 'compare', RUN, after, '--out', tempDir(), '--fail-on-regression', '50'], { reject: false });
+    const lenient = await execa(
+      process.execPath,
+      [CLI, 'compare', RUN, after, '--out', tempDir(), '--fail-on-regression', '50'],
+      { reject: false },
+    );
     assert.equal(lenient.exitCode, 0, lenient.stderr);
   });
 
   it('rejects a bad threshold and a folder that is not a run', async () => {
-    const r = await execa(process.execPath, [CLI, 'compare', RUN, RUN, '--fail-on-regression', 'ten'], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'compare', RUN, RUN, '--fail-on-regression', 'ten'], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 2);
     assert.match(r.stderr, /--fail-on-regression: expected a percentage/);
     const missing = await execa(process.execPath, [CLI, 'compare', RUN, tempDir()], { reject: false });

@@ -10,7 +10,8 @@ import { CLI, tempDir } from '../support/paths.js';
 import { plantedNights, writeNights } from '../support/history.js';
 import { countAllMarks } from '../support/svg.js';
 
-const cli = (args: string[], env: Record<string, string> = {}) => execa(process.execPath, [CLI, ...args], { reject: false, env });
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  execa(process.execPath, [CLI, ...args], { reject: false, env });
 
 interface HistoryJson {
   skipped: { dir: string; why: string }[];
@@ -54,7 +55,10 @@ describe('tunebench history', () => {
     assert.equal(h.change_points.length, throughput.length);
     // The trend chart compiles cleanly and draws one dashed rule per change point.
     const dir = join(out, 'history', 'report-fixture');
-    const spec = JSON.parse(readFileSync(join(dir, 'charts', 'history-report-fixture.vl.json'), 'utf8')) as Record<string, unknown>;
+    const spec = JSON.parse(readFileSync(join(dir, 'charts', 'history-report-fixture.vl.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
     assert.deepEqual(compileSpec(spec).warnings, []);
     const svg = readFileSync(join(dir, 'charts', 'history-report-fixture.svg'), 'utf8');
     assert.equal(countAllMarks(svg, 'concat_0_child_layer_2_marks'), throughput.length);
@@ -65,7 +69,9 @@ describe('tunebench history', () => {
     assert.match(readFileSync(join(dir, 'history.md'), 'utf8'), /^# tunebench history: report-fixture/);
     assert.match(readFileSync(summary, 'utf8'), /## Key metrics/);
     // The index holds exactly the 30 runs, each as a finished entry.
-    const index = JSON.parse(readFileSync(join(out, '.history-index.json'), 'utf8')) as { entries: Record<string, { entry: { run_id?: string } }> };
+    const index = JSON.parse(readFileSync(join(out, '.history-index.json'), 'utf8')) as {
+      entries: Record<string, { entry: { run_id?: string } }>;
+    };
     assert.deepEqual(new Set(Object.keys(index.entries)), dirs);
     assert.ok(Object.values(index.entries).every((e) => e.entry.run_id?.startsWith('night-')));
   });
@@ -83,8 +89,14 @@ describe('tunebench history', () => {
     // The pin starts the reference level: the series gate tests the last nights against the nights from the pin on.
     assert.equal(gate.decided_by, 'series');
     assert.deepEqual(gate.series.acknowledged, ['night-0003']);
-    assert.ok(gate.failing.some((m) => m.startsWith('arena samples/s arena=keep')), JSON.stringify(gate.failing));
-    assert.ok(gate.series.metrics.every((m) => m.test === null || m.test.reference_from === 'night-0003'), JSON.stringify(gate.series.metrics.map((m) => m.test)));
+    assert.ok(
+      gate.failing.some((m) => m.startsWith('arena samples/s arena=keep')),
+      JSON.stringify(gate.failing),
+    );
+    assert.ok(
+      gate.series.metrics.every((m) => m.test === null || m.test.reference_from === 'night-0003'),
+      JSON.stringify(gate.series.metrics.map((m) => m.test)),
+    );
     assert.match(r.stderr, /regression beyond 5% in report-fixture/);
     // A 15% drop is within a 25% threshold.
     assert.equal((await cli(['history', out, '--fail-on-regression', '25', '--no-confirm'])).exitCode, 0);
@@ -124,14 +136,24 @@ describe('tunebench history', () => {
     assert.equal((await cli(['baseline', 'set', dirs[1]!])).exitCode, 0);
     const r = await cli(['history', out]);
     assert.equal(r.exitCode, 2);
-    assert.match(r.stderr, /refusing to compare report-fixture run night-0005 with baseline night-0002: they ran in different environments \(CPU differs: .*AMD EPYC.* before, .*Intel Xeon Platinum 8480\+.* after\)\. Pin a baseline from this environment .* or compare anyway with --allow-env-mismatch/);
+    assert.match(
+      r.stderr,
+      /refusing to compare report-fixture run night-0005 with baseline night-0002: they ran in different environments \(CPU differs: .*AMD EPYC.* before, .*Intel Xeon Platinum 8480\+.* after\)\. Pin a baseline from this environment .* or compare anyway with --allow-env-mismatch/,
+    );
     const allowed = await cli(['history', out, '--allow-env-mismatch', '--json']);
     assert.equal(allowed.exitCode, 0, allowed.stderr);
     const h = (JSON.parse(allowed.stdout) as HistoryJson).experiments[0]!;
-    assert.ok(h.gate.env_mismatch && h.gate.env_mismatch.some((d) => d.startsWith('CPU differs')));
-    assert.match(readFileSync(join(out, 'history', 'report-fixture', 'history.md'), 'utf8'), /\*\*ENVIRONMENT MISMATCH \(allowed by --allow-env-mismatch\)/);
+    assert.ok(h.gate.env_mismatch?.some((d) => d.startsWith('CPU differs')));
+    assert.match(
+      readFileSync(join(out, 'history', 'report-fixture', 'history.md'), 'utf8'),
+      /\*\*ENVIRONMENT MISMATCH \(allowed by --allow-env-mismatch\)/,
+    );
     // The other environment is its own series: 4 nights in one, 1 in the other.
-    const envs = (JSON.parse(readFileSync(join(out, 'history', 'report-fixture', 'history.json'), 'utf8')) as { environments: { runs: number }[] }).environments;
+    const envs = (
+      JSON.parse(readFileSync(join(out, 'history', 'report-fixture', 'history.json'), 'utf8')) as {
+        environments: { runs: number }[];
+      }
+    ).environments;
     assert.deepEqual(envs.map((e) => e.runs).sort(), [1, 4]);
   });
 

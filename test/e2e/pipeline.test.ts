@@ -11,33 +11,59 @@ import type { TrialRecord } from '../../harness/domain/index.js';
 describe('experiments/onnx-pipeline.yaml', () => {
   it('runs in under 5 minutes, shows the stall falling with workers, and chooses with CI evidence', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(ROOT, 'experiments', 'onnx-pipeline.yaml'), '--out', out, '--json'], { reject: false });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(ROOT, 'experiments', 'onnx-pipeline.yaml'), '--out', out, '--json'],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 0, r.stderr);
-    const result = JSON.parse(r.stdout) as { wall_seconds: number; chosen: Record<string, unknown>; run_dir: string; stages: { result: { configs: { status: string; why?: string }[]; chosen_key: string } }[] };
+    const result = JSON.parse(r.stdout) as {
+      wall_seconds: number;
+      chosen: Record<string, unknown>;
+      run_dir: string;
+      stages: { result: { configs: { status: string; why?: string }[]; chosen_key: string } }[];
+    };
     assert.ok(result.wall_seconds < 300, `took ${result.wall_seconds} s`);
     const dir = join(out, 'onnx-pipeline', readdirSync(join(out, 'onnx-pipeline'))[0]!);
-    const records = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrialRecord);
+    const records = readFileSync(join(dir, 'trials.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as TrialRecord);
 
     // Stall fraction by worker count, over the one-thread configs that ran full-length trials.
     const stallFor = (w: number) => {
-      const steps = records.filter((x) => x.outcome === 'ok' && x.config['num_workers'] === w && x.config['intra_op_threads'] === 1).flatMap((x) => x.steps);
+      const steps = records
+        .filter((x) => x.outcome === 'ok' && x.config['num_workers'] === w && x.config['intra_op_threads'] === 1)
+        .flatMap((x) => x.steps);
       return stallFraction(steps)!;
     };
     const [s0, s1, s2, s3] = [0, 1, 2, 3].map(stallFor) as [number, number, number, number];
     assert.ok(s0 > 0.5, `inline loading stalls: ${s0}`);
     assert.ok(s1 <= s0 + 0.05 && s2 < s1, `stall falls as workers are added: ${s0} ${s1} ${s2}`);
     assert.ok(s3 > s2 - 0.25, `a third worker on 2 cores gains little: ${s2} -> ${s3}`);
-    assert.ok(records.every((x) => x.telemetry.series.t.length > 0 && x.telemetry.summary.cpu_cores !== null), 'every trial has telemetry');
+    assert.ok(
+      records.every((x) => x.telemetry.series.t.length > 0 && x.telemetry.summary.cpu_cores !== null),
+      'every trial has telemetry',
+    );
 
     const stage = result.stages[0]!.result;
-    assert.ok(stage.configs.some((c) => c.status === 'pruned' && /CPU budget/.test(c.why ?? '')), 'the CPU budget pruned configs');
-    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown>; evidence: Record<string, { samples_per_second: { low: number; high: number }; rule: string; trials: number[] }> };
+    assert.ok(
+      stage.configs.some((c) => c.status === 'pruned' && /CPU budget/.test(c.why ?? '')),
+      'the CPU budget pruned configs',
+    );
+    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
+      config: Record<string, unknown>;
+      evidence: Record<string, { samples_per_second: { low: number; high: number }; rule: string; trials: number[] }>;
+    };
     for (const p of ['num_workers', 'prefetch_factor', 'intra_op_threads']) {
       assert.equal(chosen.config[p], result.chosen[p]);
       const e = chosen.evidence[p]!;
       assert.ok(e.samples_per_second.low > 0 && e.samples_per_second.high >= e.samples_per_second.low, 'CI evidence');
       assert.ok(e.trials.length >= 1 && e.trials.every((i) => records[i]!.config[p] === chosen.config[p]));
     }
-    assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), new RegExp(`\\*\\*${stage.chosen_key.replace(/_/g, '\\\\_')}\\*\\*`));
+    assert.match(
+      readFileSync(join(dir, 'summary.md'), 'utf8'),
+      new RegExp(`\\*\\*${stage.chosen_key.replace(/_/g, '\\\\_')}\\*\\*`),
+    );
   });
 });

@@ -26,16 +26,21 @@ describe('tunebench report', () => {
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /16 files written/);
     }
-    const specs = readdirSync(join(a, 'charts')).filter((f) => f.endsWith('.vl.json')).sort();
+    const specs = readdirSync(join(a, 'charts'))
+      .filter((f) => f.endsWith('.vl.json'))
+      .sort();
     assert.equal(specs.length, 7);
     for (const f of specs) {
       const text = readFileSync(join(a, 'charts', f));
       assert.ok(text.equals(readFileSync(join(b, 'charts', f))), `${f} differs between copies`);
       assert.ok(text.equals(readFileSync(join(FIXTURES, 'snapshots', f))), `${f} differs from its snapshot`);
     }
-    for (const f of ['report.html', 'summary.md']) assert.ok(readFileSync(join(a, f)).equals(readFileSync(join(b, f))), `${f} differs between copies`);
+    for (const f of ['report.html', 'summary.md'])
+      assert.ok(readFileSync(join(a, f)).equals(readFileSync(join(b, f))), `${f} differs between copies`);
     const html = readFileSync(join(a, 'report.html'), 'utf8');
-    assert.ok(html.includes(`<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP.replace(/'/g, '&#39;')}">`));
+    assert.ok(
+      html.includes(`<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP.replace(/'/g, '&#39;')}">`),
+    );
     assert.equal((html.match(/<figure class="chart"/g) ?? []).length, 7);
     assert.doesNotMatch(html, /<script|https?:\/\/(?!www\.w3\.org)/, 'no script and no remote URL');
   });
@@ -71,7 +76,10 @@ describe('tunebench report', () => {
       const answer = s.indexOf('<div class="answer">\n<p>Answer: ');
       assert.ok(answer > 0, 'an answer');
       assert.ok(answer < s.indexOf('<figure class="chart"'), 'the answer precedes the first chart');
-      assert.ok(s.indexOf('<figure class="chart"') < s.indexOf('<table>\n<tr><th>#</th>') || !s.includes('<th>#</th>'), 'the trial table follows the charts');
+      assert.ok(
+        s.indexOf('<figure class="chart"') < s.indexOf('<table>\n<tr><th>#</th>') || !s.includes('<th>#</th>'),
+        'the trial table follows the charts',
+      );
     }
     // A compare of the arena policy: the adapter's empty_cache count says nothing there.
     const arena = sections[2]!;
@@ -106,7 +114,9 @@ describe('tunebench report', () => {
         '',
       ].join('\n'),
     );
-    const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'out'), '--quiet'], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'out'), '--quiet'], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 0, r.stderr);
     const run = runDir(join(dir, 'out'), 'loader-labels');
     const result = (JSON.parse(readFileSync(join(run, 'run.json'), 'utf8')) as { result: RunResult }).result;
@@ -115,7 +125,9 @@ describe('tunebench report', () => {
     assert.equal(measured.length, 18);
     for (const chart of ['ranked', 'stall']) {
       const svg = readFileSync(join(run, 'charts', `sweep-loader-${chart}.svg`), 'utf8');
-      const spec = JSON.parse(readFileSync(join(run, 'charts', `sweep-loader-${chart}.vl.json`), 'utf8')) as { title: { subtitle?: string } };
+      const spec = JSON.parse(readFileSync(join(run, 'charts', `sweep-loader-${chart}.vl.json`), 'utf8')) as {
+        title: { subtitle?: string };
+      };
       // The legend under the title: "nw = num_workers, pf = prefetch_factor, ...".
       const legend = new Map((spec.title.subtitle ?? '').split(', ').map((e) => e.split(' = ') as [string, string]));
       assert.ok(svg.includes(spec.title.subtitle!), 'the legend is drawn');
@@ -125,7 +137,9 @@ describe('tunebench report', () => {
       for (const label of labels) {
         assert.ok(!label.includes('\u2026'), `${chart}: "${label}" is cut`);
         const named = label.split(' ').map((kv) => kv.split('='));
-        const matches = sweep.configs.filter((c) => named.every(([k, v]) => String(c.config[legend.get(k!) ?? k!]) === v));
+        const matches = sweep.configs.filter((c) =>
+          named.every(([k, v]) => String(c.config[legend.get(k!) ?? k!]) === v),
+        );
         assert.equal(matches.length, 1, `${chart}: "${label}" names ${matches.length} configs`);
       }
     }
@@ -137,7 +151,8 @@ function axisLabels(svg: string): string[] {
   const out: string[] = [];
   for (const group of svg.split('role-axis-label').slice(1)) {
     const body = group.slice(0, group.indexOf('</g>'));
-    for (const m of body.matchAll(/<text[^>]*>([^<]*)<\/text>/g)) out.push(m[1]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
+    for (const m of body.matchAll(/<text[^>]*>([^<]*)<\/text>/g))
+      out.push(m[1]!.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&'));
   }
   return out;
 }

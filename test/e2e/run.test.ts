@@ -13,11 +13,19 @@ describe('tunebench run', () => {
     const out = tempDir();
     const stepSummary = join(tempDir(), 'step-summary.md');
     writeFileSync(stepSummary, '# earlier step\n\n');
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out, '--json'], { reject: false, env: { GITHUB_STEP_SUMMARY: stepSummary } });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out, '--json'],
+      { reject: false, env: { GITHUB_STEP_SUMMARY: stepSummary } },
+    );
     assert.equal(r.exitCode, 0, r.stderr);
     // On GitHub Actions the summary is appended to the job's step summary, after what was there.
     assert.match(readFileSync(stepSummary, 'utf8'), /^# earlier step\n\n# tunebench: quick\n[\s\S]*## Chosen config/);
-    const result = JSON.parse(r.stdout) as { chosen: Record<string, number>; stages: { result: { max: number; status: string; recommended: number; multiple_of: number } }[]; run_dir: string };
+    const result = JSON.parse(r.stdout) as {
+      chosen: Record<string, number>;
+      stages: { result: { max: number; status: string; recommended: number; multiple_of: number } }[];
+      run_dir: string;
+    };
     const dir = runDir(out, 'quick');
     assert.equal(result.run_dir, dir);
     const stage = result.stages[0]!.result;
@@ -25,16 +33,32 @@ describe('tunebench run', () => {
     const records = journal(dir);
     assertExactMax(records, stage.max, stage.multiple_of);
     assert.equal(result.chosen['batch_size'], stage.recommended);
-    assert.ok(records.every((rec, i) => rec.index === i), 'indices follow journal order');
+    assert.ok(
+      records.every((rec, i) => rec.index === i),
+      'indices follow journal order',
+    );
     assert.ok(records.every((rec) => rec.limit.mechanism === 'prlimit-as' && rec.limit.bytes === 1.5 * 2 ** 30));
-    for (const f of ['run.json', 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml', 'summary.md']) assert.ok(existsSync(join(dir, f)), f);
-    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown>; evidence: Record<string, { trials: number[] }>; reproduce: { env: Record<string, string> } };
+    for (const f of ['run.json', 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml', 'summary.md'])
+      assert.ok(existsSync(join(dir, f)), f);
+    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
+      config: Record<string, unknown>;
+      evidence: Record<string, { trials: number[] }>;
+      reproduce: { env: Record<string, string> };
+    };
     assert.equal(chosen.config['batch_size'], stage.recommended);
     assert.equal(chosen.reproduce.env['TUNEBENCH_BATCH_SIZE'], String(stage.recommended));
-    assert.ok(chosen.evidence['batch_size']!.trials.every((i) => records[i]!.outcome === 'ok' && records[i]!.config['batch_size'] === stage.recommended));
+    assert.ok(
+      chosen.evidence['batch_size']!.trials.every(
+        (i) => records[i]!.outcome === 'ok' && records[i]!.config['batch_size'] === stage.recommended,
+      ),
+    );
     const env = readFileSync(join(dir, 'chosen-config.env'), 'utf8');
     assert.match(env, new RegExp(`^TUNEBENCH_BATCH_SIZE='${stage.recommended}'$`, 'm'));
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { limit: { mechanism: string }; environment: { versions: Record<string, string> }; finished_at?: string };
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
+      limit: { mechanism: string };
+      environment: { versions: Record<string, string> };
+      finished_at?: string;
+    };
     assert.equal(run.limit.mechanism, 'prlimit-as');
     assert.ok(run.environment.versions['onnxruntime-node']);
     assert.ok(run.finished_at);
@@ -49,10 +73,17 @@ describe('tunebench run', () => {
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /chosen: .*batch_size=\d+/);
     assert.match(r.stdout, /^tunebench: default finished in /);
-    assert.match(r.stderr, /\[max-batch\] trial 1\/~\d+ probe batch_size=8 -> ok/, 'plain progress lines when not on a TTY');
+    assert.match(
+      r.stderr,
+      /\[max-batch\] trial 1\/~\d+ probe batch_size=8 -> ok/,
+      'plain progress lines when not on a TTY',
+    );
     const dir = runDir(out, 'default');
     const records = journal(dir);
-    assert.ok(records.some((x) => x.outcome === 'oom'), 'at least one oom trial');
+    assert.ok(
+      records.some((x) => x.outcome === 'oom'),
+      'at least one oom trial',
+    );
     assert.ok(existsSync(join(dir, 'chosen-config.json')));
     const run = readRunJson(dir, 'the test reads it');
     assert.ok(run.result, 'the run has a result');
@@ -73,18 +104,31 @@ describe('tunebench run', () => {
     const cmp = resultOf(run.result.stages[1], 'compare');
     assert.equal(cmp.param, 'arena');
     const off = cmp.arms.find((a) => a.value === 'off')!;
-    assert.ok(off.throughput_ratio && off.throughput_ratio.low <= off.throughput_ratio.estimate && off.throughput_ratio.estimate <= off.throughput_ratio.high);
+    assert.ok(
+      off.throughput_ratio &&
+        off.throughput_ratio.low <= off.throughput_ratio.estimate &&
+        off.throughput_ratio.estimate <= off.throughput_ratio.high,
+    );
     assert.ok(['faster', 'slower', 'no significant difference'].includes(off.verdict));
-    assert.ok(off.memory_ratio && ['less memory', 'more memory', 'no significant difference'].includes(off.memory_verdict));
+    assert.ok(
+      off.memory_ratio && ['less memory', 'more memory', 'no significant difference'].includes(off.memory_verdict),
+    );
     assert.match(r.stdout, /arena=(keep|off)/);
     // Every trial of the arm succeeded, one per round the stage ran.
-    assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), new RegExp(String.raw`## Stage arena \(compare\)[\s\S]*\| off \| ${cmp.rounds}/${cmp.rounds} \|`));
+    assert.match(
+      readFileSync(join(dir, 'summary.md'), 'utf8'),
+      new RegExp(String.raw`## Stage arena \(compare\)[\s\S]*\| off \| ${cmp.rounds}/${cmp.rounds} \|`),
+    );
     assert.ok(run.result.wall_seconds < 240, `finished in ${run.result.wall_seconds} s`);
   });
 
   it('--quiet prints nothing on stderr and the summary on stdout is suppressed', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'bad', '15-no-memory-cap.yaml'), '--out', out, '--quiet'], { reject: false });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'bad', '15-no-memory-cap.yaml'), '--out', out, '--quiet'],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 2);
     assert.equal(r.stdout, '');
     assert.match(r.stderr, /needs limits.memory/);
@@ -95,7 +139,11 @@ describe('tunebench run', () => {
 describe('tunebench run stopped by a signal', () => {
   it('kills the current trial, keeps completed trials and exits 130', async () => {
     const out = tempDir();
-    const child = execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out], { reject: false });
+    const child = execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', out],
+      { reject: false },
+    );
     // Wait until at least one trial is journaled, then interrupt.
     const deadline = Date.now() + 30_000;
     let dir: string | undefined;
@@ -114,12 +162,21 @@ describe('tunebench run stopped by a signal', () => {
     child.kill('SIGINT');
     const r = await child;
     assert.equal(r.exitCode, 130, r.stderr);
-    assert.match(r.stderr, /stopped by signal: stopped by SIGINT: \d+ completed trial\(s\) are in .*trials\.jsonl; the interrupted trial was not recorded and will run again\. Partial report: .*report\.html\. Resume with: tunebench run --resume /);
+    assert.match(
+      r.stderr,
+      /stopped by signal: stopped by SIGINT: \d+ completed trial\(s\) are in .*trials\.jsonl; the interrupted trial was not recorded and will run again\. Partial report: .*report\.html\. Resume with: tunebench run --resume /,
+    );
     const records = journal(dir);
     assert.ok(records.length >= 1);
-    assert.ok(records.every((x, i) => x.index === i && ['ok', 'oom'].includes(x.outcome)), 'no half-written or killed trial recorded');
+    assert.ok(
+      records.every((x, i) => x.index === i && ['ok', 'oom'].includes(x.outcome)),
+      'no half-written or killed trial recorded',
+    );
     const { execFileSync } = await import('node:child_process');
-    const leftovers = execFileSync('ps', ['-eo', 'args']).toString().split('\n').filter((l) => l.includes('onnx/child.js') && !l.includes('ps -eo'));
+    const leftovers = execFileSync('ps', ['-eo', 'args'])
+      .toString()
+      .split('\n')
+      .filter((l) => l.includes('onnx/child.js') && !l.includes('ps -eo'));
     assert.deepEqual(leftovers, [], 'no trial process left behind');
   });
 });
@@ -127,15 +184,25 @@ describe('tunebench run stopped by a signal', () => {
 describe('stages in sequence', () => {
   it('passes the max-batch choice on to the sweep that follows', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'chain.yaml'), '--out', out, '--json'], { reject: false });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'chain.yaml'), '--out', out, '--json'],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 0, r.stderr);
-    const result = JSON.parse(r.stdout) as { chosen: Record<string, number>; stages: { name: string; chosen: Record<string, number> }[] };
+    const result = JSON.parse(r.stdout) as {
+      chosen: Record<string, number>;
+      stages: { name: string; chosen: Record<string, number> }[];
+    };
     const batch = result.stages[0]!.chosen['batch_size']!;
     assert.ok(batch > 0);
     const records = journal(runDir(out, 'chain'));
     const sweep = records.filter((x) => x.stage === result.stages[1]!.name);
     assert.equal(sweep.length, 2);
-    assert.ok(sweep.every((x) => x.config['batch_size'] === batch), 'the sweep ran at the chosen batch');
+    assert.ok(
+      sweep.every((x) => x.config['batch_size'] === batch),
+      'the sweep ran at the chosen batch',
+    );
     assert.equal(result.chosen['batch_size'], batch);
     assert.ok([1, 2].includes(result.chosen['intra_op_threads']!));
   });
@@ -146,7 +213,10 @@ describe('a broken workload', () => {
     const { writeFileSync } = await import('node:fs');
     const dir = tempDir();
     writeFileSync(join(dir, 'bad.onnx'), 'not a model');
-    writeFileSync(join(dir, 'exp.yaml'), 'name: broken\nworkload: { kind: onnx, model: { path: bad.onnx, inputs: { input: [batch, 4] } } }\nlimits: { memory: 2GiB, timeout: 20s }\nstages: [{ kind: max-batch, ceiling: 64 }]\n');
+    writeFileSync(
+      join(dir, 'exp.yaml'),
+      'name: broken\nworkload: { kind: onnx, model: { path: bad.onnx, inputs: { input: [batch, 4] } } }\nlimits: { memory: 2GiB, timeout: 20s }\nstages: [{ kind: max-batch, ceiling: 64 }]\n',
+    );
     const out = tempDir();
     const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', out], { reject: false });
     assert.equal(r.exitCode, 2);
@@ -161,7 +231,11 @@ describe('a broken workload', () => {
 describe('max-batch of an arbitrary program', () => {
   it('finds the exact max of a command workload under a prlimit cap', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'command-max-batch.yaml'), '--out', out, '--json'], { reject: false, env: { PATH: `${join(process.execPath, '..')}:${process.env['PATH']}` } });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'command-max-batch.yaml'), '--out', out, '--json'],
+      { reject: false, env: { PATH: `${join(process.execPath, '..')}:${process.env['PATH']}` } },
+    );
     assert.equal(r.exitCode, 0, r.stderr);
     const result = JSON.parse(r.stdout) as { stages: { result: { max: number; status: string } }[] };
     const { max, status } = result.stages[0]!.result;
@@ -173,10 +247,16 @@ describe('max-batch of an arbitrary program', () => {
   it('exits 2 naming a program that does not exist', async () => {
     const { writeFileSync } = await import('node:fs');
     const dir = tempDir();
-    writeFileSync(join(dir, 'exp.yaml'), 'name: missing\nworkload: { kind: command, command: [/no/such/trainer, "--bs={batch_size}"] }\nlimits: { memory: 2GiB }\nstages: [{ kind: max-batch }]\n');
+    writeFileSync(
+      join(dir, 'exp.yaml'),
+      'name: missing\nworkload: { kind: command, command: [/no/such/trainer, "--bs={batch_size}"] }\nlimits: { memory: 2GiB }\nstages: [{ kind: max-batch }]\n',
+    );
     const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', tempDir()], { reject: false });
     assert.equal(r.exitCode, 2);
-    assert.match(r.stderr, /invalid input: the workload failed in stage max-batch-1: .*could not start the program \(exit code 127\): .*\/no\/such\/trainer/);
+    assert.match(
+      r.stderr,
+      /invalid input: the workload failed in stage max-batch-1: .*could not start the program \(exit code 127\): .*\/no\/such\/trainer/,
+    );
     // The headline says what the exit status says, not a bare "finished".
     assert.match(r.stdout, /^tunebench: missing finished with failed stages \(max-batch-1; exit 2\) in /);
     assert.doesNotMatch(r.stdout, /missing finished in/);

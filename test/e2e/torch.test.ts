@@ -11,15 +11,27 @@ import { assertExactMax, journal, runDir } from '../support/runs.js';
 import type { CompareSummary, MaxBatchSummary, SweepSummary } from '../../harness/domain/index.js';
 
 describe('PyTorch workload (torch-cnn, small)', () => {
-  it('max-batch to a real DefaultCPUAllocator OOM, a DataLoader sweep, empty_cache compared', { timeout: 5 * 60_000 }, async () => {
+  it('max-batch to a real DefaultCPUAllocator OOM, a DataLoader sweep, empty_cache compared', {
+    timeout: 5 * 60_000,
+  }, async () => {
     const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
-    assert.equal(torch.exitCode, 0, `Debian's python3-torch is required (apt-get install python3-torch): ${torch.stderr}`);
+    assert.equal(
+      torch.exitCode,
+      0,
+      `Debian's python3-torch is required (apt-get install python3-torch): ${torch.stderr}`,
+    );
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'torch-cnn-small.yaml'), '--out', out], { reject: false });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'torch-cnn-small.yaml'), '--out', out],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 0, r.stderr);
     const dir = runDir(out, 'torch-cnn-small');
     const records = journal(dir);
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { name: string; result: unknown }[]; chosen: Record<string, unknown> } };
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
+      result: { stages: { name: string; result: unknown }[]; chosen: Record<string, unknown> };
+    };
     const [mb, sweep, cmp] = run.result.stages.map((s) => s.result) as [MaxBatchSummary, SweepSummary, CompareSummary];
 
     // Max batch: exact, and the failing probes are PyTorch's own CPU allocator running out under the cap.
@@ -36,10 +48,16 @@ describe('PyTorch workload (torch-cnn, small)', () => {
     // The sweep ran real DataLoader worker processes: 1 + num_workers processes in the trial's tree.
     const sweepTrials = records.filter((x) => x.stage === 'dataloader');
     assert.equal(sweepTrials.length, 6);
-    assert.ok(sweepTrials.every((x) => x.outcome === 'ok' && x.config['batch_size'] === run.result.chosen['batch_size']));
+    assert.ok(
+      sweepTrials.every((x) => x.outcome === 'ok' && x.config['batch_size'] === run.result.chosen['batch_size']),
+    );
     for (const t of sweepTrials) {
       const workers = Number(t.config['num_workers']);
-      assert.equal(t.telemetry.summary.processes?.max, 1 + workers, `num_workers=${workers}: ${JSON.stringify(t.telemetry.summary.processes)}`);
+      assert.equal(
+        t.telemetry.summary.processes?.max,
+        1 + workers,
+        `num_workers=${workers}: ${JSON.stringify(t.telemetry.summary.processes)}`,
+      );
       assert.equal('prefetch_factor' in t.config, workers > 0, 'prefetch_factor only where it applies');
       assert.ok(t.steps.every((s) => s.data_wait_seconds !== undefined && s.data_wait_seconds >= 0));
     }
@@ -60,12 +78,23 @@ describe('PyTorch workload (torch-cnn, small)', () => {
       // slower or faster: the verdict must follow its interval and the noise band, whichever it is.
       const ratio = arm.throughput_ratio!;
       assert.ok(ratio.low < ratio.estimate && ratio.estimate < ratio.high);
-      const expected = ratio.low > 1 + cmp.noise_band ? 'faster' : ratio.high < 1 - cmp.noise_band ? 'slower' : 'no significant difference';
+      const expected =
+        ratio.low > 1 + cmp.noise_band
+          ? 'faster'
+          : ratio.high < 1 - cmp.noise_band
+            ? 'slower'
+            : 'no significant difference';
       assert.equal(arm.verdict, expected, `${String(arm.value)}: ${JSON.stringify(ratio)}`);
     }
-    assert.equal(run.result.chosen['empty_cache'], 'never', 'the policies differ in name only, so the baseline is kept whatever was measured');
+    assert.equal(
+      run.result.chosen['empty_cache'],
+      'never',
+      'the policies differ in name only, so the baseline is kept whatever was measured',
+    );
     assert.match(r.stderr, /differ in name only/);
-    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown> };
+    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
+      config: Record<string, unknown>;
+    };
     assert.equal(chosen.config['empty_cache'], 'never');
     assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /## Stage empty-cache \(compare\)/);
   });

@@ -17,12 +17,24 @@ type Stages = Record<string, ClaimSummary & CompareSummary>;
 async function run(burn: boolean): Promise<Stages> {
   const out = tempDir();
   // The burner starts two seconds in and stops after twenty: noise that changes during the run.
-  const burner = burn ? spawn(process.execPath, ['-e', 'setTimeout(() => { const end = Date.now() + 20000; while (Date.now() < end); }, 2000)'], { stdio: 'ignore' }) : null;
+  const burner = burn
+    ? spawn(
+        process.execPath,
+        ['-e', 'setTimeout(() => { const end = Date.now() + 20000; while (Date.now() < end); }, 2000)'],
+        { stdio: 'ignore' },
+      )
+    : null;
   try {
-    const r = await execa(process.execPath, [CLI, 'run', join(FIXTURES, 'experiments', 'verdicts-known-work.yaml'), '--out', out], { reject: false });
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', join(FIXTURES, 'experiments', 'verdicts-known-work.yaml'), '--out', out],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 0, r.stderr);
     const dir = runDir(out, 'verdicts-known-work');
-    const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { result: { stages: { name: string; result: ClaimSummary & CompareSummary }[] } };
+    const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
+      result: { stages: { name: string; result: ClaimSummary & CompareSummary }[] };
+    };
     return Object.fromEntries(json.result.stages.map((s) => [s.name, s.result]));
   } finally {
     burner?.kill('SIGKILL');
@@ -36,12 +48,23 @@ function check(by: Stages, label: string): void {
   assert.notEqual(aa.verdict, 'faster', `${label}: A/A compare called faster (${JSON.stringify(aa.throughput_ratio)})`);
   assert.notEqual(aa.verdict, 'slower', `${label}: A/A compare called slower (${JSON.stringify(aa.throughput_ratio)})`);
   const planted = arm('planted-compare');
-  assert.ok(['slower', 'no significant difference'].includes(planted.verdict), `${label}: 10% more work was called ${planted.verdict}`);
-  if (planted.verdict === 'no significant difference') assert.equal(planted.decision, 'undecided', `${label}: a planted 10% must not be called equivalent`);
-  assert.notEqual(by['aa-claim']!.verdict, 'confirmed', `${label}: an A/A pair confirmed "5% faster": ${by['aa-claim']!.reason}`);
+  assert.ok(
+    ['slower', 'no significant difference'].includes(planted.verdict),
+    `${label}: 10% more work was called ${planted.verdict}`,
+  );
+  if (planted.verdict === 'no significant difference')
+    assert.equal(planted.decision, 'undecided', `${label}: a planted 10% must not be called equivalent`);
+  assert.notEqual(
+    by['aa-claim']!.verdict,
+    'confirmed',
+    `${label}: an A/A pair confirmed "5% faster": ${by['aa-claim']!.reason}`,
+  );
   const expect = (name: string, verdict: string) => {
     const v = by[name]!.verdict;
-    assert.ok(v === verdict || v === 'inconclusive', `${label}: ${name} expected ${verdict} (or an honest inconclusive), got ${v}: ${by[name]!.reason}`);
+    assert.ok(
+      v === verdict || v === 'inconclusive',
+      `${label}: ${name} expected ${verdict} (or an honest inconclusive), got ${v}: ${by[name]!.reason}`,
+    );
   };
   expect('planted-claim', 'confirmed');
   expect('within', 'confirmed');

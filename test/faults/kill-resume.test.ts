@@ -16,7 +16,9 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
   let reference: Trace;
   before(async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 0, r.stderr);
     reference = readTrace(runDir(out, 'faults'));
     assert.ok(reference.records.length >= 30, `the reference run has ${reference.records.length} trials`);
@@ -30,8 +32,14 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
     assert.deepEqual(result.mismatches, []);
     assert.ok(result.runs >= 1);
     // Every resume after a kill found the dead process's lock and took it over.
-    assert.ok(result.resumes >= result.kills / 2, `${result.resumes} resumes for ${result.kills} kills (trials at each kill: ${result.trialsAtKill.join(' ')})`);
-    assert.ok(result.staleLocksTakenOver >= result.resumes / 2, `${result.staleLocksTakenOver} lock takeovers in ${result.resumes} resumes`);
+    assert.ok(
+      result.resumes >= result.kills / 2,
+      `${result.resumes} resumes for ${result.kills} kills (trials at each kill: ${result.trialsAtKill.join(' ')})`,
+    );
+    assert.ok(
+      result.staleLocksTakenOver >= result.resumes / 2,
+      `${result.staleLocksTakenOver} lock takeovers in ${result.resumes} resumes`,
+    );
     // The kills landed all over the run, not only at its start.
     assert.ok(new Set(result.trialsAtKill).size >= 8, `trials at each kill: ${result.trialsAtKill.join(' ')}`);
   });
@@ -49,13 +57,22 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
     truncateSync(path, text.length - Math.floor(whole.at(-1)!.length / 2) - 1);
     const r = await execa(process.execPath, [CLI, 'run', '--resume', dir], { reject: false });
     assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(r.stderr, /the last line of trials\.jsonl was cut short \(tunebench was killed while writing it\); it was dropped and that trial runs again/);
+    assert.match(
+      r.stderr,
+      /the last line of trials\.jsonl was cut short \(tunebench was killed while writing it\); it was dropped and that trial runs again/,
+    );
     const trace = readTrace(dir);
     assert.deepEqual(trace.records.map(trialKey), reference.records.map(trialKey));
     assert.deepEqual(trace.chosen, reference.chosen);
     // The trials before the cut line are the very records the killed run wrote.
-    assert.deepEqual(trace.records.slice(0, whole.length - 1).map((r) => JSON.stringify(r)), whole.slice(0, -1));
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { status: string; resumes: { replayed_trials: number; notes: string[] }[] };
+    assert.deepEqual(
+      trace.records.slice(0, whole.length - 1).map((r) => JSON.stringify(r)),
+      whole.slice(0, -1),
+    );
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
+      status: string;
+      resumes: { replayed_trials: number; notes: string[] }[];
+    };
     assert.equal(run.status, 'finished');
     assert.equal(run.resumes.length, 1);
     assert.equal(run.resumes[0]!.replayed_trials, whole.length - 1);
@@ -66,34 +83,55 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
     const child = execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out], { reject: false });
     const dir = await waitForTrials(out, 'faults', 6);
     // Land the signal inside a trial: wait until the workload process of the next trial runs.
-    await waitFor('a running workload process', async () => ((await execa('pgrep', ['-f', 'simulated-gpu.mjs'], { reject: false })).exitCode === 0 ? true : null), 30, 10);
+    await waitFor(
+      'a running workload process',
+      async () => ((await execa('pgrep', ['-f', 'simulated-gpu.mjs'], { reject: false })).exitCode === 0 ? true : null),
+      30,
+      10,
+    );
     child.kill('SIGTERM');
     const r = await child;
     assert.equal(r.exitCode, 130, r.stderr);
     assert.match(r.stderr, /SIGTERM received; stopping the current trial/);
-    assert.match(r.stderr, new RegExp(`Resume with: tunebench run --resume "${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`));
+    assert.match(
+      r.stderr,
+      new RegExp(`Resume with: tunebench run --resume "${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`),
+    );
     // The stopped trial's process is gone, and so is the lock.
-    assert.equal((await execa('pgrep', ['-f', 'simulated-gpu.mjs'], { reject: false })).exitCode, 1, 'no workload process is left');
+    assert.equal(
+      (await execa('pgrep', ['-f', 'simulated-gpu.mjs'], { reject: false })).exitCode,
+      1,
+      'no workload process is left',
+    );
     assert.equal(existsSync(join(dir, '.lock')), false);
-    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { status: string; stopped: { reason: string; completed_trials: number; stage: string } };
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
+      status: string;
+      stopped: { reason: string; completed_trials: number; stage: string };
+    };
     assert.equal(run.status, 'stopped');
     assert.equal(run.stopped.reason, 'stopped by SIGTERM');
     const kept = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
     assert.equal(run.stopped.completed_trials, kept.length);
     // The partial report shows the finished stages and says how to go on.
-    for (const f of ['report.html', 'summary.md']) assert.match(readFileSync(join(dir, f), 'utf8'), /Partial report[\s\S]*Resume with/);
+    for (const f of ['report.html', 'summary.md'])
+      assert.match(readFileSync(join(dir, f), 'utf8'), /Partial report[\s\S]*Resume with/);
     const resumed = await execa(process.execPath, [CLI, 'run', '--resume', dir, '--quiet'], { reject: false });
     assert.equal(resumed.exitCode, 0, resumed.stderr);
     const trace = readTrace(dir);
     assert.deepEqual(trace.records.map(trialKey), reference.records.map(trialKey));
-    assert.deepEqual(trace.records.slice(0, kept.length).map((x) => JSON.stringify(x)), kept);
+    assert.deepEqual(
+      trace.records.slice(0, kept.length).map((x) => JSON.stringify(x)),
+      kept,
+    );
     assert.deepEqual(trace.chosen, reference.chosen);
     assert.doesNotMatch(readFileSync(join(dir, 'summary.md'), 'utf8'), /Partial report/);
   });
 
   it('refuses to resume a finished run, and a run directory in use', async () => {
     const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 0, r.stderr);
     const dir = runDir(out, 'faults');
     const again = await execa(process.execPath, [CLI, 'run', '--resume', dir], { reject: false });
@@ -102,17 +140,42 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
     // A live process holds the lock: a second tunebench must not write the directory.
     const holder = execa('sleep', ['30']);
     const start = procStart(holder.pid!);
-    writeFileSync(join(dir, '.lock'), JSON.stringify({ pid: holder.pid, host: hostname(), proc_start: start, acquired_at: '2026-11-23T00:00:00.000Z', command: 'tunebench run x' }));
+    writeFileSync(
+      join(dir, '.lock'),
+      JSON.stringify({
+        pid: holder.pid,
+        host: hostname(),
+        proc_start: start,
+        acquired_at: '2026-11-23T00:00:00.000Z',
+        command: 'tunebench run x',
+      }),
+    );
     const busy = await execa(process.execPath, [CLI, 'run', '--resume', dir], { reject: false });
     holder.kill();
     await holder.catch(() => undefined);
     assert.equal(busy.exitCode, 1);
-    assert.match(busy.stderr, new RegExp(`is in use by another tunebench \\(pid ${holder.pid} on ${hostname()} since 2026-11-23T00:00:00.000Z: tunebench run x\\); wait for it to finish, or stop it \\(kill ${holder.pid}\\) and resume`));
+    assert.match(
+      busy.stderr,
+      new RegExp(
+        `is in use by another tunebench \\(pid ${holder.pid} on ${hostname()} since 2026-11-23T00:00:00.000Z: tunebench run x\\); wait for it to finish, or stop it \\(kill ${holder.pid}\\) and resume`,
+      ),
+    );
     // A lock from another host cannot be checked: it is refused with the way out.
-    writeFileSync(join(dir, '.lock'), JSON.stringify({ pid: 1, host: 'node-17', proc_start: null, acquired_at: '2026-11-23T00:00:00.000Z', command: 'tunebench run x' }));
+    writeFileSync(
+      join(dir, '.lock'),
+      JSON.stringify({
+        pid: 1,
+        host: 'node-17',
+        proc_start: null,
+        acquired_at: '2026-11-23T00:00:00.000Z',
+        command: 'tunebench run x',
+      }),
+    );
     const remote = await execa(process.execPath, [CLI, 'run', '--resume', dir], { reject: false });
     assert.equal(remote.exitCode, 1);
-    assert.match(remote.stderr, /locked by a tunebench on another host \(pid 1 on node-17 .*\); if that job is gone \(its node failed or was preempted\), delete .*\.lock and resume/);
+    assert.match(
+      remote.stderr,
+      /locked by a tunebench on another host \(pid 1 on node-17 .*\); if that job is gone \(its node failed or was preempted\), delete .*\.lock and resume/,
+    );
   });
 });
-

@@ -17,7 +17,16 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
     const reports = tempDir();
     const summary = join(tempDir(), 'summary.md');
     const night = (extra: Record<string, string> = {}) =>
-      execa(SCRIPT, [], { reject: false, env: { EXPERIMENT: FAULTS_EXPERIMENT, REPORTS: reports, THRESHOLD: '10', GITHUB_STEP_SUMMARY: summary, ...extra } });
+      execa(SCRIPT, [], {
+        reject: false,
+        env: {
+          EXPERIMENT: FAULTS_EXPERIMENT,
+          REPORTS: reports,
+          THRESHOLD: '10',
+          GITHUB_STEP_SUMMARY: summary,
+          ...extra,
+        },
+      });
     const first = await night();
     assert.equal(first.exitCode, 0, first.stderr);
     assert.match(first.stdout, /no baseline: this is the first finished run in its environment/);
@@ -35,14 +44,21 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
     const stopped = await second;
     assert.equal(stopped.exitCode, 130, stopped.stderr);
     const stoppedDir = join(runs, readdirSync(runs).sort()[1]!);
-    assert.equal((JSON.parse(readFileSync(join(stoppedDir, 'run.json'), 'utf8')) as { status: string }).status, 'stopped');
+    assert.equal(
+      (JSON.parse(readFileSync(join(stoppedDir, 'run.json'), 'utf8')) as { status: string }).status,
+      'stopped',
+    );
 
     // The next night resumes that run (no third run directory) and compares it with the first: same
     // config, no regression.
     const third = await night();
     assert.equal(third.exitCode, 0, third.stderr);
     assert.equal(readdirSync(runs).length, 2);
-    assert.equal((JSON.parse(readFileSync(join(stoppedDir, 'run.json'), 'utf8')) as { status: string; resumes: unknown[] }).resumes.length, 1);
+    assert.equal(
+      (JSON.parse(readFileSync(join(stoppedDir, 'run.json'), 'utf8')) as { status: string; resumes: unknown[] }).resumes
+        .length,
+      1,
+    );
     assert.match(third.stdout, /no significant regression and the same chosen config vs previous run/);
 
     // A slower night: every throughput metric drops by 23% (1/1.3), beyond the 10% threshold.

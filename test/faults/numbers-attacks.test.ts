@@ -46,7 +46,13 @@ function experiment(dir: string): string {
     limits: { timeout: '30s' },
     measure: { warmup_steps: 1, steps: 3 },
     stages: [
-      { kind: 'sweep', name: 'tags', params: { tag: ['real', 'tiny', 'huge', `evil|x\r# heading\x1b[31m`] }, strategy: 'grid', repeats: 3 },
+      {
+        kind: 'sweep',
+        name: 'tags',
+        params: { tag: ['real', 'tiny', 'huge', `evil|x\r# heading\x1b[31m`] },
+        strategy: 'grid',
+        repeats: 3,
+      },
       { kind: 'sweep', name: 'alone', params: { level: [1] }, strategy: 'grid', repeats: 3 },
     ],
   };
@@ -61,13 +67,22 @@ describe('a workload that lies with numbers and writes hostile text', { timeout:
   it('a workload reporting 1e300 samples in 1e-300 s, 1.7e308 samples and hostile text is not chosen, its events count as malformed, and every report and `tunebench report` stay finite and literal', async () => {
     const dir = tempDir();
     const out = join(dir, 'out');
-    const r = await execa(process.execPath, [CLI, 'run', experiment(dir), '--out', out], { reject: false, env: { GITHUB_STEP_SUMMARY: '' } });
+    const r = await execa(process.execPath, [CLI, 'run', experiment(dir), '--out', out], {
+      reject: false,
+      env: { GITHUB_STEP_SUMMARY: '' },
+    });
     const run = runDir(out, 'liar');
     const records: TrialRecord[] = journal(run);
     const summary = readFileSync(join(run, 'summary.md'), 'utf8');
     const html = readFileSync(join(run, 'report.html'), 'utf8');
     const chosenJson = readFileSync(join(run, 'chosen-config.json'), 'utf8');
-    const chosen = JSON.parse(chosenJson) as { config: Record<string, unknown>; evidence: Record<string, { rule: string; samples_per_second: { estimate: number; low: number; high: number } | null }> };
+    const chosen = JSON.parse(chosenJson) as {
+      config: Record<string, unknown>;
+      evidence: Record<
+        string,
+        { rule: string; samples_per_second: { estimate: number; low: number; high: number } | null }
+      >;
+    };
 
     // Item 8: the liars' steps are malformed, never measured, never chosen.
     for (const tag of ['tiny', 'huge']) {
@@ -77,13 +92,23 @@ describe('a workload that lies with numbers and writes hostile text', { timeout:
         assert.ok(x.malformed_events >= 4, `${tag}: ${x.malformed_events} malformed event(s)`);
         assert.notEqual(x.outcome, 'ok', `${tag}: ${x.reason}`);
         assert.equal(x.samples_per_second, null, tag);
-        assert.ok(x.steps.every((s) => Number.isFinite(s.samples / s.seconds)), tag);
+        assert.ok(
+          x.steps.every((s) => Number.isFinite(s.samples / s.seconds)),
+          tag,
+        );
       }
     }
     assert.equal(chosen.config['tag'], 'real', r.stderr);
     const ci = chosen.evidence['tag']!.samples_per_second!;
-    assert.ok([ci.estimate, ci.low, ci.high].every((v) => typeof v === 'number' && Number.isFinite(v)), chosenJson);
-    for (const [name, text] of [['summary.md', summary], ['report.html', html], ['chosen-config.json', chosenJson]] as const) {
+    assert.ok(
+      [ci.estimate, ci.low, ci.high].every((v) => typeof v === 'number' && Number.isFinite(v)),
+      chosenJson,
+    );
+    for (const [name, text] of [
+      ['summary.md', summary],
+      ['report.html', html],
+      ['chosen-config.json', chosenJson],
+    ] as const) {
       assert.doesNotMatch(text, /Infinity|NaN/, name);
     }
     assert.doesNotMatch(chosenJson, /"(estimate|low|high|point)": null/);
@@ -102,7 +127,10 @@ describe('a workload that lies with numbers and writes hostile text', { timeout:
     assert.ok(!html.includes('<img'), 'raw HTML in report.html');
 
     // Item 16: the progress output holds no control character that the workload wrote.
-    assert.ok(!CONTROLS.test(r.stderr), `control characters on the terminal: ${JSON.stringify(r.stderr.match(new RegExp(CONTROLS.source, 'g')))}`);
+    assert.ok(
+      !CONTROLS.test(r.stderr),
+      `control characters on the terminal: ${JSON.stringify(r.stderr.match(new RegExp(CONTROLS.source, 'g')))}`,
+    );
     assert.match(r.stderr, /\\x1b\[31m/, 'the escape sequence is shown as text');
   });
 });
@@ -124,7 +152,10 @@ describe('progress output with hostile text', () => {
     assert.equal(terminalText('x\ry\nz\tw'), 'x\\ry\\nz\\tw');
     assert.equal(terminalText('\x9b2J\x7f'), '\\x9b2J\\x7f');
     assert.equal(terminalText('\u202etxt.exe\u2028'), '\\u202etxt.exe\\u2028');
-    assert.equal(terminalText('batch_size=64 -> ok 120.5 samples/s (1.2 s) é 漢'), 'batch_size=64 -> ok 120.5 samples/s (1.2 s) é 漢');
+    assert.equal(
+      terminalText('batch_size=64 -> ok 120.5 samples/s (1.2 s) é 漢'),
+      'batch_size=64 -> ok 120.5 samples/s (1.2 s) é 漢',
+    );
   });
 
   it('plain mode: a note, a stage description and parameter values reach the stream escaped', () => {
@@ -132,7 +163,13 @@ describe('progress output with hostile text', () => {
     const p = createProgress('plain', c.stream);
     p.stage('s', `sweep on ${HOSTILE}`);
     p.trialStart({ stage: 's', n: 1, ofAbout: 2, config: { tag: HOSTILE }, role: 'grid', show: ['tag'] });
-    p.trialEnd({ config: { tag: HOSTILE }, outcome: 'invalid', samples_per_second: null, wall_seconds: 0.5, reason: HOSTILE } as unknown as TrialRecord);
+    p.trialEnd({
+      config: { tag: HOSTILE },
+      outcome: 'invalid',
+      samples_per_second: null,
+      wall_seconds: 0.5,
+      reason: HOSTILE,
+    } as unknown as TrialRecord);
     p.note(`failed: ${HOSTILE}`);
     p.finish();
     const text = c.text();
@@ -141,7 +178,7 @@ describe('progress output with hostile text', () => {
     assert.match(text, /bad\\r# pwned .*\\x1b\]0;owned\\x07\\x1b\[2J\\x9b31m\\x00/);
   });
 
-  it('tty mode: the only escape sequences are tunebench\'s own line clears', () => {
+  it("tty mode: the only escape sequences are tunebench's own line clears", () => {
     const c = capture();
     const p = createProgress('tty', c.stream);
     p.stage('s', 'x');

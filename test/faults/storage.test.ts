@@ -36,15 +36,26 @@ describe('storage faults', { skip, timeout: 5 * 60_000 }, () => {
     const disk = await mountTmpfs('size=1060k');
     const r = await run(['run', FAULTS_EXPERIMENT, '--out', disk, '--quiet']);
     assert.equal(r.exitCode, 1, r.stderr);
-    assert.match(r.stderr, /the disk holding .* is full: [\d.]+ KiB free, and tunebench needs 1\.00 MiB to record trial (\d+)/);
+    assert.match(
+      r.stderr,
+      /the disk holding .* is full: [\d.]+ KiB free, and tunebench needs 1\.00 MiB to record trial (\d+)/,
+    );
     const dir = runDir(disk, 'faults');
     const journal = readJournal(join(dir, 'trials.jsonl'));
     // Whole records only: the failed append was cut back, nothing half-written is left.
     assert.equal(journal.truncatedTail, false);
     assert.deepEqual(journal.badLines, []);
     assert.ok(journal.records.length >= 5, `${journal.records.length} trials fit`);
-    assert.deepEqual(journal.records.map((x) => x.index), journal.records.map((_, i) => i));
-    assert.match(r.stderr, new RegExp(`${journal.records.length} completed trial\\(s\\) are safe in .*; fix the cause, then resume with: tunebench run --resume`));
+    assert.deepEqual(
+      journal.records.map((x) => x.index),
+      journal.records.map((_, i) => i),
+    );
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `${journal.records.length} completed trial\\(s\\) are safe in .*; fix the cause, then resume with: tunebench run --resume`,
+      ),
+    );
     assert.equal(Number(/to record trial (\d+)/.exec(r.stderr)![1]), journal.records.length);
     // No temporary file of an atomic write is left behind.
     assert.deepEqual((await execa('find', [disk, '-name', '*.tmp'])).stdout, '');
@@ -71,7 +82,11 @@ describe('storage faults', { skip, timeout: 5 * 60_000 }, () => {
           appended += 1;
         }
       },
-      (e: Error) => e instanceof StoreError && new RegExp(`could not append trial ${appended} to the journal .*: the disk is full \\(ENOSPC\\)`).test(e.message),
+      (e: Error) =>
+        e instanceof StoreError &&
+        new RegExp(`could not append trial ${appended} to the journal .*: the disk is full \\(ENOSPC\\)`).test(
+          e.message,
+        ),
     );
     const read = readJournal(journal.path);
     assert.equal(read.truncatedTail, false);
@@ -84,7 +99,12 @@ describe('storage faults', { skip, timeout: 5 * 60_000 }, () => {
     const ro = await mountTmpfs('ro,size=1m');
     const r = await run(['run', FAULTS_EXPERIMENT, '--out', ro]);
     assert.equal(r.exitCode, 1);
-    assert.match(r.stderr, new RegExp(`could not create the run directory ${ro}/faults/\\S+: the file system is read-only \\(EROFS\\); pass --out <dir> somewhere writable`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `could not create the run directory ${ro}/faults/\\S+: the file system is read-only \\(EROFS\\); pass --out <dir> somewhere writable`,
+      ),
+    );
   });
 });
 
@@ -107,10 +127,16 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     writeFileSync(join(dir, 'run.json'), readFileSync(join(dir, 'run.json'), 'utf8').slice(0, 200));
     const resumed = await run(['run', '--resume', dir]);
     assert.equal(resumed.exitCode, 2);
-    assert.match(resumed.stderr, /cannot resume: .*run\.json:\d+: run\.json is damaged: not valid JSON \(.+\); the run directory was damaged after tunebench wrote it, or it is not a tunebench run \(tunebench writes run\.json atomically\); the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/);
+    assert.match(
+      resumed.stderr,
+      /cannot resume: .*run\.json:\d+: run\.json is damaged: not valid JSON \(.+\); the run directory was damaged after tunebench wrote it, or it is not a tunebench run \(tunebench writes run\.json atomically\); the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/,
+    );
     const report = await run(['report', dir]);
     assert.equal(report.exitCode, 2);
-    assert.match(report.stderr, /run\.json:\d+: run\.json is damaged: not valid JSON .*the run directory was damaged after tunebench wrote it/);
+    assert.match(
+      report.stderr,
+      /run\.json:\d+: run\.json is damaged: not valid JSON .*the run directory was damaged after tunebench wrote it/,
+    );
   });
 
   it('a journal from another record format, or a run.json of another run format, is refused with the version it has', async () => {
@@ -120,7 +146,10 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     writeFileSync(join(dir, 'trials.jsonl'), `${lines.join('\n')}\n`);
     const resumed = await run(['run', '--resume', dir]);
     assert.equal(resumed.exitCode, 2);
-    assert.match(resumed.stderr, /cannot resume: .*trials\.jsonl line 4 is a trial record of format 2, and this tunebench reads format 1; resume it with the tunebench version that wrote it, or start a new run/);
+    assert.match(
+      resumed.stderr,
+      /cannot resume: .*trials\.jsonl line 4 is a trial record of format 2, and this tunebench reads format 1; resume it with the tunebench version that wrote it, or start a new run/,
+    );
     const report = await run(['report', dir]);
     assert.equal(report.exitCode, 2);
     assert.match(report.stderr, /trials\.jsonl line 4 is a trial record of format 2/);

@@ -7,7 +7,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { hardExit, onHardExit } from '../../harness/engine/hard-exit.js';
-import { markedProcesses, runProcessTrial, TRIAL_MARK_ENV, type ProcessTrialSpec } from '../../harness/trial/process.js';
+import {
+  markedProcesses,
+  runProcessTrial,
+  TRIAL_MARK_ENV,
+  type ProcessTrialSpec,
+} from '../../harness/trial/process.js';
 import { execa } from 'execa';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
@@ -53,7 +58,8 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
     const { helper } = JSON.parse(readFileSync(s.pidFile, 'utf8')) as { helper: number };
     // SIGKILL is delivered at once, but the zombie may take a moment to be reaped by init.
-    for (let i = 0; i < 50 && alive(helper) && !/State:\s+Z/.test(safeStatus(helper)); i++) await new Promise((r2) => setTimeout(r2, 100));
+    for (let i = 0; i < 50 && alive(helper) && !/State:\s+Z/.test(safeStatus(helper)); i++)
+      await new Promise((r2) => setTimeout(r2, 100));
     assert.ok(!alive(helper) || /State:\s+Z/.test(safeStatus(helper)), `helper ${helper} survived the trial`);
   });
 
@@ -93,18 +99,23 @@ describe('trials that always end', { timeout: 120_000 }, () => {
   it('a second Ctrl-C exits 130 at once, yet kills the trial, marks run.json stopped and releases the lock', async () => {
     const dir = tempDir();
     const pidFile = join(dir, 'pids.json');
-    const experiment = commandExperiment(dir, 'hangs', [process.execPath, join(PROGRAMS, 'hangs.mjs')], [
-      `  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`,
-      '  params: { batch_size: 8 }',
-    ], [
-      'limits: { timeout: 120s }',
-      'stages:',
-      '  - kind: sweep',
-      '    params: { x: [1, 2] }',
-    ]);
+    const experiment = commandExperiment(
+      dir,
+      'hangs',
+      [process.execPath, join(PROGRAMS, 'hangs.mjs')],
+      [`  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`, '  params: { batch_size: 8 }'],
+      ['limits: { timeout: 120s }', 'stages:', '  - kind: sweep', '    params: { x: [1, 2] }'],
+    );
     const out = join(dir, 'reports');
     const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false });
-    const pids = await waitFor('the trial under way', () => (existsSync(pidFile) ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number }) : null), 30);
+    const pids = await waitFor(
+      'the trial under way',
+      () =>
+        existsSync(pidFile)
+          ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number })
+          : null,
+      30,
+    );
     // hangs.mjs ignores SIGTERM, so the first signal waits for the kill grace; the second does not wait.
     child.kill('SIGINT');
     await new Promise((r) => setTimeout(r, 200));
@@ -114,27 +125,39 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.ok(seconds < 2, `the second signal took ${seconds} s`);
     assert.match(r.stderr, /second SIGINT: the trial was killed and the run marked stopped/);
     const runDir = join(out, 'hangs', readdirSync(join(out, 'hangs'))[0]!);
-    const run = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as { status: string; stopped?: { reason: string } };
+    const run = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as {
+      status: string;
+      stopped?: { reason: string };
+    };
     assert.equal(run.status, 'stopped');
     assert.match(run.stopped!.reason, /stopped by a second SIGINT/);
     assert.ok(!existsSync(join(runDir, '.lock')), 'the lock was released');
     await new Promise((r2) => setTimeout(r2, 300));
-    for (const pid of [pids.child, pids.grandchild]) assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} of the trial survived`);
+    for (const pid of [pids.child, pids.grandchild])
+      assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} of the trial survived`);
   });
 
   it('a compare whose every trial failed is a failed run: exit 2, nothing chosen, the reason named', async () => {
     const dir = tempDir();
-    const experiment = commandExperiment(dir, 'allfail', [process.execPath, join(PROGRAMS, 'crash-message.mjs')], [
-      '  params: { batch_size: 8 }',
-    ], [
-      'limits: { timeout: 20s }',
-      'stages:',
-      '  - kind: compare',
-      '    param: x',
-      '    arms: [1, 2]',
-      '    repeats: 3',
-    ]);
-    const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'], { reject: false });
+    const experiment = commandExperiment(
+      dir,
+      'allfail',
+      [process.execPath, join(PROGRAMS, 'crash-message.mjs')],
+      ['  params: { batch_size: 8 }'],
+      [
+        'limits: { timeout: 20s }',
+        'stages:',
+        '  - kind: compare',
+        '    param: x',
+        '    arms: [1, 2]',
+        '    repeats: 3',
+      ],
+    );
+    const r = await execa(
+      process.execPath,
+      [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'],
+      { reject: false },
+    );
     assert.equal(r.exitCode, 2, r.stderr);
     assert.match(r.stderr, /the workload failed in stage compare-1: .*no successful trial/);
     const result = JSON.parse(r.stdout) as { chosen: Record<string, unknown>; failed_stages: string[] };
@@ -144,34 +167,60 @@ describe('trials that always end', { timeout: 120_000 }, () => {
 
   it('a tree that holds more than a per-process (prlimit) cap is flagged in the record and the run warnings', async () => {
     const dir = tempDir();
-    const experiment = commandExperiment(dir, 'tree', ['/usr/bin/python3', join(PROGRAMS, 'tree-memory.py')], [
-      '  protocol: required',
-      '  params: { batch_size: 8 }',
-    ], [
-      'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
-      'measure: { warmup_steps: 0, steps: 1 }',
-      'stages:',
-      '  - kind: sweep',
-      '    params: { x: [1] }',
-      '    strategy: grid',
-      '    repeats: 1',
-    ]);
+    const experiment = commandExperiment(
+      dir,
+      'tree',
+      ['/usr/bin/python3', join(PROGRAMS, 'tree-memory.py')],
+      ['  protocol: required', '  params: { batch_size: 8 }'],
+      [
+        'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
+        'measure: { warmup_steps: 0, steps: 1 }',
+        'stages:',
+        '  - kind: sweep',
+        '    params: { x: [1] }',
+        '    strategy: grid',
+        '    repeats: 1',
+      ],
+    );
     const out = join(dir, 'reports');
-    const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet', '--json'], { reject: false });
+    const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet', '--json'], {
+      reject: false,
+    });
     assert.equal(r.exitCode, 0, r.stderr);
     const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
-    assert.ok(result.warnings.some((w) => /1 trial\(s\) held more memory across their processes than the 400(\.00)? MiB cap .*prlimit caps each process's address space, not the process tree/.test(w)), JSON.stringify(result.warnings));
-    const record = JSON.parse(readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').split('\n')[0]!) as { outcome: string; peak_rss_bytes: number; notes?: string[] };
+    assert.ok(
+      result.warnings.some((w) =>
+        /1 trial\(s\) held more memory across their processes than the 400(\.00)? MiB cap .*prlimit caps each process's address space, not the process tree/.test(
+          w,
+        ),
+      ),
+      JSON.stringify(result.warnings),
+    );
+    const record = JSON.parse(readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').split('\n')[0]!) as {
+      outcome: string;
+      peak_rss_bytes: number;
+      notes?: string[];
+    };
     assert.equal(record.outcome, 'ok');
     assert.ok(record.peak_rss_bytes > 400 * 1024 * 1024, String(record.peak_rss_bytes));
-    assert.match(record.notes?.join(' ') ?? '', /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/);
+    assert.match(
+      record.notes?.join(' ') ?? '',
+      /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/,
+    );
   });
 
   it('an uncaught error: hardExit kills the running trial and runs the hooks that mark the run failed and unlock it', async () => {
     const s = spec('done-then-hang');
     const hangs = { ...s, argv: [process.execPath, join(PROGRAMS, 'hangs.mjs')] };
     const trial = runProcessTrial(hangs);
-    const pids = await waitFor('the trial under way', () => (existsSync(s.pidFile) ? (JSON.parse(readFileSync(s.pidFile, 'utf8')) as { child: number; grandchild: number }) : null), 30);
+    const pids = await waitFor(
+      'the trial under way',
+      () =>
+        existsSync(s.pidFile)
+          ? (JSON.parse(readFileSync(s.pidFile, 'utf8')) as { child: number; grandchild: number })
+          : null,
+      30,
+    );
     const calls: string[] = [];
     const off = onHardExit((status, reason) => calls.push(`${status}: ${reason}`));
     hardExit('failed', 'tunebench failed: boom');
@@ -179,7 +228,8 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.deepEqual(calls, ['failed: tunebench failed: boom']);
     const { seconds } = await timed(() => trial);
     assert.ok(seconds < 5, `the killed trial took ${seconds} s to end`);
-    for (const pid of [pids.child, pids.grandchild]) assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} survived`);
+    for (const pid of [pids.child, pids.grandchild])
+      assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} survived`);
   });
 
   it('marks every process of a trial so that none can hide from the kill', () => {

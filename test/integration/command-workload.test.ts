@@ -14,7 +14,8 @@ function context(command: string[], extra: Partial<CommandSpec> = {}, timeout = 
 }
 
 const node = process.execPath;
-const run = (ctx: TrialContext, config: Config = { batch_size: 8 }) => runTrial(ctx, { index: 0, stage: 's', role: 'probe', config, measure: { warmupSteps: 0, steps: 2 } });
+const run = (ctx: TrialContext, config: Config = { batch_size: 8 }) =>
+  runTrial(ctx, { index: 0, stage: 's', role: 'probe', config, measure: { warmupSteps: 0, steps: 2 } });
 
 describe('command workload', () => {
   it('times a program that ignores the protocol as a whole process', async () => {
@@ -65,7 +66,10 @@ describe('command workload', () => {
     const echo = join(tempDir(), 'echo.json');
     const marker = join(tempDir(), 'pwned');
     const hostile = `; touch ${marker}`;
-    const r = await run(context([node, 'argv-echo.mjs', '--tag={tag}', '{tag}', '--id=$(id)'], { env: { ECHO_FILE: echo } }), { batch_size: 4, tag: hostile });
+    const r = await run(
+      context([node, 'argv-echo.mjs', '--tag={tag}', '{tag}', '--id=$(id)'], { env: { ECHO_FILE: echo } }),
+      { batch_size: 4, tag: hostile },
+    );
     assert.equal(r.outcome, 'ok', r.reason);
     const seen = JSON.parse(readFileSync(echo, 'utf8')) as { argv: string[]; env: Record<string, string> };
     assert.deepEqual(seen.argv, [`--tag=${hostile}`, hostile, '--id=$(id)']);
@@ -76,7 +80,10 @@ describe('command workload', () => {
   it('sets the protocol environment, extra env, working directory and PYTHONPATH', async () => {
     const echo = join(tempDir(), 'echo.json');
     const cwd = tempDir();
-    const r = await run(context([node, join(PROGRAMS, 'argv-echo.mjs')], { env: { ECHO_FILE: echo, EXTRA: 'yes' }, cwd }), { batch_size: 16, pin_memory: true });
+    const r = await run(
+      context([node, join(PROGRAMS, 'argv-echo.mjs')], { env: { ECHO_FILE: echo, EXTRA: 'yes' }, cwd }),
+      { batch_size: 16, pin_memory: true },
+    );
     assert.equal(r.outcome, 'ok');
     const seen = JSON.parse(readFileSync(echo, 'utf8')) as { cwd: string; env: Record<string, string> };
     assert.equal(seen.cwd, cwd);

@@ -21,7 +21,11 @@ const hogs: ChildProcess[] = [];
  */
 async function hog(core?: number): Promise<ChildProcess> {
   const loop = [node, '-e', 'for(;;){}'];
-  const child = spawn(core === undefined ? loop[0]! : 'taskset', core === undefined ? loop.slice(1) : ['-c', String(core), ...loop], { stdio: 'ignore', detached: true });
+  const child = spawn(
+    core === undefined ? loop[0]! : 'taskset',
+    core === undefined ? loop.slice(1) : ['-c', String(core), ...loop],
+    { stdio: 'ignore', detached: true },
+  );
   hogs.push(child);
   await new Promise((res) => setTimeout(res, 300)); // started and spinning
   return child;
@@ -36,7 +40,11 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 function trial(argv: string[]) {
-  const ctx: TrialContext = { workload: new CommandWorkload({ kind: 'command', command: argv, protocol: 'required' }, PROGRAMS), limits: { mechanism: 'none', timeout: 20 }, scratchDir: tempDir() };
+  const ctx: TrialContext = {
+    workload: new CommandWorkload({ kind: 'command', command: argv, protocol: 'required' }, PROGRAMS),
+    limits: { mechanism: 'none', timeout: 20 },
+    scratchDir: tempDir(),
+  };
   return runTrial(ctx, { index: 0, stage: 's', role: 'probe', config: {}, measure: { warmupSteps: 0, steps: 1 } });
 }
 
@@ -58,7 +66,10 @@ describe('foreign load on a real machine', { skip: cpus().length < 2 ? 'needs 2 
       const f = r.telemetry.summary.foreign_load!;
       assert.equal(f.available_cores, cpus().length);
       assert.ok(f.mean >= 0.5, `a busy loop beside the trial: foreign load ${JSON.stringify(f)}`);
-      assert.ok(r.notes?.some((n) => /^foreign load: processes outside the trial used \d\.\d\d cores on average/.test(n)), `notes: ${JSON.stringify(r.notes)}`);
+      assert.ok(
+        r.notes?.some((n) => /^foreign load: processes outside the trial used \d\.\d\d cores on average/.test(n)),
+        `notes: ${JSON.stringify(r.notes)}`,
+      );
     } finally {
       await stop(h);
     }
@@ -86,7 +97,9 @@ describe('foreign load on a real machine', { skip: cpus().length < 2 ? 'needs 2 
     }
   });
 
-  it('pinned to one core (as in an allocation): only that core counts', { skip: process.platform !== 'linux' }, async (t) => {
+  it('pinned to one core (as in an allocation): only that core counts', {
+    skip: process.platform !== 'linux',
+  }, async (t) => {
     const h = await hog(1);
     try {
       const r = await trial(['taskset', '-c', '0', node, 'busy.mjs']);
@@ -107,7 +120,10 @@ describe('foreign load on a real machine', { skip: cpus().length < 2 ? 'needs 2 
       const f = r.telemetry.summary.foreign_load!;
       t.diagnostic(`two hogs on core 0: ${JSON.stringify(f)}`);
       assert.ok(f.mean >= 0.5, `two hogs share core 0 with the trial: ${JSON.stringify(f)}`);
-      assert.ok(r.notes?.some((n) => n.startsWith('foreign load')), `notes: ${JSON.stringify(r.notes)}`);
+      assert.ok(
+        r.notes?.some((n) => n.startsWith('foreign load')),
+        `notes: ${JSON.stringify(r.notes)}`,
+      );
     } finally {
       await Promise.all(same.map(stop));
     }

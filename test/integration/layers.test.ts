@@ -12,13 +12,20 @@ const DEPCRUISE = join(ROOT, 'node_modules', '.bin', 'depcruise');
 /** A copy of the harness sources and the lint configuration, to break on purpose. */
 function copyTree(): string {
   const dir = tempDir();
-  cpSync(join(ROOT, 'harness'), join(dir, 'harness'), { recursive: true, filter: (src) => !src.endsWith('.py') && !src.includes('__pycache__') });
+  cpSync(join(ROOT, 'harness'), join(dir, 'harness'), {
+    recursive: true,
+    filter: (src) => !src.endsWith('.py') && !src.includes('__pycache__'),
+  });
   for (const f of ['.dependency-cruiser.cjs', 'tsconfig.json', 'package.json']) cpSync(join(ROOT, f), join(dir, f));
   return dir;
 }
 
 function cruise(cwd: string) {
-  return execa(DEPCRUISE, ['harness', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], { cwd, reject: false, all: true });
+  return execa(DEPCRUISE, ['harness', '--config', '.dependency-cruiser.cjs', '--output-type', 'err'], {
+    cwd,
+    reject: false,
+    all: true,
+  });
 }
 
 function addImport(dir: string, file: string, line: string): void {
@@ -50,7 +57,10 @@ describe('layer rules (dependency-cruiser)', () => {
     addImport(dir, 'harness/domain/params.ts', "import { stat } from '../telemetry/sampler.js';");
     const r = await cruise(dir);
     assert.notEqual(r.exitCode, 0);
-    assert.match(r.all ?? '', /no-upward-from-workloads: harness\/workloads\/workload\.ts → harness\/experiment\/schema\.ts/);
+    assert.match(
+      r.all ?? '',
+      /no-upward-from-workloads: harness\/workloads\/workload\.ts → harness\/experiment\/schema\.ts/,
+    );
     assert.match(r.all ?? '', /domain-imports-nothing: harness\/domain\/params\.ts → harness\/telemetry\/sampler\.ts/);
   });
 });

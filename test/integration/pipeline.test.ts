@@ -8,13 +8,25 @@ import type { Config } from '../../harness/domain/index.js';
 
 function context(pipeline: Record<string, unknown>, timeout = 60): TrialContext {
   const workload = new OnnxWorkload(
-    { kind: 'onnx', model: { generate: 'mlp', input: 512, hidden: 128, layers: 1 } as never, params: { intra_op_threads: 1, inter_op_threads: 1 }, pipeline: pipeline as never },
+    {
+      kind: 'onnx',
+      model: { generate: 'mlp', input: 512, hidden: 128, layers: 1 } as never,
+      params: { intra_op_threads: 1, inter_op_threads: 1 },
+      pipeline: pipeline as never,
+    },
     1,
   );
   return { workload, limits: { memory: 3 * 2 ** 30, mechanism: 'prlimit', timeout }, scratchDir: tempDir() };
 }
 
-const run = (ctx: TrialContext, config: Config, steps = 8) => runTrial(ctx, { index: 0, stage: 's', role: 'probe', config: { batch_size: 64, ...config }, measure: { warmupSteps: 1, steps } });
+const run = (ctx: TrialContext, config: Config, steps = 8) =>
+  runTrial(ctx, {
+    index: 0,
+    stage: 's',
+    role: 'probe',
+    config: { batch_size: 64, ...config },
+    measure: { warmupSteps: 1, steps },
+  });
 
 describe('data pipeline', () => {
   it('measures data-wait for every step, inline (num_workers 0) and with workers', async () => {
@@ -33,7 +45,10 @@ describe('data pipeline', () => {
 
   it('fails the trial as a crash with the worker message when a worker throws, without hanging', async () => {
     const started = Date.now();
-    const r = await run(context({ cost: 1, epochs: 1, fault: { kind: 'throw', batch: 3 } }, 30), { num_workers: 2, prefetch_factor: 2 });
+    const r = await run(context({ cost: 1, epochs: 1, fault: { kind: 'throw', batch: 3 } }, 30), {
+      num_workers: 2,
+      prefetch_factor: 2,
+    });
     assert.equal(r.outcome, 'crash');
     assert.match(r.reason, /data-loader worker failed on batch 3: injected fault/);
     assert.ok(Date.now() - started < 15_000, 'no hang');
@@ -46,7 +61,10 @@ describe('data pipeline', () => {
   });
 
   it('cuts a hanging worker at the trial timeout', async () => {
-    const r = await run(context({ cost: 1, epochs: 1, fault: { kind: 'hang', batch: 2 } }, 3), { num_workers: 1, prefetch_factor: 1 });
+    const r = await run(context({ cost: 1, epochs: 1, fault: { kind: 'hang', batch: 2 } }, 3), {
+      num_workers: 1,
+      prefetch_factor: 1,
+    });
     assert.equal(r.outcome, 'timeout');
     assert.ok(r.steps.length >= 1, 'steps before the hang are kept');
   });

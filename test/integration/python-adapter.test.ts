@@ -15,12 +15,17 @@ async function hasTorch(): Promise<boolean> {
 
 describe('harness/workloads/python/tunebench.py', () => {
   it('passes its unittest suite under /usr/bin/python3', async () => {
-    const r = await execa('/usr/bin/python3', ['-m', 'unittest', 'discover', '-s', join(ROOT, 'test', 'python'), '-v'], { reject: false, all: true });
+    const r = await execa(
+      '/usr/bin/python3',
+      ['-m', 'unittest', 'discover', '-s', join(ROOT, 'test', 'python'), '-v'],
+      { reject: false, all: true },
+    );
     assert.equal(r.exitCode, 0, r.all);
     assert.match(r.all ?? '', /Ran (\d+) tests/);
     assert.ok(Number(/Ran (\d+) tests/.exec(r.all ?? '')![1]) >= 18);
     // With Debian's torch installed (CI installs it), the real-torch tests run rather than skip.
-    if (process.env['CI'] === 'true' || (await hasTorch())) assert.doesNotMatch(r.all ?? '', /skipped/, 'real-torch tests were skipped');
+    if (process.env['CI'] === 'true' || (await hasTorch()))
+      assert.doesNotMatch(r.all ?? '', /skipped/, 'real-torch tests were skipped');
   });
 
   it('reports steps through the protocol from a real Python script', async () => {
@@ -44,8 +49,14 @@ describe('harness/workloads/python/tunebench.py', () => {
         'tunebench.main(train)',
       ].join('\n'),
     );
-    const workload = new CommandWorkload({ kind: 'command', command: [script], python: '/usr/bin/python3', protocol: 'required' }, ROOT);
-    const r = await runTrial({ workload, limits: { mechanism: 'auto', timeout: 30 }, scratchDir: tempDir() }, { index: 0, stage: 's', role: 'probe', config: { batch_size: 32 }, measure: { warmupSteps: 1, steps: 3 } });
+    const workload = new CommandWorkload(
+      { kind: 'command', command: [script], python: '/usr/bin/python3', protocol: 'required' },
+      ROOT,
+    );
+    const r = await runTrial(
+      { workload, limits: { mechanism: 'auto', timeout: 30 }, scratchDir: tempDir() },
+      { index: 0, stage: 's', role: 'probe', config: { batch_size: 32 }, measure: { warmupSteps: 1, steps: 3 } },
+    );
     assert.equal(r.outcome, 'ok', r.reason + r.stderr_tail);
     assert.equal(r.steps.length, 3);
     assert.equal(r.warmup_steps, 1);
@@ -64,10 +75,21 @@ describe('harness/workloads/python/tunebench.py', () => {
       TUNEBENCH_CONFIG: JSON.stringify({ batch_size: 16, num_workers: 1, epochs: 2, seq: 16, words: 16 }),
       TUNEBENCH_TRIAL_EPOCHS: '2', // as the harness sets it for a max-batch confirmation
     };
-    const r = await execa('/usr/bin/python3', [join(ROOT, 'experiments', 'workloads', 'torch_transformer.py')], { env, reject: false, all: true });
+    const r = await execa('/usr/bin/python3', [join(ROOT, 'experiments', 'workloads', 'torch_transformer.py')], {
+      env,
+      reject: false,
+      all: true,
+    });
     assert.equal(r.exitCode, 0, r.all);
-    const steps = readFileSync(events, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).filter((e) => e['event'] === 'step');
-    assert.deepEqual(steps.map((s) => s['epoch']), [0, 0, 0, 0, 1, 1, 1]);
+    const steps = readFileSync(events, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((e) => e['event'] === 'step');
+    assert.deepEqual(
+      steps.map((s) => s['epoch']),
+      [0, 0, 0, 0, 1, 1, 1],
+    );
     assert.ok(steps.every((s) => s['samples'] === 16));
   });
 
@@ -75,7 +97,18 @@ describe('harness/workloads/python/tunebench.py', () => {
     const target = tempDir();
     const pip = await execa(
       '/usr/bin/python3',
-      ['-m', 'pip', 'install', '--no-build-isolation', '--no-deps', '--no-index', '--disable-pip-version-check', '--target', target, ADAPTER],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--no-build-isolation',
+        '--no-deps',
+        '--no-index',
+        '--disable-pip-version-check',
+        '--target',
+        target,
+        ADAPTER,
+      ],
       { reject: false, all: true },
     );
     assert.equal(pip.exitCode, 0, pip.all);
@@ -83,12 +116,21 @@ describe('harness/workloads/python/tunebench.py', () => {
     assert.deepEqual(litter, [], 'setuptools output left in harness/workloads/python');
     assert.ok(!existsSync(join(ADAPTER, 'build_backend', 'build')));
 
-    const probe = 'import importlib.metadata, tunebench; print(tunebench.__file__); print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3]))';
-    const r = await execa('/usr/bin/python3', ['-c', probe], { cwd: tempDir(), env: { PYTHONPATH: target }, reject: false, all: true });
+    const probe =
+      'import importlib.metadata, tunebench; print(tunebench.__file__); print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3]))';
+    const r = await execa('/usr/bin/python3', ['-c', probe], {
+      cwd: tempDir(),
+      env: { PYTHONPATH: target },
+      reject: false,
+      all: true,
+    });
     assert.equal(r.exitCode, 0, r.all);
     const [file, version, count] = r.stdout.trim().split('\n');
     assert.equal(file, join(target, 'tunebench.py'));
-    assert.equal(version, (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    assert.equal(
+      version,
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
     assert.equal(count, '3');
   });
 });

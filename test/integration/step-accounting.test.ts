@@ -30,8 +30,14 @@ function script(count: number | null): string {
 }
 
 async function trial(file: string, timeout: number) {
-  const workload = new CommandWorkload({ kind: 'command', command: [file], python: '/usr/bin/python3', protocol: 'required' }, tempDir());
-  return runTrial({ workload, limits: { mechanism: 'none', timeout }, scratchDir: tempDir() }, { index: 0, stage: 's', role: 'probe', config: { batch_size: 4 }, measure: { warmupSteps: 2, steps: 3 } });
+  const workload = new CommandWorkload(
+    { kind: 'command', command: [file], python: '/usr/bin/python3', protocol: 'required' },
+    tempDir(),
+  );
+  return runTrial(
+    { workload, limits: { mechanism: 'none', timeout }, scratchDir: tempDir() },
+    { index: 0, stage: 's', role: 'probe', config: { batch_size: 4 }, measure: { warmupSteps: 2, steps: 3 } },
+  );
 }
 
 describe('step accounting in the trial record', () => {
@@ -39,7 +45,10 @@ describe('step accounting in the trial record', () => {
     const r = await trial(script(5 + 7), 30);
     assert.equal(r.outcome, 'ok', r.reason);
     assert.equal(r.warmup_steps, 2);
-    assert.deepEqual(r.warmup!.map((s) => s.seconds), [0.001, 0.002]);
+    assert.deepEqual(
+      r.warmup!.map((s) => s.seconds),
+      [0.001, 0.002],
+    );
     assert.equal(r.steps.length, 10);
     assert.equal(r.epochs, 3); // steps 0-4, 5-9, 10-11
     // 12 steps for 5 asked is not yet "far more".
@@ -49,7 +58,10 @@ describe('step accounting in the trial record', () => {
   it('diagnoses a workload that reports far more steps than asked', async () => {
     const r = await trial(script(40), 30);
     assert.equal(r.outcome, 'ok', r.reason);
-    assert.match(r.notes!.join('\n'), /reported 40 steps for 5 asked .* does not stop when the trial has its steps.*timer\.batches\(loader\)/);
+    assert.match(
+      r.notes!.join('\n'),
+      /reported 40 steps for 5 asked .* does not stop when the trial has its steps.*timer\.batches\(loader\)/,
+    );
   });
 
   it('says why a workload that never stops timed out', { timeout: 30_000 }, async () => {

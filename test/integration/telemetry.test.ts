@@ -7,7 +7,15 @@ import { fingerprint } from '../../harness/telemetry/fingerprint.js';
 import { runProcessTrial } from '../../harness/trial/process.js';
 import { FIXTURES, PROGRAMS, tempDir } from '../support/paths.js';
 
-const spec = () => ({ argv: [process.execPath, join(PROGRAMS, 'busy.mjs')], env: {}, timeoutSeconds: 20, mechanism: 'none' as const, eventsRequired: true, scratchDir: tempDir(), trialId: 't0000' });
+const spec = () => ({
+  argv: [process.execPath, join(PROGRAMS, 'busy.mjs')],
+  env: {},
+  timeoutSeconds: 20,
+  mechanism: 'none' as const,
+  eventsRequired: true,
+  scratchDir: tempDir(),
+  trialId: 't0000',
+});
 
 describe('trial telemetry', () => {
   it('samples CPU of the tree, per core, and RSS every ~200 ms', async () => {
@@ -34,7 +42,12 @@ describe('trial telemetry', () => {
       assert.ok(s0.utilization_pct!.max <= 93 && s0.utilization_pct!.mean >= 79);
       assert.equal(gpus[1]!.memory_total_bytes, 81920 * 2 ** 20);
       const fp = fingerprint();
-      assert.deepEqual(fp.gpu, { name: 'NVIDIA A100-SXM4-80GB', driver: '535.129.03', memory_bytes: 81920 * 2 ** 20, count: 2 });
+      assert.deepEqual(fp.gpu, {
+        name: 'NVIDIA A100-SXM4-80GB',
+        driver: '535.129.03',
+        memory_bytes: 81920 * 2 ** 20,
+        count: 2,
+      });
     } finally {
       process.env['PATH'] = saved;
     }

@@ -100,7 +100,9 @@ describe('trial outcomes from real processes', () => {
   it('stops a trial when the run is aborted and marks it aborted, not timed out', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 500);
-    const r = await runProcessTrial(spec('hangs.mjs', { signal: controller.signal, env: { FIXTURE_PID_FILE: join(tempDir(), 'p.json') } }));
+    const r = await runProcessTrial(
+      spec('hangs.mjs', { signal: controller.signal, env: { FIXTURE_PID_FILE: join(tempDir(), 'p.json') } }),
+    );
     assert.equal(r.aborted, true);
     assert.notEqual(r.outcome, 'timeout');
   });

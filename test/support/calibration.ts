@@ -25,7 +25,12 @@ export interface CompareStats {
 }
 
 /** runCompare with a baseline at rate 1000 and one arm at 1000 * effect, `reps` times. */
-export async function simulateCompare(noise: Noise, effect: number, reps: number, seed0: number): Promise<CompareStats> {
+export async function simulateCompare(
+  noise: Noise,
+  effect: number,
+  reps: number,
+  seed0: number,
+): Promise<CompareStats> {
   let wrong = 0;
   let detected = 0;
   let covered = 0;
@@ -57,7 +62,9 @@ export async function simulateCompare(noise: Noise, effect: number, reps: number
     }
     if (stationary) {
       for (const [i, a] of out.arms.entries()) {
-        const rs = a.trials.map((t) => t.steps.reduce((x, s) => x + s.samples, 0) / t.steps.reduce((x, s) => x + s.seconds, 0));
+        const rs = a.trials.map(
+          (t) => t.steps.reduce((x, s) => x + s.samples, 0) / t.steps.reduce((x, s) => x + s.seconds, 0),
+        );
         const ci = logMeanInterval(rs, 0.05);
         if (!ci) continue;
         armWithCi += 1;
@@ -66,7 +73,13 @@ export async function simulateCompare(noise: Noise, effect: number, reps: number
       }
     }
   }
-  return { wrong: wrong / reps, detected: detected / reps, coverage: withCi ? covered / withCi : NaN, armCoverage: stationary && armWithCi ? armCovered / armWithCi : null, meanTrials: trials / reps };
+  return {
+    wrong: wrong / reps,
+    detected: detected / reps,
+    coverage: withCi ? covered / withCi : NaN,
+    armCoverage: stationary && armWithCi ? armCovered / armWithCi : null,
+    meanTrials: trials / reps,
+  };
 }
 
 export interface ClaimStats {
@@ -76,7 +89,13 @@ export interface ClaimStats {
 }
 
 /** runClaimPairs on a claim with the candidate at `effect` times the baseline's throughput. */
-export async function simulateClaim(noise: Noise, text: string, effect: number, reps: number, seed0: number): Promise<ClaimStats> {
+export async function simulateClaim(
+  noise: Noise,
+  text: string,
+  effect: number,
+  reps: number,
+  seed0: number,
+): Promise<ClaimStats> {
   const claim = parseClaim(text);
   const rates: Record<ClaimVerdict, number> = { confirmed: 0, 'falls short': 0, exceeds: 0, inconclusive: 0 };
   let covered = 0;
@@ -112,7 +131,12 @@ export interface RaceStats {
 }
 
 /** runSweep (race and grid, 8 rounds at most) on configs with true rates `rates`; the cost order is shuffled each replication. */
-export async function simulateRace(noise: Noise, rates: readonly number[], reps: number, seed0: number): Promise<RaceStats> {
+export async function simulateRace(
+  noise: Noise,
+  rates: readonly number[],
+  reps: number,
+  seed0: number,
+): Promise<RaceStats> {
   const best = Math.max(...rates);
   let bestEliminated = 0;
   let eliminated = 0;
@@ -123,7 +147,9 @@ export async function simulateRace(noise: Noise, rates: readonly number[], reps:
   const gridRegrets: number[] = [];
   for (let r = 0; r < reps; r++) {
     // A random cost order, so that "the cheapest of the tied" is not always the best or the worst.
-    const order = rates.map((_, i) => i).sort((a, b) => Math.sin(seed0 + r * 7.1 + a * 13.7) - Math.sin(seed0 + r * 7.1 + b * 13.7));
+    const order = rates
+      .map((_, i) => i)
+      .sort((a, b) => Math.sin(seed0 + r * 7.1 + a * 13.7) - Math.sin(seed0 + r * 7.1 + b * 13.7));
     const configs = rates.map((_, i) => ({ arm: i, cost: order.indexOf(i) }));
     for (const strategy of ['race', 'grid'] as const) {
       const m = new SimMachine(noise, seed0 + r, rates.length * 8);
@@ -148,7 +174,14 @@ export async function simulateRace(noise: Noise, rates: readonly number[], reps:
       eliminated += gone.length;
       if (gone.some((a) => rates[Number(a.config['arm'])] === best)) bestEliminated += 1;
       // A "significantly faster" statement about configs that are in truth equal.
-      if (gone.some((a) => rates[Number(a.config['arm'])]! >= Math.max(...out.arms.filter((x) => x.status !== 'eliminated').map((x) => rates[Number(x.config['arm'])]!)))) falseSignificance += 1;
+      if (
+        gone.some(
+          (a) =>
+            rates[Number(a.config['arm'])]! >=
+            Math.max(...out.arms.filter((x) => x.status !== 'eliminated').map((x) => rates[Number(x.config['arm'])]!)),
+        )
+      )
+        falseSignificance += 1;
     }
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
@@ -162,4 +195,3 @@ export async function simulateRace(noise: Noise, rates: readonly number[], reps:
     gridMedianRegret: med(gridRegrets),
   };
 }
-

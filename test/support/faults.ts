@@ -38,7 +38,9 @@ export interface KillLoopResult {
 
 export function readTrace(dir: string): Trace {
   const records = journal(dir);
-  const chosen = (JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown> }).config;
+  const chosen = (
+    JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: Record<string, unknown> }
+  ).config;
   return { records, chosen };
 }
 
@@ -65,11 +67,28 @@ function runDirs(out: string): string[] {
  * Kills the harness with SIGKILL at random points (between minDelay and maxDelay seconds after it
  * started) until `kills` kills have landed, resuming after each; a run that finishes starts the next.
  */
-export async function killLoop(opts: { out: string; reference: Trace; kills: number; seed: number; minDelay?: number; maxDelay?: number }): Promise<KillLoopResult> {
+export async function killLoop(opts: {
+  out: string;
+  reference: Trace;
+  kills: number;
+  seed: number;
+  minDelay?: number;
+  maxDelay?: number;
+}): Promise<KillLoopResult> {
   const rng = createRng(opts.seed);
   const minDelay = opts.minDelay ?? 0.3;
   const maxDelay = opts.maxDelay ?? 1.6;
-  const result: KillLoopResult = { kills: 0, runs: 0, lost: 0, duplicates: 0, mismatches: [], resumes: 0, staleLocksTakenOver: 0, trialsAtKill: [], beforeRunJson: 0 };
+  const result: KillLoopResult = {
+    kills: 0,
+    runs: 0,
+    lost: 0,
+    duplicates: 0,
+    mismatches: [],
+    resumes: 0,
+    staleLocksTakenOver: 0,
+    trialsAtKill: [],
+    beforeRunJson: 0,
+  };
   let current: string | null = null;
   // The whole journal lines a run held at its last kill: every later look must still start with them.
   const kept = new Map<string, string[]>();
@@ -81,18 +100,30 @@ export async function killLoop(opts: { out: string; reference: Trace; kills: num
   const check = (dir: string) => {
     const trace = readTrace(dir);
     const keys = trace.records.map(trialKey);
-    result.duplicates += keys.length - new Set(trace.records.map((r) => r.index)).size + Math.max(0, keys.length - opts.reference.records.length);
+    result.duplicates +=
+      keys.length -
+      new Set(trace.records.map((r) => r.index)).size +
+      Math.max(0, keys.length - opts.reference.records.length);
     const want = opts.reference.records.map(trialKey);
-    if (JSON.stringify(keys) !== JSON.stringify(want)) result.mismatches.push(`${dir}: trial sequence differs from the uninterrupted run`);
-    if (JSON.stringify(trace.chosen) !== JSON.stringify(opts.reference.chosen)) result.mismatches.push(`${dir}: chose ${JSON.stringify(trace.chosen)}, uninterrupted ${JSON.stringify(opts.reference.chosen)}`);
+    if (JSON.stringify(keys) !== JSON.stringify(want))
+      result.mismatches.push(`${dir}: trial sequence differs from the uninterrupted run`);
+    if (JSON.stringify(trace.chosen) !== JSON.stringify(opts.reference.chosen))
+      result.mismatches.push(
+        `${dir}: chose ${JSON.stringify(trace.chosen)}, uninterrupted ${JSON.stringify(opts.reference.chosen)}`,
+      );
     const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { resumes: { notes: string[] }[] };
-    result.staleLocksTakenOver += run.resumes.filter((r) => r.notes.some((n) => n.startsWith('took over the stale lock'))).length;
+    result.staleLocksTakenOver += run.resumes.filter((r) =>
+      r.notes.some((n) => n.startsWith('took over the stale lock')),
+    ).length;
     result.resumes += run.resumes.length;
     result.runs += 1;
   };
   while (result.kills < opts.kills) {
     const before = new Set(runDirs(opts.out));
-    const args: string[] = current === null ? ['run', FAULTS_EXPERIMENT, '--out', opts.out, '--quiet'] : ['run', '--resume', current, '--quiet'];
+    const args: string[] =
+      current === null
+        ? ['run', FAULTS_EXPERIMENT, '--out', opts.out, '--quiet']
+        : ['run', '--resume', current, '--quiet'];
     const child: ResultPromise = execa(process.execPath, [CLI, ...args], { reject: false });
     const delay = minDelay + rng() * (maxDelay - minDelay);
     const timer = setTimeout(() => child.kill('SIGKILL'), delay * 1000);
@@ -135,9 +166,23 @@ export async function killLoop(opts: { out: string; reference: Trace; kills: num
  * Writes <dir>/<name>.yaml: an experiment whose workload runs `command` (program and arguments),
  * with more `workload:` lines (indented two spaces) and the lines after the workload; returns its path.
  */
-export function commandExperiment(dir: string, name: string, command: readonly string[], workload: readonly string[], rest: readonly string[]): string {
+export function commandExperiment(
+  dir: string,
+  name: string,
+  command: readonly string[],
+  workload: readonly string[],
+  rest: readonly string[],
+): string {
   const path = join(dir, `${name}.yaml`);
-  const yaml = [`name: ${name}`, 'workload:', '  kind: command', `  command: [${command.map((c) => JSON.stringify(c)).join(', ')}]`, ...workload, ...rest, ''];
+  const yaml = [
+    `name: ${name}`,
+    'workload:',
+    '  kind: command',
+    `  command: [${command.map((c) => JSON.stringify(c)).join(', ')}]`,
+    ...workload,
+    ...rest,
+    '',
+  ];
   writeFileSync(path, yaml.join('\n'));
   return path;
 }

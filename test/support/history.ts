@@ -18,7 +18,6 @@ interface RunJson {
   result: RunResult;
 }
 
-
 /** Scales every throughput interval of a result (evidence, sweep configs, compare arms) by f. */
 function scaleResult(result: RunResult, f: number): void {
   const scale = (i: { estimate: number; low: number; high: number } | null | undefined) => {
@@ -47,7 +46,12 @@ export interface Night {
  * Writes one run directory per night under <out>/<experiment>/, one day apart, copies of the run in
  * `from` (default the report fixture); returns their paths.
  */
-export function writeNights(out: string, nights: readonly Night[], start = Date.UTC(2026, 9, 1, 2, 0, 0), from = REPORT_FIXTURE): string[] {
+export function writeNights(
+  out: string,
+  nights: readonly Night[],
+  start = Date.UTC(2026, 9, 1, 2, 0, 0),
+  from = REPORT_FIXTURE,
+): string[] {
   const base = JSON.parse(readFileSync(join(from, 'run.json'), 'utf8')) as RunJson;
   const records = readJournal(join(from, 'trials.jsonl')).records;
   return nights.map((night, i) => {
@@ -62,7 +66,9 @@ export function writeNights(out: string, nights: readonly Night[], start = Date.
     const dir = join(out, base.experiment, id);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
-    const scaled = records.map((r) => JSON.stringify({ ...r, steps: r.steps.map((s) => ({ ...s, seconds: s.seconds / night.factor })) }));
+    const scaled = records.map((r) =>
+      JSON.stringify({ ...r, steps: r.steps.map((s) => ({ ...s, seconds: s.seconds / night.factor })) }),
+    );
     writeFileSync(join(dir, 'trials.jsonl'), `${scaled.join('\n')}\n`);
     return dir;
   });
@@ -71,5 +77,7 @@ export function writeNights(out: string, nights: readonly Night[], start = Date.
 /** Factors of n nights: level 1 with uniform +/-noise, times `step` from the 0-based night `at` on. */
 export function plantedNights(n: number, opts: { at: number; step: number; noise: number; seed: number }): Night[] {
   const rng = createRng(opts.seed);
-  return Array.from({ length: n }, (_, i) => ({ factor: (i >= opts.at ? opts.step : 1) * (1 + (rng() * 2 - 1) * opts.noise) }));
+  return Array.from({ length: n }, (_, i) => ({
+    factor: (i >= opts.at ? opts.step : 1) * (1 + (rng() * 2 - 1) * opts.noise),
+  }));
 }

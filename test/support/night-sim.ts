@@ -38,7 +38,10 @@ export class HistorySim {
   private previous: number[];
   private previousShared = 0;
 
-  constructor(readonly spec: HistorySpec, seed: number) {
+  constructor(
+    readonly spec: HistorySpec,
+    seed: number,
+  ) {
     this.u = createRng(seed);
     this.z = gaussian(this.u);
     this.state = Array.from({ length: spec.metrics }, () => 0);

@@ -27,8 +27,19 @@ export const NOISE_GRID: readonly Noise[] = [
   { name: 'between 8%, steps 5%', between: 0.08, step: 0.05 },
   { name: 'between 3%, drift 10% over the run', between: 0.03, step: 0.05, drift: 0.1 },
   { name: 'between 3%, AR(1) 0.8 steps at 10%', between: 0.03, step: 0.1, ar: 0.8 },
-  { name: 'between 3%, bursts 10-40% (~15% of trials)', between: 0.03, step: 0.05, burst: { start: 0.05, meanLength: 3, min: 0.1, max: 0.4 } },
-  { name: 'between 8%, drift 10%, bursts 10-40%', between: 0.08, step: 0.05, drift: 0.1, burst: { start: 0.05, meanLength: 3, min: 0.1, max: 0.4 } },
+  {
+    name: 'between 3%, bursts 10-40% (~15% of trials)',
+    between: 0.03,
+    step: 0.05,
+    burst: { start: 0.05, meanLength: 3, min: 0.1, max: 0.4 },
+  },
+  {
+    name: 'between 8%, drift 10%, bursts 10-40%',
+    between: 0.08,
+    step: 0.05,
+    drift: 0.1,
+    burst: { start: 0.05, meanLength: 3, min: 0.1, max: 0.4 },
+  },
 ];
 
 /** Standard normal draws (Box-Muller) from a seeded uniform generator. */

@@ -16,30 +16,41 @@ export function runDir(out: string, name: string): string {
 }
 
 export function journal(dir: string): TrialRecord[] {
-  return readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrialRecord);
+  return readFileSync(join(dir, 'trials.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as TrialRecord);
 }
 
 /** The acceptance check: max ran ok in every record, and max + multiple_of is recorded as oom. */
 export function assertExactMax(records: TrialRecord[], max: number, m: number): void {
   const at = (b: number) => records.filter((r) => r.config['batch_size'] === b);
   assert.ok(at(max).length > 0 && at(max).every((r) => r.outcome === 'ok'), `max ${max} recorded ok`);
-  assert.ok(at(max + m).some((r) => r.outcome === 'oom'), `max + ${m} recorded oom`);
+  assert.ok(
+    at(max + m).some((r) => r.outcome === 'oom'),
+    `max + ${m} recorded oom`,
+  );
 }
 
 /** A copy of the fixture run whose `arena` stage steps take `factor` times as long, on another CPU. */
 export function slowerCopy(factor: number, cpuModel?: string): string {
   const dir = join(tempDir(), 'after');
   cpSync(REPORT_FIXTURE, dir, { recursive: true });
-  const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as TrialRecord);
+  const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as TrialRecord);
   for (const r of lines) if (r.stage === 'arena') r.steps = r.steps.map((s) => ({ ...s, seconds: s.seconds * factor }));
   writeFileSync(join(dir, 'trials.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
-  const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { run_id: string; environment: { cpu: { model: string } } };
+  const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
+    run_id: string;
+    environment: { cpu: { model: string } };
+  };
   run.run_id = 'after-run';
   if (cpuModel) run.environment.cpu.model = cpuModel;
   writeFileSync(join(dir, 'run.json'), JSON.stringify(run));
   return dir;
 }
-
 
 /** The result of `stage`, which must be of `kind`: fails the test otherwise. */
 export function resultOf(stage: StageOutcome | undefined, kind: 'max-batch'): StageResults['max-batch'];

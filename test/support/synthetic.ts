@@ -75,7 +75,9 @@ export function syntheticWorkload(c: CurveSpec): SyntheticWorkload {
       batch,
       ok,
       outcome: ok ? 'ok' : 'oom',
-      limitedBytes: ok ? mem * (1 + (c.noiseKind === 'bimodal' ? (rng() < 0.4 ? c.noise : 0) : c.noise * gauss())) : null,
+      limitedBytes: ok
+        ? mem * (1 + (c.noiseKind === 'bimodal' ? (rng() < 0.4 ? c.noise : 0) : c.noise * gauss()))
+        : null,
       rssBytes: ok ? mem : null,
       samplesPerSecond: ok ? batch / seconds : null,
       p50Seconds: ok ? seconds : null,

@@ -14,7 +14,15 @@ describe('nvidia-smi parsing', () => {
   it('reads several GPUs, converting MiB to bytes', () => {
     const s = parseGpuSamples(recorded('a100x2-samples.csv'));
     assert.equal(s.length, 6);
-    assert.deepEqual(s[0], { index: 0, name: 'NVIDIA A100-SXM4-80GB', utilization_pct: 87, memory_used_bytes: 61234 * 2 ** 20, memory_total_bytes: 81920 * 2 ** 20, power_watts: 312.45, sm_clock_mhz: 1410 });
+    assert.deepEqual(s[0], {
+      index: 0,
+      name: 'NVIDIA A100-SXM4-80GB',
+      utilization_pct: 87,
+      memory_used_bytes: 61234 * 2 ** 20,
+      memory_total_bytes: 81920 * 2 ** 20,
+      power_watts: 312.45,
+      sm_clock_mhz: 1410,
+    });
     assert.equal(s[1]!.index, 1);
   });
   it('turns [N/A] and [Not Supported] into null, not zero', () => {
@@ -24,10 +32,17 @@ describe('nvidia-smi parsing', () => {
     assert.equal(parseGpuSamples(recorded('geforce-na.csv'))[0]!.power_watts, null);
   });
   it('skips lines it cannot read', () => {
-    assert.deepEqual(parseGpuSamples('NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\n'), []);
+    assert.deepEqual(
+      parseGpuSamples('NVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\n'),
+      [],
+    );
   });
   it('reads name, driver and memory for the fingerprint', () => {
-    assert.deepEqual(parseGpuInfo(recorded('a100x2-info.csv'))[0], { name: 'NVIDIA A100-SXM4-80GB', driver: '535.129.03', memory_bytes: 81920 * 2 ** 20 });
+    assert.deepEqual(parseGpuInfo(recorded('a100x2-info.csv'))[0], {
+      name: 'NVIDIA A100-SXM4-80GB',
+      driver: '535.129.03',
+      memory_bytes: 81920 * 2 ** 20,
+    });
   });
   it('summarises ignoring nulls', () => {
     assert.deepEqual(stat([1, null, 3]), { mean: 2, p95: 2.9, max: 3 });

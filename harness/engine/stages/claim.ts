@@ -10,9 +10,20 @@ import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
-import type { ClaimMetric, ClaimSummary, Config, LogInterval, StageOutcomeOf, TrialRecord } from '../../domain/index.js';
+import type {
+  ClaimMetric,
+  ClaimSummary,
+  Config,
+  LogInterval,
+  StageOutcomeOf,
+  TrialRecord,
+} from '../../domain/index.js';
 
-export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, name: string): Promise<StageOutcomeOf<'claim'>> {
+export async function runClaimStage(
+  ctx: StageContext,
+  spec: ClaimStageSpec,
+  name: string,
+): Promise<StageOutcomeOf<'claim'>> {
   const claim = parseClaim(spec.claim, spec.tolerance);
   const metric = claimMetric(spec, claim);
   const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
@@ -22,7 +33,12 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
   const base: TrialRecord[] = [];
   const cand: TrialRecord[] = [];
   let looks = 0;
-  const summary = (verdict: ClaimSummary['verdict'], reason: string, effect: LogInterval | null, warnings: string[]): ClaimSummary => ({
+  const summary = (
+    verdict: ClaimSummary['verdict'],
+    reason: string,
+    effect: LogInterval | null,
+    warnings: string[],
+  ): ClaimSummary => ({
     claim: spec.claim,
     source: spec.source ?? null,
     metric,
@@ -39,24 +55,48 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
     warnings,
     sentence: sentence(spec, metric, claim, what, verdict, reason, effect, ctx.environment),
   });
-  const done = (s: ClaimSummary): StageOutcomeOf<'claim'> => ({ name, kind: 'claim', chosen: {}, evidence: {}, notes: [s.sentence, ...s.warnings], result: s });
-  if (spec.requires === 'cuda' && !ctx.hasCuda) return done(summary('skipped', 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)', null, []));
+  const done = (s: ClaimSummary): StageOutcomeOf<'claim'> => ({
+    name,
+    kind: 'claim',
+    chosen: {},
+    evidence: {},
+    notes: [s.sentence, ...s.warnings],
+    result: s,
+  });
+  if (spec.requires === 'cuda' && !ctx.hasCuda)
+    return done(summary('skipped', 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)', null, []));
   const exp = ctx.experiment;
   const steps = spec.steps ?? exp.measure.steps;
   let seconds = 0;
   let n = 0;
   let failure: string | null = null;
   const expected = 2 * spec.max_pairs;
-  const overBudget = () => (spec.budget.trials !== undefined && n >= spec.budget.trials) || (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
+  const overBudget = () =>
+    (spec.budget.trials !== undefined && n >= spec.budget.trials) ||
+    (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
   const specOf = (side: 'baseline' | 'candidate', pair: number): TrialSpec => {
     const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
-    return { stage: name, role: `${side} pair ${pair + 1}`, config: side === 'baseline' ? baseline : candidate, measure: { warmupSteps: exp.measure.warmup_steps, steps }, ...(argv ? { argv } : {}) };
+    return {
+      stage: name,
+      role: `${side} pair ${pair + 1}`,
+      config: side === 'baseline' ? baseline : candidate,
+      measure: { warmupSteps: exp.measure.warmup_steps, steps },
+      ...(argv ? { argv } : {}),
+    };
   };
   const out = await runClaimPairs(
     async (side, pair) => {
       n += 1;
       const s = specOf(side, pair);
-      const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: expected, show: changed }, s.argv);
+      const record = await runJournaledTrial(
+        ctx,
+        name,
+        s.role,
+        s.config,
+        s.measure,
+        { n, ofAbout: expected, show: changed },
+        s.argv,
+      );
       seconds += record.wall_seconds;
       (side === 'baseline' ? base : cand).push(record);
       if (record.outcome !== 'ok') {
@@ -64,7 +104,8 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
         return null;
       }
       const v = trialValue(metric, record);
-      if (v === null) failure = `a ${side} trial reported no ${metric === 'peak_memory' ? 'peak memory' : 'timed steps'}, so the claim cannot be measured`;
+      if (v === null)
+        failure = `a ${side} trial reported no ${metric === 'peak_memory' ? 'peak memory' : 'timed steps'}, so the claim cannot be measured`;
       return v;
     },
     {
@@ -74,17 +115,27 @@ export async function runClaimStage(ctx: StageContext, spec: ClaimStageSpec, nam
       minPairs: spec.min_pairs,
       maxPairs: spec.max_pairs,
       overBudget,
-      plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair))),
+      plan: (trials) =>
+        planTrials(
+          ctx,
+          trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair)),
+        ),
     },
   );
   looks = out.looks;
   if (out.stoppedBy === 'failed') return done(summary('inconclusive', failure ?? 'a trial failed', null, []));
   let reason = out.reason;
   if (out.verdict === 'inconclusive' && out.effect) {
-    reason += out.stoppedBy === 'budget' ? `; the budget ran out after ${n} trials` : `; stopped at max_pairs (${spec.max_pairs})`;
+    reason +=
+      out.stoppedBy === 'budget'
+        ? `; the budget ran out after ${n} trials`
+        : `; stopped at max_pairs (${spec.max_pairs})`;
   }
   const values = (rs: TrialRecord[]) => rs.map((r) => trialValue(metric, r)).filter((v): v is number => v !== null);
-  const warnings = [...noiseWarnings('baseline', values(base), metric === 'throughput'), ...noiseWarnings('candidate', values(cand), metric === 'throughput')].map((w) => w.message);
+  const warnings = [
+    ...noiseWarnings('baseline', values(base), metric === 'throughput'),
+    ...noiseWarnings('candidate', values(cand), metric === 'throughput'),
+  ].map((w) => w.message);
   return done(summary(out.verdict, reason, out.effect, warnings));
 }
 
@@ -121,9 +172,25 @@ export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
   }
 }
 
-function sentence(spec: ClaimStageSpec, metric: ClaimMetric, claim: Claim, what: string, verdict: ClaimSummary['verdict'], reason: string, effect: LogInterval | null, environment: string | undefined): string {
-  const label = { throughput: 'throughput', step_time: 'step time', process_time: 'whole-process time', peak_memory: 'peak memory' }[metric];
-  const measured = effect ? `measured ${fmt(effect.estimate)}x [${fmt(effect.low)}, ${fmt(effect.high)}]` : 'not measured';
+function sentence(
+  spec: ClaimStageSpec,
+  metric: ClaimMetric,
+  claim: Claim,
+  what: string,
+  verdict: ClaimSummary['verdict'],
+  reason: string,
+  effect: LogInterval | null,
+  environment: string | undefined,
+): string {
+  const label = {
+    throughput: 'throughput',
+    step_time: 'step time',
+    process_time: 'whole-process time',
+    peak_memory: 'peak memory',
+  }[metric];
+  const measured = effect
+    ? `measured ${fmt(effect.estimate)}x [${fmt(effect.low)}, ${fmt(effect.high)}]`
+    : 'not measured';
   const where = environment ? ` on ${environment}` : '';
   const band = `claimed ${describeBand(claim.low, claim.high, claim.oneSided)}`;
   return `Claim "${spec.claim}" (${what}, ${label}, ${band}): ${measured}${where}: ${verdict} (${reason}).`;

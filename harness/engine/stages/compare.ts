@@ -11,10 +11,24 @@ import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
-import type { CompareArmRow, CompareSummary, Config, Evidence, Interval, Outcome, ParamValue, StageOutcomeOf, TrialRecord } from '../../domain/index.js';
+import type {
+  CompareArmRow,
+  CompareSummary,
+  Config,
+  Evidence,
+  Interval,
+  Outcome,
+  ParamValue,
+  StageOutcomeOf,
+  TrialRecord,
+} from '../../domain/index.js';
 import { fmtPct } from '../../report/format.js';
 
-export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec, name: string): Promise<StageOutcomeOf<'compare'>> {
+export async function runCompareStage(
+  ctx: StageContext,
+  spec: CompareStageSpec,
+  name: string,
+): Promise<StageOutcomeOf<'compare'>> {
   const exp = ctx.experiment;
   const param = spec.param;
   const baseline = spec.baseline ?? spec.arms[0]!;
@@ -33,13 +47,23 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
-    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: Math.max(n, expected), show: [param] });
+    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, {
+      n,
+      ofAbout: Math.max(n, expected),
+      show: [param],
+    });
     const list = records.get(keyOf(config)) ?? [];
     list.push(record);
     records.set(keyOf(config), list);
-    return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds, memory: memoryOf(record) };
+    return {
+      outcome: record.outcome,
+      reason: record.reason,
+      steps: record.steps,
+      wallSeconds: record.wall_seconds,
+      memory: memoryOf(record),
+    };
   };
-  const baseIndex = Math.max(0, spec.arms.findIndex((v) => v === baseline));
+  const baseIndex = Math.max(0, spec.arms.indexOf(baseline));
   const result = await runCompare(run, {
     arms: spec.arms.map((v) => ({ [param]: v })),
     baseline: baseIndex,
@@ -48,7 +72,11 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     maxRounds: spec.max_rounds,
     noiseBand: spec.noise_band,
     budget: spec.budget,
-    plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
+    plan: (trials) =>
+      planTrials(
+        ctx,
+        trials.map((t) => specOf(t.config, t.opts)),
+      ),
   });
 
   const band = spec.noise_band;
@@ -62,20 +90,29 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     for (const r of all) if (r.outcome !== 'ok') failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
     const isBaseline = arm.baseline;
     const memory = ok.map(memoryOf).filter((b): b is number => b !== null);
-    const reported = (field: string) => ok.map((r) => r.workload_report?.[field]).filter((v): v is number => typeof v === 'number');
+    const reported = (field: string) =>
+      ok.map((r) => r.workload_report?.[field]).filter((v): v is number => typeof v === 'number');
     const calls = reported('empty_cache_calls');
     const callSeconds = reported('empty_cache_seconds');
     const failed = ok.length === 0 || base.length === 0;
     return {
       value,
       baseline: isBaseline,
-      ...(calls.length > 0 ? { empty_cache: { calls: median(calls), seconds: callSeconds.length > 0 ? median(callSeconds) : 0 } } : {}),
+      ...(calls.length > 0
+        ? { empty_cache: { calls: median(calls), seconds: callSeconds.length > 0 ? median(callSeconds) : 0 } }
+        : {}),
       trials: all.map((r) => r.index),
       ok_trials: ok.length,
       failures,
       ...(arm.stopped ? { stopped: arm.stopped } : {}),
-      throughput: logMeanInterval(ok.map((r) => ratioThroughput(r.steps)).filter((v): v is number => v !== null && v > 0), 0.05),
-      peak_memory: logMeanInterval(memory.filter((b) => b > 0), 0.05),
+      throughput: logMeanInterval(
+        ok.map((r) => ratioThroughput(r.steps)).filter((v): v is number => v !== null && v > 0),
+        0.05,
+      ),
+      peak_memory: logMeanInterval(
+        memory.filter((b) => b > 0),
+        0.05,
+      ),
       stall_fraction: stallFraction(ok.flatMap((r) => r.steps)),
       throughput_ratio: isBaseline ? null : arm.ratio,
       memory_ratio: isBaseline ? null : arm.memoryRatio,
@@ -83,8 +120,24 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
       memory_p: isBaseline ? null : (arm.memoryRatio?.p ?? null),
       decision: isBaseline ? 'baseline' : failed ? 'failed' : arm.decision,
       decided_at: isBaseline ? null : arm.decidedAt,
-      verdict: isBaseline ? 'baseline' : failed ? 'failed' : speedVerdict(arm.decision === 'faster' ? 'higher' : arm.decision === 'slower' ? 'lower' : 'same'),
-      memory_verdict: isBaseline ? 'baseline' : failed ? 'failed' : memory.length === 0 ? 'not measured' : memoryVerdict(arm.memoryDecision === 'more memory' ? 'higher' : arm.memoryDecision === 'less memory' ? 'lower' : 'same'),
+      verdict: isBaseline
+        ? 'baseline'
+        : failed
+          ? 'failed'
+          : speedVerdict(arm.decision === 'faster' ? 'higher' : arm.decision === 'slower' ? 'lower' : 'same'),
+      memory_verdict: isBaseline
+        ? 'baseline'
+        : failed
+          ? 'failed'
+          : memory.length === 0
+            ? 'not measured'
+            : memoryVerdict(
+                arm.memoryDecision === 'more memory'
+                  ? 'higher'
+                  : arm.memoryDecision === 'less memory'
+                    ? 'lower'
+                    : 'same',
+              ),
     };
   });
 
@@ -93,7 +146,9 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
   for (const row of rows.filter((r) => !r.baseline)) {
     const label = `${param}=${String(row.value)} vs ${String(baseline)}`;
     if (row.verdict === 'failed') {
-      notes.push(`${label}: ${base.length === 0 ? 'the baseline' : 'this arm'} has no successful trial, so there is nothing to compare`);
+      notes.push(
+        `${label}: ${base.length === 0 ? 'the baseline' : 'this arm'} has no successful trial, so there is nothing to compare`,
+      );
       continue;
     }
     const why =
@@ -108,7 +163,9 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     const memory = row.memory_ratio ? `, peak memory ${pct(row.memory_ratio)} (${row.memory_verdict})` : '';
     notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
   }
-  notes.push(`CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) and spent over the looks), valid at whichever look decided`);
+  notes.push(
+    `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) and spent over the looks), valid at whichever look decided`,
+  );
   const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows);
   const baseRow = rows.find((r) => r.baseline)!;
   if (nameOnly) {
@@ -140,7 +197,14 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
     budget_exhausted: result.budgetExhausted,
     chosen: chosenRow.value,
   };
-  return { name, kind: 'compare', chosen: evidence[param] ? { [param]: chosenRow.value } : {}, evidence, notes, result: summary };
+  return {
+    name,
+    kind: 'compare',
+    chosen: evidence[param] ? { [param]: chosenRow.value } : {},
+    evidence,
+    notes,
+    result: summary,
+  };
 }
 
 /**
@@ -149,14 +213,21 @@ export async function runCompareStage(ctx: StageContext, spec: CompareStageSpec,
  * code, so a measured difference is the machine's (contention, drift), never the policy's: the
  * baseline is kept and the arms with a verdict anyway are returned as flagged.
  */
-export function chooseArm(rows: CompareArmRow[]): { chosen: CompareArmRow; faster: CompareArmRow | undefined; nameOnly: boolean; flagged: CompareArmRow[] } {
+export function chooseArm(rows: CompareArmRow[]): {
+  chosen: CompareArmRow;
+  faster: CompareArmRow | undefined;
+  nameOnly: boolean;
+  flagged: CompareArmRow[];
+} {
   const baseRow = rows.find((r) => r.baseline);
   if (!baseRow) throw new Error('compare: no baseline arm');
   const nameOnly = rows.every((r) => r.empty_cache?.calls === 0);
   const flagged = nameOnly ? rows.filter((r) => r.verdict === 'faster' || r.verdict === 'slower') : [];
   const faster = nameOnly
     ? undefined
-    : rows.filter((r) => r.verdict === 'faster').sort((a, b) => (b.throughput_ratio?.estimate ?? 0) - (a.throughput_ratio?.estimate ?? 0))[0];
+    : rows
+        .filter((r) => r.verdict === 'faster')
+        .sort((a, b) => (b.throughput_ratio?.estimate ?? 0) - (a.throughput_ratio?.estimate ?? 0))[0];
   return { chosen: faster ?? baseRow, faster, nameOnly, flagged };
 }
 

@@ -6,7 +6,11 @@ import { ratioThroughput } from '../../stats/throughput.js';
 import type { Config, DeviceChoice, TrialRecord } from '../../domain/index.js';
 
 /** One row per device class among the records that carry a node (they ran in SLURM jobs). */
-export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config) => string, costOrder: readonly string[]): DeviceChoice[] {
+export function deviceMatrix(
+  records: readonly TrialRecord[],
+  keyOf: (c: Config) => string,
+  costOrder: readonly string[],
+): DeviceChoice[] {
   const byDevice = new Map<string, TrialRecord[]>();
   for (const r of records) if (r.node) byDevice.set(r.node.device, [...(byDevice.get(r.node.device) ?? []), r]);
   return [...byDevice]
@@ -20,7 +24,11 @@ export function deviceMatrix(records: readonly TrialRecord[], keyOf: (c: Config)
         byConfig.set(key, g);
       }
       const ranking = rankIndependent(
-        [...byConfig].map(([key, g]) => ({ key, config: g.config, rates: g.steps.map((s) => ratioThroughput(s)).filter((r): r is number => r !== null && r > 0) })),
+        [...byConfig].map(([key, g]) => ({
+          key,
+          config: g.config,
+          rates: g.steps.map((s) => ratioThroughput(s)).filter((r): r is number => r !== null && r > 0),
+        })),
         costOrder,
       );
       const chosen = ranking.chosen;

@@ -18,10 +18,16 @@ const MAX_LOWERING_TRIALS = 8;
  * config and has not yet survived a confirmation-length run with exactly that config. Updates the
  * stage's outcome, the config and the evidence in place.
  */
-export async function finalConfirmations(ctx: StageContext, outcomes: StageOutcome[], evidence: Record<string, Evidence>): Promise<void> {
+export async function finalConfirmations(
+  ctx: StageContext,
+  outcomes: StageOutcome[],
+  evidence: Record<string, Evidence>,
+): Promise<void> {
   for (const outcome of outcomes) {
     if (outcome.kind !== 'max-batch') continue;
-    const spec = ctx.experiment.stages.find((s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === outcome.name);
+    const spec = ctx.experiment.stages.find(
+      (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === outcome.name,
+    );
     const summary = outcome.result;
     if (!spec || spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) continue;
     const param = spec.param;
@@ -29,7 +35,8 @@ export async function finalConfirmations(ctx: StageContext, outcomes: StageOutco
     if (ctx.baseConfig[param] !== summary.chosen) continue;
     const final: Config = { ...ctx.baseConfig };
     const mine = ctx.records.filter((r) => r.stage === outcome.name);
-    if (mine.some((r) => r.outcome === 'ok' && r.steps.length >= spec.confirm_steps && sameConfig(r.config, final))) continue;
+    if (mine.some((r) => r.outcome === 'ok' && r.steps.length >= spec.confirm_steps && sameConfig(r.config, final)))
+      continue;
     const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
     const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));
     const result = await confirmOrLower(ctx, spec, outcome.name, final, summary.chosen, changed);
@@ -48,7 +55,11 @@ export async function finalConfirmations(ctx: StageContext, outcomes: StageOutco
         outcome.chosen[param] = result.batch;
         const e = evidence[param];
         if (e) {
-          const lowered: Evidence = { ...e, rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`, trials: result.survived ? [result.survived.trial] : [] };
+          const lowered: Evidence = {
+            ...e,
+            rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`,
+            trials: result.survived ? [result.survived.trial] : [],
+          };
           evidence[param] = lowered;
           outcome.evidence[param] = lowered;
         }
@@ -58,26 +69,64 @@ export async function finalConfirmations(ctx: StageContext, outcomes: StageOutco
 }
 
 /** One confirmation-length run at `batch` with `final`; on failure, lower the batch until a run holds. */
-async function confirmOrLower(ctx: StageContext, spec: MaxBatchStageSpec, stage: string, final: Config, from: number, changed: Config): Promise<FinalConfirmation> {
+async function confirmOrLower(
+  ctx: StageContext,
+  spec: MaxBatchStageSpec,
+  stage: string,
+  final: Config,
+  from: number,
+  changed: Config,
+): Promise<FinalConfirmation> {
   const m = spec.multiple_of;
   const trials: number[] = [];
   let n = 0;
   const run = async (batch: number): Promise<TrialRecord> => {
     n += 1;
-    const measure = { warmupSteps: ctx.experiment.measure.warmup_steps, steps: spec.confirm_steps, ...(spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}) };
-    const record = await runJournaledTrial(ctx, stage, 'final-confirm', { ...final, [spec.param]: batch }, measure, { n, ofAbout: n, show: [spec.param, ...Object.keys(changed)] });
+    const measure = {
+      warmupSteps: ctx.experiment.measure.warmup_steps,
+      steps: spec.confirm_steps,
+      ...(spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
+    };
+    const record = await runJournaledTrial(ctx, stage, 'final-confirm', { ...final, [spec.param]: batch }, measure, {
+      n,
+      ofAbout: n,
+      show: [spec.param, ...Object.keys(changed)],
+    });
     trials.push(record.index);
     return record;
   };
-  ctx.progress.stage(`${stage}: final confirmation`, `${spec.param}=${from} for ${spec.confirm_steps} steps with the final config`);
-  const what = Object.keys(changed).length > 0 ? `with the final config (${Object.entries(changed).map(([k, v]) => `${k}=${String(v)}`).join(', ')} chosen after the search)` : 'with the final config';
+  ctx.progress.stage(
+    `${stage}: final confirmation`,
+    `${spec.param}=${from} for ${spec.confirm_steps} steps with the final config`,
+  );
+  const what =
+    Object.keys(changed).length > 0
+      ? `with the final config (${Object.entries(changed)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(', ')} chosen after the search)`
+      : 'with the final config';
   const first = await run(from);
   if (first.outcome === 'ok') {
     const s = survival([first], spec.param)!;
-    return { changed, from, batch: from, outcome: 'ok', trials, survived: s, statement: `${spec.param}=${from} ${s.statement}: confirmed ${what}` };
+    return {
+      changed,
+      from,
+      batch: from,
+      outcome: 'ok',
+      trials,
+      survived: s,
+      statement: `${spec.param}=${from} ${s.statement}: confirmed ${what}`,
+    };
   }
   if (first.outcome !== 'oom' && first.outcome !== 'timeout') {
-    return { changed, from, batch: from, outcome: 'failed', trials, statement: `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${first.reason}); it is kept, but the training may fail the same way: see trial ${first.index}` };
+    return {
+      changed,
+      from,
+      batch: from,
+      outcome: 'failed',
+      trials,
+      statement: `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${first.reason}); it is kept, but the training may fail the same way: see trial ${first.index}`,
+    };
   }
   // Lower geometrically until a batch holds, then bisect between it and the lowest failure.
   let hi = from / m;
@@ -94,10 +143,18 @@ async function confirmOrLower(ctx: StageContext, spec: MaxBatchStageSpec, stage:
     }
   }
   if (!okRecord) {
-    return { changed, from, batch: null, outcome: 'failed', trials, statement: `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}), and no smaller batch held within ${trials.length} trials; no ${spec.param} is written` };
+    return {
+      changed,
+      from,
+      batch: null,
+      outcome: 'failed',
+      trials,
+      statement: `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}), and no smaller batch held within ${trials.length} trials; no ${spec.param} is written`,
+    };
   }
   const s = survival([okRecord], spec.param)!;
-  const exact = hi - lo <= 1 ? ` (${hi * m} failed)` : ` (not exact: the lowering stopped after ${trials.length} trials)`;
+  const exact =
+    hi - lo <= 1 ? ` (${hi * m} failed)` : ` (not exact: the lowering stopped after ${trials.length} trials)`;
   return {
     changed,
     from,

@@ -12,7 +12,11 @@ import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
 /** Trials per config of a grid, and the most rounds of a race, when `repeats` is not given. */
 
-export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, name: string): Promise<StageOutcomeOf<'sweep'>> {
+export async function runSweepStage(
+  ctx: StageContext,
+  spec: SweepStageSpec,
+  name: string,
+): Promise<StageOutcomeOf<'sweep'>> {
   const exp = ctx.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
@@ -20,14 +24,26 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const candidates = grid(spec.params as Record<string, ParamSpec>, spec.applies_when);
   const full = grid(spec.params as Record<string, ParamSpec>).length;
   if (candidates.length < full) {
-    ctx.progress.note(`${full - candidates.length} of ${full} configs coincide because ${Object.entries(spec.applies_when).map(([p, c]) => `${p} applies only when ${c} is set`).join(', ')}; ${candidates.length} remain`);
+    ctx.progress.note(
+      `${full - candidates.length} of ${full} configs coincide because ${Object.entries(spec.applies_when)
+        .map(([p, c]) => `${p} applies only when ${c} is set`)
+        .join(', ')}; ${candidates.length} remain`,
+    );
   }
   const runnable: Config[] = [];
   const rows: SweepConfigRow[] = [];
   for (const c of candidates) {
     const reason = constraints.check({ ...ctx.baseConfig, ...c });
     if (reason) {
-      rows.push({ key: keyOf(c), config: c, status: 'pruned', why: reason, trials: [], throughput: null, stall_fraction: null });
+      rows.push({
+        key: keyOf(c),
+        config: c,
+        status: 'pruned',
+        why: reason,
+        trials: [],
+        throughput: null,
+        stall_fraction: null,
+      });
       ctx.progress.note(`pruned ${keyOf(c)}: ${reason}`);
     } else runnable.push(c);
   }
@@ -36,7 +52,10 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const repeats = spec.repeats ?? SWEEP_REPEATS[strategy];
   const indices = new Map<string, number[]>();
   let n = 0;
-  const expected = strategy === 'grid' ? runnable.length * repeats : runnable.length * spec.min_rounds + Math.ceil(runnable.length / 3) * (repeats - spec.min_rounds);
+  const expected =
+    strategy === 'grid'
+      ? runnable.length * repeats
+      : runnable.length * spec.min_rounds + Math.ceil(runnable.length / 3) * (repeats - spec.min_rounds);
   const specOf = (config: Config, o: { steps?: number; role: string }): TrialSpec => ({
     stage: name,
     role: o.role,
@@ -46,7 +65,11 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
-    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, { n, ofAbout: expected, show: names });
+    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, {
+      n,
+      ofAbout: expected,
+      show: names,
+    });
     const list = indices.get(keyOf(config)) ?? [];
     list.push(record.index);
     indices.set(keyOf(config), list);
@@ -62,23 +85,42 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
     minRounds: spec.min_rounds,
     noiseBand: spec.noise_band,
     pruned: rows.length,
-    plan: (trials) => planTrials(ctx, trials.map((t) => specOf(t.config, t.opts))),
+    plan: (trials) =>
+      planTrials(
+        ctx,
+        trials.map((t) => specOf(t.config, t.opts)),
+      ),
   });
   for (const arm of result.arms) {
     const ok = arm.trials.filter((t) => t.outcome === 'ok').flatMap((t) => t.steps);
-    rows.push({ key: arm.key, config: arm.config, status: arm.status, ...(arm.why ? { why: arm.why } : {}), trials: indices.get(arm.key) ?? [], throughput: arm.ci, stall_fraction: stallFraction(ok) });
+    rows.push({
+      key: arm.key,
+      config: arm.config,
+      status: arm.status,
+      ...(arm.why ? { why: arm.why } : {}),
+      trials: indices.get(arm.key) ?? [],
+      throughput: arm.ci,
+      stall_fraction: stallFraction(ok),
+    });
   }
   const chosen = result.ranking.chosen;
   const evidence: Record<string, Evidence> = {};
   const notes = [...result.notes];
   if (chosen) {
     for (const p of names.filter((q) => chosen.config[q] !== undefined)) {
-      evidence[p] = { stage: name, rule: result.ranking.note ?? 'best throughput', samples_per_second: chosen.ci, trials: indices.get(chosen.key) ?? [] };
+      evidence[p] = {
+        stage: name,
+        rule: result.ranking.note ?? 'best throughput',
+        samples_per_second: chosen.ci,
+        trials: indices.get(chosen.key) ?? [],
+      };
     }
   } else {
     // Say why: the first failure's reason (an OOM at this batch, a workload that never stops).
     const failed = ctx.records.find((r) => r.stage === name && r.outcome !== 'ok');
-    notes.push(`no config finished a trial: nothing was chosen${failed ? ` (trial ${failed.index}: ${failed.outcome}, ${failed.reason})` : ''}`);
+    notes.push(
+      `no config finished a trial: nothing was chosen${failed ? ` (trial ${failed.index}: ${failed.outcome}, ${failed.reason})` : ''}`,
+    );
   }
   const summary: SweepSummary = {
     strategy,
@@ -92,5 +134,14 @@ export async function runSweepStage(ctx: StageContext, spec: SweepStageSpec, nam
   };
   const stageRecords = ctx.records.filter((r) => r.stage === name);
   if (stageRecords.some((r) => r.node)) summary.by_device = deviceMatrix(stageRecords, keyOf, spec.cost ?? names);
-  return { name, kind: 'sweep', chosen: chosen ? Object.fromEntries(names.filter((p) => chosen.config[p] !== undefined).map((p) => [p, chosen.config[p]!])) : {}, evidence, notes, result: summary };
+  return {
+    name,
+    kind: 'sweep',
+    chosen: chosen
+      ? Object.fromEntries(names.filter((p) => chosen.config[p] !== undefined).map((p) => [p, chosen.config[p]!]))
+      : {},
+    evidence,
+    notes,
+    result: summary,
+  };
 }

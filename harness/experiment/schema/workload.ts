@@ -1,6 +1,12 @@
 // The workload part of the experiment schema: ONNX (a generated model or a file) or any command.
 import { z } from 'zod';
-import { ARENA_POLICIES, EXECUTION_PROVIDERS, MODEL_KINDS, MODEL_SIZE_DEFAULTS, type ModelKind } from '../../workloads/onnx/spec.js';
+import {
+  ARENA_POLICIES,
+  EXECUTION_PROVIDERS,
+  MODEL_KINDS,
+  MODEL_SIZE_DEFAULTS,
+  type ModelKind,
+} from '../../workloads/onnx/spec.js';
 import { didYouMean } from '../did-you-mean.js';
 import {
   bool,

@@ -5,12 +5,17 @@ import { ratioLayers, ratioRows } from './ratio.js';
 import { base, type Chart } from './spec.js';
 
 export function beforeAfterChart(cmp: BeforeAfter): Chart {
-  const rows = cmp.metrics.flatMap((m) => ratioRows('metric', m.metric, m.throughput_ratio, m.verdict, m.memory_ratio, m.memory_verdict));
+  const rows = cmp.metrics.flatMap((m) =>
+    ratioRows('metric', m.metric, m.throughput_ratio, m.verdict, m.memory_ratio, m.memory_verdict),
+  );
   return {
     name: 'before-after',
     title: 'after / before, per shared metric',
     spec: {
-      ...base(`after / before: ${cmp.after.run_id} vs ${cmp.before.run_id}`, `Ratios with 95% bootstrap CIs; grey band: +/-${(cmp.noise_band * 100).toFixed(1)}% noise band.`),
+      ...base(
+        `after / before: ${cmp.after.run_id} vs ${cmp.before.run_id}`,
+        `Ratios with 95% bootstrap CIs; grey band: +/-${(cmp.noise_band * 100).toFixed(1)}% noise band.`,
+      ),
       width: 420,
       height: { step: 26 },
       layer: ratioLayers(rows, { field: 'metric' }, 'after / before', cmp.noise_band),

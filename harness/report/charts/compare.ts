@@ -16,7 +16,9 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
     memory_low: round(a.peak_memory ? a.peak_memory.low / MIB : null),
     memory_high: round(a.peak_memory ? a.peak_memory.high / MIB : null),
   }));
-  const ratios = r.arms.filter((a) => !a.baseline).flatMap((a) => ratioRows('arm', String(a.value), a.throughput_ratio, a.verdict, a.memory_ratio, a.memory_verdict));
+  const ratios = r.arms
+    .filter((a) => !a.baseline)
+    .flatMap((a) => ratioRows('arm', String(a.value), a.throughput_ratio, a.verdict, a.memory_ratio, a.memory_verdict));
   const order = arms.map((a) => a.arm);
   const y = { field: 'arm', type: 'nominal', sort: order, title: r.param };
   const ciPanel = (field: string, low: string, high: string, title: string) => ({
@@ -25,17 +27,37 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
     data: { values: arms.filter((a) => (a as Record<string, unknown>)[field] !== null) },
     encoding: { y },
     layer: [
-      { mark: 'rule', encoding: { x: { field: low, type: 'quantitative', title, scale: { zero: false } }, x2: { field: high } } },
-      { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field, type: 'quantitative' }, tooltip: [{ field: 'arm' }, { field }, { field: low }, { field: high }] } },
+      {
+        mark: 'rule',
+        encoding: { x: { field: low, type: 'quantitative', title, scale: { zero: false } }, x2: { field: high } },
+      },
+      {
+        mark: { type: 'point', filled: true, size: 60 },
+        encoding: {
+          x: { field, type: 'quantitative' },
+          tooltip: [{ field: 'arm' }, { field }, { field: low }, { field: high }],
+        },
+      },
     ],
   });
-  const ratioPanel = { width: 260, height: { step: 22 }, layer: ratioLayers(ratios, { field: 'arm', sort: order }, `ratio to ${String(r.baseline)}`, r.noise_band) };
+  const ratioPanel = {
+    width: 260,
+    height: { step: 22 },
+    layer: ratioLayers(ratios, { field: 'arm', sort: order }, `ratio to ${String(r.baseline)}`, r.noise_band),
+  };
   return {
     name: `compare-${slug(stage)}`,
     title: `${stage}: ${r.param} compared`,
     spec: {
-      ...base(`${stage}: ${r.param} arms, medians with 95% CIs, and ratios to ${String(r.baseline)}`, `Grey band: the +/-${(r.noise_band * 100).toFixed(1)}% noise band around 1.`),
-      hconcat: [ciPanel('samples_per_second', 'low', 'high', 'samples/s (geometric mean)'), ciPanel('memory_mib', 'memory_low', 'memory_high', 'peak memory (MiB, geometric mean)'), ratioPanel],
+      ...base(
+        `${stage}: ${r.param} arms, medians with 95% CIs, and ratios to ${String(r.baseline)}`,
+        `Grey band: the +/-${(r.noise_band * 100).toFixed(1)}% noise band around 1.`,
+      ),
+      hconcat: [
+        ciPanel('samples_per_second', 'low', 'high', 'samples/s (geometric mean)'),
+        ciPanel('memory_mib', 'memory_low', 'memory_high', 'peak memory (MiB, geometric mean)'),
+        ratioPanel,
+      ],
     },
   };
 }

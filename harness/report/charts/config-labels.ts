@@ -16,15 +16,16 @@ export interface ConfigLabels {
 }
 
 /** `configs[i][p]` undefined means that p does not apply to config i (applies_when); it is left out of the label. */
-export function configLabels(params: readonly string[], configs: readonly Readonly<Record<string, ParamValue | undefined>>[]): ConfigLabels {
+export function configLabels(
+  params: readonly string[],
+  configs: readonly Readonly<Record<string, ParamValue | undefined>>[],
+): ConfigLabels {
   const shown = (v: ParamValue | undefined) => (v === undefined ? undefined : String(v));
   const differ = params.filter((p) => new Set(configs.map((c) => shown(c[p]))).size > 1);
   const varying = differ.length > 0 ? differ : params;
   const build = (names: ReadonlyMap<string, string>) =>
     configs.map((c) =>
-      varying
-        .flatMap((p) => (c[p] === undefined ? [] : [`${names.get(p)}=${shown(c[p])}`]))
-        .join(' '),
+      varying.flatMap((p) => (c[p] === undefined ? [] : [`${names.get(p)}=${shown(c[p])}`])).join(' '),
     );
   let names = new Map(varying.map((p) => [p, p]));
   let labels = build(names);
@@ -43,7 +44,16 @@ export function configLabels(params: readonly string[], configs: readonly Readon
  * would share an abbreviation, both keep their full name.
  */
 export function abbreviations(params: readonly string[]): Map<string, string> {
-  const short = new Map(params.map((p) => [p, p.split(/[_\W]+/).filter(Boolean).map((w) => w[0]!.toLowerCase()).join('') || p]));
+  const short = new Map(
+    params.map((p) => [
+      p,
+      p
+        .split(/[_\W]+/)
+        .filter(Boolean)
+        .map((w) => w[0]!.toLowerCase())
+        .join('') || p,
+    ]),
+  );
   const count = new Map<string, number>();
   for (const s of short.values()) count.set(s, (count.get(s) ?? 0) + 1);
   // An abbreviation may not be another parameter's full name either.

@@ -7,7 +7,6 @@ import { sweepCharts } from './sweep.js';
 import { telemetryChart } from './telemetry.js';
 import type { StageOutcome, TrialRecord } from '../../domain/index.js';
 
-
 export function stageCharts(stage: StageOutcome, records: readonly TrialRecord[]): Chart[] {
   const own = records.filter((r) => r.stage === stage.name);
   const charts: Chart[] = [];
@@ -15,7 +14,8 @@ export function stageCharts(stage: StageOutcome, records: readonly TrialRecord[]
   if (stage.kind === 'max-batch') {
     const r = stage.result;
     charts.push(maxBatchChart(stage.name, r, own));
-    representative = lastOk(own.filter((t) => t.role === 'confirm')) ?? lastOk(own.filter((t) => Number(t.config[r.param]) === r.max));
+    representative =
+      lastOk(own.filter((t) => t.role === 'confirm')) ?? lastOk(own.filter((t) => Number(t.config[r.param]) === r.max));
   } else if (stage.kind === 'sweep') {
     const r = stage.result;
     charts.push(...sweepCharts(stage.name, r));

@@ -14,10 +14,24 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
     capped_mib: round(t.peak_limited_bytes === null ? null : t.peak_limited_bytes / MIB),
   }));
   const memory = probes.flatMap((p) => [
-    ...(p.rss_mib !== null ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak RSS', mib: p.rss_mib }] : []),
-    ...(p.capped_mib !== null && p.capped_mib !== p.rss_mib ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak of the capped quantity', mib: p.capped_mib }] : []),
+    ...(p.rss_mib !== null
+      ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak RSS', mib: p.rss_mib }]
+      : []),
+    ...(p.capped_mib !== null && p.capped_mib !== p.rss_mib
+      ? [
+          {
+            batch: p.batch,
+            trial: p.trial,
+            outcome: p.outcome,
+            measure: 'peak of the capped quantity',
+            mib: p.capped_mib,
+          },
+        ]
+      : []),
   ]);
-  const failed = probes.filter((p) => p.outcome !== 'ok').map((p) => ({ batch: p.batch, trial: p.trial, outcome: p.outcome, role: p.role }));
+  const failed = probes
+    .filter((p) => p.outcome !== 'ok')
+    .map((p) => ({ batch: p.batch, trial: p.trial, outcome: p.outcome, role: p.role }));
   const marks = [
     ['max', r.max],
     ['recommended', r.recommended],
@@ -27,10 +41,30 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
     .map(([label, batch], i) => ({ label: `${label} ${batch}`, batch, ypx: 10 + 12 * i }));
   const x = { field: 'batch', type: 'quantitative', scale: { type: 'log', base: 2 }, title: r.param };
   const answers = [
-    { data: { values: marks }, mark: { type: 'rule', strokeDash: [4, 3], color: '#555' }, encoding: { x: { field: 'batch', type: 'quantitative' } } },
-    { data: { values: marks }, mark: { type: 'text', align: 'left', dx: 3, baseline: 'middle', fontSize: 10, color: '#333' }, encoding: { x: { field: 'batch', type: 'quantitative' }, y: { field: 'ypx', type: 'quantitative', scale: null }, text: { field: 'label' } } },
+    {
+      data: { values: marks },
+      mark: { type: 'rule', strokeDash: [4, 3], color: '#555' },
+      encoding: { x: { field: 'batch', type: 'quantitative' } },
+    },
+    {
+      data: { values: marks },
+      mark: { type: 'text', align: 'left', dx: 3, baseline: 'middle', fontSize: 10, color: '#333' },
+      encoding: {
+        x: { field: 'batch', type: 'quantitative' },
+        y: { field: 'ypx', type: 'quantitative', scale: null },
+        text: { field: 'label' },
+      },
+    },
   ];
-  const oomMarks = { data: { values: failed }, mark: { type: 'point', shape: 'cross', size: 90, color: '#d62728', filled: true }, encoding: { x: { field: 'batch', type: 'quantitative' }, y: { value: 4 }, tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'outcome' }, { field: 'role' }] } };
+  const oomMarks = {
+    data: { values: failed },
+    mark: { type: 'point', shape: 'cross', size: 90, color: '#d62728', filled: true },
+    encoding: {
+      x: { field: 'batch', type: 'quantitative' },
+      y: { value: 4 },
+      tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'outcome' }, { field: 'role' }],
+    },
+  };
   const throughput = {
     width: 520,
     height: 200,
@@ -41,17 +75,36 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
         encoding: {
           x,
           y: { field: 'samples_per_second', type: 'quantitative', title: 'samples/s' },
-          tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'role' }, { field: 'samples_per_second', title: 'samples/s' }],
+          tooltip: [
+            { field: 'trial' },
+            { field: 'batch' },
+            { field: 'role' },
+            { field: 'samples_per_second', title: 'samples/s' },
+          ],
         },
       },
       oomMarks,
       ...answers,
     ],
   };
-  const capLayer = r.cap_bytes !== null ? [{ data: { values: [{ cap_mib: round(r.cap_bytes / MIB), label: `cap ${round(r.cap_bytes / MIB)} MiB` }] }, layer: [
-    { mark: { type: 'rule', color: '#d62728', strokeDash: [6, 3] }, encoding: { y: { field: 'cap_mib', type: 'quantitative' } } },
-    { mark: { type: 'text', align: 'left', dx: 4, dy: -4, color: '#d62728', fontSize: 10 }, encoding: { x: { value: 0 }, y: { field: 'cap_mib', type: 'quantitative' }, text: { field: 'label' } } },
-  ] }] : [];
+  const capLayer =
+    r.cap_bytes !== null
+      ? [
+          {
+            data: { values: [{ cap_mib: round(r.cap_bytes / MIB), label: `cap ${round(r.cap_bytes / MIB)} MiB` }] },
+            layer: [
+              {
+                mark: { type: 'rule', color: '#d62728', strokeDash: [6, 3] },
+                encoding: { y: { field: 'cap_mib', type: 'quantitative' } },
+              },
+              {
+                mark: { type: 'text', align: 'left', dx: 4, dy: -4, color: '#d62728', fontSize: 10 },
+                encoding: { x: { value: 0 }, y: { field: 'cap_mib', type: 'quantitative' }, text: { field: 'label' } },
+              },
+            ],
+          },
+        ]
+      : [];
   const mem = {
     width: 520,
     height: 200,
@@ -64,7 +117,13 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
           y: { field: 'mib', type: 'quantitative', title: 'MiB' },
           color: { field: 'measure', type: 'nominal', title: null, legend: { orient: 'top', labelLimit: 320 } },
           shape: { field: 'outcome', type: 'nominal', title: 'outcome', legend: { orient: 'top' } },
-          tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'measure' }, { field: 'mib', title: 'MiB' }, { field: 'outcome' }],
+          tooltip: [
+            { field: 'trial' },
+            { field: 'batch' },
+            { field: 'measure' },
+            { field: 'mib', title: 'MiB' },
+            { field: 'outcome' },
+          ],
         },
       },
       ...capLayer,
@@ -75,7 +134,10 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
     name: `max-batch-${slug(stage)}`,
     title: `${stage}: throughput and memory against ${r.param}`,
     spec: {
-      ...base(`${stage}: throughput and peak memory against ${r.param}`, `Probes of the max-batch stage; red crosses are failed probes (${failed.length}).`),
+      ...base(
+        `${stage}: throughput and peak memory against ${r.param}`,
+        `Probes of the max-batch stage; red crosses are failed probes (${failed.length}).`,
+      ),
       vconcat: [throughput, mem],
       resolve: { scale: { x: 'shared' } },
     },

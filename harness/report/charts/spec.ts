@@ -23,10 +23,18 @@ export const MIB = 1024 * 1024;
 
 /** A file-name-safe chart name from a stage name. */
 export function slug(text: string): string {
-  const s = text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const s = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return s || 'stage';
 }
 
 export function base(title: string, description: string): VlSpec {
-  return { $schema: VEGA_LITE_SCHEMA, title: { text: title, anchor: 'start' }, description, config: { font: 'sans-serif', view: { stroke: null } } };
+  return {
+    $schema: VEGA_LITE_SCHEMA,
+    title: { text: title, anchor: 'start' },
+    description,
+    config: { font: 'sans-serif', view: { stroke: null } },
+  };
 }

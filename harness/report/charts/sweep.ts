@@ -6,7 +6,10 @@ import type { SweepSummary } from '../../domain/index.js';
 
 export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
   // The ranked and stall charts name each config by the parameters that vary, in full (no label limit).
-  const names = configLabels(r.params, r.configs.map((c) => c.config));
+  const names = configLabels(
+    r.params,
+    r.configs.map((c) => c.config),
+  );
   const legend = names.legend.length > 0 ? names.legend.map(([a, p]) => `${a} = ${p}`).join(', ') : null;
   const titled = (title: string, description: string): VlSpec => {
     const spec = base(title, description);
@@ -28,25 +31,53 @@ export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
   const [px, py, ...rest] = r.params;
   if (px && measured.length > 0) {
     const facetField = rest.length > 0 ? 'facet' : undefined;
-    const values = measured.map(({ label: _label, ...x }) => ({ ...x, ...(facetField ? { facet: rest.map((p) => `${p}=${(x as Record<string, unknown>)[p]}`).join(' ') } : {}) }));
+    const values = measured.map(({ label: _label, ...x }) => ({
+      ...x,
+      ...(facetField ? { facet: rest.map((p) => `${p}=${(x as Record<string, unknown>)[p]}`).join(' ') } : {}),
+    }));
     const unit = {
       width: 46 * Math.max(1, new Set(values.map((v) => (v as Record<string, unknown>)[px])).size),
       height: 30 * Math.max(1, py ? new Set(values.map((v) => (v as Record<string, unknown>)[py])).size : 1),
       layer: [
-        { mark: 'rect', encoding: { color: { field: 'samples_per_second', type: 'quantitative', title: 'samples/s', scale: { scheme: 'viridis' } } } },
-        { mark: { type: 'text', fontSize: 9 }, encoding: { text: { field: 'samples_per_second', type: 'quantitative', format: '.3~s' }, color: { value: 'white' } } },
+        {
+          mark: 'rect',
+          encoding: {
+            color: {
+              field: 'samples_per_second',
+              type: 'quantitative',
+              title: 'samples/s',
+              scale: { scheme: 'viridis' },
+            },
+          },
+        },
+        {
+          mark: { type: 'text', fontSize: 9 },
+          encoding: {
+            text: { field: 'samples_per_second', type: 'quantitative', format: '.3~s' },
+            color: { value: 'white' },
+          },
+        },
       ],
       encoding: {
         x: { field: px, type: 'ordinal', title: px },
         ...(py ? { y: { field: py, type: 'ordinal', title: py } } : {}),
-        tooltip: [{ field: 'config' }, { field: 'samples_per_second', title: 'samples/s' }, { field: 'low' }, { field: 'high' }, { field: 'status' }],
+        tooltip: [
+          { field: 'config' },
+          { field: 'samples_per_second', title: 'samples/s' },
+          { field: 'low' },
+          { field: 'high' },
+          { field: 'status' },
+        ],
       },
     };
     charts.push({
       name: `sweep-${slug(stage)}-heatmap`,
       title: `${stage}: throughput over ${r.params.join(', ')}`,
       spec: {
-        ...base(`${stage}: median throughput over ${[px, py].filter(Boolean).join(' and ')}${rest.length ? `, by ${rest.join(', ')}` : ''}`, 'Pooled samples/s of each config that finished a trial.'),
+        ...base(
+          `${stage}: median throughput over ${[px, py].filter(Boolean).join(' and ')}${rest.length ? `, by ${rest.join(', ')}` : ''}`,
+          'Pooled samples/s of each config that finished a trial.',
+        ),
         data: { values },
         ...(facetField ? { facet: { field: facetField, type: 'nominal', title: null }, columns: 4, spec: unit } : unit),
       },
@@ -57,19 +88,43 @@ export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
       name: `sweep-${slug(stage)}-ranked`,
       title: `${stage}: configs ranked by throughput`,
       spec: {
-        ...titled(`${stage}: configs ranked by samples/s (95% CI)`, 'Each config with its bootstrap CI; ties with the best go to the cheapest.'),
+        ...titled(
+          `${stage}: configs ranked by samples/s (95% CI)`,
+          'Each config with its bootstrap CI; ties with the best go to the cheapest.',
+        ),
         data: { values: measured },
         width: 420,
         height: { step: 16 },
-        encoding: { y: { field: 'label', type: 'nominal', sort: { field: 'samples_per_second', order: 'descending' }, title: null, axis: { labelLimit: 0 } } },
+        encoding: {
+          y: {
+            field: 'label',
+            type: 'nominal',
+            sort: { field: 'samples_per_second', order: 'descending' },
+            title: null,
+            axis: { labelLimit: 0 },
+          },
+        },
         layer: [
-          { mark: { type: 'rule' }, encoding: { x: { field: 'low', type: 'quantitative', title: 'samples/s', scale: { zero: false } }, x2: { field: 'high' } } },
+          {
+            mark: { type: 'rule' },
+            encoding: {
+              x: { field: 'low', type: 'quantitative', title: 'samples/s', scale: { zero: false } },
+              x2: { field: 'high' },
+            },
+          },
           {
             mark: { type: 'point', filled: true, size: 60 },
             encoding: {
               x: { field: 'samples_per_second', type: 'quantitative' },
               color: { field: 'status', type: 'nominal', legend: { orient: 'bottom', title: null } },
-              tooltip: [{ field: 'config' }, { field: 'samples_per_second', title: 'samples/s' }, { field: 'low' }, { field: 'high' }, { field: 'trials' }, { field: 'status' }],
+              tooltip: [
+                { field: 'config' },
+                { field: 'samples_per_second', title: 'samples/s' },
+                { field: 'low' },
+                { field: 'high' },
+                { field: 'trials' },
+                { field: 'status' },
+              ],
             },
           },
         ],
@@ -82,14 +137,29 @@ export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
       name: `sweep-${slug(stage)}-stall`,
       title: `${stage}: stall fraction per config`,
       spec: {
-        ...titled(`${stage}: share of step time waiting for data`, 'Stall fraction: data-wait time over step time, per config.'),
+        ...titled(
+          `${stage}: share of step time waiting for data`,
+          'Stall fraction: data-wait time over step time, per config.',
+        ),
         data: { values: stalled },
         width: 420,
         height: { step: 16 },
         mark: 'bar',
         encoding: {
-          y: { field: 'label', type: 'nominal', sort: { field: 'samples_per_second', order: 'descending' }, title: null, axis: { labelLimit: 0 } },
-          x: { field: 'stall', type: 'quantitative', title: 'stall fraction', axis: { format: '.0%' }, scale: { domain: [0, 1] } },
+          y: {
+            field: 'label',
+            type: 'nominal',
+            sort: { field: 'samples_per_second', order: 'descending' },
+            title: null,
+            axis: { labelLimit: 0 },
+          },
+          x: {
+            field: 'stall',
+            type: 'quantitative',
+            title: 'stall fraction',
+            axis: { format: '.0%' },
+            scale: { domain: [0, 1] },
+          },
           color: { field: 'status', type: 'nominal', legend: { orient: 'bottom', title: null } },
           tooltip: [{ field: 'config' }, { field: 'stall', format: '.1%' }],
         },

@@ -46,22 +46,30 @@ export function flagState(value: unknown): boolean | undefined {
 /** One template with its placeholders filled; undefined when the argument is left out. */
 export function expandArg(template: string, values: Readonly<Record<string, unknown>>): string | undefined {
   let omitted = false;
-  const text = template.replace(PLACEHOLDER, (source: string, name: string, dash?: string, fallback?: string, question?: string, flag?: string) => {
-    const v = Object.hasOwn(values, name) ? values[name] : undefined;
-    if (question && flag) {
-      const on = flagState(v);
-      if (on === undefined) throw new Error(`argument ${JSON.stringify(template)} is the flag ${source}: {${name}} must be true or false (or 1/0), got ${JSON.stringify(v)}`);
-      if (!on) omitted = true;
-      return flag;
-    }
-    if (v !== undefined) return String(v);
-    if (dash) return fallback ?? '';
-    if (question) {
-      omitted = true;
-      return '';
-    }
-    throw new Error(`argument ${JSON.stringify(template)} uses {${name}}, which has no value in this config; give it a default {${name}:-value} or make it optional {${name}?}`);
-  });
+  const text = template.replace(
+    PLACEHOLDER,
+    (source: string, name: string, dash?: string, fallback?: string, question?: string, flag?: string) => {
+      const v = Object.hasOwn(values, name) ? values[name] : undefined;
+      if (question && flag) {
+        const on = flagState(v);
+        if (on === undefined)
+          throw new Error(
+            `argument ${JSON.stringify(template)} is the flag ${source}: {${name}} must be true or false (or 1/0), got ${JSON.stringify(v)}`,
+          );
+        if (!on) omitted = true;
+        return flag;
+      }
+      if (v !== undefined) return String(v);
+      if (dash) return fallback ?? '';
+      if (question) {
+        omitted = true;
+        return '';
+      }
+      throw new Error(
+        `argument ${JSON.stringify(template)} uses {${name}}, which has no value in this config; give it a default {${name}:-value} or make it optional {${name}?}`,
+      );
+    },
+  );
   return omitted ? undefined : text;
 }
 

@@ -2,12 +2,27 @@
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configEnv, protocolEnv } from '../protocol/env.js';
-import { definedParams, type MeasureSteps, type TrainingCommand, type TrialCommand, type Workload } from '../workload.js';
+import {
+  definedParams,
+  type MeasureSteps,
+  type TrainingCommand,
+  type TrialCommand,
+  type Workload,
+} from '../workload.js';
 import { expandArg, expandArgs, programLength } from './template.js';
 import type { Config, ParamValue } from '../../domain/index.js';
 
 /** Where the Python adapter lives; the harness puts it on PYTHONPATH. */
-export const PYTHON_ADAPTER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'harness', 'workloads', 'python');
+export const PYTHON_ADAPTER_DIR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  '..',
+  '..',
+  '..',
+  '..',
+  'harness',
+  'workloads',
+  'python',
+);
 
 export interface CommandSpec {
   kind: 'command';
@@ -24,14 +39,19 @@ export class CommandWorkload implements Workload {
   readonly description: string;
   readonly fixedParams: Config;
 
-  constructor(private readonly spec: CommandSpec, private readonly baseDir: string) {
+  constructor(
+    private readonly spec: CommandSpec,
+    private readonly baseDir: string,
+  ) {
     this.fixedParams = definedParams(spec.params);
     this.description = `command ${spec.command.join(' ')}`;
   }
 
   command(config: Config, measure: MeasureSteps, override?: readonly string[]): TrialCommand {
     const { argv, cwd, extra } = this.expand(config, override ?? this.spec.command);
-    const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']].filter(Boolean).join(delimiter);
+    const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']]
+      .filter(Boolean)
+      .join(delimiter);
     return {
       argv,
       env: { ...extra, ...protocolEnv(config, measure), PYTHONPATH: pythonPath },
@@ -53,12 +73,19 @@ export class CommandWorkload implements Workload {
     return { ...config, ...(this.spec.python ? { python: this.spec.python } : {}) };
   }
 
-  private expand(config: Config, templates: readonly string[]): { argv: string[]; cwd: string; extra: Record<string, string> } {
+  private expand(
+    config: Config,
+    templates: readonly string[],
+  ): { argv: string[]; cwd: string; extra: Record<string, string> } {
     const values = this.values(config);
     let argv = expandArgs(templates, values);
     // A script given directly runs under the named interpreter.
     if (this.spec.python && argv[0]?.endsWith('.py')) argv = [this.spec.python, ...argv];
-    const cwd = this.spec.cwd ? (isAbsolute(this.spec.cwd) ? this.spec.cwd : resolve(this.baseDir, this.spec.cwd)) : this.baseDir;
+    const cwd = this.spec.cwd
+      ? isAbsolute(this.spec.cwd)
+        ? this.spec.cwd
+        : resolve(this.baseDir, this.spec.cwd)
+      : this.baseDir;
     // Environment values take templates too: NCCL_P2P_LEVEL: "{nccl_p2p_level}"; one left out is not set.
     const extra: Record<string, string> = {};
     for (const [name, template] of Object.entries(this.spec.env ?? {})) {

@@ -46,7 +46,12 @@ function sessionOptions(p: OnnxParams): ort.InferenceSession.SessionOptions {
   };
 }
 
-async function runFixedSteps(session: ort.InferenceSession, feeds: Record<string, ort.Tensor>, spec: OnnxChildSpec, batch: number): Promise<void> {
+async function runFixedSteps(
+  session: ort.InferenceSession,
+  feeds: Record<string, ort.Tensor>,
+  spec: OnnxChildSpec,
+  batch: number,
+): Promise<void> {
   const total = spec.warmupSteps + spec.steps;
   for (let i = 0; i < total; i++) {
     const start = process.hrtime.bigint();
@@ -57,7 +62,12 @@ async function runFixedSteps(session: ort.InferenceSession, feeds: Record<string
 }
 
 /** Steps fed by the data loader; each step's time includes its wait for data. */
-async function runPipelineSteps(session: ort.InferenceSession, feeds: Record<string, ort.Tensor>, spec: OnnxChildSpec, p: OnnxParams): Promise<void> {
+async function runPipelineSteps(
+  session: ort.InferenceSession,
+  feeds: Record<string, ort.Tensor>,
+  spec: OnnxChildSpec,
+  p: OnnxParams,
+): Promise<void> {
   const pipeline = spec.pipeline!;
   const [name, dims] = Object.entries(spec.inputs)[0]!;
   const shape = dims.map((d) => (typeof d === 'number' ? d : p.batch_size));
@@ -81,7 +91,14 @@ async function runPipelineSteps(session: ort.InferenceSession, feeds: Record<str
         if (next.done) break;
         await session.run({ ...feeds, [name]: new ort.Tensor('float32', next.value.data, shape) });
         const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-        events.emit({ event: 'step', samples: p.batch_size, seconds, data_wait_seconds: next.value.waitSeconds, warmup: step < spec.warmupSteps, epoch });
+        events.emit({
+          event: 'step',
+          samples: p.batch_size,
+          seconds,
+          data_wait_seconds: next.value.waitSeconds,
+          warmup: step < spec.warmupSteps,
+          epoch,
+        });
         step += 1;
       }
     }
@@ -94,7 +111,10 @@ async function main(): Promise<void> {
   const spec = readJsonEnv<OnnxChildSpec>(ONNX_WORKLOAD_ENV);
   const params: OnnxParams = { ...ONNX_PARAM_DEFAULTS, ...readJsonEnv<Partial<OnnxParams>>(ENV.config) } as OnnxParams;
   if (!Number.isInteger(params.batch_size) || params.batch_size < 1) {
-    events.emit({ event: 'error', message: `batch_size must be a positive integer, got ${JSON.stringify(params.batch_size)}` });
+    events.emit({
+      event: 'error',
+      message: `batch_size must be a positive integer, got ${JSON.stringify(params.batch_size)}`,
+    });
     process.exit(INVALID_EXIT_CODE);
   }
   if (params.arena === 'shrink-every-run') {

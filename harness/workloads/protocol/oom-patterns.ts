@@ -12,7 +12,11 @@ export const OOM_PATTERNS: readonly OomPattern[] = [
   { source: 'onnxruntime', pattern: /Failed to allocate memory for requested buffer/i },
   { source: 'onnxruntime', pattern: /BFCArena.*(?:Failed|unable) to allocate/i },
   { source: 'v8', pattern: /Array buffer allocation failed/i },
-  { source: 'v8', pattern: /JavaScript heap out of memory|Fatal process out of memory|Fatal process OOM|Allocation failed - process out of memory/i },
+  {
+    source: 'v8',
+    pattern:
+      /JavaScript heap out of memory|Fatal process out of memory|Fatal process OOM|Allocation failed - process out of memory/i,
+  },
   { source: 'pytorch', pattern: /CUDA out of memory/i },
   { source: 'pytorch', pattern: /OutOfMemoryError/ },
   { source: 'pytorch', pattern: /DefaultCPUAllocator: can't allocate memory/i },

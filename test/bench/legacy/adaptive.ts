@@ -87,13 +87,23 @@ export async function adaptivePairs(run: PairRunner, opts: AdaptiveOptions): Pro
     },
     () => {
       const ratio = medianRateRatioInterval(a, b, { seed: opts.seed ?? 1, resamples: opts.resamples ?? 2000 });
-      const decision = decideChange(trialRates(a), trialRates(b), ratio, { band, ...(opts.alpha !== undefined ? { alpha: opts.alpha } : {}) });
+      const decision = decideChange(trialRates(a), trialRates(b), ratio, {
+        band,
+        ...(opts.alpha !== undefined ? { alpha: opts.alpha } : {}),
+      });
       const equivalent = ratio !== null && ratio.low >= 1 - band && ratio.high <= 1 + band;
       return { result: { decision, ratio, equivalent }, decided: decision.direction !== 'same' || equivalent };
     },
     opts,
   );
   const last = out.last ?? { decision: decideChange([], [], null, { band }), ratio: null, equivalent: false };
-  const stoppedBy = out.stoppedBy === 'failed' ? 'failed' : out.stoppedBy === 'decided' ? (last.decision.direction !== 'same' ? 'change' : 'equivalent') : 'budget';
+  const stoppedBy =
+    out.stoppedBy === 'failed'
+      ? 'failed'
+      : out.stoppedBy === 'decided'
+        ? last.decision.direction !== 'same'
+          ? 'change'
+          : 'equivalent'
+        : 'budget';
   return { decision: last.decision, ratio: last.ratio, pairs: out.pairs, stoppedBy };
 }

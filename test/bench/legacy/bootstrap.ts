@@ -55,7 +55,11 @@ export function bootstrapMedian(values: readonly number[], opts: BootstrapOption
 }
 
 /** CI of median(b) / median(a), resampling each sample independently (e.g. peak memory per trial). */
-export function bootstrapMedianRatio(a: readonly number[], b: readonly number[], opts: BootstrapOptions = {}): Interval | null {
+export function bootstrapMedianRatio(
+  a: readonly number[],
+  b: readonly number[],
+  opts: BootstrapOptions = {},
+): Interval | null {
   if (a.length === 0 || b.length === 0) return null;
   const ma = median([...a]);
   if (ma <= 0) return null;

@@ -18,14 +18,19 @@ export interface Claim {
 export class ClaimSyntaxError extends Error {}
 
 const NUM = String.raw`(\d+(?:\.\d+)?)`;
-const RANGE = new RegExp(String.raw`^(?:~\s*)?(?:(>=|≥|at least)\s*)?${NUM}(?:\s*(?:-|–|to)\s*${NUM})?\s*(x|×|%)\s*(.*)$`, 'i');
+const RANGE = new RegExp(
+  String.raw`^(?:~\s*)?(?:(>=|≥|at least)\s*)?${NUM}(?:\s*(?:-|–|to)\s*${NUM})?\s*(x|×|%)\s*(.*)$`,
+  'i',
+);
 
 /** Parses a claim; `tolerance` widens a point claim such as "8x" to [8 / (1 + t), 8 * (1 + t)]. */
 export function parseClaim(text: string, tolerance = 0.1): Claim {
   const t = text.trim();
   const m = RANGE.exec(t);
   const fail = (why: string): never => {
-    throw new ClaimSyntaxError(`claim ${JSON.stringify(text)}: ${why}; expected a form such as "2-3x", ">=1.3x", "8x", "5-10% faster" or "40-50% less time"`);
+    throw new ClaimSyntaxError(
+      `claim ${JSON.stringify(text)}: ${why}; expected a form such as "2-3x", ">=1.3x", "8x", "5-10% faster" or "40-50% less time"`,
+    );
   };
   if (!m) return fail('not a speedup');
   const [, atLeast, a, b, unit, restRaw] = m;
@@ -36,7 +41,12 @@ export function parseClaim(text: string, tolerance = 0.1): Claim {
   if (atLeast && b !== undefined) fail('">=" takes a single number');
   const slower = /^(slower|more time|longer)\b/.test(rest);
   const lessTime = /^(less time|shorter|fewer seconds|less latency|lower latency)\b/.test(rest);
-  if (rest && !slower && !lessTime && !/^(faster|speedup|speed-up|more throughput|higher throughput|more\b|quicker|better)/.test(rest)) {
+  if (
+    rest &&
+    !slower &&
+    !lessTime &&
+    !/^(faster|speedup|speed-up|more throughput|higher throughput|more\b|quicker|better)/.test(rest)
+  ) {
     fail(`unknown direction ${JSON.stringify(restRaw)}`);
   }
   let low: number;
@@ -82,15 +92,26 @@ export function judgeClaim(claim: Claim, speedup: Interval | null): ClaimJudgeme
   if (!speedup) return { verdict: 'inconclusive', reason: 'no measurement: a side has no successful trial' };
   const band = describeBand(claim.low, claim.high, claim.oneSided);
   const ci = `${fmt(speedup.estimate)}x [${fmt(speedup.low)}, ${fmt(speedup.high)}]`;
-  if (speedup.low >= claim.low && speedup.high <= claim.high) return { verdict: 'confirmed', reason: `the CI ${ci} lies within ${band}` };
-  if (speedup.high < claim.low || speedup.low > claim.high) return { verdict: 'refuted', reason: `the CI ${ci} lies entirely outside ${band}` };
+  if (speedup.low >= claim.low && speedup.high <= claim.high)
+    return { verdict: 'confirmed', reason: `the CI ${ci} lies within ${band}` };
+  if (speedup.high < claim.low || speedup.low > claim.high)
+    return { verdict: 'refuted', reason: `the CI ${ci} lies entirely outside ${band}` };
   const width = speedup.high - speedup.low;
-  if (!claim.oneSided && width > claim.high - claim.low) return { verdict: 'inconclusive', reason: `too noisy: the CI ${ci} is wider than the claimed band ${band}; add trials or steps` };
+  if (!claim.oneSided && width > claim.high - claim.low)
+    return {
+      verdict: 'inconclusive',
+      reason: `too noisy: the CI ${ci} is wider than the claimed band ${band}; add trials or steps`,
+    };
   return { verdict: 'inconclusive', reason: `the CI ${ci} straddles an edge of ${band}; more trials may decide` };
 }
 
 /** The claimed band in words: ">= 1.3x", "<= 0.909x" (a one-sided "slower" claim) or "2x to 3x". */
-export function describeBand(low: number, high: number | null, oneSided: boolean, f: (v: number) => string = fmt): string {
+export function describeBand(
+  low: number,
+  high: number | null,
+  oneSided: boolean,
+  f: (v: number) => string = fmt,
+): string {
   if (!oneSided) return `${f(low)}x to ${f(high ?? Infinity)}x`;
   return high === null || high === Infinity ? `>= ${f(low)}x` : `<= ${f(high)}x`;
 }

@@ -15,7 +15,12 @@ export interface ChangeDecision {
   reason: string;
 }
 
-export function decideChange(before: readonly number[], after: readonly number[], ratio: Interval | null, opts: { alpha?: number; band?: number } = {}): ChangeDecision {
+export function decideChange(
+  before: readonly number[],
+  after: readonly number[],
+  ratio: Interval | null,
+  opts: { alpha?: number; band?: number } = {},
+): ChangeDecision {
   const alpha = opts.alpha ?? 0.05;
   const band = opts.band ?? 0.01;
   const p = before.length > 0 && after.length > 0 ? mannWhitney(before, after).p : 1;
@@ -23,7 +28,9 @@ export function decideChange(before: readonly number[], after: readonly number[]
   const significant = p < alpha;
   const outsideBand = d !== 'same';
   const changed = significant && outsideBand;
-  const ci = ratio ? `ratio ${ratio.estimate.toFixed(3)} [${ratio.low.toFixed(3)}, ${ratio.high.toFixed(3)}]` : 'no ratio';
+  const ci = ratio
+    ? `ratio ${ratio.estimate.toFixed(3)} [${ratio.low.toFixed(3)}, ${ratio.high.toFixed(3)}]`
+    : 'no ratio';
   const reason = changed
     ? `p = ${p.toPrecision(2)} < ${alpha} and the ${ci} lies outside 1 +/- ${band}`
     : !significant

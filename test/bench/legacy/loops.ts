@@ -44,7 +44,11 @@ export interface LegacyClaimResult {
  * judged after every pair from min_pairs with medianRateRatioInterval + judgeClaim; stops at the first
  * verdict other than inconclusive or at max_pairs. A trial always succeeds here.
  */
-export async function legacyClaimLoop(claimText: string, trial: LegacyTrialFn, opts: LegacyClaimOptions = {}): Promise<LegacyClaimResult> {
+export async function legacyClaimLoop(
+  claimText: string,
+  trial: LegacyTrialFn,
+  opts: LegacyClaimOptions = {},
+): Promise<LegacyClaimResult> {
   const claim = parseClaim(claimText, opts.tolerance ?? 0.1);
   const minPairs = opts.minPairs ?? 5;
   const maxPairs = opts.maxPairs ?? 20;
@@ -52,8 +56,12 @@ export async function legacyClaimLoop(claimText: string, trial: LegacyTrialFn, o
   const base: StepSample[][] = [];
   const cand: StepSample[][] = [];
   const judge = (): { verdict: ClaimVerdict; reason: string; speedup: Interval | null } => {
-    if (base.length === 0 || cand.length === 0) return { verdict: 'inconclusive', reason: 'not measured yet', speedup: null };
-    const speedup = medianRateRatioInterval(base, cand, { seed, ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}) });
+    if (base.length === 0 || cand.length === 0)
+      return { verdict: 'inconclusive', reason: 'not measured yet', speedup: null };
+    const speedup = medianRateRatioInterval(base, cand, {
+      seed,
+      ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}),
+    });
     return { ...judgeClaim(claim, speedup), speedup };
   };
   const out = await runPairs(
@@ -67,13 +75,26 @@ export async function legacyClaimLoop(claimText: string, trial: LegacyTrialFn, o
     },
     { minPairs, maxPairs },
   );
-  const judged = out.last ?? { ...judge(), verdict: 'inconclusive' as const, reason: `only ${out.pairs} pair(s) ran before the budget ended (min_pairs ${minPairs})` };
+  const judged = out.last ?? {
+    ...judge(),
+    verdict: 'inconclusive' as const,
+    reason: `only ${out.pairs} pair(s) ran before the budget ended (min_pairs ${minPairs})`,
+  };
   let reason = judged.reason;
-  if (judged.verdict === 'inconclusive') reason += out.stoppedBy === 'budget' ? '; the budget ran out' : `; stopped at max_pairs (${maxPairs})`;
+  if (judged.verdict === 'inconclusive')
+    reason += out.stoppedBy === 'budget' ? '; the budget ran out' : `; stopped at max_pairs (${maxPairs})`;
   const rb = trialRates(base);
   const rc = trialRates(cand);
   const p = rb.length > 0 && rc.length > 0 ? mannWhitney(rb, rc).p : null;
-  return { claim, verdict: judged.verdict, reason, speedup: judged.speedup, pairs: out.pairs, stoppedBy: out.stoppedBy, p };
+  return {
+    claim,
+    verdict: judged.verdict,
+    reason,
+    speedup: judged.speedup,
+    pairs: out.pairs,
+    stoppedBy: out.stoppedBy,
+    p,
+  };
 }
 
 export interface LegacyCompareOptions {
@@ -99,7 +120,10 @@ export interface LegacyCompareResult {
  * HEAD's compare stage verdict for one arm against the baseline: `rounds` rounds of baseline then arm,
  * then medianRateRatioInterval(baseline, arm) and decideChange on the per-trial throughputs with the noise band.
  */
-export async function legacyCompare(trial: LegacyTrialFn, opts: LegacyCompareOptions = {}): Promise<LegacyCompareResult> {
+export async function legacyCompare(
+  trial: LegacyTrialFn,
+  opts: LegacyCompareOptions = {},
+): Promise<LegacyCompareResult> {
   const rounds = opts.rounds ?? 5;
   const band = opts.band ?? 0.02;
   const seed = opts.seed ?? 1;
@@ -109,7 +133,10 @@ export async function legacyCompare(trial: LegacyTrialFn, opts: LegacyCompareOpt
     base.push(await trial('a', round));
     arm.push(await trial('b', round));
   }
-  const ratio = medianRateRatioInterval(base, arm, { seed, ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}) });
+  const ratio = medianRateRatioInterval(base, arm, {
+    seed,
+    ...(opts.resamples !== undefined ? { resamples: opts.resamples } : {}),
+  });
   const decision = decideChange(trialRates(base), trialRates(arm), ratio, { band });
   return { verdict: speedVerdict(decision.direction), direction: decision.direction, ratio, decision, rounds };
 }

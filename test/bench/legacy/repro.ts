@@ -52,7 +52,10 @@ const progress = (s: string) => process.stderr.write(`  .. ${s}\n`);
 
 const CLAIM_NOISE: Noise = { trial: 0.03, step: 0.05 };
 
-async function claimRate(candidateRate: number, seedBase: number): Promise<{ confirmed: number; refuted: number; meanPairs: number }> {
+async function claimRate(
+  candidateRate: number,
+  seedBase: number,
+): Promise<{ confirmed: number; refuted: number; meanPairs: number }> {
   let confirmed = 0;
   let refuted = 0;
   let pairs = 0;
@@ -108,15 +111,24 @@ async function race(noise: Noise, label: string, seedBase: number): Promise<void
     if (r.notes.some((n) => n.includes('significantly better than every other'))) significant++;
   }
   log(`    noise ${label}:`);
-  log(`      best (+2.5%) eliminated: ${pct(bestEliminated, RACE_REPS)}   [issue: ~50%]   (best chosen: ${pct(bestChosen, RACE_REPS)})`);
-  log(`      6 identical: mean eliminated ${(eliminated / RACE_REPS).toFixed(2)} of 5   [issue: 4.65]; note "significantly better than every other": ${pct(significant, RACE_REPS)}`);
+  log(
+    `      best (+2.5%) eliminated: ${pct(bestEliminated, RACE_REPS)}   [issue: ~50%]   (best chosen: ${pct(bestChosen, RACE_REPS)})`,
+  );
+  log(
+    `      6 identical: mean eliminated ${(eliminated / RACE_REPS).toFixed(2)} of 5   [issue: 4.65]; note "significantly better than every other": ${pct(significant, RACE_REPS)}`,
+  );
 }
 
 async function adaptiveAA(maxPairs: number, seedBase: number): Promise<number> {
   let changed = 0;
   for (let rep = 0; rep < REPS; rep++) {
     const z = gaussian(createRng(seedBase + rep));
-    const r = await adaptivePairs(async () => simulateTrial(z, BASE_RATE, 10, CLAIM_NOISE), { band: 0, minPairs: 5, maxPairs, resamples: RESAMPLES });
+    const r = await adaptivePairs(async () => simulateTrial(z, BASE_RATE, 10, CLAIM_NOISE), {
+      band: 0,
+      minPairs: 5,
+      maxPairs,
+      resamples: RESAMPLES,
+    });
     if (r.decision.direction !== 'same') changed++;
   }
   return changed;
@@ -124,21 +136,33 @@ async function adaptiveAA(maxPairs: number, seedBase: number): Promise<number> {
 
 async function main(): Promise<void> {
   const t0 = Date.now();
-  log(`Legacy (2aed9d5) verdict code, seeded simulation: ${REPS} reps for claims/adaptive (bootstrap resamples ${RESAMPLES}), ${RACE_REPS} reps per race scenario.`);
-  log(`Trials: 10 steps of ${SAMPLES_PER_STEP} samples at ${BASE_RATE} samples/s; lognormal trial noise sigma and step noise sigma as stated.`);
+  log(
+    `Legacy (2aed9d5) verdict code, seeded simulation: ${REPS} reps for claims/adaptive (bootstrap resamples ${RESAMPLES}), ${RACE_REPS} reps per race scenario.`,
+  );
+  log(
+    `Trials: 10 steps of ${SAMPLES_PER_STEP} samples at ${BASE_RATE} samples/s; lognormal trial noise sigma and step noise sigma as stated.`,
+  );
 
   log('');
-  log('(a) claim "5% faster" (tolerance 0.1 -> band 0.955x..1.155x), 3% trial + 5% step noise, min_pairs 5, max_pairs 20:');
+  log(
+    '(a) claim "5% faster" (tolerance 0.1 -> band 0.955x..1.155x), 3% trial + 5% step noise, min_pairs 5, max_pairs 20:',
+  );
   progress('claims A/A');
   const aa = await claimRate(1, 1_000_000);
-  log(`    A/A (true speedup 1.00): confirmed ${pct(aa.confirmed, REPS)}   [issue: ~97%]; refuted ${pct(aa.refuted, REPS)}; mean pairs ${aa.meanPairs.toFixed(1)}`);
+  log(
+    `    A/A (true speedup 1.00): confirmed ${pct(aa.confirmed, REPS)}   [issue: ~97%]; refuted ${pct(aa.refuted, REPS)}; mean pairs ${aa.meanPairs.toFixed(1)}`,
+  );
   progress('claims 3% slowdown');
   const slow = await claimRate(0.97, 2_000_000);
-  log(`    real 3% slowdown (0.97): confirmed ${pct(slow.confirmed, REPS)}   [issue: ~30%]; refuted ${pct(slow.refuted, REPS)}; mean pairs ${slow.meanPairs.toFixed(1)}`);
+  log(
+    `    real 3% slowdown (0.97): confirmed ${pct(slow.confirmed, REPS)}   [issue: ~30%]; refuted ${pct(slow.refuted, REPS)}; mean pairs ${slow.meanPairs.toFixed(1)}`,
+  );
 
   log('');
   const mem = parseClaim('2x more memory');
-  log(`(b) parseClaim('2x more memory') = ${JSON.stringify({ low: mem.low, high: mem.high, oneSided: mem.oneSided })}: a speedup band around 2x (accepted as "more" = faster)`);
+  log(
+    `(b) parseClaim('2x more memory') = ${JSON.stringify({ low: mem.low, high: mem.high, oneSided: mem.oneSided })}: a speedup band around 2x (accepted as "more" = faster)`,
+  );
 
   log('');
   log('(c) race: 6 configs, repeats 3, briefSteps 3, steps 10, seed 1:');
@@ -160,7 +184,9 @@ async function main(): Promise<void> {
 
   log('');
   const mw = mannWhitney([1, 1, 1], [2, 2, 2]);
-  log(`(e) mannWhitney([1,1,1],[2,2,2]) = p ${mw.p.toFixed(4)} (${mw.method}, U ${mw.u})   [issue: 0.047; exact permutation p = 2/20 = 0.10]`);
+  log(
+    `(e) mannWhitney([1,1,1],[2,2,2]) = p ${mw.p.toFixed(4)} (${mw.method}, U ${mw.u})   [issue: 0.047; exact permutation p = 2/20 = 0.10]`,
+  );
   log('');
   log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }

@@ -16,7 +16,9 @@ export interface ArmTrial {
 
 export type ArmTrialFn = (config: Config, opts: { steps?: number; role: string; round: number }) => Promise<ArmTrial>;
 /** The trials a round will run, in order, announced before the first of them runs (for job arrays). */
-export type ArmPlanFn = (trials: { config: Config; opts: { steps?: number; role: string; round: number } }[]) => Promise<void>;
+export type ArmPlanFn = (
+  trials: { config: Config; opts: { steps?: number; role: string; round: number } }[],
+) => Promise<void>;
 
 export interface SweepOptions {
   strategy: 'grid' | 'race';
@@ -54,13 +56,20 @@ export interface SweepResult {
 }
 
 export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<SweepResult> {
-  const arms: ArmState[] = opts.configs.map((config) => ({ key: opts.keyOf(config), config, trials: [], status: 'unfinished', ci: null }));
+  const arms: ArmState[] = opts.configs.map((config) => ({
+    key: opts.keyOf(config),
+    config,
+    trials: [],
+    status: 'unfinished',
+    ci: null,
+  }));
   const notes: string[] = [];
   let trials = 0;
   let trialSeconds = 0;
   let budgetExhausted = false;
   const overBudget = (): boolean =>
-    (opts.budget.trials !== undefined && trials >= opts.budget.trials) || (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
+    (opts.budget.trials !== undefined && trials >= opts.budget.trials) ||
+    (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
   // Brief trials decide eliminations only; once an arm has full-length trials, its CI rests on them,
   // because a short trial over-weights the batches prefetched during warm-up.
   const measured = (arm: ArmState): StepSample[][] => {
@@ -76,7 +85,11 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
       budgetExhausted = true;
       return false;
     }
-    const t = await run(arm.config, { ...(steps !== undefined ? { steps } : {}), role: steps !== undefined ? 'race-brief' : opts.strategy, round });
+    const t = await run(arm.config, {
+      ...(steps !== undefined ? { steps } : {}),
+      role: steps !== undefined ? 'race-brief' : opts.strategy,
+      round,
+    });
     trials += 1;
     trialSeconds += t.wallSeconds;
     arm.trials.push({ ...t, brief: steps !== undefined });
@@ -96,7 +109,12 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
     const brief = opts.strategy === 'race' && round === 0 && opts.repeats > 1 ? opts.briefSteps : undefined;
     const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : rotated.length;
     const role = brief !== undefined ? 'race-brief' : opts.strategy;
-    await opts.plan?.(rotated.slice(0, room).map((arm) => ({ config: arm.config, opts: { ...(brief !== undefined ? { steps: brief } : {}), role, round } })));
+    await opts.plan?.(
+      rotated.slice(0, room).map((arm) => ({
+        config: arm.config,
+        opts: { ...(brief !== undefined ? { steps: brief } : {}), role, round },
+      })),
+    );
     for (const arm of rotated) if (!(await runArm(arm, round, brief))) break;
     if (budgetExhausted) break;
     if (opts.strategy === 'race') {
@@ -112,7 +130,8 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
     }
   }
   for (const arm of live()) if (arm.trials.length > 0) arm.status = 'finished';
-  if (budgetExhausted) notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds)`);
+  if (budgetExhausted)
+    notes.push(`the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds)`);
   const contenders = arms.filter((a) => a.status !== 'eliminated' && a.status !== 'failed' && a.ci !== null);
   const ranking = rank(
     contenders.map((a) => ({ key: a.key, config: a.config, ci: a.ci, trials: measured(a) })),

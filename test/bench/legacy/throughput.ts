@@ -4,14 +4,23 @@
 // Pooled throughput (all samples over all step time) ranks sweeps; the median over trials of each
 // trial's throughput, and ratios of such medians, compare arms.
 import type { StepSample } from './types.js';
-import { BOOTSTRAP_RESAMPLES, medianInPlace, percentileInterval, type BootstrapOptions, type Interval } from './bootstrap.js';
+import {
+  BOOTSTRAP_RESAMPLES,
+  medianInPlace,
+  percentileInterval,
+  type BootstrapOptions,
+  type Interval,
+} from './bootstrap.js';
 import { createRng } from './rng.js';
 import { ratioThroughput, stallFraction } from '../../../harness/stats/throughput.js';
 
 export { ratioThroughput, stallFraction };
 
 /** CI of the ratio throughput over trials of one config; seeded, so the same journal gives the same CI. */
-export function throughputInterval(trials: readonly (readonly StepSample[])[], opts: BootstrapOptions = {}): Interval | null {
+export function throughputInterval(
+  trials: readonly (readonly StepSample[])[],
+  opts: BootstrapOptions = {},
+): Interval | null {
   const usable = trials.filter((t) => t.length > 0);
   const all = usable.flat();
   const estimate = ratioThroughput(all);
@@ -56,7 +65,11 @@ function resampleRatio(trials: readonly (readonly StepSample[])[], rng: () => nu
 }
 
 /** One hierarchical resample of the median of per-trial throughputs. */
-function resampleMedianRate(trials: readonly (readonly StepSample[])[], rng: () => number, scratch: Float64Array): number {
+function resampleMedianRate(
+  trials: readonly (readonly StepSample[])[],
+  rng: () => number,
+  scratch: Float64Array,
+): number {
   for (let t = 0; t < trials.length; t++) {
     const r = resampleSteps(trials[Math.floor(rng() * trials.length)]!, rng);
     scratch[t] = r.seconds > 0 ? r.samples / r.seconds : 0;
@@ -73,7 +86,10 @@ export function trialRates(trials: readonly (readonly StepSample[])[]): number[]
  * CI of the median over trials of each trial's throughput: the trials (processes) are resampled,
  * then the steps within each, so that variance between processes counts in full.
  */
-export function medianRateInterval(trials: readonly (readonly StepSample[])[], opts: BootstrapOptions = {}): Interval | null {
+export function medianRateInterval(
+  trials: readonly (readonly StepSample[])[],
+  opts: BootstrapOptions = {},
+): Interval | null {
   const usable = trials.filter((t) => t.length > 0);
   if (usable.length === 0) return null;
   const estimate = medianInPlace(Float64Array.from(trialRates(usable)));

@@ -15,7 +15,10 @@ describe('claim sides in the sentence', () => {
 
   it('says "(as fixed)" for a side that sets nothing, and shows its own command', () => {
     assert.equal(describeSide({ batch_size: 64 }, ['prefetch_factor']), '(as fixed)');
-    assert.equal(describeSide({ prefetch_factor: 4 }, ['prefetch_factor'], ['python3', 'tok.py', '--fast']), '`python3 tok.py --fast` prefetch_factor=4');
+    assert.equal(
+      describeSide({ prefetch_factor: 4 }, ['prefetch_factor'], ['python3', 'tok.py', '--fast']),
+      '`python3 tok.py --fast` prefetch_factor=4',
+    );
     assert.equal(describeSide({ pin_memory: false }, ['pin_memory']), 'pin_memory=false', 'false and 0 are values');
   });
 });

@@ -6,7 +6,20 @@ import { chooseArm } from '../../../harness/engine/stages/compare.js';
 import type { CompareArmRow } from '../../../harness/domain/index.js';
 
 function row(value: string, verdict: CompareArmRow['verdict'], estimate: number, calls?: number): CompareArmRow {
-  const ratio = verdict === 'baseline' ? null : { estimate, low: estimate * 0.95, high: estimate * 1.05, level: 0.95, p: 0.01, n: 4, df: 3, se: 0.02, method: 'paired-t' as const };
+  const ratio =
+    verdict === 'baseline'
+      ? null
+      : {
+          estimate,
+          low: estimate * 0.95,
+          high: estimate * 1.05,
+          level: 0.95,
+          p: 0.01,
+          n: 4,
+          df: 3,
+          se: 0.02,
+          method: 'paired-t' as const,
+        };
   return {
     value,
     baseline: verdict === 'baseline',
@@ -20,7 +33,14 @@ function row(value: string, verdict: CompareArmRow['verdict'], estimate: number,
     memory_ratio: null,
     throughput_p: null,
     memory_p: null,
-    decision: verdict === 'baseline' ? 'baseline' : verdict === 'faster' ? 'faster' : verdict === 'slower' ? 'slower' : 'undecided',
+    decision:
+      verdict === 'baseline'
+        ? 'baseline'
+        : verdict === 'faster'
+          ? 'faster'
+          : verdict === 'slower'
+            ? 'slower'
+            : 'undecided',
     decided_at: 4,
     verdict,
     memory_verdict: 'not measured',
@@ -44,12 +64,20 @@ describe('chooseArm', () => {
   });
 
   it('keeps the baseline when the policies differ in name only, and flags the arms the machine made look different', () => {
-    const rows = [row('never', 'baseline', 1, 0), row('every-step', 'faster', 1.3, 0), row('on-oom', 'slower', 0.87, 0), row('every-10', 'no significant difference', 1, 0)];
+    const rows = [
+      row('never', 'baseline', 1, 0),
+      row('every-step', 'faster', 1.3, 0),
+      row('on-oom', 'slower', 0.87, 0),
+      row('every-10', 'no significant difference', 1, 0),
+    ];
     const c = chooseArm(rows);
     assert.equal(c.chosen.value, 'never');
     assert.equal(c.faster, undefined);
     assert.equal(c.nameOnly, true);
-    assert.deepEqual(c.flagged.map((r) => r.value), ['every-step', 'on-oom']);
+    assert.deepEqual(
+      c.flagged.map((r) => r.value),
+      ['every-step', 'on-oom'],
+    );
   });
 
   it('believes a speed-up when some arm did call empty_cache()', () => {

@@ -60,8 +60,9 @@ describe('generated models', () => {
     });
   });
 
-  it('fill in the model builders\' defaults for the sizes left out', () => {
-    for (const kind of MODEL_KINDS) assert.deepEqual(model(`{ generate: ${kind} }`), { generate: kind, seed: 1, ...MODEL_DEFAULTS[kind] }, kind);
+  it("fill in the model builders' defaults for the sizes left out", () => {
+    for (const kind of MODEL_KINDS)
+      assert.deepEqual(model(`{ generate: ${kind} }`), { generate: kind, seed: 1, ...MODEL_DEFAULTS[kind] }, kind);
   });
 
   it('refuse a field of another kind, naming the field, its kind and the fields this kind takes', () => {

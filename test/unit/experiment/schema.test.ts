@@ -121,7 +121,9 @@ stages:
 `;
     const e = parseExperimentText(claim('30% less memory'), '/x/exp.yaml');
     assert.equal(e.stages[0]!.kind, 'claim');
-    assert.deepEqual(issues(claim('2x')), ['stages[0]: needs a batch size: set workload.params.batch_size or run a max-batch stage before it']);
+    assert.deepEqual(issues(claim('2x')), [
+      'stages[0]: needs a batch size: set workload.params.batch_size or run a max-batch stage before it',
+    ]);
   });
 
   it('suggests close names only', () => {

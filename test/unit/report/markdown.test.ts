@@ -27,7 +27,8 @@ const rawHtml = (text: string) => /(^|[^\\])<[a-z/!?]/i.test(text.replace(/(?<!\
 
 describe('md, code and table', () => {
   it('md keeps text on one line and escapes what would start a block', () => {
-    for (const ending of ['\r', '\n', '\r\n']) assert.equal(lines(md(`ok${ending}# pwned`)).length, 1, JSON.stringify(ending));
+    for (const ending of ['\r', '\n', '\r\n'])
+      assert.equal(lines(md(`ok${ending}# pwned`)).length, 1, JSON.stringify(ending));
     assert.equal(md('# pwned'), '\\# pwned');
     assert.equal(md('## pwned'), '\\## pwned');
     assert.equal(md('- item'), '\\- item');
@@ -53,7 +54,14 @@ describe('md, code and table', () => {
   });
 
   it('table keeps every row to its columns when a cell holds a pipe or a line ending', () => {
-    const out = table(['parameter', 'value'], [[code('tag'), code('a|b')], ['x\ry', 'p\nq|r'], [md('a|b\r# h'), 'fine']]);
+    const out = table(
+      ['parameter', 'value'],
+      [
+        [code('tag'), code('a|b')],
+        ['x\ry', 'p\nq|r'],
+        [md('a|b\r# h'), 'fine'],
+      ],
+    );
     const rows = lines(out);
     assert.equal(rows.length, 5);
     for (const row of rows) assert.equal(cells(row), 2, row);
@@ -77,7 +85,10 @@ describe('summary.md with hostile text', () => {
     const out = summaryMarkdown(result, records);
     const all = lines(out);
     const headings = all.filter((l) => /^\s{0,3}#/.test(l) || /^\s*[-*+]\s+#/.test(l));
-    assert.ok(headings.every((h) => /^#{1,2} (tunebench|Stage|Chosen config|Warnings)/.test(h)), headings.join('\n'));
+    assert.ok(
+      headings.every((h) => /^#{1,2} (tunebench|Stage|Chosen config|Warnings)/.test(h)),
+      headings.join('\n'),
+    );
     assert.ok(!rawHtml(out), 'raw HTML in summary.md');
     // Each table row has as many cells as its header.
     let columns = 0;

@@ -17,7 +17,22 @@ import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { RunResult, TrialRecord } from '../../../harness/domain/index.js';
 
 /** Measured figures (not config values, not trial indices): where an overflow or a NaN can land. */
-const MEASURED = new Set(['samples_per_second', 'peakSamplesPerSecond', 'stall_fraction', 'trial_seconds', 'wall_seconds', 'p', 'point', 'seconds', 'median', 'p95', 'peak_rss_bytes', 'peak_limited_bytes', 'peak_device_bytes', 'noise_band']);
+const MEASURED = new Set([
+  'samples_per_second',
+  'peakSamplesPerSecond',
+  'stall_fraction',
+  'trial_seconds',
+  'wall_seconds',
+  'p',
+  'point',
+  'seconds',
+  'median',
+  'p95',
+  'peak_rss_bytes',
+  'peak_limited_bytes',
+  'peak_device_bytes',
+  'noise_band',
+]);
 
 /** Replaces every measured figure with `v`, and each interval's estimate with `est` and bounds with `v`. */
 function poison<T>(value: T, v: unknown, est: unknown): T {
@@ -47,7 +62,8 @@ const VARIANTS: [string, unknown, unknown][] = [
 ];
 
 function assertClean(text: string, what: string): void {
-  for (const word of ['Infinity', 'NaN', 'null', 'undefined']) assert.ok(!new RegExp(`\\b${word}\\b`).test(text), `${what} shows ${word}`);
+  for (const word of ['Infinity', 'NaN', 'null', 'undefined'])
+    assert.ok(!new RegExp(`\\b${word}\\b`).test(text), `${what} shows ${word}`);
 }
 
 describe('reports with missing or non-finite numbers', () => {
@@ -71,7 +87,16 @@ describe('reports with missing or non-finite numbers', () => {
       before: { experiment: 'e', run_id: 'a' },
       after: { experiment: 'e', run_id: 'b' },
       noise_band: Number.NaN,
-      metrics: [{ metric: 'm', trials: { before: 3, after: 3 }, throughput_ratio: ratio, verdict: 'faster', memory_ratio: null, memory_verdict: '-' }],
+      metrics: [
+        {
+          metric: 'm',
+          trials: { before: 3, after: 3 },
+          throughput_ratio: ratio,
+          verdict: 'faster',
+          memory_ratio: null,
+          memory_verdict: '-',
+        },
+      ],
       chosen: [],
       environment_warnings: [],
       warnings: [],
@@ -83,11 +108,30 @@ describe('reports with missing or non-finite numbers', () => {
   it('chosen-config.json holds no interval with a non-finite or null bound', () => {
     const dir = tempDir();
     const evidence = {
-      w: { stage: 's', rule: 'r', samples_per_second: { estimate: Number.POSITIVE_INFINITY, low: Number.NaN, high: Number.NaN, level: 0.95 }, point: Number.POSITIVE_INFINITY, trials: [1] },
+      w: {
+        stage: 's',
+        rule: 'r',
+        samples_per_second: { estimate: Number.POSITIVE_INFINITY, low: Number.NaN, high: Number.NaN, level: 0.95 },
+        point: Number.POSITIVE_INFINITY,
+        trials: [1],
+      },
       v: { stage: 's', rule: 'r', samples_per_second: { estimate: 10, low: 9, high: 11, level: 0.95 }, trials: [2] },
     };
-    writeChosenConfig(dir, buildChosenConfig({ experiment: 'e', runId: 'r', config: { w: 1, v: 2 }, evidence, fingerprint: fingerprint(), memoryLimit: null, experimentPath: 'x.yaml' }));
-    const json = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { evidence: Record<string, { samples_per_second: unknown; point?: unknown }> };
+    writeChosenConfig(
+      dir,
+      buildChosenConfig({
+        experiment: 'e',
+        runId: 'r',
+        config: { w: 1, v: 2 },
+        evidence,
+        fingerprint: fingerprint(),
+        memoryLimit: null,
+        experimentPath: 'x.yaml',
+      }),
+    );
+    const json = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
+      evidence: Record<string, { samples_per_second: unknown; point?: unknown }>;
+    };
     assert.equal(json.evidence['w']!.samples_per_second, null, 'no CI rather than a CI of nulls');
     assert.ok(!('point' in json.evidence['w']!));
     assert.deepEqual(json.evidence['v']!.samples_per_second, { estimate: 10, low: 9, high: 11, level: 0.95 });

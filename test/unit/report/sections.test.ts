@@ -15,13 +15,19 @@ const { run, records } = readRunDir(REPORT_FIXTURE);
 const result = run.result!;
 const stageOf = (name: string) => result.stages.find((s) => s.name === name)!;
 const own = (name: string) => records.filter((r) => r.stage === name);
-const texts = (blocks: readonly Block[]) => blocks.map((b) => (b.kind === 'table' ? b.table.headers.join(' | ') : b.kind === 'list' ? b.items.join(' / ') : b.text));
+const texts = (blocks: readonly Block[]) =>
+  blocks.map((b) =>
+    b.kind === 'table' ? b.table.headers.join(' | ') : b.kind === 'list' ? b.items.join(' / ') : b.text,
+  );
 
 /** The fixture's records of a stage, the first `n` of them run beside a busy tenant. */
 function underLoad(name: string, n: number, f: Partial<ForeignLoad> = {}): TrialRecord[] {
   return own(name).map((r, i) => {
     const copy = structuredClone(r);
-    copy.telemetry.summary.foreign_load = i < n ? { mean: 0.98, p95: 1, max: 1, available_cores: 2, share: 0.49, busy_cores: 1.99, ...f } : { mean: 0.04, p95: 0.1, max: 0.12, available_cores: 2, share: 0.02, busy_cores: 1.02 };
+    copy.telemetry.summary.foreign_load =
+      i < n
+        ? { mean: 0.98, p95: 1, max: 1, available_cores: 2, share: 0.49, busy_cores: 1.99, ...f }
+        : { mean: 0.04, p95: 0.1, max: 0.12, available_cores: 2, share: 0.02, busy_cores: 1.02 };
     return copy;
   });
 }
@@ -29,11 +35,20 @@ function underLoad(name: string, n: number, f: Partial<ForeignLoad> = {}): Trial
 describe('stage sections', () => {
   it('open with the answer: the chosen value, its CI and trials, and why', () => {
     const s = stageSection(stageOf('threads'), own('threads'));
-    assert.match(texts(s.answer)[0]!, /^Answer: intra_op_threads=2 at 156644\.0 \[155820\.3, 157521\.2\] samples\/s \(95% CI; trials 11, 12\)\. Why: intra_op_threads=2 is significantly better/);
-    assert.ok(!texts(s.answer).some((t, i) => i > 0 && t.includes('is significantly better than every other config')), 'a note that repeats the rule is not shown twice');
+    assert.match(
+      texts(s.answer)[0]!,
+      /^Answer: intra_op_threads=2 at 156644\.0 \[155820\.3, 157521\.2\] samples\/s \(95% CI; trials 11, 12\)\. Why: intra_op_threads=2 is significantly better/,
+    );
+    assert.ok(
+      !texts(s.answer).some((t, i) => i > 0 && t.includes('is significantly better than every other config')),
+      'a note that repeats the rule is not shown twice',
+    );
     assert.match(texts(s.details)[0]!, /^Strategy grid over intra_op_threads/);
     const mb = stageSection(stageOf('max-batch-1'), own('max-batch-1'));
-    assert.deepEqual(mb.answer.map((b) => b.kind), ['text', 'table', 'text', 'list']);
+    assert.deepEqual(
+      mb.answer.map((b) => b.kind),
+      ['text', 'table', 'text', 'list'],
+    );
     assert.match(texts(mb.answer)[0]!, /^Answer: batch_size=1024 at .* samples\/s \(95% CI; trial 8\)\. Why: fastest:/);
     assert.equal(mb.details.length, 1, 'the trial table comes after the charts');
   });
@@ -42,12 +57,16 @@ describe('stage sections', () => {
     const arena = stageOf('arena');
     assert.equal(arena.kind, 'compare');
     if (arena.kind !== 'compare') return;
-    const headers = (r: CompareSummary) => texts(stageSection({ ...arena, result: r }, own('arena')).details).join('\n');
+    const headers = (r: CompareSummary) =>
+      texts(stageSection({ ...arena, result: r }, own('arena')).details).join('\n');
     const base = arena.result;
     assert.doesNotMatch(headers(base), /empty_cache calls/, 'arena compare without empty_cache counts');
     const zero = { ...base, arms: base.arms.map((a) => ({ ...a, empty_cache: { calls: 0, seconds: 0 } })) };
     assert.doesNotMatch(headers(zero), /empty_cache calls/, 'all zero: no information');
-    const some = { ...base, arms: base.arms.map((a, i) => ({ ...a, empty_cache: { calls: i * 40, seconds: i * 0.2 } })) };
+    const some = {
+      ...base,
+      arms: base.arms.map((a, i) => ({ ...a, empty_cache: { calls: i * 40, seconds: i * 0.2 } })),
+    };
     assert.match(headers(some), /empty_cache calls/);
     assert.match(headers({ ...zero, param: 'empty_cache' }), /empty_cache calls/, 'the compared parameter');
   });
@@ -56,14 +75,22 @@ describe('stage sections', () => {
 describe('foreign load in reports', () => {
   it('warns per stage: how many trials, how much, and what it does to comparisons', () => {
     const w = foreignLoadWarning('compare', underLoad('arena', 3))!;
-    assert.match(w, /^Foreign load: 3 of 10 trials \(14, 15, 16\) ran while processes outside the trial used 0\.98 cores on average, up to 49% of the 2 cores available to the job; the comparison in this stage may be biased: interleaving the arms spreads the load over them, but it inflates the noise/);
-    assert.match(foreignLoadWarning('sweep', underLoad('threads', 1, { mean: 0.6, share: 0.3 }))!, /1 of 4 trials \(10\) .* 0\.60 cores .* a config measured under load looks slower than it is/);
+    assert.match(
+      w,
+      /^Foreign load: 3 of 10 trials \(14, 15, 16\) ran while processes outside the trial used 0\.98 cores on average, up to 49% of the 2 cores available to the job; the comparison in this stage may be biased: interleaving the arms spreads the load over them, but it inflates the noise/,
+    );
+    assert.match(
+      foreignLoadWarning('sweep', underLoad('threads', 1, { mean: 0.6, share: 0.3 }))!,
+      /1 of 4 trials \(10\) .* 0\.60 cores .* a config measured under load looks slower than it is/,
+    );
     assert.equal(foreignLoadWarning('compare', underLoad('arena', 0)), null, 'below the threshold');
     assert.equal(foreignLoadWarning('compare', own('arena')), null, 'records of older versions have no figure');
   });
 
   it('summary.md and report.html carry the warning in the stage section, before the charts', () => {
-    const loaded = records.map((r) => (r.stage === 'arena' ? underLoad('arena', 2).find((x) => x.index === r.index)! : r));
+    const loaded = records.map((r) =>
+      r.stage === 'arena' ? underLoad('arena', 2).find((x) => x.index === r.index)! : r,
+    );
     const md = summaryMarkdown(result, loaded);
     assert.match(md, /## Stage arena \(compare\)[\s\S]*> \*\*Warning:\*\* Foreign load: 2 of 10 trials/);
     assert.equal((md.match(/Foreign load:/g) ?? []).length, 1, 'only the stage that ran under load');
@@ -87,12 +114,28 @@ describe('config labels', () => {
 
   it('abbreviates long labels to the initials of each word, with a legend', () => {
     const l = configLabels(params, loader);
-    assert.deepEqual(l.labels, ['nw=0 pm=false', 'nw=1 pf=2 pm=false pw=false', 'nw=1 pf=4 pm=true pw=true', 'nw=2 pf=4 pm=true pw=false']);
-    assert.deepEqual(l.legend, [['nw', 'num_workers'], ['pf', 'prefetch_factor'], ['pm', 'pin_memory'], ['pw', 'persistent_workers']]);
+    assert.deepEqual(l.labels, [
+      'nw=0 pm=false',
+      'nw=1 pf=2 pm=false pw=false',
+      'nw=1 pf=4 pm=true pw=true',
+      'nw=2 pf=4 pm=true pw=false',
+    ]);
+    assert.deepEqual(l.legend, [
+      ['nw', 'num_workers'],
+      ['pf', 'prefetch_factor'],
+      ['pm', 'pin_memory'],
+      ['pw', 'persistent_workers'],
+    ]);
   });
 
   it('keeps full names when they fit, and leaves out parameters that do not vary', () => {
-    const l = configLabels(['intra_op_threads', 'inter_op_threads'], [{ intra_op_threads: 1, inter_op_threads: 1 }, { intra_op_threads: 2, inter_op_threads: 1 }]);
+    const l = configLabels(
+      ['intra_op_threads', 'inter_op_threads'],
+      [
+        { intra_op_threads: 1, inter_op_threads: 1 },
+        { intra_op_threads: 2, inter_op_threads: 1 },
+      ],
+    );
     assert.deepEqual(l.labels, ['intra_op_threads=1', 'intra_op_threads=2']);
     assert.deepEqual(l.legend, []);
   });
@@ -100,8 +143,16 @@ describe('config labels', () => {
   it('never gives two configs the same label', () => {
     assert.deepEqual(configLabels(['x'], [{ x: 1 }, { x: '1' }, { x: 2 }]).labels, ['x=1', 'x=1 #2', 'x=2']);
     // Two names with the same initials keep their full names.
-    assert.deepEqual([...abbreviations(['num_workers', 'new_width', 'pin_memory']).values()], ['num_workers', 'new_width', 'pm']);
-    const many = Array.from({ length: 24 }, (_, i) => ({ num_workers: i % 3, prefetch_factor: 2 + (i % 2) * 2, pin_memory: i % 4 < 2, persistent_workers: i < 12 }));
+    assert.deepEqual(
+      [...abbreviations(['num_workers', 'new_width', 'pin_memory']).values()],
+      ['num_workers', 'new_width', 'pm'],
+    );
+    const many = Array.from({ length: 24 }, (_, i) => ({
+      num_workers: i % 3,
+      prefetch_factor: 2 + (i % 2) * 2,
+      pin_memory: i % 4 < 2,
+      persistent_workers: i < 12,
+    }));
     const labels = configLabels(params, many).labels;
     assert.equal(new Set(labels).size, 24);
   });

@@ -30,11 +30,20 @@ describe('runPairs', () => {
   it('runs A B, B A, ... and looks only at the planned sizes 5, 7, 10, 14, 20', async () => {
     const { run, order } = recorder();
     const looks: PairLook[] = [];
-    const r = await runPairs(run, (l) => (looks.push(l), { result: l.n, decided: false }), { minPairs: 5, maxPairs: 20 });
+    const r = await runPairs(run, (l) => (looks.push(l), { result: l.n, decided: false }), {
+      minPairs: 5,
+      maxPairs: 20,
+    });
     assert.deepEqual(order.slice(0, 6), ['a0', 'b0', 'b1', 'a1', 'a2', 'b2']);
     assert.equal(order.length, 40);
-    assert.deepEqual(looks.map((l) => l.n), [5, 7, 10, 14, 20]);
-    assert.deepEqual(looks.map((l) => l.final), [false, false, false, false, true]);
+    assert.deepEqual(
+      looks.map((l) => l.n),
+      [5, 7, 10, 14, 20],
+    );
+    assert.deepEqual(
+      looks.map((l) => l.final),
+      [false, false, false, false, true],
+    );
     // Each look spends its share of the plan; together they spend exactly alpha.
     const plan = lookPlan(5, 20);
     looks.forEach((l, i) => assert.ok(Math.abs(l.alpha - plan[i]!.alpha) < 1e-15));
@@ -46,7 +55,10 @@ describe('runPairs', () => {
   it('stops at the look that decides and runs no further pair', async () => {
     const { run, order } = recorder();
     const seen: number[] = [];
-    const r = await runPairs(run, (l) => (seen.push(l.n), { result: `n=${l.n}`, decided: l.n >= 8 }), { minPairs: 5, maxPairs: 20 });
+    const r = await runPairs(run, (l) => (seen.push(l.n), { result: `n=${l.n}`, decided: l.n >= 8 }), {
+      minPairs: 5,
+      maxPairs: 20,
+    });
     assert.deepEqual(seen, [5, 7, 10]);
     assert.deepEqual(r, { last: 'n=10', pairs: 10, stoppedBy: 'decided', looks: 3 });
     assert.equal(order.length, 20);
@@ -55,10 +67,21 @@ describe('runPairs', () => {
   it('takes a final look with the alpha left when the budget ends between planned looks', async () => {
     const { run, order } = recorder();
     const looks: PairLook[] = [];
-    const r = await runPairs(run, (l) => (looks.push(l), { result: l.n, decided: false }), { minPairs: 5, maxPairs: 20, overBudget: () => order.length >= 16 });
+    const r = await runPairs(run, (l) => (looks.push(l), { result: l.n, decided: false }), {
+      minPairs: 5,
+      maxPairs: 20,
+      overBudget: () => order.length >= 16,
+    });
     assert.equal(r.stoppedBy, 'budget');
     assert.equal(r.pairs, 8);
-    assert.deepEqual(looks.map((l) => [l.n, l.final]), [[5, false], [7, false], [8, true]]);
+    assert.deepEqual(
+      looks.map((l) => [l.n, l.final]),
+      [
+        [5, false],
+        [7, false],
+        [8, true],
+      ],
+    );
     const spentBefore = lookPlan(5, 20)[1]!.cumulative;
     assert.ok(Math.abs(looks[2]!.alpha - (0.05 - spentBefore)) < 1e-12, `final look at alpha ${looks[2]!.alpha}`);
     assert.equal(r.looks, 3);
@@ -68,14 +91,25 @@ describe('runPairs', () => {
   it('takes no extra look when the budget ends right at a planned look, nor before the first', async () => {
     const atLook = recorder();
     const seen: number[] = [];
-    const r = await runPairs(atLook.run, (l) => (seen.push(l.n), { result: l.n, decided: false }), { minPairs: 5, maxPairs: 20, overBudget: () => atLook.order.length >= 14 });
+    const r = await runPairs(atLook.run, (l) => (seen.push(l.n), { result: l.n, decided: false }), {
+      minPairs: 5,
+      maxPairs: 20,
+      overBudget: () => atLook.order.length >= 14,
+    });
     assert.deepEqual(seen, [5, 7]);
     assert.equal(r.stoppedBy, 'budget');
     // Before the first planned look, the budget's final look still spends all of alpha.
     const early = recorder();
     const looks: PairLook[] = [];
-    const e = await runPairs(early.run, (l) => (looks.push(l), { result: l.n, decided: false }), { minPairs: 5, maxPairs: 20, overBudget: () => early.order.length >= 6 });
-    assert.deepEqual(looks.map((l) => [l.n, l.final]), [[3, true]]);
+    const e = await runPairs(early.run, (l) => (looks.push(l), { result: l.n, decided: false }), {
+      minPairs: 5,
+      maxPairs: 20,
+      overBudget: () => early.order.length >= 6,
+    });
+    assert.deepEqual(
+      looks.map((l) => [l.n, l.final]),
+      [[3, true]],
+    );
     assert.ok(Math.abs(looks[0]!.alpha - 0.05) < 1e-12);
     assert.equal(e.pairs, 3);
   });
@@ -83,15 +117,26 @@ describe('runPairs', () => {
   it('announces the trials up to the next planned look, for job arrays', async () => {
     const { run } = recorder();
     const batches: string[][] = [];
-    await runPairs(run, () => ({ result: null, decided: false }), { minPairs: 5, maxPairs: 10, plan: async (t) => void batches.push(t.map((x) => `${x.side}${x.pair}`)) });
-    assert.deepEqual(batches.map((b) => b.length), [10, 4, 6]);
+    await runPairs(run, () => ({ result: null, decided: false }), {
+      minPairs: 5,
+      maxPairs: 10,
+      plan: async (t) => void batches.push(t.map((x) => `${x.side}${x.pair}`)),
+    });
+    assert.deepEqual(
+      batches.map((b) => b.length),
+      [10, 4, 6],
+    );
     assert.deepEqual(batches[1], ['b5', 'a5', 'a6', 'b6']);
   });
 
   it('stops when a trial fails', async () => {
     let n = 0;
     const seen: number[] = [];
-    const r = await runPairs(async () => ++n !== 3, (l) => (seen.push(l.n), { result: l.n, decided: false }), { minPairs: 2, maxPairs: 5 });
+    const r = await runPairs(
+      async () => ++n !== 3,
+      (l) => (seen.push(l.n), { result: l.n, decided: false }),
+      { minPairs: 2, maxPairs: 5 },
+    );
     assert.equal(r.stoppedBy, 'failed');
     assert.equal(r.pairs, 1);
     assert.deepEqual(seen, []);
@@ -116,14 +161,29 @@ describe('runClaimPairs', () => {
   });
 
   it('says a 2.5x falls short of "5-10x" and exceeds "1.5-2x"', async () => {
-    const short = await runClaimPairs(synthetic(2.5, 0.01, 2).run, { claim: parseClaim('5-10x'), effectOf: speedup, minPairs: 5, maxPairs: 20 });
+    const short = await runClaimPairs(synthetic(2.5, 0.01, 2).run, {
+      claim: parseClaim('5-10x'),
+      effectOf: speedup,
+      minPairs: 5,
+      maxPairs: 20,
+    });
     assert.equal(short.verdict, 'falls short', short.reason);
-    const beyond = await runClaimPairs(synthetic(2.5, 0.01, 3).run, { claim: parseClaim('1.5-2x'), effectOf: speedup, minPairs: 5, maxPairs: 20 });
+    const beyond = await runClaimPairs(synthetic(2.5, 0.01, 3).run, {
+      claim: parseClaim('1.5-2x'),
+      effectOf: speedup,
+      minPairs: 5,
+      maxPairs: 20,
+    });
     assert.equal(beyond.verdict, 'exceeds', beyond.reason);
   });
 
   it('does not confirm "5% faster" for identical sides: it falls short', async () => {
-    const r = await runClaimPairs(synthetic(1, 0.01, 4).run, { claim: parseClaim('5% faster'), effectOf: speedup, minPairs: 5, maxPairs: 20 });
+    const r = await runClaimPairs(synthetic(1, 0.01, 4).run, {
+      claim: parseClaim('5% faster'),
+      effectOf: speedup,
+      minPairs: 5,
+      maxPairs: 20,
+    });
     assert.equal(r.verdict, 'falls short', r.reason);
     assert.ok(r.effect!.low < 1 && r.effect!.high > 1, `${r.effect!.low}..${r.effect!.high}`);
   });
@@ -140,7 +200,12 @@ describe('runClaimPairs', () => {
 
   it('is inconclusive when a trial fails before the first look', async () => {
     let n = 0;
-    const r = await runClaimPairs(async () => (++n === 4 ? null : 100), { claim: parseClaim('2-3x'), effectOf: speedup, minPairs: 5, maxPairs: 20 });
+    const r = await runClaimPairs(async () => (++n === 4 ? null : 100), {
+      claim: parseClaim('2-3x'),
+      effectOf: speedup,
+      minPairs: 5,
+      maxPairs: 20,
+    });
     assert.equal(r.verdict, 'inconclusive');
     assert.equal(r.stoppedBy, 'failed');
     assert.equal(r.effect, null);

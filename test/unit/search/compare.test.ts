@@ -14,14 +14,33 @@ import type { Config } from '../../../harness/domain/index.js';
 
 const keyOf = (c: Config) => configKey(c, ['empty_cache']);
 const arm = (v: string) => ({ empty_cache: v });
-const ok = (rate: number, memory?: number): ArmTrial => ({ outcome: 'ok', reason: 'ok', wallSeconds: 1, steps: [{ samples: rate, seconds: 1 }], ...(memory !== undefined ? { memory } : {}) });
-const opts = (values: string[], o: Partial<CompareOptions> = {}): CompareOptions => ({ arms: values.map(arm), keyOf, minRounds: 5, maxRounds: 20, noiseBand: 0.02, budget: {}, ...o });
+const ok = (rate: number, memory?: number): ArmTrial => ({
+  outcome: 'ok',
+  reason: 'ok',
+  wallSeconds: 1,
+  steps: [{ samples: rate, seconds: 1 }],
+  ...(memory !== undefined ? { memory } : {}),
+});
+const opts = (values: string[], o: Partial<CompareOptions> = {}): CompareOptions => ({
+  arms: values.map(arm),
+  keyOf,
+  minRounds: 5,
+  maxRounds: 20,
+  noiseBand: 0.02,
+  budget: {},
+  ...o,
+});
 
 /**
  * Arms at known rates (by `empty_cache` value) with +/-`noise` seeded jitter per trial, scaled by a
  * round's common load `drift(round)`; records `value@round` in run order.
  */
-function synthetic(rates: Record<string, number>, noise: number, seed: number, drift: (round: number) => number = () => 1) {
+function synthetic(
+  rates: Record<string, number>,
+  noise: number,
+  seed: number,
+  drift: (round: number) => number = () => 1,
+) {
   const rng = createRng(seed);
   const order: string[] = [];
   const run: ArmTrialFn = async (c, o) => {
@@ -39,8 +58,14 @@ describe('runCompare', () => {
     assert.deepEqual(order, ['a@0', 'b@0', 'c@0', 'c@1', 'b@1', 'a@1', 'a@2', 'b@2', 'c@2']);
     assert.equal(r.rounds, 3);
     assert.equal(r.trials, 9);
-    assert.deepEqual(r.arms.map((a) => a.baseline), [true, false, false]);
-    assert.deepEqual(r.arms[1]!.trials.map((t) => t.round), [0, 1, 2]);
+    assert.deepEqual(
+      r.arms.map((a) => a.baseline),
+      [true, false, false],
+    );
+    assert.deepEqual(
+      r.arms[1]!.trials.map((t) => t.round),
+      [0, 1, 2],
+    );
     assert.equal(r.budgetExhausted, false);
   });
 
@@ -48,16 +73,23 @@ describe('runCompare', () => {
     const { run, order } = synthetic({ a: 100, b: 100, c: 100 }, 0, 1);
     const r = await runCompare(run, opts(['a', 'b', 'c'], { baseline: 1, minRounds: 3, maxRounds: 3 }));
     assert.deepEqual(order.slice(0, 6), ['b@0', 'a@0', 'c@0', 'c@1', 'a@1', 'b@1']);
-    assert.deepEqual(r.arms.map((a) => a.baseline), [false, true, false]);
-    assert.deepEqual(r.arms.map((a) => a.decision), ['equivalent', 'undecided', 'equivalent']);
+    assert.deepEqual(
+      r.arms.map((a) => a.baseline),
+      [false, true, false],
+    );
+    assert.deepEqual(
+      r.arms.map((a) => a.decision),
+      ['equivalent', 'undecided', 'equivalent'],
+    );
   });
 
-  it('pairs each arm with the baseline trial of the same round, so a round\'s load cancels', async () => {
+  it("pairs each arm with the baseline trial of the same round, so a round's load cancels", async () => {
     // Every round runs at a very different speed; arm a is exactly 10% faster than the baseline in
     // each. The baseline crashes in round 1 (after a success): that round has no pair.
     const drift = (round: number) => 1 + round;
     const run: ArmTrialFn = async (c, o) => {
-      if (c['empty_cache'] === 'base' && o.round === 1) return { outcome: 'crash', reason: 'exit 1', steps: [], wallSeconds: 1 };
+      if (c['empty_cache'] === 'base' && o.round === 1)
+        return { outcome: 'crash', reason: 'exit 1', steps: [], wallSeconds: 1 };
       return ok((c['empty_cache'] === 'a' ? 1100 : 1000) * drift(o.round));
     };
     const r = await runCompare(run, opts(['base', 'a'], { minRounds: 4, maxRounds: 4 }));
@@ -95,7 +127,10 @@ describe('runCompare', () => {
     const slow = by['empty_cache=slow']!;
     const same = by['empty_cache=same']!;
     const noisy = by['empty_cache=noisy']!;
-    assert.deepEqual([fast.decision, slow.decision, same.decision, noisy.decision], ['faster', 'slower', 'equivalent', 'undecided']);
+    assert.deepEqual(
+      [fast.decision, slow.decision, same.decision, noisy.decision],
+      ['faster', 'slower', 'equivalent', 'undecided'],
+    );
     for (const decided of [fast, slow, same]) {
       assert.equal(decided.decidedAt, 5);
       assert.equal(decided.trials.length, 5, `${decided.key} stopped running once decided`);
@@ -122,7 +157,8 @@ describe('runCompare', () => {
   });
 
   it('decides memory separately: less memory at the same speed', async () => {
-    const run: ArmTrialFn = async (c, o) => ok(1000 * (1 + 0.001 * (o.round % 3)), c['empty_cache'] === 'a' ? 800 + o.round : 1000 + o.round);
+    const run: ArmTrialFn = async (c, o) =>
+      ok(1000 * (1 + 0.001 * (o.round % 3)), c['empty_cache'] === 'a' ? 800 + o.round : 1000 + o.round);
     const r = await runCompare(run, opts(['base', 'a']));
     const a = r.arms[1]!;
     assert.equal(a.decision, 'equivalent');
@@ -139,7 +175,10 @@ describe('runCompare', () => {
     assert.match(r.notes.join('\n'), /budget ran out after 5 trials .* 2 complete rounds/);
     assert.equal(r.arms[1]!.decision, 'undecided', 'two pairs give no interval');
     assert.equal(r.arms[1]!.decidedAt, 2);
-    const bySeconds = await runCompare(synthetic({ a: 100, b: 100 }, 0, 1).run, opts(['a', 'b'], { maxRounds: 10, budget: { seconds: 3 } }));
+    const bySeconds = await runCompare(
+      synthetic({ a: 100, b: 100 }, 0, 1).run,
+      opts(['a', 'b'], { maxRounds: 10, budget: { seconds: 3 } }),
+    );
     assert.equal(bySeconds.trials, 3);
   });
 
@@ -158,7 +197,8 @@ describe('runCompare', () => {
     let flakyCalls = 0;
     const run: ArmTrialFn = async (c) => {
       if (c['empty_cache'] === 'oom-always') return { outcome: 'oom', reason: 'oom event', steps: [], wallSeconds: 1 };
-      if (c['empty_cache'] === 'flaky' && ++flakyCalls === 2) return { outcome: 'crash', reason: 'exit 1', steps: [], wallSeconds: 1 };
+      if (c['empty_cache'] === 'flaky' && ++flakyCalls === 2)
+        return { outcome: 'crash', reason: 'exit 1', steps: [], wallSeconds: 1 };
       return ok(100);
     };
     const r = await runCompare(run, opts(['base', 'oom-always', 'flaky'], { minRounds: 4, maxRounds: 4 }));
@@ -167,14 +207,18 @@ describe('runCompare', () => {
     assert.equal(oom!.trials.length, 1, 'a deterministic failure is not repeated');
     assert.match(oom!.stopped!, /^oom/);
     assert.equal(oom!.decision, 'undecided');
-    assert.deepEqual(flaky!.trials.map((t) => t.outcome), ['ok', 'crash', 'ok', 'ok']);
+    assert.deepEqual(
+      flaky!.trials.map((t) => t.outcome),
+      ['ok', 'crash', 'ok', 'ok'],
+    );
     assert.equal(flaky!.ratio!.n, 3, 'the crashed round has no pair');
     assert.equal(flaky!.decision, 'equivalent');
     assert.match(r.notes.join('\n'), /arm empty_cache=oom-always failed \(oom\)/);
   });
 
   it('stops the whole comparison when the baseline fails before any success', async () => {
-    const run: ArmTrialFn = async (c) => (c['empty_cache'] === 'base' ? { outcome: 'oom', reason: 'oom event', steps: [], wallSeconds: 1 } : ok(100));
+    const run: ArmTrialFn = async (c) =>
+      c['empty_cache'] === 'base' ? { outcome: 'oom', reason: 'oom event', steps: [], wallSeconds: 1 } : ok(100);
     const r = await runCompare(run, opts(['base', 'a']));
     assert.equal(r.trials, 2, 'one round, then nothing');
     assert.equal(r.rounds, 1);
@@ -187,7 +231,11 @@ describe('verdicts with a noise band', () => {
   const ci = (low: number, high: number) => ({ estimate: (low + high) / 2, low, high, level: 0.95 });
   it('calls a change only when the whole CI is outside 1 +/- band', () => {
     assert.equal(speedVerdict(direction(ci(1.03, 1.1), 0.02)), 'faster');
-    assert.equal(speedVerdict(direction(ci(1.01, 1.1), 0.02)), 'no significant difference', 'significant, but inside the band at its low end');
+    assert.equal(
+      speedVerdict(direction(ci(1.01, 1.1), 0.02)),
+      'no significant difference',
+      'significant, but inside the band at its low end',
+    );
     assert.equal(speedVerdict(direction(ci(0.8, 0.97), 0.02)), 'slower');
     assert.equal(speedVerdict(direction(ci(0.9, 1.1), 0)), 'no significant difference');
     assert.equal(speedVerdict(direction(null, 0.02)), 'no significant difference');
@@ -206,8 +254,14 @@ describe('conditional sweep parameters (applies_when)', () => {
     // 2 (pin_memory) without workers + 2 x 2 x 2 x 2 with workers.
     assert.equal(g.length, 18);
     const noWorkers = g.filter((c) => c['num_workers'] === 0);
-    assert.deepEqual(noWorkers, [{ num_workers: 0, pin_memory: false }, { num_workers: 0, pin_memory: true }]);
-    assert.equal(configKey(noWorkers[0]!, ['num_workers', 'prefetch_factor', 'pin_memory']), 'num_workers=0 pin_memory=false');
+    assert.deepEqual(noWorkers, [
+      { num_workers: 0, pin_memory: false },
+      { num_workers: 0, pin_memory: true },
+    ]);
+    assert.equal(
+      configKey(noWorkers[0]!, ['num_workers', 'prefetch_factor', 'pin_memory']),
+      'num_workers=0 pin_memory=false',
+    );
     assert.equal(new Set(g.map((c) => configKey(c, Object.keys(c)))).size, 18);
     assert.equal(grid({ a: [false, true], b: [1, 2] }, { b: 'a' }).length, 3, 'a boolean condition');
   });

@@ -73,15 +73,25 @@ describe('findMaxBatch', () => {
     assert.equal(r.result.status, 'ceiling');
     assert.equal(r.result.max, 65_536);
     assert.equal(r.result.smallestFail, null);
-    assert.ok(r.calls.some((c) => c.batch === 65_536 && c.role === 'probe'), 'the ceiling itself ran');
-    assert.ok(r.calls.every((c) => c.batch <= 65_536), 'nothing above the ceiling was probed');
+    assert.ok(
+      r.calls.some((c) => c.batch === 65_536 && c.role === 'probe'),
+      'the ceiling itself ran',
+    );
+    assert.ok(
+      r.calls.every((c) => c.batch <= 65_536),
+      'nothing above the ceiling was probed',
+    );
     assert.match(r.result.notes.join('\n'), /at least 65536/);
   });
 
   it('falls back to doubling then bisection without memory readings', async () => {
     const c = curve('linear', 3000);
     const w = syntheticWorkload(c);
-    const blind: ProbeFn = async (b, role, steps) => ({ ...(await w.run(b, role, steps)), limitedBytes: null, rssBytes: null });
+    const blind: ProbeFn = async (b, role, steps) => ({
+      ...(await w.run(b, role, steps)),
+      limitedBytes: null,
+      rssBytes: null,
+    });
     const result = await findMaxBatch(blind, { ...BASE, capBytes: c.cap });
     assert.equal(result.max, trueMax(c, 8, BASE.ceiling));
     const probes = w.calls.map((x) => x.batch);
@@ -95,7 +105,10 @@ describe('findMaxBatch', () => {
     for (const v of [r.result.max, r.result.recommended, r.result.fastest, r.result.latencyBound?.batch]) {
       assert.ok(v !== null && v !== undefined && ran.has(v), `answer ${v} was run`);
     }
-    assert.ok(r.calls.some((x) => x.role === 'confirm' && x.batch === r.result.max), 'the max was confirmed');
+    assert.ok(
+      r.calls.some((x) => x.role === 'confirm' && x.batch === r.result.max),
+      'the max was confirmed',
+    );
     assert.equal(r.result.confirmed, true);
   });
 
@@ -125,7 +138,10 @@ describe('findMaxBatch', () => {
 
   it('reports the largest batch within a latency limit, bracketed by a violating one', async () => {
     // Synthetic p95 step latency is 1.1 * (0.002 + batch / 50000): 50 ms at batch 2172.
-    const r = await search(curve('linear', 200_000), { throughputPoints: 4, latency: { quantile: 'p95', seconds: 0.05 } });
+    const r = await search(curve('linear', 200_000), {
+      throughputPoints: 4,
+      latency: { quantile: 'p95', seconds: 0.05 },
+    });
     const bound = r.result.latencyBound!;
     assert.ok(bound.batch! <= 2172 && bound.batch! > 1000, `bound ${bound.batch}`);
     assert.ok(bound.firstViolating! > 2172);
@@ -140,7 +156,17 @@ describe('findMaxBatch', () => {
       const grow = 1 + 0.001 * Math.max(0, (steps ?? 3) - 3);
       const mem = (c.base + c.perSample * batch) * grow;
       const ok = mem <= c.cap;
-      return { batch, ok, outcome: ok ? 'ok' : 'oom', limitedBytes: ok ? mem : null, rssBytes: ok ? mem : null, samplesPerSecond: ok ? 1000 : null, p50Seconds: 0.01, p95Seconds: 0.01, role } satisfies ProbeResult;
+      return {
+        batch,
+        ok,
+        outcome: ok ? 'ok' : 'oom',
+        limitedBytes: ok ? mem : null,
+        rssBytes: ok ? mem : null,
+        samplesPerSecond: ok ? 1000 : null,
+        p50Seconds: 0.01,
+        p95Seconds: 0.01,
+        role,
+      } satisfies ProbeResult;
     };
     const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });
     const longMax = Math.floor((c.cap / 1.007 - c.base) / c.perSample / 8) * 8;
@@ -148,12 +174,29 @@ describe('findMaxBatch', () => {
     assert.equal(result.max, longMax);
     assert.equal(result.confirmed, true);
     assert.match(result.notes.join('\n'), /memory grows with steps/);
-    assert.ok(calls.some((x) => x.batch === longMax + 8 && x.steps === 10), 'max + 8 failed a long run');
-    assert.ok(calls.some((x) => x.batch === longMax && x.steps === 10), 'max passed a long run');
+    assert.ok(
+      calls.some((x) => x.batch === longMax + 8 && x.steps === 10),
+      'max + 8 failed a long run',
+    );
+    assert.ok(
+      calls.some((x) => x.batch === longMax && x.steps === 10),
+      'max passed a long run',
+    );
   });
 
   it('stops at once when the workload is broken at the first probe', async () => {
-    const run: ProbeFn = async (batch, role) => ({ batch, ok: false, outcome: 'crash', reason: 'exit code 1', limitedBytes: null, rssBytes: null, samplesPerSecond: null, p50Seconds: null, p95Seconds: null, role });
+    const run: ProbeFn = async (batch, role) => ({
+      batch,
+      ok: false,
+      outcome: 'crash',
+      reason: 'exit code 1',
+      limitedBytes: null,
+      rssBytes: null,
+      samplesPerSecond: null,
+      p50Seconds: null,
+      p95Seconds: null,
+      role,
+    });
     const result = await findMaxBatch(run, { ...BASE, capBytes: 1e9 });
     assert.equal(result.status, 'failed');
     assert.equal(result.probes.length, 1);

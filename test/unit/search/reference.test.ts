@@ -9,7 +9,17 @@ function threshold(max: number): { run: ProbeFn; calls: number[] } {
   const run: ProbeFn = async (batch, role) => {
     calls.push(batch);
     const ok = batch <= max;
-    return { batch, ok, outcome: ok ? 'ok' : 'oom', limitedBytes: null, rssBytes: null, samplesPerSecond: null, p50Seconds: null, p95Seconds: null, role };
+    return {
+      batch,
+      ok,
+      outcome: ok ? 'ok' : 'oom',
+      limitedBytes: null,
+      rssBytes: null,
+      samplesPerSecond: null,
+      p50Seconds: null,
+      p95Seconds: null,
+      role,
+    };
   };
   return { run, calls };
 }

@@ -19,7 +19,12 @@ function arms(means: (c: Config) => number, noise = 0.01, seed = 1): { run: ArmT
   const run: ArmTrialFn = async (config, { round }) => {
     calls.push(`${key(config)}@${round}`);
     const rate = means(config) * (1 + noise * (rng() * 2 - 1));
-    return { outcome: 'ok', reason: 'ok', wallSeconds: 1.2, steps: Array.from({ length: 10 }, () => ({ samples: 100, seconds: 100 / rate })) };
+    return {
+      outcome: 'ok',
+      reason: 'ok',
+      wallSeconds: 1.2,
+      steps: Array.from({ length: 10 }, () => ({ samples: 100, seconds: 100 / rate })),
+    };
   };
   return { run, calls };
 }
@@ -50,14 +55,20 @@ describe('race', () => {
     assert.match(eliminated[0]!.why!, /^eliminated: .* after 3 rounds \(round-blocked t test/);
     // Full rounds only: every trial of round r ran before any of round r + 1.
     const rounds = a.calls.map((c) => Number(c.split('@')[1]));
-    assert.deepEqual(rounds, [...rounds].sort((x, y) => x - y));
+    assert.deepEqual(
+      rounds,
+      [...rounds].sort((x, y) => x - y),
+    );
   });
 
   it('eliminates clearly worse configs, picks the true best, and stops when it is the only one left', async () => {
     const a = arms(means);
     const r = await runSweep(a.run, base({}));
     assert.equal(r.ranking.chosen?.key, BEST);
-    assert.deepEqual(r.ranking.tied.map((t) => t.key), [BEST]);
+    assert.deepEqual(
+      r.ranking.tied.map((t) => t.key),
+      [BEST],
+    );
     assert.ok(r.arms.filter((x) => x.key !== BEST).every((x) => x.status === 'eliminated'));
     assert.equal(r.arms.find((x) => x.key === BEST)!.status, 'finished');
     assert.equal(r.rounds, 3);
@@ -77,23 +88,36 @@ describe('race', () => {
     const flat = (c: Config) => (Number(c['num_workers']) >= 2 ? 1000 : 500);
     const r = await runSweep(arms(flat, 0.005).run, base({}));
     const fast = r.arms.filter((x) => Number(x.config['num_workers']) >= 2);
-    assert.ok(fast.every((x) => x.status === 'finished'), 'no identical config is eliminated');
+    assert.ok(
+      fast.every((x) => x.status === 'finished'),
+      'no identical config is eliminated',
+    );
     assert.ok(r.arms.filter((x) => Number(x.config['num_workers']) < 2).every((x) => x.status === 'eliminated'));
     assert.deepEqual(new Set(r.ranking.tied.map((t) => t.key)), new Set(fast.map((x) => x.key)));
     assert.equal(r.ranking.chosen?.key, 'num_workers=2 prefetch_factor=2', 'fewest workers, least prefetch');
     assert.ok(r.rounds < 8, `stopped after ${r.rounds} rounds`);
-    assert.match(r.notes.join('\n'), new RegExp(`race stopped after ${r.rounds} rounds: the 6 configs left are within 2.0% of the leader`));
+    assert.match(
+      r.notes.join('\n'),
+      new RegExp(`race stopped after ${r.rounds} rounds: the 6 configs left are within 2.0% of the leader`),
+    );
   });
 
   it('keeps the leader when the tied configs are not shown to be within the noise band of it', async () => {
     const four = grid({ num_workers: [0, 1, 2, 3], prefetch_factor: [2] });
     const r = await runSweep(arms(() => 1000, 0.1, 3).run, base({ configs: four, repeats: 5 }));
-    assert.ok(r.arms.every((x) => x.status === 'finished'), 'noise is no reason to eliminate');
+    assert.ok(
+      r.arms.every((x) => x.status === 'finished'),
+      'noise is no reason to eliminate',
+    );
     assert.equal(r.rounds, 5);
     assert.equal(r.ranking.tied.length, 4);
     const leader = r.ranking.leader!;
     assert.equal(r.ranking.chosen?.key, leader.key);
-    assert.notEqual(leader.key, 'num_workers=0 prefetch_factor=2', 'the cheapest tied config is not chosen on noise alone');
+    assert.notEqual(
+      leader.key,
+      'num_workers=0 prefetch_factor=2',
+      'the cheapest tied config is not chosen on noise alone',
+    );
     assert.match(r.ranking.note!, /none of them is shown to be within 2.0% of it, so the leader is kept/);
   });
 
@@ -106,7 +130,8 @@ describe('race', () => {
 
   it('marks a failing config as failed, stops running it, and leaves it out of the ranking', async () => {
     const a = arms(means);
-    const run: ArmTrialFn = async (c, o) => (key(c) === BEST ? { outcome: 'oom', reason: 'out of memory', steps: [], wallSeconds: 0.1 } : a.run(c, o));
+    const run: ArmTrialFn = async (c, o) =>
+      key(c) === BEST ? { outcome: 'oom', reason: 'out of memory', steps: [], wallSeconds: 0.1 } : a.run(c, o);
     const r = await runSweep(run, base({}));
     const bad = r.arms.find((x) => x.key === BEST)!;
     assert.equal(bad.status, 'failed');
@@ -123,7 +148,10 @@ describe('grid', () => {
     const a = arms(() => 1000);
     const small = grid({ num_workers: [0, 1], prefetch_factor: [2] });
     const r = await runSweep(a.run, base({ strategy: 'grid', configs: small, repeats: 3 }));
-    assert.deepEqual(a.calls.map((c) => c.slice('num_workers='.length, 'num_workers='.length + 1)), ['0', '1', '1', '0', '0', '1']);
+    assert.deepEqual(
+      a.calls.map((c) => c.slice('num_workers='.length, 'num_workers='.length + 1)),
+      ['0', '1', '1', '0', '0', '1'],
+    );
     assert.ok(r.arms.every((x) => x.status === 'finished' && x.trials.length === 3));
   });
 
@@ -132,7 +160,10 @@ describe('grid', () => {
     assert.equal(r.trials, configs.length * 3);
     assert.ok(r.arms.every((x) => x.status === 'finished'));
     assert.equal(r.ranking.chosen?.key, BEST);
-    assert.deepEqual(r.ranking.tied.map((t) => t.key), [BEST]);
+    assert.deepEqual(
+      r.ranking.tied.map((t) => t.key),
+      [BEST],
+    );
     const best = r.arms.find((x) => x.key === BEST)!;
     assert.ok(best.ci!.low < 1500 && best.ci!.high > 1500, `${best.ci!.low}..${best.ci!.high}`);
     assert.equal(best.ci!.method, 'log-t');
@@ -141,7 +172,10 @@ describe('grid', () => {
   it('gives configs with fewer than 3 trials a CI from the spread pooled over the stage', async () => {
     const r = await runSweep(arms(means, 0.02).run, base({ strategy: 'grid', repeats: 2 }));
     assert.ok(r.arms.every((x) => x.ci?.method === 'pooled-log-t'));
-    assert.match(r.notes.join('\n'), /12 config\(s\) ran fewer than 3 trials: their CIs use the between-trial spread pooled over the stage's configs \(12 degrees of freedom\)/);
+    assert.match(
+      r.notes.join('\n'),
+      /12 config\(s\) ran fewer than 3 trials: their CIs use the between-trial spread pooled over the stage's configs \(12 degrees of freedom\)/,
+    );
     const best = r.arms.find((x) => x.key === BEST)!;
     assert.ok(best.ci!.low < 1500 && best.ci!.high > 1500);
   });
@@ -151,21 +185,37 @@ describe('rankIndependent', () => {
   const g = (k: string, w: number, rates: number[]) => ({ key: k, config: { w }, rates });
 
   it('ties configs that Welch cannot separate from the leader and chooses the cheapest of them', () => {
-    const r = rankIndependent([g('a', 2, [1010, 1020, 1000]), g('b', 1, [1000, 990, 1005]), g('c', 0, [500, 505, 495])], ['w']);
+    const r = rankIndependent(
+      [g('a', 2, [1010, 1020, 1000]), g('b', 1, [1000, 990, 1005]), g('c', 0, [500, 505, 495])],
+      ['w'],
+    );
     assert.equal(r.leader?.key, 'a');
-    assert.deepEqual(r.order.map((o) => o.key), ['a', 'b', 'c'], 'best estimate first');
-    assert.deepEqual(r.tied.map((t) => t.key), ['a', 'b']);
+    assert.deepEqual(
+      r.order.map((o) => o.key),
+      ['a', 'b', 'c'],
+      'best estimate first',
+    );
+    assert.deepEqual(
+      r.tied.map((t) => t.key),
+      ['a', 'b'],
+    );
     assert.equal(r.chosen?.key, 'b', 'the cheaper of the tied configs');
     assert.match(r.note!, /2 configs are not significantly different from the best .*chose the cheapest, b/);
   });
 
   it('names a clear winner and counts a config with fewer than 3 trials as tied', () => {
     const clear = rankIndependent([g('fast', 2, [1000, 1010, 990]), g('slow', 0, [500, 505, 495])], ['w']);
-    assert.deepEqual(clear.tied.map((t) => t.key), ['fast']);
+    assert.deepEqual(
+      clear.tied.map((t) => t.key),
+      ['fast'],
+    );
     assert.equal(clear.chosen?.key, 'fast');
     assert.match(clear.note!, /fast is significantly faster than every other config/);
     const few = rankIndependent([g('fast', 2, [1000, 1010, 990]), g('once', 1, [980])], ['w']);
-    assert.deepEqual(few.tied.map((t) => t.key), ['fast', 'once']);
+    assert.deepEqual(
+      few.tied.map((t) => t.key),
+      ['fast', 'once'],
+    );
     assert.equal(few.order.length, 1, 'a single trial gets no CI');
     assert.deepEqual(rankIndependent([], ['w']).chosen, undefined);
   });
@@ -180,7 +230,13 @@ describe('spaces, constraints and costs', () => {
   });
 
   it('prunes configs over the CPU budget (cores or SLURM) and the memory budget, with reasons', () => {
-    const c = new Constraints({ cpus: { uses: 'num_workers + intra_op_threads', max: 'cpus' }, memory: { uses: 'batch_size * prefetch_factor * num_workers * 4096', max: 2 ** 30 } }, { SLURM_CPUS_PER_TASK: '4' });
+    const c = new Constraints(
+      {
+        cpus: { uses: 'num_workers + intra_op_threads', max: 'cpus' },
+        memory: { uses: 'batch_size * prefetch_factor * num_workers * 4096', max: 2 ** 30 },
+      },
+      { SLURM_CPUS_PER_TASK: '4' },
+    );
     const { runnable, pruned } = c.split([
       { num_workers: 2, intra_op_threads: 2, batch_size: 64, prefetch_factor: 2 },
       { num_workers: 4, intra_op_threads: 1, batch_size: 64, prefetch_factor: 2 },
@@ -189,7 +245,10 @@ describe('spaces, constraints and costs', () => {
     assert.equal(runnable.length, 1);
     // uses names intra_op_threads: the main process's threads are already counted (main 0).
     assert.equal(pruned[0]!.reason, 'CPU budget: num_workers + intra_op_threads = 5 > 4 CPUs (SLURM_CPUS_PER_TASK)');
-    assert.match(pruned[1]!.reason, /^memory budget: batch_size \* prefetch_factor \* num_workers \* 4096 = 2.00 GiB > 1.00 GiB$/);
+    assert.match(
+      pruned[1]!.reason,
+      /^memory budget: batch_size \* prefetch_factor \* num_workers \* 4096 = 2.00 GiB > 1.00 GiB$/,
+    );
   });
 
   it('orders costs by the listed parameters, booleans false first', () => {
@@ -197,7 +256,6 @@ describe('spaces, constraints and costs', () => {
     assert.ok(cheaper({ w: 1, pw: false }, { w: 1, pw: true }, ['w', 'pw']) < 0);
     assert.equal(cheaper({ w: 1 }, { w: 1 }, ['w']), 0);
   });
-
 });
 
 describe('budgets', () => {

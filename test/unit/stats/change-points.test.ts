@@ -3,7 +3,12 @@
 // is rejected with a RangeError.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { detectChangePoints, MIN_LEVEL_NIGHTS, type SeriesPoint, type StepFit } from '../../../harness/stats/change-points.js';
+import {
+  detectChangePoints,
+  MIN_LEVEL_NIGHTS,
+  type SeriesPoint,
+  type StepFit,
+} from '../../../harness/stats/change-points.js';
 import { createRng } from '../../../harness/stats/rng.js';
 
 const SEEDS = 200;
@@ -22,7 +27,12 @@ function nights(seed: number, n: number, shape: (i: number) => number = () => 1)
 }
 
 /** Exactly the expected steps, each within +/-1 night and with its ratio within a relative `tol`. */
-function assertSteps(fit: StepFit, expected: readonly { index: number; ratio: number }[], tol: number, label: string): void {
+function assertSteps(
+  fit: StepFit,
+  expected: readonly { index: number; ratio: number }[],
+  tol: number,
+  label: string,
+): void {
   const found = fit.changePoints.map((c) => `${c.index}:${c.ratio.toFixed(3)}`).join(', ');
   assert.equal(fit.changePoints.length, expected.length, `${label}: found [${found}]`);
   expected.forEach((e, k) => {
@@ -52,8 +62,19 @@ describe('detectChangePoints: planted steps', () => {
   it('finds two steps (+20%, then -25%)', () => {
     for (let seed = 1; seed <= SEEDS; seed++) {
       const fit = detectChangePoints(nights(seed + 2000, 45, (i) => (i >= 30 ? 0.9 : i >= 15 ? 1.2 : 1)));
-      assertSteps(fit, [{ index: 15, ratio: 1.2 }, { index: 30, ratio: 0.75 }], RATIO_TOL, `seed ${seed}`);
-      assert.deepEqual(fit.segments.map((s) => s.end), [fit.changePoints[0]!.index, fit.changePoints[1]!.index, 45]);
+      assertSteps(
+        fit,
+        [
+          { index: 15, ratio: 1.2 },
+          { index: 30, ratio: 0.75 },
+        ],
+        RATIO_TOL,
+        `seed ${seed}`,
+      );
+      assert.deepEqual(
+        fit.segments.map((s) => s.end),
+        [fit.changePoints[0]!.index, fit.changePoints[1]!.index, 45],
+      );
     }
   });
 });
@@ -90,23 +111,37 @@ describe('detectChangePoints: noise and outliers', () => {
 
 describe('detectChangePoints: CI weights', () => {
   const withLastCi = (points: SeriesPoint[], half: number): SeriesPoint[] =>
-    points.map((p, i) => (i === points.length - 1 ? { value: p.value, low: p.value * (1 - half), high: p.value * (1 + half) } : p));
+    points.map((p, i) =>
+      i === points.length - 1 ? { value: p.value, low: p.value * (1 - half), high: p.value * (1 + half) } : p,
+    );
 
   it('lets a latest night with a narrow CI make a step that a wide CI does not', () => {
     for (let seed = 1; seed <= SEEDS; seed++) {
       const points = nights(seed + 6000, 30, (i) => (i === 29 ? 0.8 : 1));
       // +/-0.2% is 10x narrower than the others (weight clipped to 4); +/-20% is 10x wider (1/4).
-      assertSteps(detectChangePoints(withLastCi(points, 0.002)), [{ index: 29, ratio: 0.8 }], ONE_NIGHT_TOL, `narrow, seed ${seed}`);
+      assertSteps(
+        detectChangePoints(withLastCi(points, 0.002)),
+        [{ index: 29, ratio: 0.8 }],
+        ONE_NIGHT_TOL,
+        `narrow, seed ${seed}`,
+      );
       assertSteps(detectChangePoints(withLastCi(points, 0.2)), [], 0, `wide, seed ${seed}`);
     }
   });
 
   it('takes levels as weighted medians: a narrow CI pulls the level to its point', () => {
     const values = [100, 110, 120];
-    const plain = detectChangePoints(values.map((value) => ({ value })), { penalty: 1 });
+    const plain = detectChangePoints(
+      values.map((value) => ({ value })),
+      { penalty: 1 },
+    );
     assert.equal(plain.segments[0]!.level, 110);
     // Weights relative to the median: 1, 1 and 4 (20x narrower, clipped), so 120 holds 4 of 6.
-    const cis = [0.1, 0.1, 0.005].map((h, i) => ({ value: values[i]!, low: values[i]! * (1 - h), high: values[i]! * (1 + h) }));
+    const cis = [0.1, 0.1, 0.005].map((h, i) => ({
+      value: values[i]!,
+      low: values[i]! * (1 - h),
+      high: values[i]! * (1 + h),
+    }));
     assert.deepEqual(detectChangePoints(cis, { penalty: 1 }).segments, [{ start: 0, end: 3, level: 120 }]);
   });
 });
@@ -121,12 +156,14 @@ function documentedWeights(points: readonly { value: number; low: number; high: 
 /** Minimum of sum w |ln v - level| + penalty x #segments over all segmentations (short levels only last). */
 function bruteForce(y: readonly number[], w: readonly number[], penalty: number): number {
   const n = y.length;
-  const around = (s: number, e: number, mu: number) => y.slice(s, e).reduce((a, v, k) => a + w[s + k]! * Math.abs(v - mu), 0);
+  const around = (s: number, e: number, mu: number) =>
+    y.slice(s, e).reduce((a, v, k) => a + w[s + k]! * Math.abs(v - mu), 0);
   // The weighted L1 optimum is at one of the segment's own values.
   const cost = (s: number, e: number) => Math.min(...y.slice(s, e).map((mu) => around(s, e, mu))) + penalty;
   const best = (s: number): number => {
     let min = Infinity;
-    for (let e = s + 1; e <= n; e++) if (e - s >= MIN_LEVEL_NIGHTS || e === n) min = Math.min(min, cost(s, e) + (e === n ? 0 : best(e)));
+    for (let e = s + 1; e <= n; e++)
+      if (e - s >= MIN_LEVEL_NIGHTS || e === n) min = Math.min(min, cost(s, e) + (e === n ? 0 : best(e)));
     return min;
   };
   return best(0);
@@ -145,7 +182,13 @@ describe('detectChangePoints: exactness and scale', () => {
       const w = documentedWeights(points);
       const penalty = 0.02 + 0.2 * rng();
       const fit = detectChangePoints(points, { penalty, minRelativeStep: 0 });
-      const objective = fit.segments.reduce((a, s) => a + penalty + y.slice(s.start, s.end).reduce((b, v, k) => b + w[s.start + k]! * Math.abs(v - Math.log(s.level)), 0), 0);
+      const objective = fit.segments.reduce(
+        (a, s) =>
+          a +
+          penalty +
+          y.slice(s.start, s.end).reduce((b, v, k) => b + w[s.start + k]! * Math.abs(v - Math.log(s.level)), 0),
+        0,
+      );
       const optimum = bruteForce(y, w, penalty);
       assert.ok(Math.abs(objective - optimum) < 1e-9, `seed ${seed}: ${objective} vs ${optimum}`);
     }
@@ -153,7 +196,15 @@ describe('detectChangePoints: exactness and scale', () => {
 
   it('fits 1000 nights with two steps', () => {
     const fit = detectChangePoints(nights(8000, 1000, (i) => (i >= 600 ? 0.9 : i >= 250 ? 1.05 : 1)));
-    assertSteps(fit, [{ index: 250, ratio: 1.05 }, { index: 600, ratio: 0.9 / 1.05 }], 0.015, '1000 nights');
+    assertSteps(
+      fit,
+      [
+        { index: 250, ratio: 1.05 },
+        { index: 600, ratio: 0.9 / 1.05 },
+      ],
+      0.015,
+      '1000 nights',
+    );
     assert.equal(fit.segments.at(-1)!.end, 1000);
   });
 
@@ -177,12 +228,21 @@ describe('detectChangePoints: input errors', () => {
   ];
   for (const [bad, message] of cases) {
     it(`rejects value ${bad.value}, low ${bad.low}, high ${bad.high}`, () => {
-      assert.throws(() => detectChangePoints([ok, bad, ok]), (e: unknown) => e instanceof RangeError && message.test(e.message));
+      assert.throws(
+        () => detectChangePoints([ok, bad, ok]),
+        (e: unknown) => e instanceof RangeError && message.test(e.message),
+      );
     });
   }
   it('accepts null CI bounds as "no CI" and rejects bad options', () => {
     assert.equal(detectChangePoints([ok, { value: 1, low: null, high: null }, ok]).changePoints.length, 0);
-    assert.throws(() => detectChangePoints([ok, ok, ok], { penalty: -1 }), /`penalty` option to be a non-negative finite number, got -1/);
-    assert.throws(() => detectChangePoints([ok, ok, ok], { minRelativeStep: Number.NaN }), /`minRelativeStep`.*got NaN/);
+    assert.throws(
+      () => detectChangePoints([ok, ok, ok], { penalty: -1 }),
+      /`penalty` option to be a non-negative finite number, got -1/,
+    );
+    assert.throws(
+      () => detectChangePoints([ok, ok, ok], { minRelativeStep: Number.NaN }),
+      /`minRelativeStep`.*got NaN/,
+    );
   });
 });

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { CLAIM_WORDS, CLAIM_WORDS_DOC, ClaimSyntaxError, describeBand, judgeClaim, parseClaim } from '../../../harness/stats/claim.js';
+import {
+  CLAIM_WORDS,
+  CLAIM_WORDS_DOC,
+  ClaimSyntaxError,
+  describeBand,
+  judgeClaim,
+  parseClaim,
+} from '../../../harness/stats/claim.js';
 import { ROOT } from '../../support/paths.js';
 import { exactTiesP, mannWhitney, normalCdf, uDistribution } from '../../../harness/stats/mann-whitney.js';
 import { noiseWarnings } from '../../../harness/stats/noise.js';
@@ -17,7 +24,10 @@ describe('Mann-Whitney U', () => {
   it('counts the exact null distribution of U', () => {
     // n1 = n2 = 5: 252 arrangements; the lower tail 1, 1, 2, 3, 5, 7, ... (Mann & Whitney 1947, table I).
     const d = uDistribution(5, 5);
-    assert.equal(d.reduce((a, b) => a + b, 0), 252);
+    assert.equal(
+      d.reduce((a, b) => a + b, 0),
+      252,
+    );
     assert.deepEqual(d.slice(0, 7), [1, 1, 2, 3, 5, 7, 9]);
     assert.equal(uDistribution(3, 2).length, 7);
   });
@@ -34,11 +44,20 @@ describe('Mann-Whitney U', () => {
 
   it('agrees with the published critical values of U (two-sided, alpha = 0.05)', () => {
     // Critical U from standard tables: significant at U <= critical, not at critical + 1.
-    for (const [n1, n2, critical] of [[8, 8, 13], [10, 10, 23], [20, 20, 127], [5, 10, 8], [6, 9, 10]] as const) {
+    for (const [n1, n2, critical] of [
+      [8, 8, 13],
+      [10, 10, 23],
+      [20, 20, 127],
+      [5, 10, 8],
+      [6, 9, 10],
+    ] as const) {
       const counts = uDistribution(n1, n2);
       const total = counts.reduce((a, b) => a + b, 0);
       const p = (u: number) => (2 * counts.slice(0, u + 1).reduce((a, b) => a + b, 0)) / total;
-      assert.ok(p(critical) <= 0.05 && p(critical + 1) > 0.05, `n1=${n1} n2=${n2}: p(${critical}) = ${p(critical)}, p(${critical + 1}) = ${p(critical + 1)}`);
+      assert.ok(
+        p(critical) <= 0.05 && p(critical + 1) > 0.05,
+        `n1=${n1} n2=${n2}: p(${critical}) = ${p(critical)}, p(${critical + 1}) = ${p(critical + 1)}`,
+      );
     }
   });
 
@@ -89,11 +108,17 @@ describe('claims', () => {
     assert.equal(band('>=1.3x'), '>= 1.3x');
     // At least 10% slower: a speedup of at most 1/1.1, not ">= 0x".
     assert.equal(band('>= 10% slower'), '<= 0.909x');
-    assert.equal(describeBand(1.3, null, true, (v) => v.toPrecision(3)), '>= 1.30x');
+    assert.equal(
+      describeBand(1.3, null, true, (v) => v.toPrecision(3)),
+      '>= 1.30x',
+    );
   });
 
   it('parses every form people write, widening point claims on the log scale of the effect', () => {
-    const e = (c: number, t = 0.2): [number, number] => [Math.exp(Math.log(c) / (1 + t)), Math.exp(Math.log(c) * (1 + t))];
+    const e = (c: number, t = 0.2): [number, number] => [
+      Math.exp(Math.log(c) / (1 + t)),
+      Math.exp(Math.log(c) * (1 + t)),
+    ];
     const cases: [string, number, number, boolean, 'speed' | 'memory'][] = [
       ['2-3x', 2, 3, false, 'speed'],
       ['2-3x faster', 2, 3, false, 'speed'],
@@ -110,9 +135,9 @@ describe('claims', () => {
       ['20% lower latency', ...e(1 / 0.8), false, 'speed'],
       ['10% slower', e(1 / 1.1)[1], e(1 / 1.1)[0], false, 'speed'],
       ['2 to 3x', 2, 3, false, 'speed'],
-      ['30% less memory', ...e(0.7).reverse() as [number, number], false, 'memory'],
+      ['30% less memory', ...(e(0.7).reverse() as [number, number]), false, 'memory'],
       ['2x more memory', ...e(2), false, 'memory'],
-      ['2x less memory', ...e(0.5).reverse() as [number, number], false, 'memory'],
+      ['2x less memory', ...(e(0.5).reverse() as [number, number]), false, 'memory'],
       ['>= 20% less peak memory', 0, 0.8, true, 'memory'],
     ];
     for (const [text, low, high, oneSided, quantity] of cases) {
@@ -124,7 +149,8 @@ describe('claims', () => {
       else close(c.high, Math.max(low, high), 1e-9);
     }
     // A point claim's band never reaches 1, whatever the tolerance: "faster" cannot be a slowdown.
-    for (const t of [0, 0.2, 0.5, 1]) assert.ok(parseClaim('5% faster', t).low > 1 && parseClaim('5% slower', t).high < 1);
+    for (const t of [0, 0.2, 0.5, 1])
+      assert.ok(parseClaim('5% faster', t).low > 1 && parseClaim('5% slower', t).high < 1);
     close(parseClaim('8x', 0.05).low, Math.exp(Math.log(8) / 1.05));
   });
 
@@ -143,7 +169,14 @@ describe('claims', () => {
       ['', /not a number/],
     ];
     for (const [text, message] of bad) {
-      assert.throws(() => parseClaim(text), (e: unknown) => e instanceof ClaimSyntaxError && message.test(e.message) && /the forms understood are .*less memory/.test(e.message), text);
+      assert.throws(
+        () => parseClaim(text),
+        (e: unknown) =>
+          e instanceof ClaimSyntaxError &&
+          message.test(e.message) &&
+          /the forms understood are .*less memory/.test(e.message),
+        text,
+      );
     }
   });
 
@@ -174,10 +207,21 @@ describe('claims', () => {
   });
 
   it('rejects words off the list, naming the words it understands', () => {
-    for (const text of ['30% snappier', '2x better', '10% cheaper', '2x more accurate', '20% less memory footprint', '20% fast']) {
+    for (const text of [
+      '30% snappier',
+      '2x better',
+      '10% cheaper',
+      '2x more accurate',
+      '20% less memory footprint',
+      '20% fast',
+    ]) {
       assert.throws(
         () => parseClaim(text),
-        (e: unknown) => e instanceof ClaimSyntaxError && /unknown words/.test(e.message) && e.message.includes(`faster: ${CLAIM_WORDS_DOC.faster}`) && e.message.includes('less time: less time, shorter'),
+        (e: unknown) =>
+          e instanceof ClaimSyntaxError &&
+          /unknown words/.test(e.message) &&
+          e.message.includes(`faster: ${CLAIM_WORDS_DOC.faster}`) &&
+          e.message.includes('less time: less time, shorter'),
         text,
       );
     }
@@ -193,7 +237,11 @@ describe('claims', () => {
     assert.match(over.reason, /above 1.5x to 2x: a larger effect than claimed/);
     assert.equal(judgeClaim(parseClaim('>=1.3x'), ci(1.5, 1.35, 1.7)).verdict, 'confirmed');
     assert.equal(judgeClaim(parseClaim('>=1.3x'), ci(1.1, 1.05, 1.2)).verdict, 'falls short');
-    assert.equal(judgeClaim(parseClaim('>=1.3x'), ci(9, 8, 10)).verdict, 'confirmed', 'a one-sided claim cannot be exceeded');
+    assert.equal(
+      judgeClaim(parseClaim('>=1.3x'), ci(9, 8, 10)).verdict,
+      'confirmed',
+      'a one-sided claim cannot be exceeded',
+    );
     // The opposite direction: a slowdown never confirms "faster", and the reason says so.
     const opposite = judgeClaim(parseClaim('5% faster'), ci(0.97, 0.95, 0.99));
     assert.equal(opposite.verdict, 'falls short');
@@ -223,12 +271,27 @@ describe('claims', () => {
 describe('noise warnings', () => {
   it('flags spread, a slow first trial and outliers, without dropping anything', () => {
     assert.deepEqual(noiseWarnings('a', [100, 101, 99, 100, 100]), []);
-    assert.deepEqual(noiseWarnings('a', [100, 80, 120, 90, 110]).map((w) => w.kind), ['high-spread']);
-    assert.deepEqual(noiseWarnings('a', [100, 50, 150, 70, 130]).map((w) => w.kind), ['very-high-spread']);
-    assert.deepEqual(noiseWarnings('a', [70, 100, 101, 99, 100, 100.5]).map((w) => w.kind), ['slow-first-trial', 'outlier']);
+    assert.deepEqual(
+      noiseWarnings('a', [100, 80, 120, 90, 110]).map((w) => w.kind),
+      ['high-spread'],
+    );
+    assert.deepEqual(
+      noiseWarnings('a', [100, 50, 150, 70, 130]).map((w) => w.kind),
+      ['very-high-spread'],
+    );
+    assert.deepEqual(
+      noiseWarnings('a', [70, 100, 101, 99, 100, 100.5]).map((w) => w.kind),
+      ['slow-first-trial', 'outlier'],
+    );
     const outlier = noiseWarnings('arm x', [100, 101, 99, 100, 100.5, 99.5, 100.2, 160]);
-    assert.deepEqual(outlier.map((w) => w.kind), ['outlier']);
+    assert.deepEqual(
+      outlier.map((w) => w.kind),
+      ['outlier'],
+    );
     assert.match(outlier[0]!.message, /arm x: trial 8 \(160\) .* kept in the statistics/);
-    assert.deepEqual(noiseWarnings('time', [1.5, 1, 1.01, 0.99, 1], false).map((w) => w.kind), ['slow-first-trial', 'outlier']);
+    assert.deepEqual(
+      noiseWarnings('time', [1.5, 1, 1.01, 0.99, 1], false).map((w) => w.kind),
+      ['slow-first-trial', 'outlier'],
+    );
   });
 });

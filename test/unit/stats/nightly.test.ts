@@ -3,7 +3,15 @@
 // acknowledged, missing), and its false-alarm rate on seeded stationary histories.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { levelSpread, meanVarianceFactor, MIN_SPREAD, NightlyGate, nightlyOptions, replayNights, windowTest } from '../../../harness/stats/nightly.js';
+import {
+  levelSpread,
+  meanVarianceFactor,
+  MIN_SPREAD,
+  NightlyGate,
+  nightlyOptions,
+  replayNights,
+  windowTest,
+} from '../../../harness/stats/nightly.js';
 import { createRng } from '../../../harness/stats/rng.js';
 import { gaussian } from '../../support/noise-sim.js';
 
@@ -63,7 +71,10 @@ describe('nightly gate: replay', () => {
     const status = r!.nights.map((n) => n.status);
     // Five reference nights before the gap of max(looks) - 1 = 2 nights: 7 warm-up nights.
     assert.deepEqual(status.slice(0, 7), Array(7).fill('warm-up'));
-    assert.ok(status.slice(7, 14).every((s) => s === 'accepted'), status.join(' '));
+    assert.ok(
+      status.slice(7, 14).every((s) => s === 'accepted'),
+      status.join(' '),
+    );
     assert.equal(status[14], 'outlier');
     assert.equal(r!.nights[14]!.direction, 'regression');
     assert.equal(status[15], 'accepted');
@@ -78,9 +89,15 @@ describe('nightly gate: replay', () => {
     const after = nights(8, 0.01, 7, 80);
     const [r] = replayNights([[...base, ...after]], new Set(), { persist: 4 });
     const tail = r!.nights.slice(20);
-    assert.deepEqual(tail.slice(0, 4).map((n) => n.status), ['flagged', 'flagged', 'flagged', 'persisted']);
+    assert.deepEqual(
+      tail.slice(0, 4).map((n) => n.status),
+      ['flagged', 'flagged', 'flagged', 'persisted'],
+    );
     assert.ok(tail.slice(0, 4).every((n) => n.direction === 'regression'));
-    assert.ok(tail.slice(4).every((n) => n.status === 'accepted'), tail.map((n) => n.status).join(' '));
+    assert.ok(
+      tail.slice(4).every((n) => n.status === 'accepted'),
+      tail.map((n) => n.status).join(' '),
+    );
     assert.equal(r!.changes.length, 1);
     assert.equal(r!.changes[0]!.index, 20);
     assert.equal(r!.changes[0]!.how, 'persisted');
@@ -92,7 +109,10 @@ describe('nightly gate: replay', () => {
     const [r] = replayNights([series], new Set([21]));
     assert.equal(r!.nights[20]!.direction, 'improvement');
     assert.equal(r!.nights[21]!.status, 'acknowledged');
-    assert.deepEqual(r!.changes.map((c) => [c.index, c.how, c.direction]), [[20, 'acknowledged', 'improvement']]);
+    assert.deepEqual(
+      r!.changes.map((c) => [c.index, c.how, c.direction]),
+      [[20, 'acknowledged', 'improvement']],
+    );
     assert.ok(r!.nights.slice(22).every((n) => n.status === 'accepted'));
   });
 
@@ -103,13 +123,22 @@ describe('nightly gate: replay', () => {
     assert.equal(free!.nights[14]!.direction, 'regression');
     const [pinned] = replayNights([series], new Set([16]));
     assert.equal(pinned!.nights[16]!.status, 'acknowledged');
-    assert.deepEqual(pinned!.changes.map((c) => [c.index, c.how, c.direction]), [[14, 'acknowledged', 'regression']]);
+    assert.deepEqual(
+      pinned!.changes.map((c) => [c.index, c.how, c.direction]),
+      [[14, 'acknowledged', 'regression']],
+    );
     // Pinning an unflagged night of the old level: nights after it are tested against it and its successors.
     const flat = nights(20, 0.01, 12);
     const [p] = replayNights([flat], new Set([5]));
-    assert.deepEqual(p!.changes.map((c) => [c.index, c.how]), [[5, 'acknowledged']]);
+    assert.deepEqual(
+      p!.changes.map((c) => [c.index, c.how]),
+      [[5, 'acknowledged']],
+    );
     assert.equal(p!.nights[5]!.status, 'acknowledged');
-    assert.ok(p!.nights.slice(12).every((n) => n.status === 'accepted' && n.test!.reference[0]! >= 5), JSON.stringify(p!.nights.slice(12).map((n) => n.test?.reference)));
+    assert.ok(
+      p!.nights.slice(12).every((n) => n.status === 'accepted' && n.test!.reference[0]! >= 5),
+      JSON.stringify(p!.nights.slice(12).map((n) => n.test?.reference)),
+    );
   });
 
   it('minDrop ignores a significant drop smaller than the threshold; missing nights are skipped', () => {
@@ -122,9 +151,12 @@ describe('nightly gate: replay', () => {
 
   it('splits the night budget over the metrics tested and the looks', () => {
     const gate = new NightlyGate(3, { alpha: 0.03 });
-    for (let i = 0; i < 12; i++) gate.commit(gate.evaluate([100 + i % 3, 50 + (i % 2), 10 + (i % 4) / 10]));
+    for (let i = 0; i < 12; i++) gate.commit(gate.evaluate([100 + (i % 3), 50 + (i % 2), 10 + (i % 4) / 10]));
     assert.ok(Math.abs(gate.evaluate([100, 50, null]).alpha! - 0.03 / (2 * 2)) < 1e-15);
-    assert.throws(() => gate.commit({ ...gate.evaluate([100, 50, 10]), index: 3 }), /night 3 evaluated, but night 12 is next/);
+    assert.throws(
+      () => gate.commit({ ...gate.evaluate([100, 50, 10]), index: 3 }),
+      /night 3 evaluated, but night 12 is next/,
+    );
   });
 
   it('alarms on at most its budget of stationary nights (200 seeded histories, 4 metrics, 60 nights)', () => {
@@ -135,7 +167,9 @@ describe('nightly gate: replay', () => {
       const gate = new NightlyGate(4);
       for (let i = 0; i < 60; i++) {
         const shared = z();
-        const ev = gate.evaluate(Array.from({ length: 4 }, () => 100 * Math.exp(0.05 * (Math.SQRT1_2 * shared + Math.SQRT1_2 * z()))));
+        const ev = gate.evaluate(
+          Array.from({ length: 4 }, () => 100 * Math.exp(0.05 * (Math.SQRT1_2 * shared + Math.SQRT1_2 * z()))),
+        );
         if (ev.tests.some((t) => t)) tested += 1;
         if (ev.flags.includes('regression')) alarms += 1;
         gate.commit(ev);
@@ -143,7 +177,7 @@ describe('nightly gate: replay', () => {
     }
     assert.ok(tested > 9000, `${tested} nights tested`);
     // The budget (4%) holds for each direction; Bonferroni over the metrics and looks keeps regressions below it.
-    assert.ok(alarms / tested <= 0.04, `regression alarms on ${(100 * alarms / tested).toFixed(2)}% of nights`);
+    assert.ok(alarms / tested <= 0.04, `regression alarms on ${((100 * alarms) / tested).toFixed(2)}% of nights`);
     assert.ok(alarms > 0, 'a gate that never alarms cannot find a regression either');
   });
 });

@@ -4,7 +4,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { blockedDifference, blockedLayout } from '../../../harness/stats/blocked.js';
-import { logMeanInterval, pairedRatioInterval, pooledLogMeanInterval, welchRatioInterval } from '../../../harness/stats/log-ratio.js';
+import {
+  logMeanInterval,
+  pairedRatioInterval,
+  pooledLogMeanInterval,
+  welchRatioInterval,
+} from '../../../harness/stats/log-ratio.js';
 import { lookPlan } from '../../../harness/stats/sequential.js';
 import { lnGamma, tCdf, tQuantile, tTwoSidedP } from '../../../harness/stats/student-t.js';
 import { simulateClaim, simulateCompare, simulateRace } from '../../support/calibration.js';
@@ -15,7 +20,14 @@ const close = (a: number, b: number, tol: number) => assert.ok(Math.abs(a - b) <
 describe("Student's t", () => {
   it('matches published quantiles', () => {
     // Standard tables: t(0.975; 1) = 12.706, t(0.975; 4) = 2.776, t(0.975; 19) = 2.093, t(0.995; 10) = 3.169, t(0.9995; 30) = 3.646.
-    for (const [p, df, q] of [[0.975, 1, 12.7062], [0.975, 4, 2.77645], [0.975, 19, 2.09302], [0.995, 10, 3.16927], [0.9995, 30, 3.64596], [0.95, 1000, 1.64638]] as const) {
+    for (const [p, df, q] of [
+      [0.975, 1, 12.7062],
+      [0.975, 4, 2.77645],
+      [0.975, 19, 2.09302],
+      [0.995, 10, 3.16927],
+      [0.9995, 30, 3.64596],
+      [0.95, 1000, 1.64638],
+    ] as const) {
       close(tQuantile(p, df), q, 2e-4);
       close(tCdf(q, df), p, 2e-5);
     }
@@ -30,12 +42,25 @@ describe("Student's t", () => {
 describe('lookPlan', () => {
   it('plans looks at about 1.4x steps and spends alpha * t^2, all of it by the last look', () => {
     const plan = lookPlan(5, 20);
-    assert.deepEqual(plan.map((l) => l.n), [5, 7, 10, 14, 20]);
+    assert.deepEqual(
+      plan.map((l) => l.n),
+      [5, 7, 10, 14, 20],
+    );
     close(plan[0]!.alpha, 0.05 * (5 / 20) ** 2, 1e-12);
-    close(plan.reduce((a, l) => a + l.alpha, 0), 0.05, 1e-12);
+    close(
+      plan.reduce((a, l) => a + l.alpha, 0),
+      0.05,
+      1e-12,
+    );
     assert.ok(plan.every((l, i) => i === 0 || l.alpha > 0));
-    assert.deepEqual(lookPlan(3, 8).map((l) => l.n), [3, 4, 6, 8]);
-    assert.deepEqual(lookPlan(5, 5).map((l) => l.n), [5]);
+    assert.deepEqual(
+      lookPlan(3, 8).map((l) => l.n),
+      [3, 4, 6, 8],
+    );
+    assert.deepEqual(
+      lookPlan(5, 5).map((l) => l.n),
+      [5],
+    );
     assert.throws(() => lookPlan(6, 5), /1 <= min <= max/);
   });
 });
@@ -56,7 +81,7 @@ describe('log-scale intervals', () => {
     assert.throws(() => pairedRatioInterval([1, 0, 1], 0.05), /positive finite/);
   });
 
-  it('one config: its own spread with 3 trials, the stage\'s pooled spread with fewer', () => {
+  it("one config: its own spread with 3 trials, the stage's pooled spread with fewer", () => {
     assert.equal(logMeanInterval([100, 101], 0.05), null);
     const own = logMeanInterval([100, 102, 98], 0.05)!;
     assert.ok(own.low < 100 && own.high > 100);
@@ -72,9 +97,12 @@ describe('log-scale intervals', () => {
     assert.equal(welchRatioInterval([100, 101], [90, 91, 89], 0.05), null);
   });
 
-  it('the round-blocked layout removes a round\'s common load', () => {
+  it("the round-blocked layout removes a round's common load", () => {
     // Config 1 is 5% slower in every round; round 2 slows everyone by 30%.
-    const y = [[0, -0.3, 0.01, 0], [-0.05, -0.35, -0.04, -0.05]];
+    const y = [
+      [0, -0.3, 0.01, 0],
+      [-0.05, -0.35, -0.04, -0.05],
+    ];
     const layout = blockedLayout(y)!;
     assert.equal(layout.df, 3);
     const d = blockedDifference(layout, 1, 0, 0.05);

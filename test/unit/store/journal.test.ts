@@ -7,14 +7,18 @@ import { Journal, readJournal } from '../../../harness/store/journal.js';
 import { tempDir } from '../../support/paths.js';
 import type { TrialRecord } from '../../../harness/domain/index.js';
 
-const record = (index: number) => ({ v: 1, index, stage: 's', role: 'probe', config: { batch_size: index }, outcome: 'ok' }) as unknown as TrialRecord;
+const record = (index: number) =>
+  ({ v: 1, index, stage: 's', role: 'probe', config: { batch_size: index }, outcome: 'ok' }) as unknown as TrialRecord;
 
 describe('journal', () => {
   it('appends one line per record and reads them back in order', () => {
     const j = new Journal(join(tempDir(), 'trials.jsonl'));
     for (let i = 0; i < 3; i++) j.append(record(i));
     const read = readJournal(j.path);
-    assert.deepEqual(read.records.map((r) => r.index), [0, 1, 2]);
+    assert.deepEqual(
+      read.records.map((r) => r.index),
+      [0, 1, 2],
+    );
     assert.equal(read.truncatedTail, false);
   });
   it('tolerates a last line cut short and reports corrupt lines elsewhere', () => {
@@ -25,7 +29,10 @@ describe('journal', () => {
     new Journal(j.path).append(record(1));
     appendFileSync(j.path, '{"v":1,"index":2,"sta');
     const read = readJournal(j.path);
-    assert.deepEqual(read.records.map((r) => r.index), [0, 1]);
+    assert.deepEqual(
+      read.records.map((r) => r.index),
+      [0, 1],
+    );
     assert.equal(read.truncatedTail, true);
     assert.deepEqual(read.badLines, [2]);
   });
@@ -35,11 +42,20 @@ describe('journal', () => {
     appendFileSync(j.path, 'not json\n');
     j.append(record(1));
     assert.deepEqual(readJournal(j.path).badLines, []);
-    assert.deepEqual(readJournal(j.path).records.map((r) => r.index), [0, 1]);
-    assert.match(j.incidents.join(' '), /was written to by something else before trial 1 was recorded; tunebench restored its 1 record/);
+    assert.deepEqual(
+      readJournal(j.path).records.map((r) => r.index),
+      [0, 1],
+    );
+    assert.match(
+      j.incidents.join(' '),
+      /was written to by something else before trial 1 was recorded; tunebench restored its 1 record/,
+    );
     rmSync(j.path);
     j.verify('by the end of the run');
-    assert.deepEqual(readJournal(j.path).records.map((r) => r.index), [0, 1]);
+    assert.deepEqual(
+      readJournal(j.path).records.map((r) => r.index),
+      [0, 1],
+    );
     assert.match(j.incidents[1]!, /was deleted by the end of the run; tunebench restored its 2 record/);
   });
 
@@ -48,15 +64,24 @@ describe('journal', () => {
     j.append(record(0));
     appendFileSync(j.path, '{"v":2,"index":1}\nnull\n');
     const read = readJournal(j.path);
-    assert.deepEqual(read.records.map((r) => r.index), [0]);
-    assert.deepEqual(read.unsupported, [{ line: 2, version: 2 }, { line: 3, version: undefined }]);
+    assert.deepEqual(
+      read.records.map((r) => r.index),
+      [0],
+    );
+    assert.deepEqual(read.unsupported, [
+      { line: 2, version: 2 },
+      { line: 3, version: undefined },
+    ]);
     const k = new Journal(join(tempDir(), 'trials.jsonl'));
     k.append(record(0));
     appendFileSync(k.path, '{"v":1,"ind');
     k.rewrite(readJournal(k.path).records);
     k.append(record(1));
     const again = readJournal(k.path);
-    assert.deepEqual(again.records.map((r) => r.index), [0, 1]);
+    assert.deepEqual(
+      again.records.map((r) => r.index),
+      [0, 1],
+    );
     assert.equal(again.truncatedTail, false);
     assert.deepEqual(again.badLines, []);
   });

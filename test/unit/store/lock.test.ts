@@ -8,7 +8,14 @@ import { StoreError } from '../../../harness/errors.js';
 import { acquireLock, LOCK_FILE, lockIsStale, procStart, type LockInfo } from '../../../harness/store/lock.js';
 import { tempDir } from '../../support/paths.js';
 
-const info = (over: Partial<LockInfo>): LockInfo => ({ pid: process.pid, host: hostname(), proc_start: null, acquired_at: '2026-11-23T00:00:00.000Z', command: 'tunebench run x', ...over });
+const info = (over: Partial<LockInfo>): LockInfo => ({
+  pid: process.pid,
+  host: hostname(),
+  proc_start: null,
+  acquired_at: '2026-11-23T00:00:00.000Z',
+  command: 'tunebench run x',
+  ...over,
+});
 
 describe('run-directory lock', () => {
   it('is held until released, and a second acquire in the meantime is refused', () => {
@@ -16,7 +23,10 @@ describe('run-directory lock', () => {
     const lock = acquireLock(dir, 'first');
     assert.equal(lock.tookOver, null);
     assert.equal((JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as LockInfo).pid, process.pid);
-    assert.throws(() => acquireLock(dir, 'second'), (e: Error) => e instanceof StoreError && /is in use by another tunebench \(pid \d+ .*: first\)/.test(e.message));
+    assert.throws(
+      () => acquireLock(dir, 'second'),
+      (e: Error) => e instanceof StoreError && /is in use by another tunebench \(pid \d+ .*: first\)/.test(e.message),
+    );
     lock.release();
     assert.equal(existsSync(join(dir, LOCK_FILE)), false);
     acquireLock(dir).release();
@@ -27,7 +37,10 @@ describe('run-directory lock', () => {
     // pid 2^22 + 1 is above Linux's pid_max: no process has it.
     writeFileSync(join(dir, LOCK_FILE), JSON.stringify(info({ pid: 4194305 })));
     const lock = acquireLock(dir);
-    assert.match(lock.tookOver ?? '', /^took over the stale lock of pid 4194305 on .* since 2026-11-23T00:00:00\.000Z: that process no longer runs$/);
+    assert.match(
+      lock.tookOver ?? '',
+      /^took over the stale lock of pid 4194305 on .* since 2026-11-23T00:00:00\.000Z: that process no longer runs$/,
+    );
     lock.release();
     writeFileSync(join(dir, LOCK_FILE), '');
     const again = acquireLock(dir);

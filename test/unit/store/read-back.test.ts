@@ -71,7 +71,11 @@ describe('damaged and foreign files', () => {
     writeFileSync(join(dir, 'run.json'), text.join('\n'));
     assert.throws(
       () => readRunJson(dir, 'the report cannot be written'),
-      (e: unknown) => e instanceof ConfigError && new RegExp(`^${join(dir, 'run.json')}:5: run\\.json is damaged: not valid JSON .*the report cannot be written$`).test(e.message),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        new RegExp(
+          `^${join(dir, 'run.json')}:5: run\\.json is damaged: not valid JSON .*the report cannot be written$`,
+        ).test(e.message),
     );
   });
 
@@ -84,12 +88,19 @@ describe('damaged and foreign files', () => {
     const line = text.split('\n').findIndex((l) => l.includes('"grid-search"')) + 1;
     assert.throws(
       () => readRunJson(dir, 'x'),
-      (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${join(dir, 'run.json')}:${line}: run.json does not have the shape tunebench writes at field "result.stages[1].kind"`),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.message.startsWith(
+          `${join(dir, 'run.json')}:${line}: run.json does not have the shape tunebench writes at field "result.stages[1].kind"`,
+        ),
     );
     run.result.stages[1].kind = 'sweep';
     run.result.stages[0].result.max = 'big';
     writeFileSync(join(dir, 'run.json'), JSON.stringify(run, null, 2));
-    assert.throws(() => readRunJson(dir, 'x'), /at field "result\.stages\[0\]\.result\.max": expected number, received string/);
+    assert.throws(
+      () => readRunJson(dir, 'x'),
+      /at field "result\.stages\[0\]\.result\.max": expected number, received string/,
+    );
   });
 
   it('a journal line that is JSON but not a trial record is set aside with its field', () => {
@@ -102,17 +113,38 @@ describe('damaged and foreign files', () => {
     const read = readJournal(join(dir, 'trials.jsonl'));
     assert.deepEqual(read.badLines, [4]);
     assert.equal(read.records.length, 73);
-    assert.match(read.problems[0]!, new RegExp(`^${join(dir, 'trials.jsonl')}:4: a trial record does not have the shape tunebench writes at field "outcome"`));
+    assert.match(
+      read.problems[0]!,
+      new RegExp(
+        `^${join(dir, 'trials.jsonl')}:4: a trial record does not have the shape tunebench writes at field "outcome"`,
+      ),
+    );
     const { warnings } = readRunDir(dir);
-    assert.ok(warnings.some((w) => w.includes('lines 4 are not trial records') && w.includes('field "outcome"')), warnings.join('\n'));
+    assert.ok(
+      warnings.some((w) => w.includes('lines 4 are not trial records') && w.includes('field "outcome"')),
+      warnings.join('\n'),
+    );
   });
 
   it('baseline.json and the confirmations of another shape are refused with file, line and field', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'baseline.json'), '{\n  "run_id": "r1",\n  "set_at": 5,\n  "env_key": "k"\n}\n');
-    assert.throws(() => readBaseline(dir), (e: unknown) => e instanceof ConfigError && e.message.startsWith(`${join(dir, 'baseline.json')}:3: baseline.json does not have the shape tunebench writes at field "set_at"`));
-    writeFileSync(join(dir, 'confirmations.json'), JSON.stringify({ confirmations: [{ run_id: 'r', metric: 'm', value: -1 }] }));
-    assert.throws(() => readConfirmations(dir), /confirmations file does not have the shape tunebench writes at field "confirmations\[0\]/);
+    assert.throws(
+      () => readBaseline(dir),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.message.startsWith(
+          `${join(dir, 'baseline.json')}:3: baseline.json does not have the shape tunebench writes at field "set_at"`,
+        ),
+    );
+    writeFileSync(
+      join(dir, 'confirmations.json'),
+      JSON.stringify({ confirmations: [{ run_id: 'r', metric: 'm', value: -1 }] }),
+    );
+    assert.throws(
+      () => readConfirmations(dir),
+      /confirmations file does not have the shape tunebench writes at field "confirmations\[0\]/,
+    );
   });
 
   it('a foreign history index cache is rebuilt, not trusted', () => {
@@ -122,7 +154,13 @@ describe('damaged and foreign files', () => {
     assert.equal(first.runs.length, 1);
     const cacheFile = readdirSync(reports).find((f) => f.endsWith('.json'));
     assert.ok(cacheFile, 'the index wrote its cache');
-    writeFileSync(join(reports, cacheFile), JSON.stringify({ version: 1, entries: { [join(reports, 'format-v1', 'run-a')]: { size: 1, mtime: 2, entry: { run_id: 7 } } } }));
+    writeFileSync(
+      join(reports, cacheFile),
+      JSON.stringify({
+        version: 1,
+        entries: { [join(reports, 'format-v1', 'run-a')]: { size: 1, mtime: 2, entry: { run_id: 7 } } },
+      }),
+    );
     const again = indexRuns(reports);
     assert.equal(again.runs.length, 1);
     assert.equal(again.runs[0]!.run_id, first.runs[0]!.run_id);

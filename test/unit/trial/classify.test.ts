@@ -5,7 +5,17 @@ import { classify, type Observation } from '../../../harness/trial/classify.js';
 import { matchOom, OOM_PATTERNS } from '../../../harness/workloads/protocol/oom-patterns.js';
 import type { WorkloadEvent } from '../../../harness/workloads/protocol/events.js';
 
-const base: Observation = { events: [], exitCode: 0, signal: null, timedOut: false, killedByHarness: false, cgroupOomKills: 0, stderr: '', eventsRequired: true, malformedEvents: 0 };
+const base: Observation = {
+  events: [],
+  exitCode: 0,
+  signal: null,
+  timedOut: false,
+  killedByHarness: false,
+  cgroupOomKills: 0,
+  stderr: '',
+  eventsRequired: true,
+  malformedEvents: 0,
+};
 const step: WorkloadEvent = { event: 'step', samples: 8, seconds: 0.1 };
 const obs = (o: Partial<Observation>): Observation => ({ ...base, ...o });
 
@@ -16,32 +26,71 @@ describe('classify', () => {
     assert.equal(c.outcome, 'ok');
     assert.match(c.reason, /whole-process timing/);
   });
-  it('invalid: exit 0 without steps when events are required', () => assert.equal(classify(obs({})).outcome, 'invalid'));
+  it('invalid: exit 0 without steps when events are required', () =>
+    assert.equal(classify(obs({})).outcome, 'invalid'));
   it('timeout wins over everything, including an oom event', () => {
-    assert.equal(classify(obs({ timedOut: true, killedByHarness: true, signal: 'SIGKILL', events: [{ event: 'oom', message: 'x' }] })).outcome, 'timeout');
+    assert.equal(
+      classify(
+        obs({ timedOut: true, killedByHarness: true, signal: 'SIGKILL', events: [{ event: 'oom', message: 'x' }] }),
+      ).outcome,
+      'timeout',
+    );
   });
   it('an oom event beats a misleading exit status and stderr', () => {
-    assert.equal(classify(obs({ exitCode: 1, stderr: 'Segmentation fault', events: [{ event: 'oom', message: 'CUDA out of memory' }] })).outcome, 'oom');
+    assert.equal(
+      classify(
+        obs({ exitCode: 1, stderr: 'Segmentation fault', events: [{ event: 'oom', message: 'CUDA out of memory' }] }),
+      ).outcome,
+      'oom',
+    );
   });
-  it('the OOM exit code is oom even without an event', () => assert.equal(classify(obs({ exitCode: 86 })).outcome, 'oom'));
+  it('the OOM exit code is oom even without an event', () =>
+    assert.equal(classify(obs({ exitCode: 86 })).outcome, 'oom'));
   it('the invalid-config exit code is invalid', () => assert.equal(classify(obs({ exitCode: 87 })).outcome, 'invalid'));
   it('SIGKILL from outside is oom; SIGKILL from the harness is not', () => {
     assert.equal(classify(obs({ exitCode: null, signal: 'SIGKILL' })).outcome, 'oom');
     assert.equal(classify(obs({ exitCode: null, signal: 'SIGKILL', killedByHarness: true })).outcome, 'crash');
   });
-  it('cgroup oom_kill counts are oom', () => assert.equal(classify(obs({ exitCode: null, signal: 'SIGKILL', killedByHarness: true, cgroupOomKills: 1 })).outcome, 'oom'));
+  it('cgroup oom_kill counts are oom', () =>
+    assert.equal(
+      classify(obs({ exitCode: null, signal: 'SIGKILL', killedByHarness: true, cgroupOomKills: 1 })).outcome,
+      'oom',
+    ));
   it('a crash with an OOM message is oom; without one it is a crash', () => {
-    assert.equal(classify(obs({ exitCode: 1, stderr: 'RuntimeError: DefaultCPUAllocator: can\'t allocate memory: you tried to allocate 8589934592 bytes' })).outcome, 'oom');
-    assert.equal(classify(obs({ exitCode: 134, signal: 'SIGABRT', stderr: 'terminate called after throwing an instance of \'std::bad_alloc\'' })).outcome, 'oom');
+    assert.equal(
+      classify(
+        obs({
+          exitCode: 1,
+          stderr: "RuntimeError: DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes",
+        }),
+      ).outcome,
+      'oom',
+    );
+    assert.equal(
+      classify(
+        obs({
+          exitCode: 134,
+          signal: 'SIGABRT',
+          stderr: "terminate called after throwing an instance of 'std::bad_alloc'",
+        }),
+      ).outcome,
+      'oom',
+    );
     const crash = classify(obs({ exitCode: 1, stderr: 'ZeroDivisionError: division by zero' }));
     assert.equal(crash.outcome, 'crash');
     assert.equal(crash.reason, 'exit code 1');
   });
   it('a program that could not be executed (exit 127 from prlimit) is invalid, with its message', () => {
-    const c = classify(obs({ exitCode: 127, stderr: 'prlimit: failed to execute /no/such/trainer: No such file or directory\n' }));
+    const c = classify(
+      obs({ exitCode: 127, stderr: 'prlimit: failed to execute /no/such/trainer: No such file or directory\n' }),
+    );
     assert.equal(c.outcome, 'invalid');
     assert.match(c.reason, /could not start the program \(exit code 127\): prlimit: failed to execute/);
-    assert.equal(classify(obs({ exitCode: 127, stderr: 'some script error' })).outcome, 'crash', 'exit 127 alone is not proof');
+    assert.equal(
+      classify(obs({ exitCode: 127, stderr: 'some script error' })).outcome,
+      'crash',
+      'exit 127 alone is not proof',
+    );
   });
 
   it('a zero exit after an error event with no steps is invalid, not ok', () => {
@@ -51,11 +100,20 @@ describe('classify', () => {
 
 describe('the OOM pattern table', () => {
   const samples: [string, string][] = [
-    ['onnxruntime', "Non-zero status code returned while running FusedMatMul node. Status Message: Failed to allocate memory for requested buffer of size 1073741824"],
+    [
+      'onnxruntime',
+      'Non-zero status code returned while running FusedMatMul node. Status Message: Failed to allocate memory for requested buffer of size 1073741824',
+    ],
     ['v8', 'RangeError: Array buffer allocation failed'],
     ['v8', 'FATAL ERROR: v8::ArrayBuffer::New Allocation failed - process out of memory'],
-    ['pytorch', 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)'],
-    ['pytorch', "RuntimeError: [enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 34359738368 bytes. Error code 12 (Cannot allocate memory)"],
+    [
+      'pytorch',
+      'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)',
+    ],
+    [
+      'pytorch',
+      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 34359738368 bytes. Error code 12 (Cannot allocate memory)",
+    ],
     ['c++', "terminate called after throwing an instance of 'std::bad_alloc'"],
     ['python', 'Traceback (most recent call last):\nMemoryError'],
   ];
@@ -63,7 +121,13 @@ describe('the OOM pattern table', () => {
     it(`recognises ${source}: ${text.slice(0, 50)}`, () => assert.equal(matchOom(text)?.source, source));
   }
   it('does not fire on ordinary errors', () => {
-    for (const text of ['ValueError: shapes do not match', 'Segmentation fault (core dumped)', 'memory event written', 'KeyError: memory']) assert.equal(matchOom(text), undefined, text);
+    for (const text of [
+      'ValueError: shapes do not match',
+      'Segmentation fault (core dumped)',
+      'memory event written',
+      'KeyError: memory',
+    ])
+      assert.equal(matchOom(text), undefined, text);
   });
   it('every pattern is anchored to a source', () => assert.ok(OOM_PATTERNS.every((p) => p.source.length > 0)));
 });

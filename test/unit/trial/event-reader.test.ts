@@ -25,7 +25,10 @@ describe('EventReader', () => {
 
   it('counts malformed lines and ignores unknown events, keeping unknown fields', () => {
     const path = join(tempDir(), 'events.jsonl');
-    appendFileSync(path, 'garbage\n{"event":"custom","x":1}\n{"event":"step","samples":"8","seconds":1}\n{"event":"step","samples":8,"seconds":1,"gpu_util":0.9}\n');
+    appendFileSync(
+      path,
+      'garbage\n{"event":"custom","x":1}\n{"event":"step","samples":"8","seconds":1}\n{"event":"step","samples":8,"seconds":1,"gpu_util":0.9}\n',
+    );
     const reader = new EventReader(path);
     reader.finish();
     assert.equal(reader.malformed, 2);

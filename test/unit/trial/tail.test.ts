@@ -14,7 +14,7 @@ describe('TailBuffer', () => {
   });
   it('cuts one huge chunk to its end', () => {
     const t = new TailBuffer(10);
-    t.push(Buffer.from('a'.repeat(50) + '0123456789'));
+    t.push(Buffer.from(`${'a'.repeat(50)}0123456789`));
     assert.equal(t.text(), '0123456789');
   });
 });

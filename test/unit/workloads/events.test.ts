@@ -65,6 +65,9 @@ describe('event numbers', () => {
     const reader = new EventReader(path);
     reader.finish();
     assert.equal(reader.malformed, 4);
-    assert.deepEqual(reader.events.map((e) => e.event), ['step']);
+    assert.deepEqual(
+      reader.events.map((e) => e.event),
+      ['step'],
+    );
   });
 });

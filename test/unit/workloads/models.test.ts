@@ -18,12 +18,18 @@ describe('generated models', () => {
   });
 
   it('declare a symbolic batch dimension and follow their size parameters', () => {
-    const m = onnx.ModelProto.decode(generate({ kind: 'mlp', seed: 1, params: { input: 32, hidden: 16, layers: 2 } }).bytes);
+    const m = onnx.ModelProto.decode(
+      generate({ kind: 'mlp', seed: 1, params: { input: 32, hidden: 16, layers: 2 } }).bytes,
+    );
     const dims = m.graph!.input![0]!.type!.tensorType!.shape!.dim!;
     assert.equal(dims[0]!.dimParam, 'batch');
     assert.equal(Number(dims[1]!.dimValue), 32);
     const weights = m.graph!.initializer!.filter((t) => t.dims!.length === 2).map((t) => t.dims!.map(Number));
-    assert.deepEqual(weights, [[32, 16], [16, 16], [16, 10]]);
+    assert.deepEqual(weights, [
+      [32, 16],
+      [16, 16],
+      [16, 10],
+    ]);
     assert.equal(Number(m.opsetImport![0]!.version), 17);
   });
 

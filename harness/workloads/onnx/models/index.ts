@@ -59,7 +59,9 @@ export function ensureModel(spec: GeneratedModelSpec, cacheDir = defaultCacheDir
   const key = JSON.stringify({ v: GENERATOR_VERSION, kind: spec.kind, seed: spec.seed, params: sortKeys(params) });
   const hash = createHash('sha256').update(key).digest('hex').slice(0, 16);
   const path = join(cacheDir, `${spec.kind}-${hash}.onnx`);
-  const description = `${spec.kind}(${Object.entries(sortKeys(params)).map(([k, v]) => `${k}=${v}`).join(', ')}, seed=${spec.seed})`;
+  const description = `${spec.kind}(${Object.entries(sortKeys(params))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ')}, seed=${spec.seed})`;
   const metaPath = `${path}.json`;
   if (existsSync(path) && existsSync(metaPath)) {
     // A damaged or foreign metadata file is a cache miss: the model is generated again.

@@ -97,13 +97,18 @@ export class DataLoader {
     if (o.numWorkers === 0) {
       for (let b = first; b < first + batches; b++) {
         const t0 = process.hrtime.bigint();
-        if (o.fault?.batch === b) throw new Error(`injected fault: inline loader failed while preprocessing batch ${b}`);
+        if (o.fault?.batch === b)
+          throw new Error(`injected fault: inline loader failed while preprocessing batch ${b}`);
         const data = preprocessBatch(o.preprocess, b, o.batchSize);
         yield { data, waitSeconds: Number(process.hrtime.bigint() - t0) / 1e9 };
       }
       return;
     }
-    this.pool ??= new WorkerPool(o.numWorkers, { preprocess: o.preprocess, batchSize: o.batchSize, ...(o.fault ? { fault: o.fault } : {}) });
+    this.pool ??= new WorkerPool(o.numWorkers, {
+      preprocess: o.preprocess,
+      batchSize: o.batchSize,
+      ...(o.fault ? { fault: o.fault } : {}),
+    });
     const pool = this.pool;
     const inFlight = o.numWorkers * o.prefetchFactor;
     const end = first + batches;
