@@ -42,7 +42,10 @@ export class StoppedError extends Error {
   override readonly name = 'StoppedError';
 }
 
-/** `--no-wait`: trials were submitted to SLURM and the coordinator returns; `tunebench collect` goes on. Exit code 0. */
+/**
+ * `--no-wait`: trials were submitted to SLURM and the coordinator returns; `tunebench collect` goes
+ * on. Exit code 0.
+ */
 export class DetachedError extends Error {
   override readonly name = 'DetachedError';
 }

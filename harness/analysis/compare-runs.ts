@@ -110,11 +110,13 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
   const warnings: string[] = [];
   if (few.length > 0)
     warnings.push(
-      `${few.length} metric(s) have fewer than ${MIN_TRIALS_FOR_CI} trials on a side, so they get no CI and no verdict (the trial is the unit of variance): ${few.slice(0, 5).join('; ')}${few.length > 5 ? '; ...' : ''}`,
+      `${few.length} metric(s) have fewer than ${MIN_TRIALS_FOR_CI} trials on a side, so they get no CI and no ` +
+        `verdict (the trial is the unit of variance): ${few.slice(0, 5).join('; ')}${few.length > 5 ? '; ...' : ''}`,
     );
   if (metrics.length === 0)
     warnings.push(
-      'the two runs share no measured config (same stage name and values): nothing to compare; run the same experiment twice',
+      'the two runs share no measured config (same stage name and values): nothing to compare; ' +
+        'run the same experiment twice',
     );
   if (before.run.experiment !== after.run.experiment)
     warnings.push(`different experiments: "${before.run.experiment}" before, "${after.run.experiment}" after`);

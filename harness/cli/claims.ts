@@ -107,7 +107,9 @@ export function registerClaims(program: Command): void {
     );
     const outDir = resolve(o.out, 'claims');
     makeDirs(outDir);
-    const verdicts = `# tunebench claims: ${md(dir)}\n\n${markdown}\n\n${rows.map((r) => `- ${md(r.file)} ${md(r.stage)}: ${md(r.reason)}`).join('\n')}\n`;
+    const verdicts =
+      `# tunebench claims: ${md(dir)}\n\n${markdown}\n\n` +
+      `${rows.map((r) => `- ${md(r.file)} ${md(r.stage)}: ${md(r.reason)}`).join('\n')}\n`;
     writeFileAtomic(join(outDir, 'verdicts.md'), verdicts);
     appendStepSummary(verdicts);
     if (o.json) process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);

@@ -23,7 +23,8 @@ export function registerCompare(program: Command): void {
   program
     .command('compare')
     .description(
-      'before/after report of two runs: ratio after/before with a bootstrap CI and a verdict for each shared metric, the chosen configs side by side',
+      'before/after report of two runs: ratio after/before with a bootstrap CI and a verdict for each shared metric, ' +
+        'the chosen configs side by side',
     )
     .argument('<before-run>', 'run directory of the baseline')
     .argument('<after-run>', 'run directory to compare with it')

@@ -47,7 +47,8 @@ export function registerHistory(program: Command): void {
   program
     .command('history')
     .description(
-      'trend of every finished run in a reports folder: key metrics with CI bands, change points, chosen values, and the latest run against its baseline',
+      'trend of every finished run in a reports folder: key metrics with CI bands, ' +
+        'change points, chosen values, and the latest run against its baseline',
     )
     .argument('<reports-dir>', 'the folder runs write to (tunebench run --out; default reports)')
     .option('--experiment <name>', 'only this experiment (default: every experiment with runs)')
@@ -57,7 +58,8 @@ export function registerHistory(program: Command): void {
     )
     .option(
       '--fail-on-regression <pct>',
-      `exit ${EXIT.regression} when the latest night is a regression beyond pct percent: flagged by the series gate against the reference nights and confirmed by a re-measurement`,
+      `exit ${EXIT.regression} when the latest night is a regression beyond pct percent: ` +
+        'flagged by the series gate against the reference nights and confirmed by a re-measurement',
     )
     .option('--no-confirm', 'fail on an alarm without re-measuring the flagged metrics first (no extra trials)')
     .option(
@@ -83,7 +85,8 @@ export function registerHistory(program: Command): void {
       const index = indexRuns(reports);
       if (index.runs.length === 0)
         throw new ConfigError(
-          `${reportsArg} holds no finished run (${index.skipped.length} unfinished or damaged); run tunebench run --out ${reportsArg} first`,
+          `${reportsArg} holds no finished run (${index.skipped.length} unfinished or damaged); ` +
+            `run tunebench run --out ${reportsArg} first`,
         );
       const budget = Number(o.alarmBudget);
       if (!(budget > 0 && budget < 0.5))
@@ -123,9 +126,13 @@ export function registerHistory(program: Command): void {
       const failed = histories.filter((h) => threshold !== null && failingMetrics(h.gate).length > 0);
       const changed = histories.filter((h) => o.failOnConfigChange && (h.gate?.config_changes.length ?? 0) > 0);
       if (o.json) {
-        process.stdout.write(
-          `${JSON.stringify({ reports, skipped: index.skipped, experiments: histories.map((h) => machine(h, threshold)), reports_written: written }, null, 2)}\n`,
-        );
+        const summary = {
+          reports,
+          skipped: index.skipped,
+          experiments: histories.map((h) => machine(h, threshold)),
+          reports_written: written,
+        };
+        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       } else {
         for (const h of histories)
           process.stdout.write(
@@ -135,7 +142,8 @@ export function registerHistory(program: Command): void {
           );
         if (index.skipped.length > 0)
           process.stdout.write(
-            `skipped ${index.skipped.length} unfinished or damaged run(s), e.g. ${index.skipped[0]!.dir}: ${index.skipped[0]!.why}\n`,
+            `skipped ${index.skipped.length} unfinished or damaged run(s), e.g. ` +
+              `${index.skipped[0]!.dir}: ${index.skipped[0]!.why}\n`,
           );
         process.stdout.write(`history: ${written.join(', ')}\n`);
       }
@@ -167,13 +175,15 @@ export function registerHistory(program: Command): void {
         env_key: entry.env_key,
       });
       process.stdout.write(
-        `baseline of ${entry.experiment}: ${entry.run_id} (environment ${entry.env_key}: ${entry.env_label}); written to ${path}\n`,
+        `baseline of ${entry.experiment}: ${entry.run_id} (environment ${entry.env_key}: ${entry.env_label}); ` +
+          `written to ${path}\n`,
       );
     });
   baseline
     .command('accept')
     .description(
-      'accept a flagged run as the new level: the nightly gate takes it (and the nights after it) as the reference from now on (<reports>/<experiment>/accepted.json)',
+      'accept a flagged run as the new level: the nightly gate takes it (and the nights after it) ' +
+        'as the reference from now on (<reports>/<experiment>/accepted.json)',
     )
     .argument('<run-dir>', 'a finished run directory, usually the latest night that history flagged')
     .action((runArg: string) => {
@@ -186,7 +196,8 @@ export function registerHistory(program: Command): void {
       }
       const path = writeAccepted(expDir, [...accepted, { run_id: entry.run_id, at: new Date().toISOString() }]);
       process.stdout.write(
-        `${entry.experiment}: ${entry.run_id} accepted as a new level: the nightly gate compares later nights with it; written to ${path}\n`,
+        `${entry.experiment}: ${entry.run_id} accepted as a new level: ` +
+          `the nightly gate compares later nights with it; written to ${path}\n`,
       );
     });
   baseline

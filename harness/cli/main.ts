@@ -25,7 +25,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .showHelpAfterError()
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, 3 regression (compare/history --fail-on-regression), 4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.',
+      '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, ' +
+        '3 regression (compare/history --fail-on-regression), ' +
+        '4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.',
     );
   registerRun(program);
   registerReport(program);
@@ -66,7 +68,8 @@ const crash = (error: unknown): void => {
   const message = error instanceof Error ? error.message : String(error);
   hardExit('failed', `tunebench failed: ${message}`);
   process.stderr.write(
-    `tunebench: error: ${terminalLines(message)}\n${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`,
+    `tunebench: error: ${terminalLines(message)}\n` +
+      `${error instanceof Error && process.env['TUNEBENCH_DEBUG'] ? `${error.stack}\n` : ''}`,
   );
   process.exit(EXIT.harness);
 };

@@ -27,14 +27,16 @@ export function registerRun(program: Command): void {
       .option('--no-wait', 'slurm: submit and return; gather the results later with tunebench collect <run-dir>')
       .option(
         '--resume-unfinished',
-        "if this experiment's newest run under --out did not finish, resume it; else start a new run (for nightly jobs and requeued SLURM jobs)",
+        "if this experiment's newest run under --out did not finish, resume it; " +
+          'else start a new run (for nightly jobs and requeued SLURM jobs)',
       ),
   ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
     const o = resolveCommon(raw);
     let resume = raw['resume'] as string | undefined;
     if (resume !== undefined && cmd.args.length > 0) {
       throw new ConfigError(
-        `give either an experiment file or --resume <run-dir>, not both: a resumed run continues the experiment stored in its run.json`,
+        'give either an experiment file or --resume <run-dir>, not both: ' +
+          'a resumed run continues the experiment stored in its run.json',
       );
     }
     const progress = createProgress(progressMode(o));
@@ -71,7 +73,8 @@ export function registerRun(program: Command): void {
       const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
       process.stderr.write(
         terminalLines(
-          `tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ${why.join(' ')} (see ${result.files['summary']})\n`,
+          `tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ` +
+            `${why.join(' ')} (see ${result.files['summary']})\n`,
         ),
       );
     }
@@ -93,7 +96,9 @@ export function registerRun(program: Command): void {
     process.stdout.write(
       terminalLines(
         [
-          `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ${result.trials.total} trials${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
+          `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ` +
+            `${result.trials.total} trials` +
+            `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
           `chosen: ${chosen || '(nothing)'}`,
           ...result.warnings.map((w) => `warning: ${w}`),
           `run directory: ${result.run_dir}`,

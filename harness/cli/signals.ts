@@ -10,7 +10,8 @@ export async function withStopSignals<T>(work: (signal: AbortSignal) => Promise<
       // run directory is marked stopped and unlocked so that it can be resumed.
       hardExit('stopped', `stopped by a second ${name}`);
       process.stderr.write(
-        `tunebench: second ${name}: the trial was killed and the run marked stopped; resume it with tunebench run --resume <run-dir>\n`,
+        `tunebench: second ${name}: the trial was killed and the run marked stopped; ` +
+          `resume it with tunebench run --resume <run-dir>\n`,
       );
       process.exit(130);
     }

@@ -26,7 +26,8 @@ export function registerSlurm(program: Command): void {
   program
     .command('collect')
     .description(
-      'gather the results of a SLURM run (after --no-wait, or a coordinator that was killed) and go on with it; idempotent',
+      'gather the results of a SLURM run (after --no-wait, or a coordinator that was killed) ' +
+        'and go on with it; idempotent',
     )
     .argument('<run-dir>', 'the run directory')
     .option('--no-wait', 'submit what is next and return instead of waiting')

@@ -13,7 +13,8 @@ export function registerValidate(program: Command): void {
       if (raw.json) process.stdout.write(`${JSON.stringify(experiment, null, 2)}\n`);
       else
         process.stdout.write(
-          `${source}: valid (${experiment.stages.length} stage${experiment.stages.length === 1 ? '' : 's'}: ${experiment.stages.map((s) => s.kind).join(', ')})\n`,
+          `${source}: valid (${experiment.stages.length} stage${experiment.stages.length === 1 ? '' : 's'}: ` +
+            `${experiment.stages.map((s) => s.kind).join(', ')})\n`,
         );
     });
 }

@@ -58,7 +58,10 @@ export const runJsonSchema = z.object({
   started_at: z.string(),
   experiment_file: z.string(),
   experiment_text: z.string(),
-  /** The experiment as validated when the run started (defaults filled in); the experiment schema checks it again on use. */
+  /**
+   * The experiment as validated when the run started (defaults filled in); the experiment schema
+   * checks it again on use.
+   */
   resolved: z.record(z.string(), z.unknown()),
   workload: z.string(),
   limit: z.object({ mechanism: z.string(), bytes: z.number().nullable(), timeout_seconds: z.number() }),

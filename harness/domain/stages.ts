@@ -196,16 +196,25 @@ export const compareArmRowSchema = z.object({
   stopped: z.string().optional(),
   /** Geometric mean over trials of each trial's samples/s, with a 95% CI (3 trials or more). */
   throughput: intervalSchema.nullable(),
-  /** Geometric mean over trials of each trial's peak memory in bytes (the device's when reported, else RSS of the process tree), 95% CI with 3 trials or more. */
+  /**
+   * Geometric mean over trials of each trial's peak memory in bytes (the device's when reported,
+   * else RSS of the process tree), 95% CI with 3 trials or more.
+   */
   peak_memory: intervalSchema.nullable(),
   stall_fraction: numOrNull,
-  /** Arm / baseline over the rounds where both ran, with the sequential CI of the look that decided; null for the baseline. */
+  /**
+   * Arm / baseline over the rounds where both ran, with the sequential CI of the look that decided;
+   * null for the baseline.
+   */
   throughput_ratio: ratioSchema.nullable(),
   memory_ratio: ratioSchema.nullable(),
   /** Two-sided p-values of "no change" at that look (paired t on per-round log-ratios). */
   throughput_p: numOrNull,
   memory_p: numOrNull,
-  /** faster / slower / equivalent (within the noise band) / undecided when the rounds or the budget ran out (absent in runs before sequential compares). */
+  /**
+   * faster / slower / equivalent (within the noise band) / undecided when the rounds or the budget
+   * ran out (absent in runs before sequential compares).
+   */
   decision: z.enum([...ARM_DECISIONS, 'baseline', 'failed']).optional(),
   /** Rounds measured when the arm was decided. */
   decided_at: numOrNull.optional(),

@@ -41,7 +41,10 @@ export const trialRecordSchema = z.object({
   warmup_steps: z.number(),
   /** The warm-up steps as reported (records before this field have only the count). */
   warmup: z.array(stepSampleSchema).optional(),
-  /** Distinct epochs the workload's steps reported (TUNEBENCH_TRIAL_EPOCHS asks for them); absent when it reports none. */
+  /**
+   * Distinct epochs the workload's steps reported (TUNEBENCH_TRIAL_EPOCHS asks for them); absent
+   * when it reports none.
+   */
   epochs: z.number().optional(),
   /** Total samples over total step time (data waits included); null when no step was timed. */
   samples_per_second: z.number().nullable(),

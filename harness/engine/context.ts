@@ -57,7 +57,8 @@ export async function runJournaledTrial(
   const free = freeBytes(journalDir);
   if (free !== null && free < MIN_FREE_BYTES) {
     throw new StoreError(
-      `the disk holding ${journalDir} is full: ${formatBytes(free)} free, and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`,
+      `the disk holding ${journalDir} is full: ${formatBytes(free)} free, ` +
+        `and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`,
     );
   }
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
@@ -68,7 +69,8 @@ export async function runJournaledTrial(
   if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
     // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
     throw new StoreError(
-      `the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`,
+      `the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); ` +
+        `its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`,
     );
   }
   ctx.journal.append(record);
@@ -99,7 +101,9 @@ function assertSameTrial(
     JSON.stringify(done.argv ?? null) === JSON.stringify(want.argv ?? null);
   if (!same) {
     throw new ConfigError(
-      `cannot resume: journal trial ${want.index} is ${done.stage}/${done.role} ${JSON.stringify(canonicalConfig(done.config))}, but the experiment now asks for ${want.stage}/${want.role} ${JSON.stringify(canonicalConfig(want.config))}; ` +
+      `cannot resume: journal trial ${want.index} is ${done.stage}/${done.role} ` +
+        `${JSON.stringify(canonicalConfig(done.config))}, ` +
+        `but the experiment now asks for ${want.stage}/${want.role} ${JSON.stringify(canonicalConfig(want.config))}; ` +
         'the journal was written by another tunebench version or was edited; start a new run',
     );
   }

@@ -139,7 +139,8 @@ class StreamProgress implements Progress {
     const c = this.current;
     const last = this.last ? ` | last: ${describeOutcome(this.last)}` : '';
     const status = terminalText(
-      `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`,
+      `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ` +
+        `${describeConfig(c.config, c.show)} step ${this.steps}${last} | ${this.timing()}`,
     );
     const width = (this.out as NodeJS.WriteStream).columns || 120;
     this.out.write(`\r\x1b[K${status.slice(0, Math.max(20, width - 1))}`);

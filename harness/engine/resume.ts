@@ -8,7 +8,15 @@ import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
 import { environmentDifferences } from '../analysis/compare-runs.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
-import { experimentDirName, openRunDir, readRunJson, RUN_FILE, writeRunJson, type RunDir } from '../store/run-dir.js';
+import {
+  experimentDirName,
+  openRunDir,
+  readRunJson,
+  RUN_FILE,
+  RunFormatError,
+  writeRunJson,
+  type RunDir,
+} from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Experiment } from '../experiment/schema.js';
@@ -56,7 +64,8 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
   const path = resolve(opts.runDir);
   if (!existsSync(join(path, RUN_FILE))) {
     throw new ConfigError(
-      `cannot resume ${opts.runDir}: it is not a run directory (${RUN_FILE} is missing); pass the "run directory" that tunebench printed, e.g. reports/<experiment>/<run-id>`,
+      `cannot resume ${opts.runDir}: it is not a run directory (${RUN_FILE} is missing); ` +
+        'pass the "run directory" that tunebench printed, e.g. reports/<experiment>/<run-id>',
     );
   }
   const dir = openRunDir(path, '');
@@ -109,25 +118,24 @@ function readRunJsonForResume(dir: string): RunJson {
   try {
     run = readRunJson(
       dir,
-      `the completed trials in ${JOURNAL_FILE} are intact, but the experiment to resume is lost: start a new run from the experiment file`,
+      `the completed trials in ${JOURNAL_FILE} are intact, ` +
+        'but the experiment to resume is lost: start a new run from the experiment file',
     );
   } catch (error) {
+    if (error instanceof RunFormatError) {
+      throw new ConfigError(
+        `cannot resume: ${runPath} has run format ${JSON.stringify(error.version ?? null)}, and this tunebench ` +
+          `resumes format ${RUN_VERSION}; resume it with the tunebench version that started it, or start a new run`,
+        [],
+        { cause: error },
+      );
+    }
     throw new ConfigError(`cannot resume: ${(error as Error).message}`, [], { cause: error });
-  }
-  if (run === null || typeof run !== 'object' || run.tunebench_run !== RUN_VERSION) {
-    const v = (run as { tunebench_run?: unknown } | null)?.tunebench_run;
-    throw new ConfigError(
-      `cannot resume: ${runPath} has run format ${JSON.stringify(v ?? null)}, and this tunebench resumes format ${RUN_VERSION}; resume it with the tunebench version that started it, or start a new run`,
-    );
-  }
-  if (typeof run.experiment_file !== 'string' || typeof run.resolved !== 'object' || run.resolved === null) {
-    throw new ConfigError(
-      `cannot resume: ${runPath} lacks the experiment it ran (experiment_file, resolved); start a new run from the experiment file`,
-    );
   }
   if (isFinished(run)) {
     throw new ConfigError(
-      `nothing to resume: the run in ${runPath} finished at ${run.finished_at ?? 'an earlier time'}; its report is ${join(runPath, '..', 'report.html')}`,
+      `nothing to resume: the run in ${runPath} finished at ${run.finished_at ?? 'an earlier time'}; ` +
+        `its report is ${join(runPath, '..', 'report.html')}`,
     );
   }
   return run;
@@ -143,19 +151,22 @@ function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
   );
   if (journal.badLines.length > 0) {
     throw new ConfigError(
-      `cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not trial records (${journal.problems[0] ?? 'not valid JSON'}): the journal was edited or damaged; start a new run`,
+      `cannot resume: ${dir.journal.path} lines ${journal.badLines.join(', ')} are not trial records ` +
+        `(${journal.problems[0] ?? 'not valid JSON'}): the journal was edited or damaged; start a new run`,
     );
   }
   const misplaced = journal.records.findIndex((r, i) => r.index !== i);
   if (misplaced >= 0) {
     throw new ConfigError(
-      `cannot resume: ${dir.journal.path} line ${misplaced + 1} holds trial ${journal.records[misplaced]!.index}, expected trial ${misplaced}: trials were lost or duplicated outside tunebench; start a new run`,
+      `cannot resume: ${dir.journal.path} line ${misplaced + 1} holds trial ${journal.records[misplaced]!.index}, ` +
+        `expected trial ${misplaced}: trials were lost or duplicated outside tunebench; start a new run`,
     );
   }
   if (journal.truncatedTail) {
-    dir.journal.rewrite(journal.records);
+    dir.journal.rewrite(journal);
     notes.push(
-      `the last line of ${JOURNAL_FILE} was cut short (tunebench was killed while writing it); it was dropped and that trial runs again`,
+      `the last line of ${JOURNAL_FILE} was cut short (tunebench was killed while writing it); ` +
+        'it was dropped and that trial runs again',
     );
   }
   return journal.records;

@@ -122,7 +122,10 @@ function resumeCommand(dir: string): string {
   return `tunebench run --resume ${JSON.stringify(dir)}`;
 }
 
-/** Runs every stage (replaying the journal first on resume), then writes run.json, the chosen config and the reports. */
+/**
+ * Runs every stage (replaying the journal first on resume), then writes run.json, the chosen config
+ * and the reports.
+ */
 export async function execute(x: Execution): Promise<RunResult> {
   // If tunebench must exit at once (a second signal, an uncaught error), run.json still says why and
   // the lock is released: the run stays resumable.
@@ -165,7 +168,9 @@ export function stageContext(
     progress: x.progress,
     records: [],
     baseConfig: { ...workload.fixedParams },
-    environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
+    environment:
+      `${env.host} (${env.cpu.model}, ` +
+      `${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
     // On SLURM the GPUs are on the compute nodes: a GPU request counts, not the login node.
     hasCuda: env.gpu !== null || (experiment.executor.kind === 'slurm' && /gpu/.test(experiment.executor.gres ?? '')),
     replay: [...x.replay],
@@ -235,20 +240,24 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       // --no-wait: the trials are in SLURM's hands; run.json says so and collect goes on later.
       writeRunJson(dir, { ...x.runJson, status: 'waiting' });
       throw new DetachedError(
-        `${error.message}; ${stop.completed_trials} trial(s) are journaled. Gather the results with: tunebench collect ${JSON.stringify(dir.path)}`,
+        `${error.message}; ${stop.completed_trials} trial(s) are journaled. ` +
+          `Gather the results with: tunebench collect ${JSON.stringify(dir.path)}`,
         { cause: error },
       );
     }
     await savePartial(x, ctx, outcomes, evidence, stop, x.signal?.aborted ? 'stopped' : 'failed');
     if (x.signal?.aborted) {
       throw new StoppedError(
-        `${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; the interrupted trial was not recorded and will run again. Partial report: ${join(dir.path, 'report.html')}. Resume with: ${stop.resume}`,
+        `${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; ` +
+          'the interrupted trial was not recorded and will run again. ' +
+          `Partial report: ${join(dir.path, 'report.html')}. Resume with: ${stop.resume}`,
         { cause: error },
       );
     }
     if (error instanceof StoreError) {
       throw new StoreError(
-        `${error.message}. ${stop.completed_trials} completed trial(s) are safe in ${dir.journal.path}; fix the cause, then resume with: ${stop.resume}`,
+        `${error.message}. ${stop.completed_trials} completed trial(s) are safe in ${dir.journal.path}; ` +
+          `fix the cause, then resume with: ${stop.resume}`,
         { cause: error },
       );
     }
@@ -321,7 +330,9 @@ function buildResult(
   for (const o of outcomes) {
     if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as') {
       warnings.push(
-        `stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, so raise limits.memory`,
+        `stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; ` +
+          'Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, ' +
+          'so raise limits.memory',
       );
     }
   }
@@ -329,7 +340,10 @@ function buildResult(
   if (overCap.length > 0) {
     const peak = Math.max(...overCap.map((r) => r.peak_rss_bytes ?? 0));
     warnings.push(
-      `${overCap.length} trial(s) held more memory across their processes than the ${formatBytes(experiment.limits.memory ?? 0)} cap (peak ${formatBytes(peak)}, e.g. trial ${overCap[0]!.index}): prlimit caps each process's address space, not the process tree, so worker processes each get the whole cap; use limits.mechanism: cgroup to cap the tree`,
+      `${overCap.length} trial(s) held more memory across their processes than the ` +
+        `${formatBytes(experiment.limits.memory ?? 0)} cap (peak ${formatBytes(peak)}, e.g. ` +
+        `trial ${overCap[0]!.index}): prlimit caps each process's address space, not the process tree, ` +
+        'so worker processes each get the whole cap; use limits.mechanism: cgroup to cap the tree',
     );
   }
   const failedStages = outcomes
@@ -354,7 +368,9 @@ function buildResult(
     experiment: experiment.name,
     run_id: dir.runId,
     run_dir: dir.path,
-    environment: `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores), cap ${experiment.limits.memory ? formatBytes(experiment.limits.memory) : 'none'} via ${mechanism}`,
+    environment:
+      `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores), ` +
+      `cap ${experiment.limits.memory ? formatBytes(experiment.limits.memory) : 'none'} via ${mechanism}`,
     chosen: { ...ctx.baseConfig } as Config,
     evidence,
     stages: outcomes,

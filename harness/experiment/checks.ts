@@ -33,7 +33,9 @@ function checkCommand(e: Experiment, issues: Issue[]): void {
     if (param !== undefined)
       issues.push({
         path: `workload.env.${name}`,
-        message: `is set by tunebench to the value of the parameter ${JSON.stringify(param)} (workload protocol), so this value would be overwritten; remove it, or set the parameter instead`,
+        message:
+          `is set by tunebench to the value of the parameter ${JSON.stringify(param)} (workload protocol), ` +
+          'so this value would be overwritten; remove it, or set the parameter instead',
       });
   }
   checkTemplates(e, issues);
@@ -44,7 +46,9 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Iss
   if (stage.strategy === 'race' && stage.repeats !== undefined && stage.repeats < stage.min_rounds) {
     issues.push({
       path: `stages[${i}].repeats`,
-      message: `a race needs at least min_rounds (${stage.min_rounds}) rounds before it may eliminate a config, got ${stage.repeats}; raise repeats or use strategy: grid`,
+      message:
+        `a race needs at least min_rounds (${stage.min_rounds}) rounds before it may eliminate a config, ` +
+        `got ${stage.repeats}; raise repeats or use strategy: grid`,
     });
   }
   const known =
@@ -55,7 +59,9 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Iss
       const hint = closest(p, ONNX_PARAMS);
       issues.push({
         path,
-        message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}`,
+        message:
+          `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; ` +
+          `known: ${ONNX_PARAMS.join(', ')}`,
       });
     } else if (e.workload.kind === 'onnx' && PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
       issues.push({ path, message: 'needs workload.pipeline (the data loader it tunes)' });
@@ -128,7 +134,9 @@ function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Iss
       const want = claim.quantity === 'memory' ? 'peak_memory' : 'throughput, step_time or process_time';
       issues.push({
         path: `stages[${i}].metric`,
-        message: `the claim ${JSON.stringify(stage.claim)} is about ${claim.quantity}, so metric must be ${want} (or left out), got ${JSON.stringify(stage.metric)}`,
+        message:
+          `the claim ${JSON.stringify(stage.claim)} is about ${claim.quantity}, ` +
+          `so metric must be ${want} (or left out), got ${JSON.stringify(stage.metric)}`,
       });
     }
   } catch (error) {
@@ -185,7 +193,9 @@ function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues:
     const hint = closest(p, ONNX_PARAMS);
     issues.push({
       path: `stages[${i}].param`,
-      message: `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; known: ${ONNX_PARAMS.join(', ')}`,
+      message:
+        `unknown parameter of the onnx workload${hint ? ` (did you mean "${hint}"?)` : ''}; ` +
+        `known: ${ONNX_PARAMS.join(', ')}`,
     });
   } else if (e.workload.kind === 'onnx' && PIPELINE_PARAMS.includes(p) && !e.workload.pipeline) {
     issues.push({ path: `stages[${i}].param`, message: 'needs workload.pipeline (the data loader it tunes)' });
@@ -210,7 +220,9 @@ function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues:
   if (stage.baseline !== undefined && !stage.arms.includes(stage.baseline)) {
     issues.push({
       path: `stages[${i}].baseline`,
-      message: `expected one of the arms (${stage.arms.map((a) => JSON.stringify(a)).join(', ')}), got ${JSON.stringify(stage.baseline)}`,
+      message:
+        `expected one of the arms (${stage.arms.map((a) => JSON.stringify(a)).join(', ')}), ` +
+        `got ${JSON.stringify(stage.baseline)}`,
     });
   }
 }
@@ -226,7 +238,9 @@ export function checkExperiment(e: Experiment): Issue[] {
         issues.push({
           path: `stages[${i}]`,
           message:
-            'a max-batch stage on CPU needs limits.memory (for example "3GiB"), so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: cuda (or execution_provider: cuda), and the device memory is the cap',
+            'a max-batch stage on CPU needs limits.memory (for example "3GiB"), ' +
+            'so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: ' +
+            'cuda (or execution_provider: cuda), and the device memory is the cap',
         });
       }
       const m = stage.multiple_of;
@@ -262,7 +276,9 @@ export function checkExperiment(e: Experiment): Issue[] {
     if (!batchKnown)
       issues.push({
         path: `stages[${i}]`,
-        message: `needs a batch size: set workload.params.batch_size, ${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it`,
+        message:
+          'needs a batch size: set workload.params.batch_size, ' +
+          `${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it`,
       });
   });
   if (e.workload.kind === 'command') checkCommand(e, issues);

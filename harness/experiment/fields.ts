@@ -147,7 +147,10 @@ function unit(
 export const size = (description: string) =>
   unit('a size such as "2GiB", "800MB" or a number of bytes', SIZE_PATTERN, parseSize, description);
 
-/** A duration; `max` (seconds) keeps it far below the 2^31-1 ms (24.8 days) past which a Node.js timer fires after 1 ms. */
+/**
+ * A duration; `max` (seconds) keeps it far below the 2^31-1 ms (24.8 days) past which a Node.js
+ * timer fires after 1 ms.
+ */
 export const duration = (description: string, max?: { seconds: number; why: string }) =>
   unit(
     'a duration such as "90s", "2m", "50ms" or a number of seconds',
@@ -160,7 +163,14 @@ export const duration = (description: string, max?: { seconds: number; why: stri
 function formatDuration(seconds: number): string {
   const days = seconds / 86400;
   const hours = seconds / 3600;
-  return `${seconds} s${days >= 1 ? ` (${+days.toFixed(2)} day${days === 1 ? '' : 's'})` : hours >= 1 ? ` (${+hours.toFixed(2)} hour${hours === 1 ? '' : 's'})` : ''}`;
+  return (
+    `${seconds} s` +
+    (days >= 1
+      ? ` (${+days.toFixed(2)} day${days === 1 ? '' : 's'})`
+      : hours >= 1
+        ? ` (${+hours.toFixed(2)} hour${hours === 1 ? '' : 's'})`
+        : '')
+  );
 }
 
 /** A parameter value: numbers, strings and booleans, as in PyTorch's and ONNX Runtime's own names. */

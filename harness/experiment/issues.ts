@@ -80,7 +80,8 @@ export function expectedOf(schema: Schema): string {
       const options = def['options'] as Schema[];
       const tag = def['discriminator'] as string | undefined;
       if (tag === undefined) return options.map(expectedOf).join(' or ');
-      return `an object with ${tag} ${options.map((o) => [...(o._zod.propValues?.[tag] ?? [])].join(' | ')).join(' | ')}`;
+      const values = options.map((o) => [...(o._zod.propValues?.[tag] ?? [])].join(' | '));
+      return `an object with ${tag} ${values.join(' | ')}`;
     }
     default:
       return String(def.type);
@@ -224,7 +225,10 @@ export function formatPath(path: readonly PropertyKey[]): string {
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; issues: (Issue & { at: PropertyKey[] })[] };
 
-/** Parses `raw` with tunebench's messages; every problem is reported, not just the first (inputs kept for chooseAlternative). */
+/**
+ * Parses `raw` with tunebench's messages; every problem is reported, not just the first (inputs
+ * kept for chooseAlternative).
+ */
 export function parseWith<S extends z.ZodType>(schema: S, raw: unknown): Parsed<z.output<S>> {
   const result = schema.safeParse(raw, { error: errorMap, reportInput: true });
   if (result.success) return { ok: true, value: result.data };

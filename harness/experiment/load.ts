@@ -62,7 +62,8 @@ function tooLarge(source: string, bytes?: number): ConfigError {
   const size =
     bytes === undefined ? 'larger than the limit' : `${bytes} bytes (${formatBytes(bytes)}), larger than the limit`;
   return new ConfigError(
-    `${source}: the experiment file is ${size} of ${formatBytes(MAX_EXPERIMENT_BYTES)} (${MAX_EXPERIMENT_BYTES} bytes); an experiment file is a few kilobytes, so check that this is the right file`,
+    `${source}: the experiment file is ${size} of ${formatBytes(MAX_EXPERIMENT_BYTES)} ` +
+      `(${MAX_EXPERIMENT_BYTES} bytes); an experiment file is a few kilobytes, so check that this is the right file`,
   );
 }
 
@@ -102,7 +103,8 @@ function invalid(
     (i) => `  ${i.path || '(top level)'}: ${i.message}${i.line === undefined ? '' : ` (line ${i.line})`}`,
   );
   return new ConfigError(
-    `${source}: invalid experiment (${located.length} problem${located.length === 1 ? '' : 's'}):\n${rendered.join('\n')}`,
+    `${source}: invalid experiment (${located.length} problem${located.length === 1 ? '' : 's'}):\n` +
+      `${rendered.join('\n')}`,
     located,
   );
 }
@@ -125,7 +127,8 @@ function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unkno
     const duplicate = duplicateJsonKey(text);
     if (duplicate)
       throw new ConfigError(
-        `${source}: not valid JSON for tunebench: duplicate key ${JSON.stringify(duplicate.key)} at line ${duplicate.line}; a key may appear once in an object, so remove one of them`,
+        `${source}: not valid JSON for tunebench: duplicate key ${JSON.stringify(duplicate.key)} ` +
+          `at line ${duplicate.line}; a key may appear once in an object, so remove one of them`,
       );
     return value;
   }
@@ -140,7 +143,8 @@ function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unkno
   } catch (error) {
     // The yaml library throws a ReferenceError for excessive aliases and for an alias to a missing anchor.
     const why = /alias count/i.test((error as Error).message)
-      ? `its aliases (*name) expand to more than ${MAX_YAML_ALIASES} copies, as in a "billion laughs" attack; write the values out or use fewer aliases`
+      ? `its aliases (*name) expand to more than ${MAX_YAML_ALIASES} copies, as in a "billion laughs" attack; ` +
+        'write the values out or use fewer aliases'
       : (error as Error).message;
     throw new ConfigError(`${source}: not valid YAML: ${why}`, [], { cause: error });
   }

@@ -24,14 +24,20 @@ export function paramNameProblem(name: string): string | undefined {
   const variable = paramEnvName(name);
   if (!HARNESS_ENV.includes(variable)) return undefined;
   const meaning = MEANING[variable];
-  return `the parameter ${JSON.stringify(name)} would be given to the workload as ${variable}, which tunebench already sets for every trial (workload protocol)${meaning ? ` to ${meaning}` : ''}; rename the parameter`;
+  return (
+    `the parameter ${JSON.stringify(name)} would be given to the workload as ${variable}, which tunebench ` +
+    `already sets for every trial (workload protocol)${meaning ? ` to ${meaning}` : ''}; rename the parameter`
+  );
 }
 
 /** Why `name` cannot be a workload.env entry, or undefined when it can. */
 export function envNameProblem(name: string): string | undefined {
   if (isObjectPrototypeKey(name)) return reservedKeyMessage(name, 'variable');
   if (HARNESS_ENV.includes(name))
-    return `${name} is set by tunebench for every trial (workload protocol), so this value would be overwritten; remove it`;
+    return (
+      `${name} is set by tunebench for every trial (workload protocol), ` +
+      'so this value would be overwritten; remove it'
+    );
   return undefined;
 }
 
@@ -46,8 +52,10 @@ export function isObjectPrototypeKey(key: string): boolean {
 export function reservedKeyMessage(key: string, noun = 'key'): string {
   const why =
     key === '__proto__'
-      ? "it is reserved in JavaScript, where it sets an object's prototype instead of adding a key, so it would be silently dropped"
-      : `names of JavaScript object properties (Object.prototype.${key}) are reserved, since every object already has them`;
+      ? "it is reserved in JavaScript, where it sets an object's prototype instead of adding a key, " +
+        'so it would be silently dropped'
+      : `names of JavaScript object properties (Object.prototype.${key}) ` +
+        'are reserved, since every object already has them';
   return `${JSON.stringify(key)} cannot be a ${noun} name: ${why}; rename the ${noun}`;
 }
 

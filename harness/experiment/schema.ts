@@ -38,7 +38,8 @@ const executor = object(
   {
     kind: oneOf(
       ['local', 'slurm'] as const,
-      'local: every trial here, one at a time; slurm: sweeps, compares and claims as job arrays, max-batch inside one allocation',
+      'local: every trial here, one at a time; ' +
+        'slurm: sweeps, compares and claims as job arrays, max-batch inside one allocation',
     ),
     partition: str({ description: 'sbatch --partition' }).optional(),
     account: str({ description: 'sbatch --account' }).optional(),
@@ -58,7 +59,8 @@ const executor = object(
     extra_args: z.array(str()).describe('more sbatch arguments, each one element, e.g. ["--qos=high"]').prefault([]),
     max_concurrent: positiveInt('K in sbatch --array=0-(N-1)%K: array tasks that may run at once').default(4),
     retries: nonNegativeInt(
-      'times a task that ended FAILED, TIMEOUT, OUT_OF_MEMORY, CANCELLED or NODE_FAIL without a record is submitted again',
+      'times a task that ended FAILED, TIMEOUT, OUT_OF_MEMORY, ' +
+        'CANCELLED or NODE_FAIL without a record is submitted again',
     ).default(1),
     poll: duration('the longest wait between two looks at squeue/sacct (the wait starts at 0.5 s and grows)', {
       seconds: MAX_POLL_SECONDS,
@@ -75,7 +77,8 @@ export const experimentSchema = object(
       pattern: /^(?=.*\S)[^\u0000-\u001f\u007f]{1,120}$/,
       hint: 'a name of 1 to 120 printable characters',
       description:
-        'names the run; its directory is the name with characters other than letters, digits, ".", "_" and "-" replaced by "_"',
+        'names the run; ' +
+        'its directory is the name with characters other than letters, digits, ".", "_" and "-" replaced by "_"',
     }),
     description: str().optional(),
     seed: nonNegativeInt('seed for everything random in the run').default(1),

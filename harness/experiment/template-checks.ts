@@ -50,10 +50,15 @@ function laterStage(e: Experiment, name: string, from: number): string | undefin
 
 function fixes(template: string, path: string, p: Placeholder, conditional: boolean): string {
   const what = path.startsWith('workload.env.') ? 'the variable optional' : 'the argument optional';
-  const optional = `make ${what} (${JSON.stringify(template.replace(p.source, `{${p.name}?}`))}: left out while ${p.name} has no value)`;
+  const optional =
+    `make ${what} (${JSON.stringify(template.replace(p.source, `{${p.name}?}`))}: ` +
+    `left out while ${p.name} has no value)`;
   // A default would reach the program where applies_when leaves the parameter out on purpose.
   if (conditional) return optional;
-  return `give it a default (${JSON.stringify(template.replace(p.source, `{${p.name}:-VALUE}`))}), ${optional}, or fix ${p.name} in workload.params`;
+  return (
+    `give it a default (${JSON.stringify(template.replace(p.source, `{${p.name}:-VALUE}`))}), ` +
+    `${optional}, or fix ${p.name} in workload.params`
+  );
 }
 
 export function checkTemplates(e: Experiment, issues: Issue[]): void {
@@ -83,7 +88,9 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
           const hint = closest(p.name, [...everywhere]);
           issues.push({
             path,
-            message: `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}`,
+            message:
+              `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, ` +
+              `or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}`,
           });
           continue;
         }
@@ -94,7 +101,9 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
         if (k) {
           issues.push({
             path,
-            message: `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${where}: ${k.why}; ${fixes(text, path, p, conditional.has(p.name))}`,
+            message:
+              `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${where}: ${k.why}; ` +
+              `${fixes(text, path, p, conditional.has(p.name))}`,
           });
         } else {
           const later = laterStage(e, p.name, i + 1);
@@ -103,7 +112,9 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
             : `no stage before it gives ${p.name} a value`;
           issues.push({
             path,
-            message: `${JSON.stringify(text)} uses {${p.name}}, which has no value in stage ${where}: ${gets}; ${fixes(text, path, p, conditional.has(p.name))}`,
+            message:
+              `${JSON.stringify(text)} uses {${p.name}}, which has no value in stage ${where}: ${gets}; ` +
+              `${fixes(text, path, p, conditional.has(p.name))}`,
           });
         }
       }

@@ -146,7 +146,8 @@ export function historyChart(h: ExperimentHistory): Chart {
     spec: {
       ...base(
         title,
-        'Key metrics per run with their 95% CI band; dashed rules mark change points (step detection weighted by CI width); then the chosen values.',
+        'Key metrics per run with their 95% CI band; ' +
+          'dashed rules mark change points (step detection weighted by CI width); then the chosen values.',
       ),
       vconcat: parts,
       resolve: { scale: { color: 'shared', x: 'shared' } },

@@ -19,7 +19,10 @@ import type { Config, RunJson, RunResult, TrialRecord } from '../domain/index.js
 /** How a confirmation stopped by a signal begins its error. */
 export const STOPPED_PREFIX = 'the confirmation run was stopped';
 
-/** The fewest interleaved pairs of a confirmation; it runs at least as many pairs as the night ran trials of the metric. */
+/**
+ * The fewest interleaved pairs of a confirmation; it runs at least as many pairs as the night ran
+ * trials of the metric.
+ */
 export const CONFIRM_MIN_PAIRS = 5;
 const CONFIRM_MAX_PAIRS = 20;
 
@@ -33,7 +36,10 @@ interface Source {
 
 type RunRead = ReturnType<typeof readRunDir>;
 
-/** The experiment a run ran, as resolved when it started, checked again by the experiment schema; null when it no longer validates. */
+/**
+ * The experiment a run ran, as resolved when it started, checked again by the experiment schema;
+ * null when it no longer validates.
+ */
 function resolvedExperiment(run: RunJson): Experiment | null {
   try {
     return parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
@@ -197,7 +203,8 @@ export async function confirmAlarms(
       ...planned.map((p) =>
         failed(
           p.metric,
-          `the experiment that run ${latest.run_id} ran (run.json "resolved") does not validate with this tunebench, so its trials cannot be run again; run history with --no-confirm`,
+          `the experiment that run ${latest.run_id} ran (run.json "resolved") ` +
+            'does not validate with this tunebench, so its trials cannot be run again; run history with --no-confirm',
         ),
       ),
     ];
@@ -208,7 +215,8 @@ export async function confirmAlarms(
       ...planned.map((p) =>
         failed(
           p.metric,
-          `the experiment file ${file} of run ${latest.run_id} is gone, so its trials cannot be run again; restore it or run history with --no-confirm`,
+          `the experiment file ${file} of run ${latest.run_id} is gone, so its trials cannot be run again; ` +
+            'restore it or run history with --no-confirm',
         ),
       ),
     ];
@@ -216,7 +224,8 @@ export async function confirmAlarms(
   let result: RunResult;
   try {
     o.progress.note(
-      `confirming ${planned.length} regression alarm(s) of ${latest.experiment} run ${latest.run_id}: ${planned.map((p) => p.metric.name).join(', ')}`,
+      `confirming ${planned.length} regression alarm(s) ` +
+        `of ${latest.experiment} run ${latest.run_id}: ${planned.map((p) => p.metric.name).join(', ')}`,
     );
     result = await runExperiment({
       experimentPath: file,

@@ -87,7 +87,8 @@ export function keyMetrics(result: RunResult): MetricPoint[] {
           low: null,
           high: null,
         });
-      // One probe has no CI; runs written by earlier versions stored a single-trial interval: its estimate is the point.
+      // One probe has no CI; runs written by earlier versions stored a single-trial interval: its
+      // estimate is the point.
       const point = s.evidence[r.param]?.point ?? s.evidence[r.param]?.samples_per_second?.estimate;
       if (point !== undefined && point > 0)
         out.push({
@@ -150,7 +151,8 @@ export function indexRuns(reportsDir: string): HistoryIndex {
   const root = resolve(reportsDir);
   if (!existsSync(root) || !statSync(root).isDirectory())
     throw new ConfigError(
-      `${reportsDir} is not a folder: pass the reports folder that runs write to (tunebench run --out, default reports)`,
+      `${reportsDir} is not a folder: ` +
+        'pass the reports folder that runs write to (tunebench run --out, default reports)',
     );
   const cachePath = join(root, INDEX_FILE);
   let cache: CacheFile = { version: INDEX_VERSION, entries: {} };

@@ -19,13 +19,15 @@ export function findings(h: ExperimentHistory, thresholdPct: number | null): str
     const against = `${g.baseline.pinned ? 'pinned baseline' : 'previous run'} ${g.baseline.run_id}`;
     if (g.env_mismatch)
       out.push(
-        `ENVIRONMENT MISMATCH (allowed by --allow-env-mismatch): the baseline ran elsewhere: ${g.env_mismatch.join('; ')}`,
+        'ENVIRONMENT MISMATCH (allowed by --allow-env-mismatch): ' +
+          `the baseline ran elsewhere: ${g.env_mismatch.join('; ')}`,
       );
     if (!series) {
       for (const r of g.regressions) {
         const ci = r.throughput_ratio!;
         out.push(
-          `REGRESSION: ${r.metric} is ${pct(ci.estimate)} [${pct(ci.low)}, ${pct(ci.high)}] vs ${against}${thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : ''}`,
+          `REGRESSION: ${r.metric} is ${pct(ci.estimate)} [${pct(ci.low)}, ${pct(ci.high)}] ` +
+            `vs ${against}${thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : ''}`,
         );
       }
     }
@@ -36,7 +38,9 @@ export function findings(h: ExperimentHistory, thresholdPct: number | null): str
   }
   if (g?.series && !series) {
     out.push(
-      `series gate warming up: ${g.series.nights} of the ${g.series.nights_needed} nights it needs in this environment; until then the latest run is compared with its baseline using within-run statistics only, which cannot see night-to-night variation`,
+      `series gate warming up: ${g.series.nights} of the ${g.series.nights_needed} nights it needs in this ` +
+        'environment; until then the latest run is compared with its baseline using within-run statistics only, ' +
+        'which cannot see night-to-night variation',
     );
   }
   if (series) out.push(...seriesFindings(series, g!.latest.run_id, thresholdPct));
@@ -44,14 +48,16 @@ export function findings(h: ExperimentHistory, thresholdPct: number | null): str
   for (const m of h.metrics)
     for (const c of m.changes)
       out.push(
-        `change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}) at run ${c.run_id} (${c.started_at}, night ${c.index + 1} of ${m.points.length})`,
+        `change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}) ` +
+          `at run ${c.run_id} (${c.started_at}, night ${c.index + 1} of ${m.points.length})`,
       );
   return out;
 }
 
 const p3 = (p: number) => (p < 0.001 ? p.toExponential(1) : p.toPrecision(2));
 const against = (t: GateTest) =>
-  `the reference of ${t.reference_nights} night(s) ${t.reference_from === t.reference_to ? t.reference_from : `${t.reference_from} to ${t.reference_to}`}`;
+  `the reference of ${t.reference_nights} night(s) ` +
+  `${t.reference_from === t.reference_to ? t.reference_from : `${t.reference_from} to ${t.reference_to}`}`;
 const look = (t: GateTest) => (t.k === 1 ? 'tonight' : `the last ${t.k} nights`);
 
 /** The series gate in words: failing metrics, unconfirmed alarms, held nights, level changes. */
@@ -62,7 +68,8 @@ function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | nu
     if (!c) return s.confirm ? 'not re-measured yet' : 'not re-measured (--no-confirm, or no --fail-on-regression)';
     if (c.value === null) return `the confirmation could not measure (${c.error ?? 'no value'}), so the alarm stands`;
     const cfg = c.config_ratio
-      ? `; tonight's config against ${c.reference_run}'s, side by side: ${pct(c.config_ratio.estimate)} [${pct(c.config_ratio.low)}, ${pct(c.config_ratio.high)}]`
+      ? `; tonight's config against ${c.reference_run}'s, side by side: ` +
+        `${pct(c.config_ratio.estimate)} [${pct(c.config_ratio.low)}, ${pct(c.config_ratio.high)}]`
       : '';
     return `re-measured over ${c.trials} trials${c.run_dir ? ` (${c.run_dir})` : ''}${cfg}`;
   };
@@ -72,41 +79,55 @@ function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | nu
     if (m.failing && t) {
       const stage =
         m.status === 'persisted'
-          ? `; it has persisted for ${NIGHTLY_DEFAULTS.persist} nights, so it becomes the reference after tonight (accept it with tunebench baseline accept to say it is intended)`
+          ? `; it has persisted for ${NIGHTLY_DEFAULTS.persist} nights, so it becomes the reference ` +
+            'after tonight (accept it with tunebench baseline accept to say it is intended)'
           : '';
       const confirmed = m.confirmation?.value ? `confirmed: ${pct(t.ratio)} after the re-measurement; ` : '';
       out.push(
-        `REGRESSION: ${m.name} is ${pct(a?.ratio ?? t.ratio)} vs ${against(t)} (${look(a ?? t)}, p = ${p3((a ?? t).p)} <= ${p3(s.per_test_alpha ?? s.alpha)})${beyond}; ${confirmed}${confirmation(m.confirmation)}${stage}`,
+        `REGRESSION: ${m.name} is ${pct(a?.ratio ?? t.ratio)} vs ${against(t)} (${look(a ?? t)}, ` +
+          `p = ${p3((a ?? t).p)} <= ${p3(s.per_test_alpha ?? s.alpha)})${beyond}; ` +
+          `${confirmed}${confirmation(m.confirmation)}${stage}`,
       );
     } else if (m.failing && a) {
       out.push(
-        `REGRESSION: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (${look(a)}, p = ${p3(a.p)})${beyond}; ${confirmation(m.confirmation)}`,
+        `REGRESSION: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (${look(a)}, p = ${p3(a.p)})${beyond}; ` +
+          `${confirmation(m.confirmation)}`,
       );
     } else if (m.alarm_direction === 'regression' && m.confirmation?.value) {
       out.push(
-        `alarm not confirmed: ${m.name} measured ${pct(a!.ratio)} vs ${against(a!)} (p = ${p3(a!.p)}), ${confirmation(m.confirmation)}: ${t ? `${pct(t.ratio)}, ` : ''}within the night-to-night spread; the night enters the series with the re-measured value`,
+        `alarm not confirmed: ${m.name} measured ${pct(a!.ratio)} vs ${against(a!)} (p = ${p3(a!.p)}), ` +
+          `${confirmation(m.confirmation)}: ${t ? `${pct(t.ratio)}, ` : ''}within the night-to-night spread; ` +
+          'the night enters the series with the re-measured value',
       );
     } else if (m.pending && a) {
       out.push(`alarm: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (p = ${p3(a.p)}): waiting for its confirmation`);
     } else if (m.direction === 'improvement' && t && m.status !== 'acknowledged') {
       out.push(
-        `improvement: ${m.name} is ${pct(t.ratio)} vs ${against(t)} (${look(t)}, p = ${p3(t.p)}); held out of the reference until it persists or is accepted`,
+        `improvement: ${m.name} is ${pct(t.ratio)} vs ${against(t)} (${look(t)}, p = ${p3(t.p)}); ` +
+          'held out of the reference until it persists or is accepted',
       );
     }
     const earlier = m.held.filter((r) => r !== latest);
     if (earlier.length > 0)
       out.push(
-        `held out of the reference: ${m.name} on ${earlier.length} earlier flagged night(s) (${earlier.join(', ')}); they join it when the change persists ${NIGHTLY_DEFAULTS.persist} nights or is accepted`,
+        'held out of the reference: ' +
+          `${m.name} on ${earlier.length} earlier flagged night(s) (${earlier.join(', ')}); ` +
+          `they join it when the change persists ${NIGHTLY_DEFAULTS.persist} nights or is accepted`,
       );
     for (const c of m.changes)
       out.push(
-        `level change: ${m.name} ${pct(c.ratio)} (${c.direction}) from run ${c.run_id}, ${c.how === 'acknowledged' ? 'accepted by tunebench baseline accept or the pinned baseline' : `persisted ${NIGHTLY_DEFAULTS.persist} nights without being accepted`}`,
+        `level change: ${m.name} ${pct(c.ratio)} (${c.direction}) from run ${c.run_id}, ` +
+          (c.how === 'acknowledged'
+            ? 'accepted by tunebench baseline accept or the pinned baseline'
+            : `persisted ${NIGHTLY_DEFAULTS.persist} nights without being accepted`),
       );
   }
   if (!s.metrics.some((m) => m.failing || m.pending || m.alarm_direction === 'regression')) {
     const t = s.metrics.find((m) => m.test)?.test;
     out.push(
-      `latest run ${latest}: no regression${beyond ? ` beyond ${thresholdPct}%` : ''} against ${t ? against(t) : 'the reference nights'} (series gate: ${s.metrics.length} metric(s), alarm budget ${s.alpha} a night, night-to-night spread ${t ? `${(100 * t.spread).toFixed(1)}%` : '-'})`,
+      `latest run ${latest}: no regression${beyond ? ` beyond ${thresholdPct}%` : ''} against ` +
+        `${t ? against(t) : 'the reference nights'} (series gate: ${s.metrics.length} metric(s), ` +
+        `alarm budget ${s.alpha} a night, night-to-night spread ${t ? `${(100 * t.spread).toFixed(1)}%` : '-'})`,
     );
   }
   return out;
@@ -137,7 +158,8 @@ const CHOSEN_HEADERS = ['parameter', 'before', 'after', 'from run', 'environment
 export function historyMarkdown(h: ExperimentHistory, thresholdPct: number | null): string {
   const out = [`# tunebench history: ${md(h.experiment)}`, ''];
   out.push(
-    `${h.runs} finished runs in ${h.environments.length} environment(s): ${h.environments.map((e) => `${code(e.env_key)} ${md(e.env_label)} (${e.runs} runs)`).join('; ')}.`,
+    `${h.runs} finished runs in ${h.environments.length} environment(s): ` +
+      `${h.environments.map((e) => `${code(e.env_key)} ${md(e.env_label)} (${e.runs} runs)`).join('; ')}.`,
     '',
   );
   out.push(
@@ -186,7 +208,9 @@ export function historyHtml(
   );
   out.push(`<h1>${esc(title)}</h1>`);
   out.push(
-    `<p>${h.runs} finished runs in ${h.environments.length} environment(s): ${h.environments.map((e) => `<code>${esc(e.env_key)}</code> ${esc(e.env_label)} (${e.runs} runs)`).join('; ')}.</p>`,
+    `<p>${h.runs} finished runs in ${h.environments.length} environment(s): ` +
+      h.environments.map((e) => `<code>${esc(e.env_key)}</code> ${esc(e.env_label)} (${e.runs} runs)`).join('; ') +
+      '.</p>',
   );
   out.push(
     '<h2 id="findings">Findings</h2>',
@@ -200,7 +224,8 @@ export function historyHtml(
     '<h2 id="trend">Trend</h2>',
     `<figure class="chart" data-chart="${esc(chart.chart.name)}">`,
     chart.svg,
-    `<figcaption>${esc(chart.chart.title)} (<a href="charts/${esc(chart.chart.name)}.vl.json">Vega-Lite spec</a>)</figcaption>`,
+    `<figcaption>${esc(chart.chart.title)} ` +
+      `(<a href="charts/${esc(chart.chart.name)}.vl.json">Vega-Lite spec</a>)</figcaption>`,
     '</figure>',
   );
   out.push('<h2 id="metrics">Key metrics</h2>', htmlTable(LATEST_HEADERS, latestRows(h), []));

@@ -74,7 +74,10 @@ export interface SeriesGate {
   nights: number;
   /** The latest night had too short a history for any metric to be tested. */
   warm_up: boolean;
-  /** Finished nights in one environment before the gate tests (the reference needs minReference nights before the look-back). */
+  /**
+   * Finished nights in one environment before the gate tests (the reference needs minReference
+   * nights before the look-back).
+   */
   nights_needed: number;
   /** Alarm budget of this experiment tonight, and the per-test alpha it came to. */
   alpha: number;
@@ -99,7 +102,10 @@ export interface SeriesGateOptions {
 /** Nights of one environment the gate needs before it tests the latest one. */
 export const NIGHTS_NEEDED = NIGHTLY_DEFAULTS.minReference + NIGHTLY_DEFAULTS.looks.at(-1)!;
 
-/** Only metrics where higher is better and that vary continuously: the max batch is a config, checked by --fail-on-config-change. */
+/**
+ * Only metrics where higher is better and that vary continuously: the max batch is a config,
+ * checked by --fail-on-config-change.
+ */
 export function gatedMetricNames(run: RunEntry): { name: string; unit: string }[] {
   return run.metrics.filter((m) => m.unit !== 'samples').map((m) => ({ name: m.name, unit: m.unit }));
 }

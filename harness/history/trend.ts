@@ -70,7 +70,10 @@ export interface Gate {
   /** Metrics significantly slower than the baseline beyond the threshold (all significant slowdowns without one). */
   regressions: MetricComparison[];
   config_changes: { param: string; before: ParamValue | null; after: ParamValue | null }[];
-  /** The series gate on the latest run's environment (null when it cannot run); it decides exit 3 unless it is warming up. */
+  /**
+   * The series gate on the latest run's environment (null when it cannot run); it decides exit 3
+   * unless it is warming up.
+   */
   series: SeriesGate | null;
   notes: string[];
 }
@@ -266,8 +269,10 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
     ).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
     if (!opts.allowEnvMismatch) {
       throw new ConfigError(
-        `refusing to compare ${latest.experiment} run ${latest.run_id} with baseline ${baseline.run_id}: they ran in different environments (${diffs.join('; ') || 'fingerprints differ'}). ` +
-          'Pin a baseline from this environment (tunebench baseline set <run-dir>), or compare anyway with --allow-env-mismatch',
+        `refusing to compare ${latest.experiment} run ${latest.run_id} with baseline ${baseline.run_id}: ` +
+          `they ran in different environments (${diffs.join('; ') || 'fingerprints differ'}). ` +
+          'Pin a baseline from this environment (tunebench baseline set <run-dir>), ' +
+          'or compare anyway with --allow-env-mismatch',
       );
     }
     out.env_mismatch = diffs;
@@ -301,7 +306,8 @@ export function analyzeHistory(
   const names = [...new Set(runs.map((r) => r.experiment))].sort();
   if (opts.experiment !== undefined && !names.includes(opts.experiment)) {
     throw new ConfigError(
-      `no finished run of experiment ${JSON.stringify(opts.experiment)}; experiments with runs: ${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}`,
+      `no finished run of experiment ${JSON.stringify(opts.experiment)}; ` +
+        `experiments with runs: ${names.map((n) => JSON.stringify(n)).join(', ') || 'none'}`,
     );
   }
   const chosen = names.filter((n) => opts.experiment === undefined || n === opts.experiment);

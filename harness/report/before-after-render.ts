@@ -42,7 +42,9 @@ export function beforeAfterHtml(
   chart: { chart: Chart; svg: string } | null,
   regressionNote: string | null,
 ): string {
-  const title = `tunebench compare: ${cmp.before.experiment} ${cmp.before.run_id} -> ${cmp.after.experiment} ${cmp.after.run_id}`;
+  const title =
+    `tunebench compare: ${cmp.before.experiment} ${cmp.before.run_id} -> ` +
+    `${cmp.after.experiment} ${cmp.after.run_id}`;
   const out: string[] = ['<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">'];
   out.push(
     `<meta http-equiv="Content-Security-Policy" content="${esc(REPORT_CSP)}">`,
@@ -53,7 +55,9 @@ export function beforeAfterHtml(
   );
   out.push(`<h1>${esc(title)}</h1>`);
   out.push(
-    `<p>Before: <code>${esc(cmp.before.run_id)}</code> (${esc(cmp.before.experiment)}). After: <code>${esc(cmp.after.run_id)}</code> (${esc(cmp.after.experiment)}). A change counts when the 95% CI of the ratio lies outside +/-${band(cmp)}%.</p>`,
+    `<p>Before: <code>${esc(cmp.before.run_id)}</code> (${esc(cmp.before.experiment)}). ` +
+      `After: <code>${esc(cmp.after.run_id)}</code> (${esc(cmp.after.experiment)}). ` +
+      `A change counts when the 95% CI of the ratio lies outside +/-${band(cmp)}%.</p>`,
   );
   for (const w of [...cmp.environment_warnings.map((w) => `environment: ${w}`), ...cmp.warnings])
     out.push(`<p class="warn">${esc(w)}</p>`);
@@ -63,7 +67,8 @@ export function beforeAfterHtml(
     out.push(
       `<figure class="chart" data-chart="${esc(chart.chart.name)}">`,
       chart.svg,
-      `<figcaption>${esc(chart.chart.title)} (<a href="charts/${esc(chart.chart.name)}.vl.json">Vega-Lite spec</a>)</figcaption>`,
+      `<figcaption>${esc(chart.chart.title)} ` +
+        `(<a href="charts/${esc(chart.chart.name)}.vl.json">Vega-Lite spec</a>)</figcaption>`,
       '</figure>',
     );
   out.push(htmlTable(METRIC_HEADERS, metricRows(cmp), []));

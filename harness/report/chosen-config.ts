@@ -116,7 +116,8 @@ export function writeChosenConfig(dir: string, chosen: ChosenConfig): void {
   writeFileAtomic(join(dir, 'chosen-config.env'), env);
   writeFileAtomic(
     join(dir, 'chosen-config.yaml'),
-    `# tunebench chosen config for ${chosen.experiment} (run ${chosen.run_id})\n${stringify({ config: chosen.config })}`,
+    `# tunebench chosen config for ${chosen.experiment} ` +
+      `(run ${chosen.run_id})\n${stringify({ config: chosen.config })}`,
   );
   // One line and nothing else, so that `eval "python train.py $(cat chosen-config.args)"` works.
   if (chosen.args) writeFileAtomic(join(dir, 'chosen-config.args'), `${shellLine(chosen.args)}\n`);

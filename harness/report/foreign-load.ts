@@ -28,9 +28,16 @@ export function foreignLoadWarning(kind: string, records: readonly TrialRecord[]
   const list = loaded.length > LISTED ? `${shown} and ${loaded.length - LISTED} more` : shown;
   const effect =
     kind === 'compare' || kind === 'claim'
-      ? 'the comparison in this stage may be biased: interleaving the arms spreads the load over them, but it inflates the noise (wider intervals, later or no decisions) and a burst that hits one arm more than the other shifts the ratio'
-      : 'the comparisons in this stage may be biased: a config measured under load looks slower than it is, and the load inflates the noise';
-  return `Foreign load: ${loaded.length} of ${records.length} trials (${list}) ran while processes outside the trial used ${amount} on average, up to ${Math.round(share * 100)}% of the ${cores} cores available to the job; ${effect}. Rerun on an idle machine (or a dedicated allocation) to be sure.`;
+      ? 'the comparison in this stage may be biased: interleaving the arms spreads the load over them, ' +
+        'but it inflates the noise (wider intervals, later or no decisions) ' +
+        'and a burst that hits one arm more than the other shifts the ratio'
+      : 'the comparisons in this stage may be biased: ' +
+        'a config measured under load looks slower than it is, and the load inflates the noise';
+  return (
+    `Foreign load: ${loaded.length} of ${records.length} trials (${list}) ran while processes outside the trial ` +
+    `used ${amount} on average, up to ${Math.round(share * 100)}% of the ${cores} cores available to the job; ` +
+    `${effect}. Rerun on an idle machine (or a dedicated allocation) to be sure.`
+  );
 }
 
 function finite(f: ForeignLoad): boolean {

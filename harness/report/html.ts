@@ -57,13 +57,17 @@ export function reportHtml(page: ReportPage): string {
     .map(([o, n]) => `${figure(n)} ${o}`)
     .join(', ');
   out.push(
-    `<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ${esc(figure(r.trials.total))} trials (${esc(outcomes)}) in ${esc(figure(r.wall_seconds, formatSeconds))}.</p>`,
+    `<p>Run <code>${esc(r.run_id)}</code> on ${esc(r.environment)}: ` +
+      `${esc(figure(r.trials.total))} trials (${esc(outcomes)}) in ${esc(figure(r.wall_seconds, formatSeconds))}.</p>`,
   );
   if (r.stopped) {
     const s = r.stopped;
     out.push(
       '<h2 id="partial">Partial report</h2>',
-      `<p class="warn">This run did not finish: ${esc(s.reason)}, during stage ${esc(s.stage)} after ${esc(figure(s.stage_trials))} of its trials (${esc(figure(s.completed_trials))} completed trials in all, kept in the journal). Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`,
+      `<p class="warn">This run did not finish: ${esc(s.reason)}, ` +
+        `during stage ${esc(s.stage)} after ${esc(figure(s.stage_trials))} of its trials ` +
+        `(${esc(figure(s.completed_trials))} completed trials in all, kept in the journal). ` +
+        `Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`,
     );
   }
   if (r.warnings.length > 0)
@@ -102,7 +106,9 @@ export function reportHtml(page: ReportPage): string {
       out.push(
         `<figure class="chart" data-chart="${esc(c.chart.name)}">`,
         c.svg,
-        `<figcaption>${esc(c.chart.title)} (<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, <a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`,
+        `<figcaption>${esc(c.chart.title)} ` +
+          `(<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, ` +
+          `<a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`,
         '</figure>',
       );
     }

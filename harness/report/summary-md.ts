@@ -23,7 +23,9 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
       '',
       '## Partial report',
       '',
-      `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${figure(s.stage_trials)} of its trials (${figure(s.completed_trials)} completed trials in all, kept in the journal). Only the stages that finished are shown.`,
+      `This run did not finish: ${md(s.reason)}, during stage ${md(s.stage)} after ${figure(s.stage_trials)} ` +
+        `of its trials (${figure(s.completed_trials)} completed trials in all, kept in the journal). ` +
+        'Only the stages that finished are shown.',
       '',
       `Resume with: ${code(s.resume)}`,
     );

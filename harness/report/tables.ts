@@ -66,7 +66,10 @@ export function stageSection(stage: StageView, records: readonly TrialRecord[]):
   };
 }
 
-/** "Answer: p=v at <samples/s [95% CI]> (trials ...). Why: <rule>." for each distinct piece of evidence; null when the stage chose nothing. */
+/**
+ * "Answer: p=v at <samples/s [95% CI]> (trials ...). Why: <rule>." for each distinct piece of
+ * evidence; null when the stage chose nothing.
+ */
 function chosenSentence(stage: StageView): string | null {
   const chosen = Object.entries(stage.chosen ?? {});
   if (chosen.length === 0) return null;
@@ -147,7 +150,8 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
     [
       tableBlock(['answer', r.param, 'note', 'what it survived'], rows),
       text(
-        `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}Trials to the exact max: ${b(r.probesToMax)}.`,
+        `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}` +
+          `Trials to the exact max: ${b(r.probesToMax)}.`,
       ),
     ],
     [
@@ -181,7 +185,9 @@ function sweepBlocks(r: SweepSummary): Block[] {
   ]);
   return [
     text(
-      `Strategy ${r.strategy} over ${r.params.join(', ')}: ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}.`,
+      `Strategy ${r.strategy} over ${r.params.join(', ')}: ${figure(r.trials)} trials, ` +
+        `${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds` +
+        `${r.budget_exhausted ? ' (budget exhausted)' : ''}.`,
     ),
     tableBlock(
       ['config', 'status', 'trials', 'samples/s [95% CI]', 'stall', 'note'],
@@ -191,7 +197,8 @@ function sweepBlocks(r: SweepSummary): Block[] {
     ...(r.by_device && r.by_device.length > 0
       ? [
           text(
-            `Configuration matrix per device class (SLURM): each class is ranked on its own trials${r.by_device.length > 1 ? '; the stage-wide choice above pools them' : ''}.`,
+            'Configuration matrix per device class (SLURM): each class is ranked on its own trials' +
+              `${r.by_device.length > 1 ? '; the stage-wide choice above pools them' : ''}.`,
           ),
           tableBlock(
             ['device', 'nodes', 'chosen config', 'samples/s [95% CI]', 'trials'],
@@ -231,7 +238,11 @@ function compareBlocks(r: CompareSummary): Block[] {
   ]);
   return [
     text(
-      `Arms of ${r.param}, interleaved over ${figure(r.rounds)} round(s): ${figure(r.trials)} trials, ${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; a change counts when its sequential 95% CI (paired rounds, valid at every look) lies outside +/-${figure(r.noise_band, (v) => (v * 100).toFixed(1))}%, no difference when it lies inside.`,
+      `Arms of ${r.param}, interleaved over ${figure(r.rounds)} round(s): ${figure(r.trials)} trials, ` +
+        `${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds` +
+        `${r.budget_exhausted ? ' (budget exhausted)' : ''}. Baseline ${String(r.baseline)}; ` +
+        'a change counts when its sequential 95% CI (paired rounds, valid at every look) ' +
+        `lies outside +/-${figure(r.noise_band, (v) => (v * 100).toFixed(1))}%, no difference when it lies inside.`,
     ),
     tableBlock(
       [

@@ -52,7 +52,9 @@ export async function runClaimPairs(
   );
   const last = out.last ?? {
     verdict: 'inconclusive' as const,
-    reason: `only ${out.pairs} pair(s) were measured, fewer than the first look at ${Math.min(opts.minPairs, opts.maxPairs)}`,
+    reason:
+      `only ${out.pairs} pair(s) were measured, ` +
+      `fewer than the first look at ${Math.min(opts.minPairs, opts.maxPairs)}`,
     effect: null,
   };
   return {

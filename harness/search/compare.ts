@@ -157,7 +157,8 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
       if (t.outcome !== 'ok' && !arm.trials.some((x) => x.outcome === 'ok')) {
         arm.stopped = `${t.outcome}: ${t.reason}`;
         notes.push(
-          `${arm.baseline ? 'the baseline' : `arm ${arm.key}`} failed (${t.outcome}) before any successful trial; it is not run again`,
+          `${arm.baseline ? 'the baseline' : `arm ${arm.key}`} failed (${t.outcome}) ` +
+            'before any successful trial; it is not run again',
         );
       }
     }

@@ -245,7 +245,8 @@ class SearchState {
       }
       if (this.probeSteps === undefined) {
         this.notes.push(
-          `batch ${this.lo * this.m} passed its probe but failed the ${steps}-step confirmation (${r.outcome}): memory grows with steps, so the search went on with ${steps}-step probes`,
+          `batch ${this.lo * this.m} passed its probe but failed the ${steps}-step confirmation (${r.outcome}): ` +
+            `memory grows with steps, so the search went on with ${steps}-step probes`,
         );
       }
       this.probeSteps = steps;
@@ -272,7 +273,8 @@ class SearchState {
     const max = this.lo > 0 ? this.lo * this.m : null;
     if (this.broken)
       this.notes.push(
-        `the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${this.broken.reason ? `: ${this.broken.reason}` : ''}); fix it before tuning`,
+        `the workload failed at batch ${this.broken.batch} ` +
+          `(${this.broken.outcome}${this.broken.reason ? `: ${this.broken.reason}` : ''}); fix it before tuning`,
       );
     if (status === 'ceiling')
       this.notes.push(
@@ -356,7 +358,8 @@ class SearchState {
     this.log.push(`${role}: ${batch} ${r.ok ? 'ok' : r.outcome}`);
     if (!r.ok)
       this.notes.push(
-        `batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: the workload's memory is not monotone in batch size or the limit is flaky`,
+        `batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: ` +
+          `the workload's memory is not monotone in batch size or the limit is flaky`,
       );
     return r;
   }

@@ -77,9 +77,12 @@ export function rankIndependent(
     arms.length === 1
       ? without === 0
         ? `${leader.key} is the only config that ran; there was nothing to compare it with`
-        : `${leader.key} is the only config with a successful trial (${without === 1 ? '1 other had' : `${without} others had`} none)`
+        : `${leader.key} is the only config with a successful trial ` +
+          `(${without === 1 ? '1 other had' : `${without} others had`} none)`
       : tied.length === 1
-        ? `${leader.key} is significantly faster than every other config (Welch t tests, Bonferroni over ${pairCount(arms.length)} pairs)`
-        : `${tied.length} configs are not significantly different from the best (${leader.key}); chose the cheapest, ${chosen.key}`;
+        ? `${leader.key} is significantly faster than every other config ` +
+          `(Welch t tests, Bonferroni over ${pairCount(arms.length)} pairs)`
+        : `${tied.length} configs are not significantly different from the best (${leader.key}); ` +
+          `chose the cheapest, ${chosen.key}`;
   return { order, leader: tied.find((t) => t.key === leader.key), tied, chosen, note };
 }

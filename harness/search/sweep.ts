@@ -137,7 +137,9 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
       if (d.pSlower < perTest) {
         slower.set(
           arm,
-          `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds (round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`,
+          `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds ` +
+            `(round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: ` +
+            `alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`,
         );
       }
       if (d.low < 1 - band) equivalent = false;
@@ -181,7 +183,8 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
       if (live().length <= 1) break;
       if (last.equivalent) {
         notes.push(
-          `race stopped after ${rounds} rounds: the ${live().length} configs left are within ${(band * 100).toFixed(1)}% of the leader (noise_band)`,
+          `race stopped after ${rounds} rounds: ` +
+            `the ${live().length} configs left are within ${(band * 100).toFixed(1)}% of the leader (noise_band)`,
         );
         break;
       }
@@ -232,7 +235,8 @@ function setIntervals(arms: ArmState[], notes: string[]): void {
   }
   if (pooled > 0)
     notes.push(
-      `${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`,
+      `${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: ` +
+        `their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`,
     );
 }
 
@@ -258,15 +262,20 @@ function rankArms(
     const note =
       others === 0
         ? pruned > 0
-          ? `${best.key} is the only config left after pruning (${pruned === 1 ? '1 config was' : `${pruned} configs were`} pruned by the constraints); there was nothing to compare it with`
+          ? `${best.key} is the only config left after pruning ` +
+            `(${pruned === 1 ? '1 config was' : `${pruned} configs were`} pruned by the constraints); ` +
+            'there was nothing to compare it with'
           : `${best.key} is the only config that ran; there was nothing to compare it with`
         : race
-          ? `${best.key} is the only config left: each of the ${others} others failed or was eliminated as significantly slower`
+          ? `${best.key} is the only config left: ` +
+            `each of the ${others} others failed or was eliminated as significantly slower`
           : `${best.key} is the only config with a successful trial`;
     return { order, leader: best, tied: [best], chosen: best, note };
   }
   if (!last) {
-    const note = `configs cannot be told apart with one round of trials: ${best.key} has the best estimate, not a significant lead; run more repeats`;
+    const note =
+      'configs cannot be told apart with one round of trials: ' +
+      `${best.key} has the best estimate, not a significant lead; run more repeats`;
     return { order, leader: best, tied: contenders, chosen: best, note };
   }
   const leader = contenders.includes(last.leader) ? last.leader : best;
@@ -277,13 +286,21 @@ function rankArms(
   const band$ = `${(band * 100).toFixed(1)}%`;
   let note: string;
   if (tied.length === 1) {
-    note = `${chosen.key} is significantly faster than each of the ${contenders.length - 1} other configs (round-blocked t tests, Bonferroni over ${comparisons} pairs)`;
+    note =
+      `${chosen.key} is significantly faster than each of the ${contenders.length - 1} ` +
+      `other configs (round-blocked t tests, Bonferroni over ${comparisons} pairs)`;
   } else if (chosen !== leader) {
-    note = `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; chose the cheapest of those shown to be within ${band$} of it, ${chosen.key}`;
+    note =
+      `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
+      `chose the cheapest of those shown to be within ${band$} of it, ${chosen.key}`;
   } else if (safe.length > 1) {
-    note = `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; it is also the cheapest of those within ${band$} of it`;
+    note =
+      `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
+      `it is also the cheapest of those within ${band$} of it`;
   } else {
-    note = `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; none of them is shown to be within ${band$} of it, so the leader is kept`;
+    note =
+      `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
+      `none of them is shown to be within ${band$} of it, so the leader is kept`;
   }
   return { order, leader, tied, chosen, note };
 }

@@ -31,7 +31,8 @@ export async function summarizeThroughput(
   );
   if (fastest < opts.max)
     notes.push(
-      `batch ${fastest} reaches within ${Math.round(opts.tolerance * 100)}% of the peak throughput; the max (${opts.max}) buys memory pressure, not speed`,
+      `batch ${fastest} reaches within ${Math.round(opts.tolerance * 100)}% of the peak throughput; ` +
+        `the max (${opts.max}) buys memory pressure, not speed`,
     );
   return { fastest, peakSamplesPerSecond: peak, notes, ...(latencyBound ? { latencyBound } : {}) };
 }

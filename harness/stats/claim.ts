@@ -202,7 +202,9 @@ export function judgeClaim(claim: Claim, effect: Interval | null, noiseBand = 0)
   if (inside && !clearOfNoise) {
     return {
       verdict: 'inconclusive',
-      reason: `the CI ${ci} lies within ${band} but reaches into the noise band 1 +/- ${fmt(noiseBand)}, too small an effect to call`,
+      reason:
+        `the CI ${ci} lies within ${band} but reaches into the noise band 1 +/- ${fmt(noiseBand)}, ` +
+        'too small an effect to call',
     };
   }
   const width = Math.log(effect.high) - Math.log(effect.low);

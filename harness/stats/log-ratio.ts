@@ -63,7 +63,10 @@ export function pairedRatioInterval(ratios: readonly number[], alpha: number): L
   return interval(mean, sd / Math.sqrt(ratios.length), ratios.length - 1, alpha, ratios.length, 'paired-t', true);
 }
 
-/** The geometric mean of one config's per-trial values with its interval; null with fewer than MIN_TRIALS_FOR_CI trials. */
+/**
+ * The geometric mean of one config's per-trial values with its interval; null with fewer than
+ * MIN_TRIALS_FOR_CI trials.
+ */
 export function logMeanInterval(values: readonly number[], alpha: number): LogInterval | null {
   if (values.length < MIN_TRIALS_FOR_CI) return null;
   const { mean, sd } = meanSd(logs(values, 'values'));

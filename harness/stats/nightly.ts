@@ -26,11 +26,19 @@ export interface NightlyOptions {
   window: number;
   /** Nights the reference needs before the gate tests anything (warm-up). @default 5 */
   minReference: number;
-  /** The gate tests the mean of the last k nights for each k here; the reference leaves out the last max(k) - 1 nights. @default [1, 3] */
+  /**
+   * The gate tests the mean of the last k nights for each k here; the reference leaves out the last
+   * max(k) - 1 nights.
+   * @default [1, 3]
+   */
   looks: number[];
   /** Nights a change must persist (all flagged, one direction) before it becomes the reference. @default 5 */
   persist: number;
-  /** Alarm budget per night and direction for the whole experiment (all metrics); the confirmation of an alarm brings false exits lower. @default 0.04 */
+  /**
+   * Alarm budget per night and direction for the whole experiment (all metrics); the confirmation
+   * of an alarm brings false exits lower.
+   * @default 0.04
+   */
   alpha: number;
   /** A regression counts only when the estimated drop is beyond this fraction (0.05 = 5%). @default 0 */
   minDrop: number;
@@ -357,7 +365,8 @@ export class NightlyGate {
       for (const h of st.held) rep.nights[h.index]!.status = 'outlier';
       st.held = [];
       if (ack && st.levels.at(-1)!.length > 0) {
-        // An acknowledged night that is not flagged (a pinned baseline) still starts the level the later nights are tested against.
+        // An acknowledged night that is not flagged (a pinned baseline) still starts the level the
+        // later nights are tested against.
         const ratio = Math.exp(series[i]! - mean(st.levels.at(-1)!.map((j) => series[j]!)));
         rep.changes.push({ index: i, how: 'acknowledged', ratio, direction: ratio < 1 ? 'regression' : 'improvement' });
         st.levels.push([i]);

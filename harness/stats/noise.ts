@@ -23,7 +23,9 @@ export function noiseWarnings(label: string, values: readonly number[], higherIs
   if (spread >= 0.25)
     out.push({
       kind: 'very-high-spread',
-      message: `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 25%): very noisy; results need many more trials or a quieter machine`,
+      message:
+        `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 25%): very noisy; ` +
+        'results need many more trials or a quieter machine',
     });
   else if (spread >= 0.1)
     out.push({ kind: 'high-spread', message: `${label}: IQR/median is ${(spread * 100).toFixed(0)}% (>= 10%): noisy` });
@@ -35,7 +37,9 @@ export function noiseWarnings(label: string, values: readonly number[], higherIs
   if (slowFirst)
     out.push({
       kind: 'slow-first-trial',
-      message: `${label}: the first trial (${fmt(first)}) is slower than every later one (median ${fmt(m)}): a cold start (caches, JIT, files); consider more warm-up steps`,
+      message:
+        `${label}: the first trial (${fmt(first)}) is slower than every later one (median ${fmt(m)}): ` +
+        'a cold start (caches, JIT, files); consider more warm-up steps',
     });
   const mad = medianAbsoluteDeviation([...values]) * 1.4826;
   if (mad > 0) {
@@ -44,7 +48,9 @@ export function noiseWarnings(label: string, values: readonly number[], higherIs
       if (k > OUTLIER_MADS)
         out.push({
           kind: 'outlier',
-          message: `${label}: trial ${i + 1} (${fmt(v)}) is ${k.toFixed(1)} MADs from the median ${fmt(m)}; kept in the statistics`,
+          message:
+            `${label}: trial ${i + 1} (${fmt(v)}) is ${k.toFixed(1)} MADs from the median ${fmt(m)}; ` +
+            'kept in the statistics',
         });
     });
   }

@@ -102,9 +102,12 @@ export class Journal {
     }
   }
 
-  /** Replaces the journal with these records (atomically): used to drop a truncated last line before resuming. */
-  rewrite(records: readonly TrialRecord[]): void {
-    const lines = records.map((r) => JSON.stringify(r));
+  /**
+   * Replaces the journal with the records of `read` (atomically), each line exactly as it was
+   * written: used to drop a truncated last line before resuming.
+   */
+  rewrite(read: Pick<JournalRead, 'lines'>): void {
+    const lines = [...read.lines];
     writeFileAtomic(this.path, lines.map((l) => `${l}\n`).join(''));
     this.known = lines;
     this.stamp = this.statOf();
@@ -113,6 +116,8 @@ export class Journal {
 
 export interface JournalRead {
   records: TrialRecord[];
+  /** The line of each record in `records`, as written (rewrites keep it byte for byte). */
+  lines: string[];
   /** A last line cut short (the harness was killed mid-write); it is ignored. */
   truncatedTail: boolean;
   /** Malformed lines other than the last one (not JSON, or not a trial record): the journal was edited or corrupted. */
@@ -128,17 +133,20 @@ export function requireJournalFormat(read: JournalRead, path: string, prefix: st
   const foreign = read.unsupported[0];
   if (foreign) {
     throw new ConfigError(
-      `${prefix}${path} line ${foreign.line} is a trial record of format ${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ${advice}`,
+      `${prefix}${path} line ${foreign.line} is a trial record of format ` +
+        `${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ${advice}`,
     );
   }
 }
 
 export function readJournal(path: string): JournalRead {
-  if (!existsSync(path)) return { records: [], truncatedTail: false, badLines: [], problems: [], unsupported: [] };
+  if (!existsSync(path))
+    return { records: [], lines: [], truncatedTail: false, badLines: [], problems: [], unsupported: [] };
   const text = readFileSync(path, 'utf8');
   const lines = text.split('\n');
   const endsClean = text.endsWith('\n') || text.length === 0;
   const records: TrialRecord[] = [];
+  const kept: string[] = [];
   const badLines: number[] = [];
   const problems: string[] = [];
   const unsupported: { line: number; version: unknown }[] = [];
@@ -162,11 +170,12 @@ export function readJournal(path: string): JournalRead {
       records.push(
         parseCheckedLine(trialRecordSchema, line, path, i + 1, 'a trial record', 'the journal was edited or damaged'),
       );
+      kept.push(line);
     } catch (error) {
       if (!(error instanceof CheckedFileError)) throw error;
       badLines.push(i + 1);
       problems.push(error.message);
     }
   });
-  return { records, truncatedTail, badLines, problems, unsupported };
+  return { records, lines: kept, truncatedTail, badLines, problems, unsupported };
 }

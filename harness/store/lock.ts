@@ -109,12 +109,14 @@ export function acquireLock(dir: string, command = process.argv.slice(1).join(' 
       const who = `pid ${held.pid} on ${held.host} since ${held.acquired_at}`;
       if (stale === false) {
         throw new StoreError(
-          `${dir} is in use by another tunebench (${who}: ${held.command}); wait for it to finish, or stop it (kill ${held.pid}) and resume`,
+          `${dir} is in use by another tunebench (${who}: ${held.command}); ` +
+            `wait for it to finish, or stop it (kill ${held.pid}) and resume`,
         );
       }
       if (stale === null) {
         throw new StoreError(
-          `${dir} is locked by a tunebench on another host (${who}); if that job is gone (its node failed or was preempted), delete ${path} and resume`,
+          `${dir} is locked by a tunebench on another host (${who}); ` +
+            `if that job is gone (its node failed or was preempted), delete ${path} and resume`,
         );
       }
       tookOver = `took over the stale lock of ${who}: that process no longer runs`;

@@ -1,13 +1,13 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
-import { runJsonSchema, type RunJson } from '../domain/index.js';
-import { CheckedFileError, readCheckedJson } from '../util/checked-json.js';
+import { RUN_VERSION, runJsonSchema, type RunJson } from '../domain/index.js';
+import { CheckedFileError, parseCheckedJson } from '../util/checked-json.js';
 
 export const RUN_FILE = 'run.json';
 
@@ -76,7 +76,9 @@ export function makeOwnDir(path: string): void {
   const st = lstatSync(path);
   if (st.isSymbolicLink() || !st.isDirectory()) {
     throw new StoreError(
-      `refusing to write into ${path}: it is ${st.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(path)})` : 'not a folder'}, and tunebench writes only into folders it made; remove it and run the command again`,
+      `refusing to write into ${path}: ` +
+        `it is ${st.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(path)})` : 'not a folder'}, ` +
+        'and tunebench writes only into folders it made; remove it and run the command again',
     );
   }
 }
@@ -89,22 +91,55 @@ export function makeOwnDir(path: string): void {
 export function readRunJson(dir: string, consequence: string): RunJson {
   const path = join(dir, RUN_FILE);
   try {
-    return readCheckedJson(
+    const text = readFileSync(path, 'utf8');
+    const version = runFormatOf(text);
+    if (version !== RUN_VERSION) throw new RunFormatError(path, version, consequence);
+    return parseCheckedJson(
       runJsonSchema,
+      text,
       path,
       'run.json',
-      `the run directory was damaged after tunebench wrote it, or it is not a tunebench run (tunebench writes ${RUN_FILE} atomically); ${consequence}`,
+      'the run directory was damaged after tunebench wrote it, ' +
+        `or it is not a tunebench run (tunebench writes ${RUN_FILE} atomically); ${consequence}`,
     );
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ConfigError(
-        `${dir} is not a run directory: ${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/, as tunebench printed it)`,
+        `${dir} is not a run directory: ` +
+          `${RUN_FILE} is missing (expected reports/<experiment>/<run-id>/, as tunebench printed it)`,
         [],
         { cause: error },
       );
     }
+    if (error instanceof RunFormatError) throw error;
     if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
     throw new StoreError(`could not read ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** run.json of another format version (written by another tunebench): refused before its shape is checked. */
+export class RunFormatError extends ConfigError {
+  constructor(
+    readonly path: string,
+    readonly version: unknown,
+    consequence: string,
+  ) {
+    super(
+      `${path} has run format ${JSON.stringify(version ?? null)}, and this tunebench reads format ${RUN_VERSION}; ` +
+        `use the tunebench version that wrote it; ${consequence}`,
+    );
+  }
+}
+
+/** The `tunebench_run` of a run.json text; RUN_VERSION when the text is not JSON (the schema check then says so). */
+function runFormatOf(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as { tunebench_run?: unknown }).tunebench_run
+      : RUN_VERSION;
+  } catch {
+    return RUN_VERSION;
   }
 }
 

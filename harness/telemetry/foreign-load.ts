@@ -63,7 +63,11 @@ export function isMaterial(f: ForeignLoad): boolean {
 
 /** The trial record's note for a material foreign load. */
 export function foreignLoadNote(f: ForeignLoad): string {
-  return `foreign load: processes outside the trial used ${f.mean.toFixed(2)} cores on average (p95 ${f.p95.toFixed(2)}) of the ${f.available_cores} available to the job (${Math.round(f.share * 100)}%) while it ran; its timing competed with them and is biased`;
+  return (
+    `foreign load: processes outside the trial used ${f.mean.toFixed(2)} cores on average (p95 ${f.p95.toFixed(2)}) ` +
+    `of the ${f.available_cores} available to the job (${Math.round(f.share * 100)}%) while it ran; ` +
+    'its timing competed with them and is biased'
+  );
 }
 
 /**

@@ -36,7 +36,9 @@ export function classify(o: Observation): Classification {
   if (o.exitCode === INVALID_EXIT_CODE) {
     return {
       outcome: 'invalid',
-      reason: `the workload rejected its configuration: ${error ? String(error['message']) : `exit code ${INVALID_EXIT_CODE}`}`,
+      reason:
+        'the workload rejected its configuration: ' +
+        `${error ? String(error['message']) : `exit code ${INVALID_EXIT_CODE}`}`,
     };
   }
   if (o.signal === 'SIGKILL' && !o.killedByHarness) {

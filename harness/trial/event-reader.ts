@@ -41,7 +41,9 @@ export class EventReader {
     try {
       const st = fstatSync(fd);
       if (!st.isFile()) {
-        this.problem = `the events file (${this.path}) was replaced by something that is not a regular file (a FIFO, a device or a socket), so it was not read`;
+        this.problem =
+          `the events file (${this.path}) ` +
+          'was replaced by something that is not a regular file (a FIFO, a device or a socket), so it was not read';
         return [];
       }
       let budget = limit;

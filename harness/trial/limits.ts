@@ -80,7 +80,8 @@ export function planLimit(bytes: number | undefined, choice: MechanismChoice, tr
   }
   if (choice === 'cgroup')
     throw new Error(
-      'limits.mechanism is "cgroup" but no writable cgroup v2 with the memory controller was found; use "prlimit" or "auto"',
+      'limits.mechanism is "cgroup" but no writable cgroup v2 with the memory controller was found; ' +
+        'use "prlimit" or "auto"',
     );
   const prlimit = prlimitPath();
   if (prlimit === undefined)

@@ -96,7 +96,8 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   if (pid === undefined) {
     const result = await child;
     throw new ConfigError(
-      `could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`,
+      `could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; ` +
+        'check workload.command (and workload.python)',
     );
   }
   active.set(pid, mark);
@@ -201,7 +202,8 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   if (result.failed && exit.code === null && exit.signal === null && !killedByHarness) {
     // execa could not spawn the program at all (ENOENT, EACCES): the experiment names a bad program.
     throw new ConfigError(
-      `could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; check workload.command (and workload.python)`,
+      `could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; ` +
+        'check workload.command (and workload.python)',
     );
   }
   const exitCode = exit.code;
@@ -222,7 +224,9 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   if (afterDone && !timedOut && !stoppedByUser && classification.outcome !== 'oom' && steps > 0) {
     classification = {
       outcome: 'ok',
-      reason: `reported done after ${steps} step event(s), then did not exit within ${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
+      reason:
+        `reported done after ${steps} step event(s), then did not exit within ` +
+        `${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
     };
   }
   const problems = [

@@ -93,7 +93,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     treeRss > result.limit.bytes
   ) {
     notes.push(
-      `the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)`,
+      `the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: ` +
+        'prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)',
     );
   }
   const overrun = stepOverrun(steps.length + warmupSteps.length, req.measure);
@@ -139,7 +140,12 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
 export function stepOverrun(reported: number, measure: MeasureSteps): string | undefined {
   const asked = measure.warmupSteps + measure.steps;
   if (reported <= 2 * asked + 2) return undefined;
-  return `the workload reported ${reported} steps for ${asked} asked (TUNEBENCH_WARMUP_STEPS ${measure.warmupSteps} + TUNEBENCH_STEPS ${measure.steps}): it does not stop when the trial has its steps, so the trial takes longer than it must or runs to its timeout; iterate with the adapter's timer.batches(loader), which stops by itself, or stop after that many steps`;
+  return (
+    `the workload reported ${reported} steps for ${asked} asked ` +
+    `(TUNEBENCH_WARMUP_STEPS ${measure.warmupSteps} + TUNEBENCH_STEPS ${measure.steps}): ` +
+    'it does not stop when the trial has its steps, so the trial takes longer than it must or runs to its timeout; ' +
+    `iterate with the adapter's timer.batches(loader), which stops by itself, or stop after that many steps`
+  );
 }
 
 function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {

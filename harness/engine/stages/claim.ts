@@ -29,7 +29,9 @@ export async function runClaimStage(
   const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
   const candidate: Config = { ...ctx.baseConfig, ...scaled(spec.candidate) };
   const changed = [...new Set([...Object.keys(spec.baseline), ...Object.keys(spec.candidate)])];
-  const what = `${describeSide(baseline, changed, spec.baseline_command)} -> ${describeSide(candidate, changed, spec.candidate_command)}`;
+  const what =
+    `${describeSide(baseline, changed, spec.baseline_command)} -> ` +
+    `${describeSide(candidate, changed, spec.candidate_command)}`;
   const base: TrialRecord[] = [];
   const cand: TrialRecord[] = [];
   let looks = 0;
@@ -105,7 +107,9 @@ export async function runClaimStage(
       }
       const v = trialValue(metric, record);
       if (v === null)
-        failure = `a ${side} trial reported no ${metric === 'peak_memory' ? 'peak memory' : 'timed steps'}, so the claim cannot be measured`;
+        failure =
+          `a ${side} trial reported no ${metric === 'peak_memory' ? 'peak memory' : 'timed steps'}, ` +
+          'so the claim cannot be measured';
       return v;
     },
     {

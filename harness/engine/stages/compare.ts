@@ -147,7 +147,8 @@ export async function runCompareStage(
     const label = `${param}=${String(row.value)} vs ${String(baseline)}`;
     if (row.verdict === 'failed') {
       notes.push(
-        `${label}: ${base.length === 0 ? 'the baseline' : 'this arm'} has no successful trial, so there is nothing to compare`,
+        `${label}: ${base.length === 0 ? 'the baseline' : 'this arm'} has no successful trial, ` +
+          'so there is nothing to compare',
       );
       continue;
     }
@@ -164,21 +165,28 @@ export async function runCompareStage(
     notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
   }
   notes.push(
-    `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) and spent over the looks), valid at whichever look decided`,
+    `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) ` +
+      'and spent over the looks), valid at whichever look decided',
   );
   const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows);
   const baseRow = rows.find((r) => r.baseline)!;
   if (nameOnly) {
     notes.push(
       flagged.length === 0
-        ? 'the workload called empty_cache() in no arm (it only acts on CUDA): on this device the policies differ in name only, and no difference was found'
-        : `the workload called empty_cache() in no arm (it only acts on CUDA): on this device the policies differ in name only, so the difference measured for ${flagged.map((r) => `${param}=${String(r.value)}`).join(', ')} comes from the machine (contention or drift during the run), not from the policy; the baseline is kept`,
+        ? 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
+            'on this device the policies differ in name only, and no difference was found'
+        : 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
+            'on this device the policies differ in name only, so the difference measured for ' +
+            flagged.map((r) => `${param}=${String(r.value)}`).join(', ') +
+            ' comes from the machine (contention or drift during the run), not from the policy; the baseline is kept',
     );
   }
   const rule = faster
-    ? `compare: significantly faster than ${param}=${String(baseline)} (throughput ratio ${pct(faster.throughput_ratio!)}, outside the ${fmtBand(band)} noise band)`
+    ? `compare: significantly faster than ${param}=${String(baseline)} ` +
+      `(throughput ratio ${pct(faster.throughput_ratio!)}, outside the ${fmtBand(band)} noise band)`
     : nameOnly && flagged.some((r) => r.verdict === 'faster')
-      ? `compare: the arms differ in name only on this device (no empty_cache() call in any arm), so a measured speed-up is the machine's; kept the baseline ${param}=${String(baseline)}`
+      ? 'compare: the arms differ in name only on this device (no empty_cache() call in any arm), ' +
+        `so a measured speed-up is the machine's; kept the baseline ${param}=${String(baseline)}`
       : `compare: no arm significantly faster than the baseline ${param}=${String(baseline)}; kept the baseline`;
   const evidence: Record<string, Evidence> = {};
   if (baseRow.ok_trials > 0 || faster) {

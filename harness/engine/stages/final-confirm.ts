@@ -125,7 +125,9 @@ async function confirmOrLower(
       batch: from,
       outcome: 'failed',
       trials,
-      statement: `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${first.reason}); it is kept, but the training may fail the same way: see trial ${first.index}`,
+      statement:
+        `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${first.reason}); ` +
+        `it is kept, but the training may fail the same way: see trial ${first.index}`,
     };
   }
   // Lower geometrically until a batch holds, then bisect between it and the lowest failure.
@@ -149,7 +151,9 @@ async function confirmOrLower(
       batch: null,
       outcome: 'failed',
       trials,
-      statement: `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}), and no smaller batch held within ${trials.length} trials; no ${spec.param} is written`,
+      statement:
+        `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}), ` +
+        `and no smaller batch held within ${trials.length} trials; no ${spec.param} is written`,
     };
   }
   const s = survival([okRecord], spec.param)!;
@@ -162,7 +166,9 @@ async function confirmOrLower(
     outcome: 'lowered',
     trials,
     survived: s,
-    statement: `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}); lowered to ${lo * m}${exact}, which ${s.statement}`,
+    statement:
+      `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}); ` +
+      `lowered to ${lo * m}${exact}, which ${s.statement}`,
   };
 }
 

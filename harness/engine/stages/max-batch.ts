@@ -129,7 +129,9 @@ function choose(r: MaxBatchResult, wanted: MaxBatchStageSpec['choose']): { value
   if (base !== null && bound !== undefined && bound !== null && bound < base) {
     return {
       value: bound,
-      rule: `latency: the largest tested batch within ${r.latencyBound!.quantile} <= ${(r.latencyBound!.seconds * 1000).toFixed(1)} ms`,
+      rule:
+        'latency: the largest tested batch within ' +
+        `${r.latencyBound!.quantile} <= ${(r.latencyBound!.seconds * 1000).toFixed(1)} ms`,
     };
   }
   return { value: base, rule };

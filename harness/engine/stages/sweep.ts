@@ -119,7 +119,8 @@ export async function runSweepStage(
     // Say why: the first failure's reason (an OOM at this batch, a workload that never stops).
     const failed = ctx.records.find((r) => r.stage === name && r.outcome !== 'ok');
     notes.push(
-      `no config finished a trial: nothing was chosen${failed ? ` (trial ${failed.index}: ${failed.outcome}, ${failed.reason})` : ''}`,
+      'no config finished a trial: ' +
+        `nothing was chosen${failed ? ` (trial ${failed.index}: ${failed.outcome}, ${failed.reason})` : ''}`,
     );
   }
   const summary: SweepSummary = {

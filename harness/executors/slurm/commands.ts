@@ -43,7 +43,8 @@ async function slurm(cmd: string, args: readonly string[]): Promise<string> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new ConfigError(
-        `${cmd} was not found on PATH: the slurm executor needs SLURM's client commands (sbatch, squeue, scontrol); run on a login node, or use --executor local`,
+        `${cmd} was not found on PATH: the slurm executor needs SLURM's client commands ` +
+          '(sbatch, squeue, scontrol); run on a login node, or use --executor local',
         [],
         { cause: error },
       );

@@ -79,7 +79,8 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       for (const t of chunk.tasks) batch.attempts[String(t)] = (batch.attempts[String(t)] ?? 0) + 1;
       writeBatch(dir, batch);
       o.progress.note(
-        `slurm: submitted job ${jobId}: ${chunk.tasks.length} trial(s) of ${id} as --array=${arrayRanges(indices)}%${o.spec.max_concurrent}`,
+        `slurm: submitted job ${jobId}: ${chunk.tasks.length} trial(s) ` +
+          `of ${id} as --array=${arrayRanges(indices)}%${o.spec.max_concurrent}`,
       );
     }
   }
@@ -231,7 +232,8 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       const job = { job_id: id, attempts };
       writeStageJob(dir, job);
       o.progress.note(
-        `slurm: submitted job ${id}: stage ${name} runs inside one allocation (every probe a fresh process on the same node)`,
+        `slurm: submitted job ${id}: ` +
+          `stage ${name} runs inside one allocation (every probe a fresh process on the same node)`,
       );
       return job;
     };
@@ -253,13 +255,15 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
       if (existsSync(done)) continue;
       if (current.attempts <= o.spec.retries) {
         note(
-          `the allocation of stage ${name} (job ${current.job_id}) ended ${state}; submitting it again (attempt ${current.attempts + 1} of ${o.spec.retries + 1})`,
+          `the allocation of stage ${name} (job ${current.job_id}) ended ${state}; ` +
+            `submitting it again (attempt ${current.attempts + 1} of ${o.spec.retries + 1})`,
         );
         current = await start(current.attempts + 1);
         continue;
       }
       throw new TrialError(
-        `the allocation of stage ${name} (SLURM job ${current.job_id}) ended ${state} after ${current.attempts} attempt(s); see ${join(dir, `slurm-${current.job_id}.log`)}`,
+        `the allocation of stage ${name} (SLURM job ${current.job_id}) ` +
+          `ended ${state} after ${current.attempts} attempt(s); see ${join(dir, `slurm-${current.job_id}.log`)}`,
       );
     }
   }

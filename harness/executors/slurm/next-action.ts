@@ -14,7 +14,8 @@ const GRACE_DELAY = 2;
 /** States a task passes through normally; any other (PREEMPTED, CANCELLED, ...) is noted once. */
 const USUAL_STATES = new Set(['PENDING', 'RUNNING', 'COMPLETING']);
 const UNKNOWN_WHY =
-  'UNKNOWN (it left the queue, and neither sacct nor scontrol knows its final state: accounting is disabled, or it was cancelled before it started)';
+  'UNKNOWN (it left the queue, and neither sacct nor scontrol knows its final state: ' +
+  'accounting is disabled, or it was cancelled before it started)';
 
 export interface TaskView {
   /** The trial's journal index, for messages. */
@@ -107,13 +108,17 @@ export function nextAction(t: TaskView, poll: Poll, policy: Policy): Action {
   // A damaged or foreign result file is a task that failed: said once it counts, with the file and field.
   const unusable = t.result.kind === 'damaged' ? `; its result file cannot be used: ${t.result.problem}` : '';
   if (t.attempts <= policy.retries) {
-    const again = `${name} ended ${ended} without a record; submitting it again (attempt ${t.attempts + 1} of ${policy.retries + 1})${unusable}`;
+    const again =
+      `${name} ended ${ended} without a record; ` +
+      `submitting it again (attempt ${t.attempts + 1} of ${policy.retries + 1})${unusable}`;
     return {
       kind: 'resubmit',
       poll: { ...seen, delay: FIRST_DELAY, graceLeft: COMPLETED_GRACE_POLLS },
       notes: [...notes, again],
     };
   }
-  const reason = `SLURM task ${t.job.task} ended ${ended} after ${t.attempts} attempt(s) without writing a trial record${t.log ? ` (log: ${t.log})` : ''}${unusable}`;
+  const reason =
+    `SLURM task ${t.job.task} ended ${ended} after ${t.attempts} attempt(s) ` +
+    `without writing a trial record${t.log ? ` (log: ${t.log})` : ''}${unusable}`;
   return { kind: 'give-up', reason, poll: seen, notes: [...notes, `${reason}; it is recorded as a crash`] };
 }

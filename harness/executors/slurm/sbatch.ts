@@ -43,7 +43,10 @@ export function splitForArrays(tasks: readonly number[], maxArray: number): { of
   return [...chunks].sort(([a], [b]) => a - b).map(([offset, ts]) => ({ offset, tasks: ts }));
 }
 
-/** The batch script: exec tunebench with fixed arguments; sbatch appends the rest. No parameter values pass through a shell. */
+/**
+ * The batch script: exec tunebench with fixed arguments; sbatch appends the rest. No parameter
+ * values pass through a shell.
+ */
 export function writeScript(runDir: string, name: string, command: string[]): string {
   const dir = join(runDir, SLURM_DIR);
   makeDirs(dir);

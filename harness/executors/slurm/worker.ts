@@ -51,7 +51,10 @@ export interface RunReader {
   experimentOfRun: (run: RunJson) => { experiment: Experiment; workload: Workload };
 }
 
-/** The part of the engine's StageContext that the worker touches: the executor it tags with its node, and the records. */
+/**
+ * The part of the engine's StageContext that the worker touches: the executor it tags with its
+ * node, and the records.
+ */
 export interface WorkerContext {
   executor: Executor;
   records: readonly TrialRecord[];
@@ -107,13 +110,15 @@ export async function runArrayTask(o: {
   const batch = readBatch(dir);
   if (!batch)
     throw new ConfigError(
-      `no batch ${o.batch} in ${join(o.runDir, SLURM_DIR)}: the coordinator writes it before it submits; is the run directory on a shared filesystem?`,
+      `no batch ${o.batch} in ${join(o.runDir, SLURM_DIR)}: the coordinator writes it before it submits; ` +
+        'is the run directory on a shared filesystem?',
     );
   const task = o.offset + o.index;
   const spec = batch.specs[task];
   if (!spec)
     throw new ConfigError(
-      `batch ${o.batch} has ${batch.specs.length} trials; task ${task} (offset ${o.offset} + array index ${o.index}) is not one of them`,
+      `batch ${o.batch} has ${batch.specs.length} trials; ` +
+        `task ${task} (offset ${o.offset} + array index ${o.index}) is not one of them`,
     );
   const { experiment, workload } = loadRun(o.runDir, o.engine);
   const scratch = join(dir, `scratch-${task}`);
@@ -155,7 +160,7 @@ export async function runStageWorker<Ctx extends WorkerContext>(o: {
   const main = readJournal(join(o.runDir, JOURNAL_FILE)).records;
   const own = new Journal(join(dir, 'trials.jsonl'));
   const earlier = readJournal(own.path);
-  if (earlier.truncatedTail) own.rewrite(earlier.records);
+  if (earlier.truncatedTail) own.rewrite(earlier);
   const replay: TrialRecord[] = [...main, ...earlier.records.filter((r) => r.index >= main.length)];
   const env = fingerprint();
   // Replayed trials (the main journal's and this journal's own) are not journaled again: this

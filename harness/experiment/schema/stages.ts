@@ -45,14 +45,16 @@ export const maxBatchStage = object(
     ).default(2),
     final_confirm: oneOf(
       ['auto', 'off'] as const,
-      'auto: when later stages change other parameters, the chosen batch runs a confirmation with the final config before it is written',
+      'auto: when later stages change other parameters, ' +
+        'the chosen batch runs a confirmation with the final config before it is written',
     ).default('auto'),
     headroom: fraction('memory fraction kept free by the recommended batch').default(0.1),
     tolerance: fraction('fastest: smallest batch within this fraction of peak samples/s').default(0.05),
     throughput_points: nonNegativeInt('extra batch sizes measured for the throughput curve').default(4),
     choose: oneOf(
       ['recommended', 'max', 'fastest'] as const,
-      'the batch later stages use: recommended (keeps the headroom), max, or fastest (smallest within tolerance of the peak samples/s)',
+      'the batch later stages use: recommended (keeps the headroom), ' +
+        'max, or fastest (smallest within tolerance of the peak samples/s)',
     ).default('recommended'),
   },
   'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
@@ -84,7 +86,8 @@ const sweepConstraints = object({
       uses: expression,
       max: expression,
       main: nonNegativeInt(
-        'CPUs of the main process (the model or training loop), counted on top of uses; default 1, or 0 when uses names intra_op_threads',
+        'CPUs of the main process (the model or training loop), counted on top of uses; ' +
+          'default 1, or 0 when uses names intra_op_threads',
       ).optional(),
     },
     'prune configs where uses + main exceeds max; "cpus" in max is SLURM_CPUS_PER_TASK or the cores available',
@@ -122,7 +125,8 @@ export const sweepStage = object(
     }).optional(),
     applies_when: paramRecord(
       str(),
-      'conditional parameters: {prefetch_factor: num_workers} sweeps prefetch_factor only where num_workers is non-zero; elsewhere it is left out and duplicate configs run once',
+      'conditional parameters: {prefetch_factor: num_workers} sweeps prefetch_factor only ' +
+        'where num_workers is non-zero; elsewhere it is left out and duplicate configs run once',
     ).prefault({}),
   },
   'Sweeps parameters over a grid (lists, ranges, powers of two); ranks configs by a bootstrap CI of throughput.',
@@ -139,7 +143,8 @@ export const compareStage = object(
     }),
     baseline: paramValue.optional(),
     repeats: positiveInt(
-      'rounds before the first decision; each round runs every undecided arm and the baseline, in an order that reverses every round',
+      'rounds before the first decision; ' +
+        'each round runs every undecided arm and the baseline, in an order that reverses every round',
     ).default(5),
     max_rounds: positiveInt(
       'the most rounds: rounds are added until every arm is decided (faster, slower or within the noise band)',
@@ -148,10 +153,12 @@ export const compareStage = object(
     budget: budget.prefault({}),
     noise_band: num(
       { min: 0, max: 0.5 },
-      'a ratio CI must lie entirely outside 1 +/- this band to count as a change, and inside it to count as no difference',
+      'a ratio CI must lie entirely outside 1 +/- this band to count as a change, ' +
+        'and inside it to count as no difference',
     ).default(0.02),
   },
-  'Compares values of one parameter in interleaved rounds: each arm against the baseline as per-round pairs, with sequential 95% CIs of the throughput and peak-memory ratios.',
+  'Compares values of one parameter in interleaved rounds: each arm against the baseline as per-round pairs, ' +
+    'with sequential 95% CIs of the throughput and peak-memory ratios.',
 );
 
 const command = (description: string) => list(str(), { min: 1, description }).optional();
@@ -162,12 +169,14 @@ export const claimStage = object(
     name: stageName,
     claim: str({
       description:
-        'the claimed effect as people write it: "2-3x", ">=1.3x", "8x", "5-10% faster", "40-50% less time", "30% less memory"',
+        'the claimed effect as people write it: ' +
+        '"2-3x", ">=1.3x", "8x", "5-10% faster", "40-50% less time", "30% less memory"',
     }),
     source: str({ description: 'where the claim comes from, for the report' }).optional(),
     metric: oneOf(
       ['throughput', 'step_time', 'process_time', 'peak_memory'] as const,
-      'what is measured: samples/s, time per step, whole-process wall time, or peak memory; default: peak_memory for a claim about memory, else throughput',
+      'what is measured: samples/s, time per step, whole-process wall time, or peak memory; ' +
+        'default: peak_memory for a claim about memory, else throughput',
     ).optional(),
     baseline: paramRecord(
       paramValue,
@@ -198,7 +207,8 @@ export const claimStage = object(
       'cuda: the claim is about GPUs; without one it is reported as skipped, never as passed',
     ).optional(),
   },
-  'Checks a claimed effect: interleaved baseline/candidate pairs, added until the sequential CI of the effect decides or the budget ends; verdict confirmed, falls short, exceeds, inconclusive or skipped.',
+  'Checks a claimed effect: interleaved baseline/candidate pairs, added until the sequential CI of the ' +
+    'effect decides or the budget ends; verdict confirmed, falls short, exceeds, inconclusive or skipped.',
 );
 
 export const stage = z.discriminatedUnion('kind', [maxBatchStage, sweepStage, compareStage, claimStage]);

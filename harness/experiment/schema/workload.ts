@@ -51,7 +51,9 @@ const SIZE_FIELDS = {
 
 const MODEL_DESCRIPTIONS: Record<ModelKind, string> = {
   mlp: 'A multi-layer perceptron: [batch, input] -> (MatMul, Add, Relu) x layers -> [batch, output].',
-  conv: 'A small conv net: [batch, channels, size, size] -> (Conv 3x3, Relu, MaxPool 2) x blocks -> global average pool -> Gemm.',
+  conv:
+    'A small conv net: [batch, channels, size, size] -> ' +
+    '(Conv 3x3, Relu, MaxPool 2) x blocks -> global average pool -> Gemm.',
   transformer: 'A pre-norm transformer block: multi-head self-attention and a ReLU MLP, each with a residual.',
 };
 
@@ -82,7 +84,8 @@ type Generated = (typeof GENERATED)[ModelKind];
 const generated = z
   .discriminatedUnion('generate', MODEL_KINDS.map((k) => GENERATED[k]) as [Generated, ...Generated[]])
   .describe(
-    'A model that tunebench generates itself (deterministic, cached by its parameters); each kind takes only its own sizes.',
+    'A model that tunebench generates itself (deterministic, cached by its parameters); ' +
+      'each kind takes only its own sizes.',
   );
 
 const dim = either([
@@ -144,7 +147,9 @@ export const commandWorkload = object(
     command: list(str(), {
       min: 1,
       description:
-        'program and arguments; "{name}" in an argument becomes that parameter\'s value, "{name:-2}" with a default, "{name?}" leaves the argument out without a value, "{name?--flag}" is --flag when the value is true',
+        'program and arguments; ' +
+        '"{name}" in an argument becomes that parameter\'s value, "{name:-2}" with a default, ' +
+        '"{name?}" leaves the argument out without a value, "{name?--flag}" is --flag when the value is true',
     }),
     python: str({
       description: 'interpreter for "{python}" and for a command that starts with a .py script, e.g. /usr/bin/python3',

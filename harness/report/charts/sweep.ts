@@ -75,7 +75,8 @@ export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
       title: `${stage}: throughput over ${r.params.join(', ')}`,
       spec: {
         ...base(
-          `${stage}: median throughput over ${[px, py].filter(Boolean).join(' and ')}${rest.length ? `, by ${rest.join(', ')}` : ''}`,
+          `${stage}: median throughput over ` +
+            `${[px, py].filter(Boolean).join(' and ')}${rest.length ? `, by ${rest.join(', ')}` : ''}`,
           'Pooled samples/s of each config that finished a trial.',
         ),
         data: { values },

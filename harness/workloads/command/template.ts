@@ -54,7 +54,8 @@ export function expandArg(template: string, values: Readonly<Record<string, unkn
         const on = flagState(v);
         if (on === undefined)
           throw new Error(
-            `argument ${JSON.stringify(template)} is the flag ${source}: {${name}} must be true or false (or 1/0), got ${JSON.stringify(v)}`,
+            `argument ${JSON.stringify(template)} is the flag ${source}: ` +
+              `{${name}} must be true or false (or 1/0), got ${JSON.stringify(v)}`,
           );
         if (!on) omitted = true;
         return flag;
@@ -66,7 +67,8 @@ export function expandArg(template: string, values: Readonly<Record<string, unkn
         return '';
       }
       throw new Error(
-        `argument ${JSON.stringify(template)} uses {${name}}, which has no value in this config; give it a default {${name}:-value} or make it optional {${name}?}`,
+        `argument ${JSON.stringify(template)} uses {${name}}, which has no value in this config; ` +
+          `give it a default {${name}:-value} or make it optional {${name}?}`,
       );
     },
   );

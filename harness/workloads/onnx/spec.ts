@@ -46,7 +46,9 @@ export const MODEL_SIZE_DEFAULTS: { mlp: MlpParams; conv: ConvParams; transforme
  * Runtime; running "shrink-every-run" would silently measure "keep".
  */
 export const ARENA_SHRINK_UNSUPPORTED =
-  '"shrink-every-run" needs the run option memory.enable_memory_arena_shrinkage, which onnxruntime-node does not pass to ONNX Runtime (its run options carry only log levels, tag and terminate); use "keep" or "off"';
+  '"shrink-every-run" needs the run option memory.enable_memory_arena_shrinkage, ' +
+  'which onnxruntime-node does not pass to ONNX Runtime ' +
+  '(its run options carry only log levels, tag and terminate); use "keep" or "off"';
 
 export type ExecutionProvider = 'cpu' | 'cuda';
 export const EXECUTION_PROVIDERS: readonly ExecutionProvider[] = ['cpu', 'cuda'];
@@ -92,7 +94,10 @@ export const ONNX_PARAM_DEFAULTS: Omit<OnnxParams, 'batch_size'> = {
   persistent_workers: false,
 };
 
-/** A model that tunebench generates: its kind, the seed of its weights and its sizes (the kind's defaults fill the rest). */
+/**
+ * A model that tunebench generates: its kind, the seed of its weights and its sizes (the kind's
+ * defaults fill the rest).
+ */
 export type GeneratedModelOptions = { generate: ModelKind; seed?: number } & { [size: string]: unknown };
 /** A model file with the shape of each input (a symbolic dimension is the batch). */
 export interface FileModelOptions {

@@ -34,12 +34,14 @@ export class OnnxWorkload implements Workload {
     } else {
       if (!existsSync(model.path))
         throw new ConfigError(
-          `workload.model.path: no such file ${model.path}; give the path of an .onnx file relative to the experiment file`,
+          `workload.model.path: no such file ${model.path}; ` +
+            'give the path of an .onnx file relative to the experiment file',
         );
       const symbolic = Object.values(model.inputs).some((dims) => dims.some((d) => typeof d === 'string'));
       if (!symbolic)
         throw new ConfigError(
-          'workload.model.inputs: no input has a symbolic dimension; name the batch dimension, for example [batch, 3, 224, 224]',
+          'workload.model.inputs: no input has a symbolic dimension; ' +
+            'name the batch dimension, for example [batch, 3, 224, 224]',
         );
       this.modelPath = model.path;
       this.inputs = model.inputs;
@@ -49,7 +51,8 @@ export class OnnxWorkload implements Workload {
     this.pipeline = spec.pipeline;
     if (this.pipeline && Object.keys(this.inputs).length !== 1) {
       throw new ConfigError(
-        `workload.pipeline: the pipeline feeds one input, but the model has ${Object.keys(this.inputs).length}; use a single-input model`,
+        `workload.pipeline: the pipeline feeds one input, but the model has ${Object.keys(this.inputs).length}; ` +
+          'use a single-input model',
       );
     }
   }
