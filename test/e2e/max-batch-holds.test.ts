@@ -11,8 +11,8 @@ import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
-import { journal, runDir } from '../support/runs.js';
-import type { MaxBatchSummary } from '../../harness/domain/index.js';
+import { readRunJson } from '../../harness/store/run-dir.js';
+import { journal, resultOf, runDir } from '../support/runs.js';
 
 const CAP = '256MiB';
 
@@ -64,10 +64,9 @@ async function runGrowing(stages: string) {
   });
   assert.equal(r.exitCode, 0, r.all);
   const dir = runDir(out, 'growing');
-  const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
-    result: { stages: { result: unknown; notes: string[] }[]; chosen: Record<string, unknown> };
-  };
-  return { dir, records: journal(dir), run, mb: run.result.stages[0]!.result as MaxBatchSummary };
+  const { result } = readRunJson(dir, 'the test reads it');
+  assert.ok(result, 'the run has a result');
+  return { dir, records: journal(dir), run: { result }, mb: resultOf(result.stages[0], 'max-batch') };
 }
 
 describe('a max batch that holds in training', () => {

@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { REPORT_CSP } from '../../harness/report/html.js';
 import { CLI, FIXTURES, PROGRAMS, tempDir } from '../support/paths.js';
-import { REPORT_FIXTURE, runDir } from '../support/runs.js';
-import type { RunResult, SweepSummary } from '../../harness/domain/index.js';
+import { readRunJson } from '../../harness/store/run-dir.js';
+import { REPORT_FIXTURE, resultOf, runDir } from '../support/runs.js';
 
 const RUN = REPORT_FIXTURE;
 
@@ -119,8 +119,9 @@ describe('tunebench report', () => {
     });
     assert.equal(r.exitCode, 0, r.stderr);
     const run = runDir(join(dir, 'out'), 'loader-labels');
-    const result = (JSON.parse(readFileSync(join(run, 'run.json'), 'utf8')) as { result: RunResult }).result;
-    const sweep = result.stages[0]!.result as SweepSummary;
+    const result = readRunJson(run, 'the test reads it').result;
+    assert.ok(result, 'the run has a result');
+    const sweep = resultOf(result.stages[0], 'sweep');
     const measured = sweep.configs.filter((c) => c.throughput?.estimate !== undefined && c.throughput !== null);
     assert.equal(measured.length, 18);
     for (const chart of ['ranked', 'stall']) {

@@ -11,8 +11,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
-import { journal, runDir } from '../support/runs.js';
-import type { MaxBatchSummary } from '../../harness/domain/index.js';
+import { readRunJson } from '../../harness/store/run-dir.js';
+import { journal, resultOf, runDir } from '../support/runs.js';
 
 const SCRIPT = join(ROOT, 'experiments', 'workloads', 'text_classifier.py');
 // torch alone takes about 690 MB of address space: 0.9 GiB leaves room for a few hundred short
@@ -50,12 +50,9 @@ describe('a max batch that holds in the training that follows (torch)', () => {
     const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
     assert.equal(r.exitCode, 0, r.all);
     const run = runDir(out, 'text-classifier');
-    const result = (
-      JSON.parse(readFileSync(join(run, 'run.json'), 'utf8')) as {
-        result: { stages: { result: unknown }[]; chosen: Record<string, unknown> };
-      }
-    ).result;
-    const mb = result.stages[0]!.result as MaxBatchSummary;
+    const result = readRunJson(run, 'the test reads it').result;
+    assert.ok(result, 'the run has a result');
+    const mb = resultOf(result.stages[0], 'max-batch');
     assert.equal(mb.status, 'exact');
     assert.match(mb.survived.max!.statement, /^survived 20 steps across \d+ epoch boundar(y|ies)/);
 
