@@ -243,7 +243,7 @@ export async function confirmAlarms(
       : `the confirmation run failed: ${(error as Error).message}`;
     return [...out, ...planned.map((p) => failed(p.metric, why))];
   }
-  let records: TrialRecord[] = [];
+  let records: TrialRecord[];
   try {
     records = readRunDir(result.run_dir).records;
   } catch (error) {

@@ -29,7 +29,7 @@ export function mannWhitney(x: readonly number[], y: readonly number[]): MannWhi
   const uMin = Math.min(u, n1 * n2 - u);
   const all = [...x, ...y].sort((a, b) => a - b);
   const tieGroups: number[] = [];
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1] === all[i]) j++;
     if (j > i) tieGroups.push(j - i + 1);
@@ -87,7 +87,7 @@ export function uDistribution(n1: number, n2: number): number[] {
 export function exactTiesP(x: readonly number[], y: readonly number[]): number {
   const all = [...x.map((v) => ({ v, first: true })), ...y.map((v) => ({ v, first: false }))].sort((a, b) => a.v - b.v);
   const doubled = new Array<number>(all.length);
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1]!.v === all[i]!.v) j++;
     // Ranks i+1 .. j+1 share their mean; doubled, (i + 1) + (j + 1).

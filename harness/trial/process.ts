@@ -289,7 +289,7 @@ export function killTrial(pid: number, mark: string, signal: NodeJS.Signals): vo
 
 /** Signals the process group and every descendant found in /proc (some may have left the group). */
 export function killTree(pid: number, signal: NodeJS.Signals): void {
-  let tree: number[] = [];
+  let tree: number[];
   try {
     tree = processTree(pid);
   } catch {

@@ -115,15 +115,27 @@ async function main(): Promise<void> {
   const md = [
     '## Claim statistics: validation on known work',
     '',
-    `Command: \`npm run bench:claims\` (${trials} trials of \`experiments/workloads/known_work.mjs\`, ${minutes} minutes). Comparisons run through \`runCompare\` (the compare stage's strategy): baseline and arm in rounds whose order reverses every round, each arm paired with the baseline's trial of the same round, looks at the planned rounds from ${COMPARE.minRounds} to ${COMPARE.maxRounds} with alpha 0.05 spent over the looks; "faster"/"slower" needs the repeated 95% CI of the throughput ratio outside 1 +/- ${COMPARE.noiseBand * 100}%, "equivalent" needs it inside. Claims run through \`runClaimPairs\` (the claim stage's strategy): interleaved pairs from ${CLAIM.minPairs} to ${CLAIM.maxPairs}, judged at the planned looks with a noise band of ${CLAIM.noiseBand * 100}%.`,
+    `Command: \`npm run bench:claims\` (${trials} trials of \`experiments/workloads/known_work.mjs\`, ${minutes} ` +
+      `minutes). Comparisons run through \`runCompare\` (the compare stage's strategy): baseline and arm in rounds ` +
+      `whose order reverses every round, each arm paired with the baseline's trial of the same round, looks at ` +
+      `the planned rounds from ${COMPARE.minRounds} to ${COMPARE.maxRounds} with alpha 0.05 spent over the looks; ` +
+      '"faster"/"slower" needs the repeated 95% CI of the throughput ratio ' +
+      `outside 1 +/- ${COMPARE.noiseBand * 100}%, "equivalent" needs it inside. ` +
+      `Claims run through \`runClaimPairs\` (the claim stage's strategy): interleaved pairs from ${CLAIM.minPairs} ` +
+      `to ${CLAIM.maxPairs}, judged at the planned looks with a noise band of ${CLAIM.noiseBand * 100}%.`,
     '',
     '| check | target | measured | |',
     '| --- | --- | --- | --- |',
-    `| A/A: the same work against itself | false "faster"/"slower" <= 5% over >= 40 comparisons | ${falsePositives}/${AA_COMPARISONS} = ${(fpRate * 100).toFixed(1)}% (${aaEquivalent} equivalent; median ${median(aaRounds)} rounds) | ${pass(fpRate <= 0.05 && AA_COMPARISONS >= 40)} |`,
-    `| planted 10% slowdown (work 1.1) | "slower" in >= 90% of >= 20 comparisons | ${detected}/${SLOW_COMPARISONS} = ${(power * 100).toFixed(0)}% (median ${median(slowRounds)} rounds) | ${pass(power >= 0.9 && SLOW_COMPARISONS >= 20)} |`,
+    '| A/A: the same work against itself | false "faster"/"slower" <= 5% over >= 40 comparisons ' +
+      `| ${falsePositives}/${AA_COMPARISONS} = ${(fpRate * 100).toFixed(1)}% (${aaEquivalent} equivalent; ` +
+      `median ${median(aaRounds)} rounds) | ${pass(fpRate <= 0.05 && AA_COMPARISONS >= 40)} |`,
+    '| planted 10% slowdown (work 1.1) | "slower" in >= 90% of >= 20 comparisons ' +
+      `| ${detected}/${SLOW_COMPARISONS} = ${(power * 100).toFixed(0)}% (median ${median(slowRounds)} rounds) ` +
+      `| ${pass(power >= 0.9 && SLOW_COMPARISONS >= 20)} |`,
     ...claims.map(
       ({ text, expected, r }) =>
-        `| planted 2.5x speedup vs "${text}" | ${expected} | ${r.verdict}: ${effect(r)} after ${r.pairs} pairs | ${pass(r.verdict === expected)} |`,
+        `| planted 2.5x speedup vs "${text}" | ${expected} ` +
+        `| ${r.verdict}: ${effect(r)} after ${r.pairs} pairs | ${pass(r.verdict === expected)} |`,
     ),
   ].join('\n');
   writeSection('claims', md);

@@ -62,28 +62,40 @@ async function main(): Promise<void> {
   const md = [
     '## Fault injection: kill -9 and resume, malformed inputs',
     '',
-    `Command: \`npm run bench:faults\` (${minutes} minutes; BENCH_KILLS=${KILLS}). The run is test/fixtures/experiments/faults.yaml (${reference.records.length} trials: max batch, a 6-config sweep x 2, a 3-arm compare x 4) on a simulated GPU whose memory and step times follow from the config, so an uninterrupted run always chooses the same. Each kill lands at a random time 0.3-1.6 s after the harness started (seeded); the next \`tunebench run --resume\` continues, and a run that finishes is checked against the uninterrupted one.`,
+    `Command: \`npm run bench:faults\` (${minutes} minutes; BENCH_KILLS=${KILLS}). ` +
+      `The run is test/fixtures/experiments/faults.yaml (${reference.records.length} trials: ` +
+      'max batch, a 6-config sweep x 2, a 3-arm compare x 4) on a simulated GPU whose memory ' +
+      'and step times follow from the config, so an uninterrupted run always chooses the same. ' +
+      `Each kill lands at a random time 0.3-1.6 s after the harness started (seeded); the next \`tunebench ` +
+      `run --resume\` continues, and a run that finishes is checked against the uninterrupted one.`,
     '',
     '| check | target | measured | |',
     '| --- | --- | --- | --- |',
-    `| kills injected (SIGKILL of the harness) | >= 20 | ${loop.kills}, at ${spread} different journal lengths, over ${loop.runs} finished runs and ${loop.resumes} resumes (${loop.staleLocksTakenOver} stale locks taken over; ${loop.beforeRunJson} kills landed before run.json existed, and a new run started) | ${pass(loop.kills >= 20)} |`,
+    `| kills injected (SIGKILL of the harness) | >= 20 | ${loop.kills}, at ${spread} different journal lengths, ` +
+      `over ${loop.runs} finished runs and ${loop.resumes} resumes (${loop.staleLocksTakenOver} stale ` +
+      `locks taken over; ${loop.beforeRunJson} kills landed before run.json existed, and a new run started) ` +
+      `| ${pass(loop.kills >= 20)} |`,
     `| completed trials lost | 0 | ${loop.lost} | ${pass(loop.lost === 0)} |`,
     `| trials duplicated | 0 | ${loop.duplicates} | ${pass(loop.duplicates === 0)} |`,
-    `| finished runs whose trials or chosen config differ from the uninterrupted run | 0 | ${loop.mismatches.length} (chosen ${JSON.stringify(reference.chosen)}) | ${pass(loop.mismatches.length === 0)} |`,
-    `| malformed experiment files rejected with exit 2 and their field named | 100% | ${rejected}/${files.length} = ${((rejected / files.length) * 100).toFixed(0)}% | ${pass(failures.length === 0 && files.length >= 50)} |`,
+    `| finished runs whose trials or chosen config differ from the uninterrupted run | 0 | ${loop.mismatches.length} ` +
+      `(chosen ${JSON.stringify(reference.chosen)}) | ${pass(loop.mismatches.length === 0)} |`,
+    `| malformed experiment files rejected with exit 2 and their field named | 100% | ${rejected}/${files.length} ` +
+      `= ${((rejected / files.length) * 100).toFixed(0)}% | ${pass(failures.length === 0 && files.length >= 50)} |`,
     ...(failures.length > 0 || loop.mismatches.length > 0
       ? ['', ...failures.map((f) => `- ${f}`), ...loop.mismatches.map((m) => `- ${m}`)]
       : []),
     '',
     `### Attacks: workloads and files written to misbehave`,
     '',
-    `Each row is one test of \`test/faults/{${ATTACK_SUITES.join(',')}}.test.ts\`, run through the shipped code; its name says the attack and what must happen; the time is the test's wall time.`,
+    `Each row is one test of \`test/faults/{${ATTACK_SUITES.join(',')}}.test.ts\`, run through the shipped code; ` +
+      `its name says the attack and what must happen; the time is the test's wall time.`,
     '',
     '| suite | attack and required outcome | time | |',
     '| --- | --- | --- | --- |',
     ...attacked.map(
       (a) =>
-        `| ${a.suite} | ${a.name.replace(/\|/g, '\\|')} | ${Number.isFinite(a.seconds) ? `${a.seconds.toFixed(2)} s` : '-'} | ${pass(a.ok)} |`,
+        `| ${a.suite} | ${a.name.replace(/\|/g, '\\|')} ` +
+        `| ${Number.isFinite(a.seconds) ? `${a.seconds.toFixed(2)} s` : '-'} | ${pass(a.ok)} |`,
     ),
     '',
     `Attacks: ${attacked.filter((a) => a.ok).length} of ${attacked.length} handled as required.`,

@@ -60,7 +60,11 @@ function calibration(): string {
         const exit = sum((o) => o.gateExit) / gateN;
         stationaryOk &&= exit <= 0.01;
         rows.push(
-          `| ${label}, spread ${spread * 100}%, ${nights} nights | ${pct(sum((o) => o.oldSlowerMetricNights) / (oldN * METRICS))} | ${pct(sum((o) => o.oldExit) / oldN)} | ${pct(sum((o) => o.plainExit) / sum((o) => o.nights.plain))} | ${pct(sum((o) => o.gateAlarm) / gateN)} | **${pct(exit)}** ${exit <= 0.01 ? 'pass' : '**FAIL**'} | ${pct(sum((o) => o.gateExitPersistent) / gateN)} |`,
+          `| ${label}, spread ${spread * 100}%, ${nights} nights ` +
+            `| ${pct(sum((o) => o.oldSlowerMetricNights) / (oldN * METRICS))} ` +
+            `| ${pct(sum((o) => o.oldExit) / oldN)} | ${pct(sum((o) => o.plainExit) / sum((o) => o.nights.plain))} ` +
+            `| ${pct(sum((o) => o.gateAlarm) / gateN)} | **${pct(exit)}** ${exit <= 0.01 ? 'pass' : '**FAIL**'} ` +
+            `| ${pct(sum((o) => o.gateExitPersistent) / gateN)} |`,
         );
       }
     }
@@ -100,7 +104,12 @@ function calibration(): string {
       const ok = target === null || Number(med) <= target;
       if (target !== null) stepsOk &&= ok;
       steps.push(
-        `| ${Math.round((1 - factor) * 100)}% step, spread ${spread * 100}%, ${nights} nights (step at night ${at + 1}) | ${median(d((o) => o.delay.old))} (${never(d((o) => o.delay.old))}) | ${median(d((o) => o.delay.detector, DETECTOR_SERIES))} (${never(d((o) => o.delay.detector, DETECTOR_SERIES))}) | ${median(d((o) => o.delay.plain))} (${never(d((o) => o.delay.plain))}) | **${med}** (${never(gate)})${target === null ? '' : ok ? ` <= ${target}: pass` : ` > ${target}: **FAIL**`} |`,
+        `| ${Math.round((1 - factor) * 100)}% step, ` +
+          `spread ${spread * 100}%, ${nights} nights (step at night ${at + 1}) | ${median(d((o) => o.delay.old))} ` +
+          `(${never(d((o) => o.delay.old))}) | ${median(d((o) => o.delay.detector, DETECTOR_SERIES))} ` +
+          `(${never(d((o) => o.delay.detector, DETECTOR_SERIES))}) ` +
+          `| ${median(d((o) => o.delay.plain))} (${never(d((o) => o.delay.plain))}) | **${med}** ` +
+          `(${never(gate)})${target === null ? '' : ok ? ` <= ${target}: pass` : ` > ${target}: **FAIL**`} |`,
       );
     }
   }
@@ -108,21 +117,38 @@ function calibration(): string {
   return [
     '## Nightly gate: calibration on simulated histories',
     '',
-    `Command: \`npm run bench:history\` (${SERIES} histories per row; the step detector, the slowest, on the first ${DETECTOR_SERIES}). Each night: ${METRICS} metrics, each the geometric mean of ${TRIALS} trials with ${TRIAL_NOISE * 100}% trial noise, times a night-to-night factor (half of its variance shared by the night's metrics). Every strategy is the shipped code: the previous gate (the latest run against the run before: Welch CI on the trials, 2% noise band, exit 3 past 5%), the step detector (\`detectChangePoints\`), a plain t test of the last night against the 12 before it (one-sided p < 0.05, as Mozilla's Perfherder does), and the new gate (\`NightlyGate\`: window ${o.window}, looks ${o.looks.join(', ')} nights, alarm budget ${o.alpha} a night for all metrics, persist ${o.persist}). (\`harness/stats/nightly.ts\`; \`tunebench history\` does not run it yet: its gate is still the previous one.) An alarm of the new gate is confirmed by re-measuring the flagged metrics with ${CONFIRM_TRIALS} trials: exit 3 only when the re-measured value is flagged too.`,
+    `Command: \`npm run bench:history\` (${SERIES} histories per row; ` +
+      `the step detector, the slowest, on the first ${DETECTOR_SERIES}). Each night: ${METRICS} metrics, ` +
+      `each the geometric mean of ${TRIALS} trials with ${TRIAL_NOISE * 100}% trial noise, times a night-to-night ` +
+      `factor (half of its variance shared by the night's metrics). Every strategy is the shipped code: the ` +
+      'previous gate (the latest run against the run before: Welch CI on the trials, 2% noise band, exit 3 past 5%), ' +
+      `the step detector (\`detectChangePoints\`), a plain t test of the last night against the 12 before it ` +
+      `(one-sided p < 0.05, as Mozilla's Perfherder does), and the new gate (\`NightlyGate\`: window ${o.window}, ` +
+      `looks ${o.looks.join(', ')} nights, alarm budget ${o.alpha} a night for all metrics, persist ${o.persist}). ` +
+      `(\`harness/stats/nightly.ts\`; \`tunebench history\` does not run it yet: ` +
+      'its gate is still the previous one.) An alarm of the new gate is confirmed by re-measuring the flagged ' +
+      `metrics with ${CONFIRM_TRIALS} trials: exit 3 only when the re-measured value is flagged too.`,
     '',
-    'False exit 3 on stationary histories, per night and experiment (all metrics together) unless said otherwise. Target for the new gate: <= 1%. "Night persists": the confirmation re-measures on a night whose slowness persists (only the trials are new), the pessimistic case; the target column assumes that a re-run draws the night-to-night factor again, as it does when that spread comes from the run (process, placement, clocks).',
+    'False exit 3 on stationary histories, per night and experiment (all metrics together) unless said otherwise. ' +
+      'Target for the new gate: <= 1%. "Night persists": the confirmation re-measures on a night whose slowness ' +
+      'persists (only the trials are new), the pessimistic case; the target column assumes that a re-run draws the ' +
+      'night-to-night factor again, as it does when that spread comes from the run (process, placement, clocks).',
     '',
-    '| stationary history | previous gate: a metric called slower | previous gate: exit 3 at 5% | plain t test vs 12 nights | new gate: alarms | new gate: exit 3 after confirmation | new gate: exit 3, night persists |',
+    '| stationary history | previous gate: a metric called slower | previous gate: exit 3 at 5% | plain t test ' +
+      'vs 12 nights | new gate: alarms | new gate: exit 3 after confirmation | new gate: exit 3, night persists |',
     '| --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
-    `Nights from a step to the first exit 3 (1: the step's own night), median and in brackets the share not found within ${HORIZON} nights (or by the end of the history). Targets for the new gate: a 10% step at 5% spread and a 5% step at 2% spread, median <= 3 nights.`,
+    `Nights from a step to the first exit 3 (1: the step's own night), ` +
+      `median and in brackets the share not found within ${HORIZON} nights (or by the end of the history). ` +
+      'Targets for the new gate: a 10% step at 5% spread and a 5% step at 2% spread, median <= 3 nights.',
     '',
     '| step | previous gate (exit 3 at 5%) | step detector | plain t test | new gate |',
     '| --- | --- | --- | --- | --- |',
     ...steps,
     '',
-    `Stationary target (<= 1% false exits, every row): ${stationaryOk ? 'met' : '**not met**'}. Step targets: ${stepsOk ? 'met' : '**not met**'}.`,
+    `Stationary target (<= 1% false exits, every row): ${stationaryOk ? 'met' : '**not met**'}. ` +
+      `Step targets: ${stepsOk ? 'met' : '**not met**'}.`,
   ].join('\n');
 }
 
@@ -172,14 +198,23 @@ async function main(): Promise<void> {
   const md = [
     '## History: 1,000 runs',
     '',
-    `Command: \`npm run bench:history\`. ${NIGHTS} finished runs of the report fixture (max batch, sweep, compare) under one reports folder, a planted 15% regression from night 700 and uniform +/-3% noise; \`tunebench history <dir> --json\` reads every run, fits ${h.metrics.length} series, replays the nightly gate over them, renders the trend chart (Vega-Lite to SVG) and writes history.html/md/json. Wall time of the whole command, Node start included.`,
+    `Command: \`npm run bench:history\`. ${NIGHTS} finished runs of the report fixture (max batch, sweep, compare) ` +
+      'under one reports folder, a planted 15% regression from night 700 and uniform +/-3% noise; ' +
+      `\`tunebench history <dir> --json\` reads every run, fits ${h.metrics.length} series, replays the ` +
+      'nightly gate over them, renders the trend chart (Vega-Lite to SVG) and writes history.html/md/json. ' +
+      'Wall time of the whole command, Node start included.',
     '',
     '| check | target | measured | |',
     '| --- | --- | --- | --- |',
-    `| history of 1,000 runs, no index cache | < 5 s | ${cold.seconds.toFixed(2)} s (again after deleting the cache: ${cold2.seconds.toFixed(2)} s) | ${pass(Math.max(cold.seconds, cold2.seconds) < 5)} |`,
+    `| history of 1,000 runs, no index cache | < 5 s | ${cold.seconds.toFixed(2)} s (again after deleting ` +
+      `the cache: ${cold2.seconds.toFixed(2)} s) | ${pass(Math.max(cold.seconds, cold2.seconds) < 5)} |`,
     `| history of 1,000 runs, index cached | < 5 s | ${warm.seconds.toFixed(2)} s | ${pass(warm.seconds < 5)} |`,
-    `| series gate on all ${levels.length} gated series | the planted step becomes the reference at night 700 by persisting, nothing else | ${[...new Set(levels)].join('; ') || 'none'} | ${pass(gateOk)} |`,
-    `| change points on all ${h.metrics.length} series (${throughputSeries} throughput series carry the planted step) | one per throughput series at night 700 +/- 1, none elsewhere | ${hit} at night 700 +/- 1, ${marks.length - hit} elsewhere (${marks.join(', ') || 'none'}) | ${pass(hit === throughputSeries && hit === marks.length)} |`,
+    `| series gate on all ${levels.length} gated series | the planted step becomes the reference at night ` +
+      `700 by persisting, nothing else | ${[...new Set(levels)].join('; ') || 'none'} | ${pass(gateOk)} |`,
+    `| change points on all ${h.metrics.length} series (${throughputSeries} throughput ` +
+      'series carry the planted step) | one per throughput series at night 700 +/- 1, ' +
+      `none elsewhere | ${hit} at night 700 +/- 1, ${marks.length - hit} elsewhere (${marks.join(', ') || 'none'}) ` +
+      `| ${pass(hit === throughputSeries && hit === marks.length)} |`,
   ].join('\n');
   writeSection('history', md);
   process.stdout.write(`${md}\n`);

@@ -11,9 +11,12 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 export async function legacyRows(): Promise<string[]> {
   const lines = ['### The previous code (2aed9d5) on the same machines', ''];
   lines.push(
-    `${LEGACY_REPS} replications per cell, ${RESAMPLES} bootstrap resamples per CI; compare: 5 fixed rounds, Mann-Whitney and CI outside the 2% band; claims: looks after every pair from 5 to 20, tolerance 0.1; race: brief first round (3 steps), 3 rounds.`,
+    `${LEGACY_REPS} replications per cell, ${RESAMPLES} bootstrap resamples per CI; compare: 5 fixed rounds, ` +
+      'Mann-Whitney and CI outside the 2% band; claims: looks after every pair from 5 to 20, tolerance 0.1; ' +
+      'race: brief first round (3 steps), 3 rounds.',
     '',
-    '| noise | A/A compare: wrong faster/slower | A/A "5% faster" confirmed | "5% faster" confirmed at a real 3% slowdown | A/A claim CI coverage |',
+    '| noise | A/A compare: wrong faster/slower | A/A "5% faster" confirmed ' +
+      '| "5% faster" confirmed at a real 3% slowdown | A/A claim CI coverage |',
     '| --- | --- | --- | --- | --- |',
   );
   for (const [g, noise] of NOISE_GRID.entries()) {
@@ -50,7 +53,8 @@ export async function legacyRows(): Promise<string[]> {
       if (slow.verdict === 'confirmed') slowConfirmed += 1;
     }
     lines.push(
-      `| ${noise.name} | ${pct(wrong / LEGACY_REPS)} | ${pct(aaConfirmed / LEGACY_REPS)} | ${pct(slowConfirmed / LEGACY_REPS)} | ${pct(covered / withCi)} |`,
+      `| ${noise.name} | ${pct(wrong / LEGACY_REPS)} | ${pct(aaConfirmed / LEGACY_REPS)} ` +
+        `| ${pct(slowConfirmed / LEGACY_REPS)} | ${pct(covered / withCi)} |`,
     );
     process.stderr.write(`legacy ${noise.name}: done\n`);
   }
@@ -93,7 +97,8 @@ export async function legacyRows(): Promise<string[]> {
       if (/significantly better than every other/.test(out.notes.join('\n'))) significant += 1;
     }
     lines.push(
-      `| ${name} | ${name === 'best +5%' ? pct(bestGone / LEGACY_REPS) : '-'} | ${(gone / LEGACY_REPS).toFixed(2)} of 5 | ${pct(significant / LEGACY_REPS)} |`,
+      `| ${name} | ${name === 'best +5%' ? pct(bestGone / LEGACY_REPS) : '-'} ` +
+        `| ${(gone / LEGACY_REPS).toFixed(2)} of 5 | ${pct(significant / LEGACY_REPS)} |`,
     );
   }
   return lines;

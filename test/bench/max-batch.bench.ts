@@ -124,7 +124,9 @@ function fmt(rows: Row[]): string {
   for (const r of rows) {
     const ex = (v: number | null) => (v === r.truth ? 'exact' : `got ${v}`);
     lines.push(
-      `| ${r.name} | ${r.truth ?? '?'} | ${r.ours.probes} (${ex(r.ours.max)}), ${r.ours.seconds.toFixed(1)} s | ${r.pb.probes} (${ex(r.pb.max)}), ${r.pb.seconds.toFixed(1)} s | ${r.shrink.probes} (${ex(r.shrink.max)}), ${r.shrink.seconds.toFixed(1)} s |`,
+      `| ${r.name} | ${r.truth ?? '?'} | ${r.ours.probes} (${ex(r.ours.max)}), ${r.ours.seconds.toFixed(1)} s ` +
+        `| ${r.pb.probes} (${ex(r.pb.max)}), ${r.pb.seconds.toFixed(1)} s ` +
+        `| ${r.shrink.probes} (${ex(r.shrink.max)}), ${r.shrink.seconds.toFixed(1)} s |`,
     );
   }
   return lines.join('\n');
@@ -135,9 +137,13 @@ function summary(rows: Row[], label: string): string {
   const med = (k: 'ours' | 'pb' | 'shrink', f: 'probes' | 'seconds') => median(rows.map((r) => r[k][f]));
   const ratio = med('ours', 'probes') / med('pb', 'probes');
   return [
-    `**${label}** (${rows.length} cases): exact answers: ours ${exact('ours')}/${rows.length}, power-then-bisect ${exact('pb')}/${rows.length}, shrink-on-OOM ${exact('shrink')}/${rows.length}.`,
-    `Median probes: ours ${med('ours', 'probes')}, power-then-bisect ${med('pb', 'probes')}, shrink-on-OOM ${med('shrink', 'probes')}; ratio ours / power-then-bisect = **${ratio.toFixed(2)}** (target <= 0.50).`,
-    `Median wall time to the exact max: ours ${med('ours', 'seconds').toFixed(1)} s, power-then-bisect ${med('pb', 'seconds').toFixed(1)} s, shrink-on-OOM ${med('shrink', 'seconds').toFixed(1)} s.`,
+    `**${label}** (${rows.length} cases): exact answers: ours ${exact('ours')}/${rows.length}, ` +
+      `power-then-bisect ${exact('pb')}/${rows.length}, shrink-on-OOM ${exact('shrink')}/${rows.length}.`,
+    `Median probes: ours ${med('ours', 'probes')}, ` +
+      `power-then-bisect ${med('pb', 'probes')}, shrink-on-OOM ${med('shrink', 'probes')}; ` +
+      `ratio ours / power-then-bisect = **${ratio.toFixed(2)}** (target <= 0.50).`,
+    `Median wall time to the exact max: ours ${med('ours', 'seconds').toFixed(1)} s, ` +
+      `power-then-bisect ${med('pb', 'seconds').toFixed(1)} s, shrink-on-OOM ${med('shrink', 'seconds').toFixed(1)} s.`,
   ].join('\n');
 }
 
@@ -159,14 +165,22 @@ async function main(): Promise<void> {
   const doc = [
     '## Max-batch search: probes to the exact max',
     '',
-    `Produced by \`${COMMAND}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}.`,
+    `Produced by \`${COMMAND}\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} ` +
+      `cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}.`,
     '',
     'Strategies, each from its documented algorithm (`harness/search/reference.ts`):',
-    '- **ours**: explore, fit memory against batch, probe around the predicted limit, bisect the rest (`harness/search/max-batch.ts`);',
+    '- **ours**: explore, fit memory against batch, probe around the predicted limit, ' +
+      'bisect the rest (`harness/search/max-batch.ts`);',
     '- **power-then-bisect**: Lightning `BatchSizeFinder(mode="binsearch", init_val=2)` on multiples of `multiple_of`;',
-    '- **shrink x0.9**: Accelerate `find_executable_batch_size`, starting at the ceiling and multiplying by 0.9 after each OOM; its first success is its answer, so it is rarely exact.',
+    '- **shrink x0.9**: Accelerate `find_executable_batch_size`, starting at the ceiling and ' +
+      'multiplying by 0.9 after each OOM; its first success is its answer, so it is rarely exact.',
     '',
-    `Synthetic curves: 4 shapes (linear, quadratic, 16-step staircase, sublinear) x 3 kinds of memory readings x 8 true maxima from 16 to 1,000,000; multiple_of ${m}, ceiling ${BENCH_CEILING}, 800 MiB fixed memory. Reading noise is what was measured between identical ONNX trials here: peak RSS varied by about 0.05% (Gaussian), peak address space took two values 1.1% apart (glibc arenas). Synthetic wall time is modeled: 0.5 s start-up plus warm-up and two steps at 0.002 s + batch/50,000 s each (one step before an OOM). Real rows are wall-clock times of real trials.`,
+    'Synthetic curves: 4 shapes (linear, quadratic, 16-step staircase, sublinear) x 3 kinds of memory ' +
+      `readings x 8 true maxima from 16 to 1,000,000; multiple_of ${m}, ceiling ${BENCH_CEILING}, ` +
+      '800 MiB fixed memory. Reading noise is what was measured between identical ONNX trials here: ' +
+      'peak RSS varied by about 0.05% (Gaussian), peak address space took two values 1.1% apart (glibc arenas). ' +
+      'Synthetic wall time is modeled: 0.5 s start-up plus warm-up and two steps at 0.002 s + batch/50,000 s each ' +
+      '(one step before an OOM). Real rows are wall-clock times of real trials.',
     '',
     summary(all, 'all cases'),
     '',

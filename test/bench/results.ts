@@ -5,7 +5,8 @@ import { ROOT } from '../support/paths.js';
 
 const FILE = join(ROOT, 'test', 'bench', 'RESULTS.md');
 const HEADER =
-  '# Benchmark results\n\nEach section is rewritten by its benchmark; `npm run bench` runs them all. Figures in a section come from one run; compare ratios, not absolute times (this machine is noisy).\n';
+  '# Benchmark results\n\nEach section is rewritten by its benchmark; `npm run bench` runs them all. ' +
+  'Figures in a section come from one run; compare ratios, not absolute times (this machine is noisy).\n';
 
 export function writeSection(name: string, markdown: string): void {
   const begin = `<!-- bench:${name} -->`;

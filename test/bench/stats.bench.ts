@@ -26,15 +26,21 @@ async function main(): Promise<void> {
   };
   lines.push('## Calibration of the verdicts (simulation through the shipped code)', '');
   lines.push(
-    `Produced by \`npm run bench:stats\` on ${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${REPS} replications per cell (races: ${RACE_REPS}). ` +
-      'Each replication drives the shipped strategy (`runCompare`, `runClaimPairs`, `runSweep`: what the compare, claim and sweep stages call) through a simulated trial function; ' +
-      "trials have 10 steps, lognormal step noise, and the grid's between-trial spread, drift, autocorrelation and contention bursts (`test/support/noise-sim.ts`). " +
-      'Defaults: claims min_pairs 5, max_pairs 20, noise_band 1%; compares repeats 5, max_rounds 20, noise_band 2%; races 3 to 8 rounds.',
+    `Produced by \`npm run bench:stats\` on ${new Date().toISOString().slice(0, 10)}, ` +
+      `Node ${process.version}, ${REPS} replications per cell (races: ${RACE_REPS}). ` +
+      'Each replication drives the shipped strategy (`runCompare`, `runClaimPairs`, `runSweep`: ' +
+      'what the compare, claim and sweep stages call) through a simulated trial function; ' +
+      "trials have 10 steps, lognormal step noise, and the grid's between-trial spread, " +
+      'drift, autocorrelation and contention bursts (`test/support/noise-sim.ts`). ' +
+      'Defaults: claims min_pairs 5, max_pairs 20, noise_band 1%; ' +
+      'compares repeats 5, max_rounds 20, noise_band 2%; races 3 to 8 rounds.',
     '',
   );
   lines.push('### Compare and claims, per noise condition', '');
   lines.push(
-    '| noise | A/A compare: wrong faster/slower (<= 5%) | A/A "5% faster" confirmed (<= 2%) | A/A "10% faster" confirmed (<= 2%) | ratio CI coverage A/A, +10% (>= 93%) | claim CI coverage (>= 93%) | arm CI coverage (>= 93%) | power at +10% (>= 90%) | smallest effect with 90% power | mean trials A/A |',
+    '| noise | A/A compare: wrong faster/slower (<= 5%) | A/A "5% faster" confirmed (<= 2%) ' +
+      '| A/A "10% faster" confirmed (<= 2%) | ratio CI coverage A/A, +10% (>= 93%) | claim CI coverage (>= 93%) ' +
+      '| arm CI coverage (>= 93%) | power at +10% (>= 90%) | smallest effect with 90% power | mean trials A/A |',
   );
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const [g, noise] of NOISE_GRID.entries()) {
@@ -58,13 +64,23 @@ async function main(): Promise<void> {
     const coverage = Math.min(aa.coverage, up.coverage);
     const claimCoverage = Math.min(c5.coverage, c10.coverage, planted.coverage);
     lines.push(
-      `| ${noise.name} | ${pct(aa.wrong)} ${mark(aa.wrong <= 0.05)} | ${pct(c5.rates.confirmed)} ${mark(c5.rates.confirmed <= 0.02)} | ${pct(c10.rates.confirmed)} ${mark(c10.rates.confirmed <= 0.02)} | ${pct(aa.coverage)}, ${pct(up.coverage)} ${mark(coverage >= 0.93)} | ${pct(claimCoverage)} ${mark(claimCoverage >= 0.93)} | ${aa.armCoverage === null ? 'n/a (non-stationary: no fixed level)' : `${pct(aa.armCoverage)} ${mark(aa.armCoverage >= 0.93)}`} | ${pct(up.detected)}${up.detected >= 0.9 ? ' met' : ''} | ${smallest} | ${aa.meanTrials.toFixed(1)} |`,
+      `| ${noise.name} | ${pct(aa.wrong)} ${mark(aa.wrong <= 0.05)} ` +
+        `| ${pct(c5.rates.confirmed)} ${mark(c5.rates.confirmed <= 0.02)} ` +
+        `| ${pct(c10.rates.confirmed)} ${mark(c10.rates.confirmed <= 0.02)} ` +
+        `| ${pct(aa.coverage)}, ${pct(up.coverage)} ${mark(coverage >= 0.93)} ` +
+        `| ${pct(claimCoverage)} ${mark(claimCoverage >= 0.93)} | ` +
+        (aa.armCoverage === null
+          ? 'n/a (non-stationary: no fixed level)'
+          : `${pct(aa.armCoverage)} ${mark(aa.armCoverage >= 0.93)}`) +
+        ` | ${pct(up.detected)}${up.detected >= 0.9 ? ' met' : ''} | ${smallest} | ${aa.meanTrials.toFixed(1)} |`,
     );
     process.stderr.write(`${noise.name}: done (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   }
   lines.push(
     '',
-    'Power: where the noise does not allow 90% power at +10% within the default budget, the last column gives the smallest planted effect (of 10, 15, 20, 30, 50, 100%) that the default budget detects in >= 90% of runs; that is the target\'s "elsewhere" clause.',
+    'Power: where the noise does not allow 90% power at +10% within the default budget, the last column gives the ' +
+      'smallest planted effect (of 10, 15, 20, 30, 50, 100%) that the default budget detects in >= 90% of runs; ' +
+      'that is the target\'s "elsewhere" clause.',
     '',
   );
 
@@ -84,13 +100,15 @@ async function main(): Promise<void> {
   ] as const) {
     const s = await simulateClaim(mid, text, effect, REPS, 7_000_000 + Math.round(effect * 1000));
     lines.push(
-      `| ${effect}x | "${text}" | ${pct(s.rates.confirmed)} | ${pct(s.rates['falls short'])} | ${pct(s.rates.exceeds)} | ${pct(s.rates.inconclusive)} | ${expected} |`,
+      `| ${effect}x | "${text}" | ${pct(s.rates.confirmed)} | ${pct(s.rates['falls short'])} ` +
+        `| ${pct(s.rates.exceeds)} | ${pct(s.rates.inconclusive)} | ${expected} |`,
     );
   }
 
   lines.push('', '### Race (6 configs, 3 to 8 rounds) against grid (8 rounds)', '');
   lines.push(
-    "| noise | configs | true best eliminated (<= 5% when it leads by >= 5%) | median regret of the pick (<= 1%) | grid's median regret | configs eliminated (mean) | a faster config eliminated | trial-seconds race / grid |",
+    '| noise | configs | true best eliminated (<= 5% when it leads by >= 5%) | median regret of the pick (<= 1%) ' +
+      "| grid's median regret | configs eliminated (mean) | a faster config eliminated | trial-seconds race / grid |",
   );
   lines.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
   const scenarios: [string, number[], boolean][] = [
@@ -104,15 +122,21 @@ async function main(): Promise<void> {
       if (g !== 1 && name !== 'best +5%') continue;
       const s = await simulateRace(noise, rates, RACE_REPS, 9_000_000 + 10_000 * g + rates.length);
       lines.push(
-        `| ${noise.name} | ${name} | ${pct(s.bestEliminated)}${target ? ` ${mark(s.bestEliminated <= 0.05)}` : ''} | ${pct(s.medianRegret)}${target ? ` ${mark(s.medianRegret <= Math.max(0.01, s.gridMedianRegret))}` : ''} | ${pct(s.gridMedianRegret)} | ${s.meanEliminated.toFixed(2)} of 5 | ${pct(s.falseSignificance)} | ${(s.trialSeconds / s.gridTrialSeconds).toFixed(2)} |`,
+        `| ${noise.name} | ${name} | ${pct(s.bestEliminated)}${target ? ` ${mark(s.bestEliminated <= 0.05)}` : ''} ` +
+          `| ${pct(s.medianRegret)}${target ? ` ${mark(s.medianRegret <= Math.max(0.01, s.gridMedianRegret))}` : ''} ` +
+          `| ${pct(s.gridMedianRegret)} | ${s.meanEliminated.toFixed(2)} of 5 | ${pct(s.falseSignificance)} ` +
+          `| ${(s.trialSeconds / s.gridTrialSeconds).toFixed(2)} |`,
       );
     }
     process.stderr.write(`race ${noise.name}: done (${((Date.now() - started) / 1000).toFixed(0)} s)\n`);
   }
   lines.push(
     '',
-    '"A faster config eliminated": races in which an eliminated config was in truth at least as fast as a survivor (a wrong "significantly slower"). ' +
-      'Regret: 1 - true throughput of the pick / true best. Where even a grid that runs every config for all 8 rounds cannot find a 5% lead in most runs (its median regret is above 1%), the race target is that it does no worse than that grid: the noise, not the race, sets the limit there.',
+    '"A faster config eliminated": races in which an eliminated config was in ' +
+      'truth at least as fast as a survivor (a wrong "significantly slower"). ' +
+      'Regret: 1 - true throughput of the pick / true best. Where even a grid that runs every ' +
+      'config for all 8 rounds cannot find a 5% lead in most runs (its median regret is above 1%), ' +
+      'the race target is that it does no worse than that grid: the noise, not the race, sets the limit there.',
     '',
   );
 
@@ -120,7 +144,8 @@ async function main(): Promise<void> {
   const all = met.every(Boolean);
   lines.push(
     '',
-    `**${met.filter(Boolean).length} of ${met.length} targets met${all ? '' : ' (see the rows marked NOT MET)'}**; ${((Date.now() - started) / 1000).toFixed(0)} s.`,
+    `**${met.filter(Boolean).length} of ${met.length} targets met${all ? '' : ' (see the rows marked NOT MET)'}**; ` +
+      `${((Date.now() - started) / 1000).toFixed(0)} s.`,
   );
   writeSection('stats', lines.join('\n'));
   console.log(lines.join('\n'));

@@ -66,7 +66,8 @@ async function main(): Promise<void> {
     for (const a of r.arms) {
       const per = a.trials.map((t) => (t.outcome === 'ok' ? (ratioThroughput(t.steps) ?? 0).toFixed(0) : t.outcome));
       process.stderr.write(
-        `${label} ${a.key.padEnd(52)} ${a.status.padEnd(10)} ${per.join(' ')} ci ${a.ci ? `${a.ci.low.toFixed(0)}..${a.ci.high.toFixed(0)}` : '-'}\n`,
+        `${label} ${a.key.padEnd(52)} ${a.status.padEnd(10)} ${per.join(' ')} ` +
+          `ci ${a.ci ? `${a.ci.low.toFixed(0)}..${a.ci.high.toFixed(0)}` : '-'}\n`,
       );
     }
   }
@@ -76,11 +77,18 @@ async function main(): Promise<void> {
   const quality = gridThroughput(racePick) / best.ci!.estimate;
   const cost = raceResult.trialSeconds / gridResult.trialSeconds;
   const row = (r: SweepResult, label: string) =>
-    `| ${label} | ${r.trials} | ${r.trialSeconds.toFixed(1)} | ${r.ranking.chosen?.key ?? '-'} | ${gridThroughput(r.ranking.chosen?.key ?? '').toFixed(1)} |`;
+    `| ${label} | ${r.trials} | ${r.trialSeconds.toFixed(1)} | ${r.ranking.chosen?.key ?? '-'} ` +
+    `| ${gridThroughput(r.ranking.chosen?.key ?? '').toFixed(1)} |`;
   const doc = [
     '## Sweep: race against grid on the real pipeline',
     '',
-    `Produced by \`npm run bench:sweep\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}: ${EXPERIMENT}, ${configs.length} configs after pruning ${pruned.length} (${names.join(' x ')}), ${steps} steps per trial. Grid: ${options.repeats} rounds of every config. Race: full rounds, at least ${options.minRounds} and at most ${options.repeats}, eliminating at the planned looks what a round-blocked test finds significantly slower than the leader, stopping when the survivors are within ${(options.noiseBand * 100).toFixed(1)}% of it. Throughputs are grid's measurements (geometric mean over its trials of total samples over total step time).`,
+    `Produced by \`npm run bench:sweep\` on ${new Date().toISOString().slice(0, 10)}, ${cpus().length} cores ` +
+      `(${cpus()[0]?.model.trim()}), Node ${process.versions.node}: ${EXPERIMENT}, ${configs.length} configs ` +
+      `after pruning ${pruned.length} (${names.join(' x ')}), ${steps} steps per trial. Grid: ${options.repeats} ` +
+      `rounds of every config. Race: full rounds, at least ${options.minRounds} and at most ${options.repeats}, ` +
+      'eliminating at the planned looks what a round-blocked test finds significantly slower than the leader, ' +
+      `stopping when the survivors are within ${(options.noiseBand * 100).toFixed(1)}% of it. ` +
+      `Throughputs are grid's measurements (geometric mean over its trials of total samples over total step time).`,
     '',
     "| strategy | trials | trial-seconds | pick | pick's throughput (grid, samples/s) |",
     '| --- | --- | --- | --- | --- |',
@@ -88,7 +96,10 @@ async function main(): Promise<void> {
     row(raceResult, 'race'),
     '',
     `Grid's best: ${best.key} at ${best.ci!.estimate.toFixed(1)} samples/s.`,
-    `**Race's pick reaches ${(quality * 100).toFixed(1)}% of grid's best (target >= 98%: ${quality >= 0.98 ? 'pass' : 'FAIL'}) using ${(cost * 100).toFixed(1)}% of grid's trial-seconds (target < 100%: ${cost < 1 ? 'pass' : 'FAIL'}); race ran ${raceResult.rounds} rounds and eliminated ${raceResult.arms.filter((a) => a.status === 'eliminated').length} of ${configs.length} configs.**`,
+    `**Race's pick reaches ${(quality * 100).toFixed(1)}% of grid's best ` +
+      `(target >= 98%: ${quality >= 0.98 ? 'pass' : 'FAIL'}) using ${(cost * 100).toFixed(1)}% of grid's ` +
+      `trial-seconds (target < 100%: ${cost < 1 ? 'pass' : 'FAIL'}); race ran ${raceResult.rounds} rounds and ` +
+      `eliminated ${raceResult.arms.filter((a) => a.status === 'eliminated').length} of ${configs.length} configs.**`,
     '',
     `Race notes: ${raceResult.notes.join('; ')}. Grid notes: ${gridResult.notes.join('; ')}.`,
   ].join('\n');

@@ -25,7 +25,8 @@ describe('tunebench claims', () => {
     );
     writeFileSync(
       join(dir, 'b-broken.yaml'),
-      'name: broken\nworkload: { kind: command, command: [x] }\nstages: [{ kind: claim, claim: "faster", candidate: { a: 1 } }]\n',
+      'name: broken\nworkload: { kind: command, command: [x] }\n' +
+        'stages: [{ kind: claim, claim: "faster", candidate: { a: 1 } }]\n',
     );
     writeFileSync(join(dir, 'notes.txt'), 'not an experiment');
     const out = tempDir();

@@ -49,7 +49,8 @@ describe('command templates on an argparse script', { skip: existsSync(PYTHON) ?
         'limits: { memory: 1GiB, mechanism: prlimit, timeout: 30s }',
         'measure: { warmup_steps: 0, steps: 3 }',
         'stages:',
-        '  - { kind: max-batch, multiple_of: 8, ceiling: 256, steps: 1, confirm_steps: 1, throughput_points: 0, choose: max }',
+        '  - { kind: max-batch, multiple_of: 8, ceiling: 256, ' +
+          'steps: 1, confirm_steps: 1, throughput_points: 0, choose: max }',
         '  - kind: sweep',
         '    name: loader',
         '    params: { num_workers: [0, 1], prefetch_factor: [2, 4], pin_memory: [false, true] }',

@@ -34,82 +34,90 @@ interface HistoryJson {
 }
 
 describe('tunebench history', () => {
-  it('30 nights with a 15% regression planted at night 20 and +/-3% noise: every throughput series marks night 20 (+/-1) and nothing else', async () => {
-    const out = tempDir();
-    const dirs = new Set(writeNights(out, plantedNights(30, { at: 19, step: 0.85, noise: 0.03, seed: 20 })));
-    const summary = join(tempDir(), 'step-summary.md');
-    const r = await cli(['history', out, '--json'], { GITHUB_STEP_SUMMARY: summary });
-    assert.equal(r.exitCode, 0, r.stderr);
-    const h = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!;
-    assert.equal(h.runs, 30);
-    const throughput = h.metrics.filter((m) => m.name.includes('samples/s'));
-    assert.ok(throughput.length >= 4, `${throughput.length} throughput series`);
-    // Each throughput series has exactly one change point, at night 20 (index 19) +/- 1, about -15%.
-    for (const m of throughput) {
-      const marks = h.change_points.filter((c) => c.metric === m.name);
-      assert.equal(marks.length, 1, `${m.name}: ${JSON.stringify(marks)}`);
-      assert.ok(Math.abs(marks[0]!.index - 19) <= 1, `${m.name} marked night ${marks[0]!.index + 1}`);
-      assert.ok(marks[0]!.ratio > 0.8 && marks[0]!.ratio < 0.9, `ratio ${marks[0]!.ratio}`);
-    }
-    // The max batch did not change: no mark on it, and no mark anywhere else.
-    assert.equal(h.change_points.length, throughput.length);
-    // The trend chart compiles cleanly and draws one dashed rule per change point.
-    const dir = join(out, 'history', 'report-fixture');
-    const spec = JSON.parse(readFileSync(join(dir, 'charts', 'history-report-fixture.vl.json'), 'utf8')) as Record<
-      string,
-      unknown
-    >;
-    assert.deepEqual(compileSpec(spec).warnings, []);
-    const svg = readFileSync(join(dir, 'charts', 'history-report-fixture.svg'), 'utf8');
-    assert.equal(countAllMarks(svg, 'concat_0_child_layer_2_marks'), throughput.length);
-    assert.equal(countAllMarks(svg, 'concat_0_child_layer_3_marks'), throughput.length);
-    assert.equal((svg.match(/>-1\d\.\d%</g) ?? []).length, throughput.length);
-    const html = readFileSync(join(dir, 'history.html'), 'utf8');
-    assert.match(html, /change point: .* -1\d\.\d% .* at run night-00(19|20|21)/);
-    assert.match(readFileSync(join(dir, 'history.md'), 'utf8'), /^# tunebench history: report-fixture/);
-    assert.match(readFileSync(summary, 'utf8'), /## Key metrics/);
-    // The index holds exactly the 30 runs, each as a finished entry.
-    const index = JSON.parse(readFileSync(join(out, '.history-index.json'), 'utf8')) as {
-      entries: Record<string, { entry: { run_id?: string } }>;
-    };
-    assert.deepEqual(new Set(Object.keys(index.entries)), dirs);
-    assert.ok(Object.values(index.entries).every((e) => e.entry.run_id?.startsWith('night-')));
-  });
+  it(
+    '30 nights with a 15% regression planted at night 20 and +/-3% noise: ' +
+      'every throughput series marks night 20 (+/-1) and nothing else',
+    async () => {
+      const out = tempDir();
+      const dirs = new Set(writeNights(out, plantedNights(30, { at: 19, step: 0.85, noise: 0.03, seed: 20 })));
+      const summary = join(tempDir(), 'step-summary.md');
+      const r = await cli(['history', out, '--json'], { GITHUB_STEP_SUMMARY: summary });
+      assert.equal(r.exitCode, 0, r.stderr);
+      const h = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!;
+      assert.equal(h.runs, 30);
+      const throughput = h.metrics.filter((m) => m.name.includes('samples/s'));
+      assert.ok(throughput.length >= 4, `${throughput.length} throughput series`);
+      // Each throughput series has exactly one change point, at night 20 (index 19) +/- 1, about -15%.
+      for (const m of throughput) {
+        const marks = h.change_points.filter((c) => c.metric === m.name);
+        assert.equal(marks.length, 1, `${m.name}: ${JSON.stringify(marks)}`);
+        assert.ok(Math.abs(marks[0]!.index - 19) <= 1, `${m.name} marked night ${marks[0]!.index + 1}`);
+        assert.ok(marks[0]!.ratio > 0.8 && marks[0]!.ratio < 0.9, `ratio ${marks[0]!.ratio}`);
+      }
+      // The max batch did not change: no mark on it, and no mark anywhere else.
+      assert.equal(h.change_points.length, throughput.length);
+      // The trend chart compiles cleanly and draws one dashed rule per change point.
+      const dir = join(out, 'history', 'report-fixture');
+      const spec = JSON.parse(readFileSync(join(dir, 'charts', 'history-report-fixture.vl.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      assert.deepEqual(compileSpec(spec).warnings, []);
+      const svg = readFileSync(join(dir, 'charts', 'history-report-fixture.svg'), 'utf8');
+      assert.equal(countAllMarks(svg, 'concat_0_child_layer_2_marks'), throughput.length);
+      assert.equal(countAllMarks(svg, 'concat_0_child_layer_3_marks'), throughput.length);
+      assert.equal((svg.match(/>-1\d\.\d%</g) ?? []).length, throughput.length);
+      const html = readFileSync(join(dir, 'history.html'), 'utf8');
+      assert.match(html, /change point: .* -1\d\.\d% .* at run night-00(19|20|21)/);
+      assert.match(readFileSync(join(dir, 'history.md'), 'utf8'), /^# tunebench history: report-fixture/);
+      assert.match(readFileSync(summary, 'utf8'), /## Key metrics/);
+      // The index holds exactly the 30 runs, each as a finished entry.
+      const index = JSON.parse(readFileSync(join(out, '.history-index.json'), 'utf8')) as {
+        entries: Record<string, { entry: { run_id?: string } }>;
+      };
+      assert.deepEqual(new Set(Object.keys(index.entries)), dirs);
+      assert.ok(Object.values(index.entries).every((e) => e.entry.run_id?.startsWith('night-')));
+    },
+  );
 
-  it('pinned baseline: --fail-on-regression exits 3 when the nights since the pin are significantly slower beyond the threshold, 0 within it; without the pin the regression is not absorbed either', async () => {
-    const out = tempDir();
-    const dirs = writeNights(out, plantedNights(12, { at: 8, step: 0.85, noise: 0.01, seed: 3 }));
-    const pin = await cli(['baseline', 'set', dirs[2]!]);
-    assert.equal(pin.exitCode, 0, pin.stderr);
-    assert.match(pin.stdout, /baseline of report-fixture: night-0003/);
-    const r = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
-    assert.equal(r.exitCode, 3, r.stderr);
-    const gate = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!.gate;
-    assert.deepEqual(gate.baseline, { ...gate.baseline, run_id: 'night-0003', pinned: true });
-    // The pin starts the reference level: the series gate tests the last nights against the nights from the pin on.
-    assert.equal(gate.decided_by, 'series');
-    assert.deepEqual(gate.series.acknowledged, ['night-0003']);
-    assert.ok(
-      gate.failing.some((m) => m.startsWith('arena samples/s arena=keep')),
-      JSON.stringify(gate.failing),
-    );
-    assert.ok(
-      gate.series.metrics.every((m) => m.test === null || m.test.reference_from === 'night-0003'),
-      JSON.stringify(gate.series.metrics.map((m) => m.test)),
-    );
-    assert.match(r.stderr, /regression beyond 5% in report-fixture/);
-    // A 15% drop is within a 25% threshold.
-    assert.equal((await cli(['history', out, '--fail-on-regression', '25', '--no-confirm'])).exitCode, 0);
-    // Without a pin the old gate's baseline is the run before the latest (same level), but the series
-    // gate still compares the last nights with the nights before the drop: the regression is not absorbed.
-    assert.equal((await cli(['baseline', 'clear', join(out, 'report-fixture')])).exitCode, 0);
-    const previous = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
-    assert.equal(previous.exitCode, 3, previous.stderr);
-    const g2 = (JSON.parse(previous.stdout) as HistoryJson).experiments[0]!.gate;
-    assert.equal(g2.baseline?.run_id, 'night-0011');
-    assert.equal(g2.regressions.length, 0, 'the previous run is at the same level');
-    assert.ok(g2.failing.length >= 4, JSON.stringify(g2.failing));
-  });
+  it(
+    'pinned baseline: --fail-on-regression exits 3 when the nights since the pin are significantly ' +
+      'slower beyond the threshold, 0 within it; without the pin the regression is not absorbed either',
+    async () => {
+      const out = tempDir();
+      const dirs = writeNights(out, plantedNights(12, { at: 8, step: 0.85, noise: 0.01, seed: 3 }));
+      const pin = await cli(['baseline', 'set', dirs[2]!]);
+      assert.equal(pin.exitCode, 0, pin.stderr);
+      assert.match(pin.stdout, /baseline of report-fixture: night-0003/);
+      const r = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
+      assert.equal(r.exitCode, 3, r.stderr);
+      const gate = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!.gate;
+      assert.deepEqual(gate.baseline, { ...gate.baseline, run_id: 'night-0003', pinned: true });
+      // The pin starts the reference level: the series gate tests the last nights against the nights from the pin on.
+      assert.equal(gate.decided_by, 'series');
+      assert.deepEqual(gate.series.acknowledged, ['night-0003']);
+      assert.ok(
+        gate.failing.some((m) => m.startsWith('arena samples/s arena=keep')),
+        JSON.stringify(gate.failing),
+      );
+      assert.ok(
+        gate.series.metrics.every((m) => m.test === null || m.test.reference_from === 'night-0003'),
+        JSON.stringify(gate.series.metrics.map((m) => m.test)),
+      );
+      assert.match(r.stderr, /regression beyond 5% in report-fixture/);
+      // A 15% drop is within a 25% threshold.
+      assert.equal((await cli(['history', out, '--fail-on-regression', '25', '--no-confirm'])).exitCode, 0);
+      // Without a pin the old gate's baseline is the run before the latest (same level), but the series
+      // gate still compares the last nights with the nights before the drop: the regression is not absorbed.
+      assert.equal((await cli(['baseline', 'clear', join(out, 'report-fixture')])).exitCode, 0);
+      const previous = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
+      assert.equal(previous.exitCode, 3, previous.stderr);
+      const g2 = (JSON.parse(previous.stdout) as HistoryJson).experiments[0]!.gate;
+      assert.equal(g2.baseline?.run_id, 'night-0011');
+      assert.equal(g2.regressions.length, 0, 'the previous run is at the same level');
+      assert.ok(g2.failing.length >= 4, JSON.stringify(g2.failing));
+    },
+  );
 
   it('--fail-on-config-change exits 4 when the latest run chose another value', async () => {
     const out = tempDir();
@@ -138,7 +146,11 @@ describe('tunebench history', () => {
     assert.equal(r.exitCode, 2);
     assert.match(
       r.stderr,
-      /refusing to compare report-fixture run night-0005 with baseline night-0002: they ran in different environments \(CPU differs: .*AMD EPYC.* before, .*Intel Xeon Platinum 8480\+.* after\)\. Pin a baseline from this environment .* or compare anyway with --allow-env-mismatch/,
+      new RegExp(
+        'refusing to compare report-fixture run night-0005 with baseline night-0002: they ran in different ' +
+          'environments \\(CPU differs: .*AMD EPYC.* before, .*Intel Xeon Platinum 8480\\+.* after\\)\\. ' +
+          'Pin a baseline from this environment .* or compare anyway with --allow-env-mismatch',
+      ),
     );
     const allowed = await cli(['history', out, '--allow-env-mismatch', '--json']);
     assert.equal(allowed.exitCode, 0, allowed.stderr);

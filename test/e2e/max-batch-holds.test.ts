@@ -26,7 +26,8 @@ function experiment(dir: string, stages: string): string {
       `limits: { memory: ${CAP}, mechanism: prlimit, timeout: 60s }`,
       'measure: { warmup_steps: 1, steps: 2 }',
       'stages:',
-      '  - { kind: max-batch, multiple_of: 8, start: 8, steps: 2, confirm_steps: 8, throughput_points: 0, choose: max }',
+      '  - { kind: max-batch, multiple_of: 8, start: 8, steps: 2, ' +
+        'confirm_steps: 8, throughput_points: 0, choose: max }',
       stages,
     ],
   );
@@ -70,75 +71,80 @@ async function runGrowing(stages: string) {
 }
 
 describe('a max batch that holds in training', () => {
-  it('confirms across an epoch boundary, then lowers the batch that fails with the final loader config', {
-    timeout: 120_000,
-  }, async () => {
-    const { dir, records, run, mb } = await runGrowing(
-      '  - { kind: sweep, params: { num_workers: [2] }, strategy: grid, repeats: 1 }',
-    );
+  it(
+    'confirms across an epoch boundary, then lowers the batch that fails with the final loader config',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const { dir, records, run, mb } = await runGrowing(
+        '  - { kind: sweep, params: { num_workers: [2] }, strategy: grid, repeats: 1 }',
+      );
 
-    // The short probes fit more than a run with the optimizer's state: the confirmation caught it.
-    assert.equal(mb.confirmed, true);
-    assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed the 8-step confirmation/);
-    // After a failed confirmation the search probes as long as the confirmation: the max ran that long.
-    const long = records.find(
-      (t) =>
-        t.stage === 'max-batch-1' && t.config['batch_size'] === mb.max && t.outcome === 'ok' && t.steps.length === 8,
-    )!;
-    assert.ok(long.epochs! >= 2, 'the confirmation-length run spans an epoch boundary');
-    assert.equal(mb.survived.max!.trial, long.index);
-    assert.match(mb.survived.max!.statement, /^survived 8 steps across \d epoch boundar(y|ies)$/);
+      // The short probes fit more than a run with the optimizer's state: the confirmation caught it.
+      assert.equal(mb.confirmed, true);
+      assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed the 8-step confirmation/);
+      // After a failed confirmation the search probes as long as the confirmation: the max ran that long.
+      const long = records.find(
+        (t) =>
+          t.stage === 'max-batch-1' && t.config['batch_size'] === mb.max && t.outcome === 'ok' && t.steps.length === 8,
+      )!;
+      assert.ok(long.epochs! >= 2, 'the confirmation-length run spans an epoch boundary');
+      assert.equal(mb.survived.max!.trial, long.index);
+      assert.match(mb.survived.max!.statement, /^survived 8 steps across \d epoch boundar(y|ies)$/);
 
-    // The final config has two workers, whose epochs leave memory behind: the chosen batch is lowered
-    // until a confirmation-length run holds, and the lowered answer is exact at multiple_of.
-    const final = mb.final_confirmation!;
-    assert.equal(final.outcome, 'lowered');
-    assert.deepEqual(final.changed, { num_workers: 2 });
-    assert.equal(final.from, mb.max);
-    const finals = records.filter((t) => t.role === 'final-confirm');
-    assert.deepEqual(
-      finals.map((t) => t.index),
-      final.trials,
-    );
-    assert.ok(finals.every((t) => t.config['num_workers'] === 2 && (t.outcome !== 'ok' || t.steps.length === 8)));
-    const written = final.batch!;
-    assert.ok(finals.some((t) => t.config['batch_size'] === written && t.outcome === 'ok'));
-    assert.ok(
-      finals.some((t) => t.config['batch_size'] === written + 8 && t.outcome === 'oom'),
-      'exact: one multiple more failed',
-    );
-    assert.equal(run.result.chosen['batch_size'], written);
-    const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
-      config: Record<string, unknown>;
-      evidence: Record<string, { rule: string }>;
-    };
-    assert.equal(chosen.config['batch_size'], written);
-    assert.match(chosen.evidence['batch_size']!.rule, /lowered from \d+ by the final confirmation/);
-    const evidence = (chosen.evidence['batch_size'] as unknown as { trials: number[] }).trials;
-    assert.deepEqual(evidence, [finals.find((t) => t.config['batch_size'] === written && t.outcome === 'ok')!.index]);
-    assert.match(
-      run.result.stages[0]!.notes.join('\n'),
-      /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed\), which survived 8 steps across/,
-    );
+      // The final config has two workers, whose epochs leave memory behind: the chosen batch is lowered
+      // until a confirmation-length run holds, and the lowered answer is exact at multiple_of.
+      const final = mb.final_confirmation!;
+      assert.equal(final.outcome, 'lowered');
+      assert.deepEqual(final.changed, { num_workers: 2 });
+      assert.equal(final.from, mb.max);
+      const finals = records.filter((t) => t.role === 'final-confirm');
+      assert.deepEqual(
+        finals.map((t) => t.index),
+        final.trials,
+      );
+      assert.ok(finals.every((t) => t.config['num_workers'] === 2 && (t.outcome !== 'ok' || t.steps.length === 8)));
+      const written = final.batch!;
+      assert.ok(finals.some((t) => t.config['batch_size'] === written && t.outcome === 'ok'));
+      assert.ok(
+        finals.some((t) => t.config['batch_size'] === written + 8 && t.outcome === 'oom'),
+        'exact: one multiple more failed',
+      );
+      assert.equal(run.result.chosen['batch_size'], written);
+      const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
+        config: Record<string, unknown>;
+        evidence: Record<string, { rule: string }>;
+      };
+      assert.equal(chosen.config['batch_size'], written);
+      assert.match(chosen.evidence['batch_size']!.rule, /lowered from \d+ by the final confirmation/);
+      const evidence = (chosen.evidence['batch_size'] as unknown as { trials: number[] }).trials;
+      assert.deepEqual(evidence, [finals.find((t) => t.config['batch_size'] === written && t.outcome === 'ok')!.index]);
+      assert.match(
+        run.result.stages[0]!.notes.join('\n'),
+        /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed\), which survived 8 steps across/,
+      );
 
-    // What was written holds when the training runs with it; what the search alone found does not.
-    assert.equal(await runDirect(written, 2), 'ok');
-    assert.equal(await runDirect(mb.max!, 2), 'oom');
-    const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
-    // The report labels each answer with what it survived, and shows the final confirmation.
-    assert.match(summary, /\| answer \| batch_size \| note \| what it survived \|/);
-    assert.match(
-      summary,
-      new RegExp(`\\| max \\(fits\\) \\| ${mb.max} \\| .* \\| survived 8 steps across \\d epoch boundar`),
-    );
-    assert.match(
-      summary,
-      new RegExp(
-        `\\| final confirmation \\(lowered\\) \\| ${written} \\| .* \\| survived 8 steps across \\d epoch boundar(y|ies) with num\\\\?_workers=2 \\|`,
-      ),
-    );
-    assert.match(summary, /Answer: batch\\?_size=\d+ .*lowered from \d+ by the final confirmation/);
-  });
+      // What was written holds when the training runs with it; what the search alone found does not.
+      assert.equal(await runDirect(written, 2), 'ok');
+      assert.equal(await runDirect(mb.max!, 2), 'oom');
+      const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+      // The report labels each answer with what it survived, and shows the final confirmation.
+      assert.match(summary, /\| answer \| batch_size \| note \| what it survived \|/);
+      assert.match(
+        summary,
+        new RegExp(`\\| max \\(fits\\) \\| ${mb.max} \\| .* \\| survived 8 steps across \\d epoch boundar`),
+      );
+      assert.match(
+        summary,
+        new RegExp(
+          `\\| final confirmation \\(lowered\\) \\| ${written} \\| .* \\| ` +
+            `survived 8 steps across \\d epoch boundar(y|ies) with num\\\\?_workers=2 \\|`,
+        ),
+      );
+      assert.match(summary, /Answer: batch\\?_size=\d+ .*lowered from \d+ by the final confirmation/);
+    },
+  );
 
   it('runs no final confirmation when the final config is the one the max survived', { timeout: 60_000 }, async () => {
     const { records, mb } = await runGrowing('');

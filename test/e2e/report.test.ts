@@ -90,61 +90,67 @@ describe('tunebench report', () => {
     assert.match(md, /## Stage arena \(compare\)\n\nAnswer: arena=keep at /);
   });
 
-  it('a sweep over four loader parameters: every config label in the ranked and stall charts is whole and names one config', async () => {
-    const dir = tempDir();
-    const file = join(dir, 'loader-labels.yaml');
-    writeFileSync(
-      file,
-      [
-        'name: loader-labels',
-        'workload:',
-        '  kind: command',
-        `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'simulated-gpu.mjs'))}, "--hold-ms=1"]`,
-        '  protocol: required',
-        '  params: { batch_size: 64 }',
-        'limits: { timeout: 30s }',
-        'measure: { warmup_steps: 0, steps: 2 }',
-        'stages:',
-        '  - kind: sweep',
-        '    name: loader',
-        '    params: { num_workers: [0, 1, 2], prefetch_factor: [2, 4], pin_memory: [false, true], persistent_workers: [false, true] }',
-        '    applies_when: { prefetch_factor: num_workers, persistent_workers: num_workers }',
-        '    strategy: grid',
-        '    repeats: 2',
-        '',
-      ].join('\n'),
-    );
-    const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'out'), '--quiet'], {
-      reject: false,
-    });
-    assert.equal(r.exitCode, 0, r.stderr);
-    const run = runDir(join(dir, 'out'), 'loader-labels');
-    const result = readRunJson(run, 'the test reads it').result;
-    assert.ok(result, 'the run has a result');
-    const sweep = resultOf(result.stages[0], 'sweep');
-    const measured = sweep.configs.filter((c) => c.throughput?.estimate !== undefined && c.throughput !== null);
-    assert.equal(measured.length, 18);
-    for (const chart of ['ranked', 'stall']) {
-      const svg = readFileSync(join(run, 'charts', `sweep-loader-${chart}.svg`), 'utf8');
-      const spec = JSON.parse(readFileSync(join(run, 'charts', `sweep-loader-${chart}.vl.json`), 'utf8')) as {
-        title: { subtitle?: string };
-      };
-      // The legend under the title: "nw = num_workers, pf = prefetch_factor, ...".
-      const legend = new Map((spec.title.subtitle ?? '').split(', ').map((e) => e.split(' = ') as [string, string]));
-      assert.ok(svg.includes(spec.title.subtitle!), 'the legend is drawn');
-      const labels = axisLabels(svg).filter((l) => l.includes('='));
-      assert.equal(labels.length, measured.length, `${chart}: one label per config: ${labels.join(' | ')}`);
-      assert.equal(new Set(labels).size, labels.length, `${chart}: labels are unique`);
-      for (const label of labels) {
-        assert.ok(!label.includes('\u2026'), `${chart}: "${label}" is cut`);
-        const named = label.split(' ').map((kv) => kv.split('='));
-        const matches = sweep.configs.filter((c) =>
-          named.every(([k, v]) => String(c.config[legend.get(k!) ?? k!]) === v),
-        );
-        assert.equal(matches.length, 1, `${chart}: "${label}" names ${matches.length} configs`);
+  it(
+    'a sweep over four loader parameters: ' +
+      'every config label in the ranked and stall charts is whole and names one config',
+    async () => {
+      const dir = tempDir();
+      const file = join(dir, 'loader-labels.yaml');
+      writeFileSync(
+        file,
+        [
+          'name: loader-labels',
+          'workload:',
+          '  kind: command',
+          `  command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(join(PROGRAMS, 'simulated-gpu.mjs'))}, ` +
+            '"--hold-ms=1"]',
+          '  protocol: required',
+          '  params: { batch_size: 64 }',
+          'limits: { timeout: 30s }',
+          'measure: { warmup_steps: 0, steps: 2 }',
+          'stages:',
+          '  - kind: sweep',
+          '    name: loader',
+          '    params: { num_workers: [0, 1, 2], prefetch_factor: [2, 4], ' +
+            'pin_memory: [false, true], persistent_workers: [false, true] }',
+          '    applies_when: { prefetch_factor: num_workers, persistent_workers: num_workers }',
+          '    strategy: grid',
+          '    repeats: 2',
+          '',
+        ].join('\n'),
+      );
+      const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'out'), '--quiet'], {
+        reject: false,
+      });
+      assert.equal(r.exitCode, 0, r.stderr);
+      const run = runDir(join(dir, 'out'), 'loader-labels');
+      const result = readRunJson(run, 'the test reads it').result;
+      assert.ok(result, 'the run has a result');
+      const sweep = resultOf(result.stages[0], 'sweep');
+      const measured = sweep.configs.filter((c) => c.throughput?.estimate !== undefined && c.throughput !== null);
+      assert.equal(measured.length, 18);
+      for (const chart of ['ranked', 'stall']) {
+        const svg = readFileSync(join(run, 'charts', `sweep-loader-${chart}.svg`), 'utf8');
+        const spec = JSON.parse(readFileSync(join(run, 'charts', `sweep-loader-${chart}.vl.json`), 'utf8')) as {
+          title: { subtitle?: string };
+        };
+        // The legend under the title: "nw = num_workers, pf = prefetch_factor, ...".
+        const legend = new Map((spec.title.subtitle ?? '').split(', ').map((e) => e.split(' = ') as [string, string]));
+        assert.ok(svg.includes(spec.title.subtitle!), 'the legend is drawn');
+        const labels = axisLabels(svg).filter((l) => l.includes('='));
+        assert.equal(labels.length, measured.length, `${chart}: one label per config: ${labels.join(' | ')}`);
+        assert.equal(new Set(labels).size, labels.length, `${chart}: labels are unique`);
+        for (const label of labels) {
+          assert.ok(!label.includes('\u2026'), `${chart}: "${label}" is cut`);
+          const named = label.split(' ').map((kv) => kv.split('='));
+          const matches = sweep.configs.filter((c) =>
+            named.every(([k, v]) => String(c.config[legend.get(k!) ?? k!]) === v),
+          );
+          assert.equal(matches.length, 1, `${chart}: "${label}" names ${matches.length} configs`);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 /** The texts of a vega SVG's axis labels. */

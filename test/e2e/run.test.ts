@@ -67,60 +67,63 @@ describe('tunebench run', () => {
     assert.ok(!existsSync(join(dir, '.scratch')), 'scratch space removed');
   });
 
-  it('runs the embedded default: exit 0, an oom trial in the journal, chosen-config.json (the README command)', async () => {
-    const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', '--out', out], { cwd: ROOT, reject: false });
-    assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(r.stdout, /chosen: .*batch_size=\d+/);
-    assert.match(r.stdout, /^tunebench: default finished in /);
-    assert.match(
-      r.stderr,
-      /\[max-batch\] trial 1\/~\d+ probe batch_size=8 -> ok/,
-      'plain progress lines when not on a TTY',
-    );
-    const dir = runDir(out, 'default');
-    const records = journal(dir);
-    assert.ok(
-      records.some((x) => x.outcome === 'oom'),
-      'at least one oom trial',
-    );
-    assert.ok(existsSync(join(dir, 'chosen-config.json')));
-    const run = readRunJson(dir, 'the test reads it');
-    assert.ok(run.result, 'the run has a result');
-    const maxBatch = resultOf(run.result.stages[0], 'max-batch');
-    const max = maxBatch.max;
-    assert.equal(maxBatch.status, 'exact');
-    assert.ok(max !== null);
-    assert.ok(max >= 1000 && max < 100_000, `max ${max} lands in the thousands`);
-    assertExactMax(records, max, 8);
-    // The arena comparison: rounds whose order reverses (keep off, off keep, ...) at the chosen batch,
-    // at least the 4 rounds before the first look, then more until decided; ratios and verdicts.
-    const arena = records.filter((x) => x.stage === 'arena');
-    const order = arena.map((x) => x.config['arena']);
-    assert.ok(order.length >= 8 && order.length % 2 === 0, `${order.length} arena trials`);
-    assert.deepEqual(order.slice(0, 8), ['keep', 'off', 'off', 'keep', 'keep', 'off', 'off', 'keep']);
-    const chosenBatch = resultOf(run.result.stages[0], 'max-batch').chosen;
-    assert.ok(arena.every((x) => x.config['batch_size'] === chosenBatch && x.outcome === 'ok'));
-    const cmp = resultOf(run.result.stages[1], 'compare');
-    assert.equal(cmp.param, 'arena');
-    const off = cmp.arms.find((a) => a.value === 'off')!;
-    assert.ok(
-      off.throughput_ratio &&
-        off.throughput_ratio.low <= off.throughput_ratio.estimate &&
-        off.throughput_ratio.estimate <= off.throughput_ratio.high,
-    );
-    assert.ok(['faster', 'slower', 'no significant difference'].includes(off.verdict));
-    assert.ok(
-      off.memory_ratio && ['less memory', 'more memory', 'no significant difference'].includes(off.memory_verdict),
-    );
-    assert.match(r.stdout, /arena=(keep|off)/);
-    // Every trial of the arm succeeded, one per round the stage ran.
-    assert.match(
-      readFileSync(join(dir, 'summary.md'), 'utf8'),
-      new RegExp(String.raw`## Stage arena \(compare\)[\s\S]*\| off \| ${cmp.rounds}/${cmp.rounds} \|`),
-    );
-    assert.ok(run.result.wall_seconds < 240, `finished in ${run.result.wall_seconds} s`);
-  });
+  it(
+    'runs the embedded default: exit 0, an oom trial in the journal, ' + 'chosen-config.json (the README command)',
+    async () => {
+      const out = tempDir();
+      const r = await execa(process.execPath, [CLI, 'run', '--out', out], { cwd: ROOT, reject: false });
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /chosen: .*batch_size=\d+/);
+      assert.match(r.stdout, /^tunebench: default finished in /);
+      assert.match(
+        r.stderr,
+        /\[max-batch\] trial 1\/~\d+ probe batch_size=8 -> ok/,
+        'plain progress lines when not on a TTY',
+      );
+      const dir = runDir(out, 'default');
+      const records = journal(dir);
+      assert.ok(
+        records.some((x) => x.outcome === 'oom'),
+        'at least one oom trial',
+      );
+      assert.ok(existsSync(join(dir, 'chosen-config.json')));
+      const run = readRunJson(dir, 'the test reads it');
+      assert.ok(run.result, 'the run has a result');
+      const maxBatch = resultOf(run.result.stages[0], 'max-batch');
+      const max = maxBatch.max;
+      assert.equal(maxBatch.status, 'exact');
+      assert.ok(max !== null);
+      assert.ok(max >= 1000 && max < 100_000, `max ${max} lands in the thousands`);
+      assertExactMax(records, max, 8);
+      // The arena comparison: rounds whose order reverses (keep off, off keep, ...) at the chosen batch,
+      // at least the 4 rounds before the first look, then more until decided; ratios and verdicts.
+      const arena = records.filter((x) => x.stage === 'arena');
+      const order = arena.map((x) => x.config['arena']);
+      assert.ok(order.length >= 8 && order.length % 2 === 0, `${order.length} arena trials`);
+      assert.deepEqual(order.slice(0, 8), ['keep', 'off', 'off', 'keep', 'keep', 'off', 'off', 'keep']);
+      const chosenBatch = resultOf(run.result.stages[0], 'max-batch').chosen;
+      assert.ok(arena.every((x) => x.config['batch_size'] === chosenBatch && x.outcome === 'ok'));
+      const cmp = resultOf(run.result.stages[1], 'compare');
+      assert.equal(cmp.param, 'arena');
+      const off = cmp.arms.find((a) => a.value === 'off')!;
+      assert.ok(
+        off.throughput_ratio &&
+          off.throughput_ratio.low <= off.throughput_ratio.estimate &&
+          off.throughput_ratio.estimate <= off.throughput_ratio.high,
+      );
+      assert.ok(['faster', 'slower', 'no significant difference'].includes(off.verdict));
+      assert.ok(
+        off.memory_ratio && ['less memory', 'more memory', 'no significant difference'].includes(off.memory_verdict),
+      );
+      assert.match(r.stdout, /arena=(keep|off)/);
+      // Every trial of the arm succeeded, one per round the stage ran.
+      assert.match(
+        readFileSync(join(dir, 'summary.md'), 'utf8'),
+        new RegExp(String.raw`## Stage arena \(compare\)[\s\S]*\| off \| ${cmp.rounds}/${cmp.rounds} \|`),
+      );
+      assert.ok(run.result.wall_seconds < 240, `finished in ${run.result.wall_seconds} s`);
+    },
+  );
 
   it('--quiet prints nothing on stderr and the summary on stdout is suppressed', async () => {
     const out = tempDir();
@@ -164,7 +167,11 @@ describe('tunebench run stopped by a signal', () => {
     assert.equal(r.exitCode, 130, r.stderr);
     assert.match(
       r.stderr,
-      /stopped by signal: stopped by SIGINT: \d+ completed trial\(s\) are in .*trials\.jsonl; the interrupted trial was not recorded and will run again\. Partial report: .*report\.html\. Resume with: tunebench run --resume /,
+      new RegExp(
+        'stopped by signal: stopped by SIGINT: \\d+ completed trial\\(s\\) are in .*trials\\.jsonl; ' +
+          'the interrupted trial was not recorded and will run again\\. Partial report: .*report\\.html\\. ' +
+          'Resume with: tunebench run --resume ',
+      ),
     );
     const records = journal(dir);
     assert.ok(records.length >= 1);
@@ -215,7 +222,8 @@ describe('a broken workload', () => {
     writeFileSync(join(dir, 'bad.onnx'), 'not a model');
     writeFileSync(
       join(dir, 'exp.yaml'),
-      'name: broken\nworkload: { kind: onnx, model: { path: bad.onnx, inputs: { input: [batch, 4] } } }\nlimits: { memory: 2GiB, timeout: 20s }\nstages: [{ kind: max-batch, ceiling: 64 }]\n',
+      'name: broken\nworkload: { kind: onnx, model: { path: bad.onnx, inputs: { input: [batch, 4] } } }\n' +
+        'limits: { memory: 2GiB, timeout: 20s }\nstages: [{ kind: max-batch, ceiling: 64 }]\n',
     );
     const out = tempDir();
     const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', out], { reject: false });
@@ -249,7 +257,8 @@ describe('max-batch of an arbitrary program', () => {
     const dir = tempDir();
     writeFileSync(
       join(dir, 'exp.yaml'),
-      'name: missing\nworkload: { kind: command, command: [/no/such/trainer, "--bs={batch_size}"] }\nlimits: { memory: 2GiB }\nstages: [{ kind: max-batch }]\n',
+      'name: missing\nworkload: { kind: command, command: [/no/such/trainer, "--bs={batch_size}"] }\n' +
+        'limits: { memory: 2GiB }\nstages: [{ kind: max-batch }]\n',
     );
     const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', tempDir()], { reject: false });
     assert.equal(r.exitCode, 2);

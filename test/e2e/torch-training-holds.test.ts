@@ -21,74 +21,82 @@ const CAP_BYTES = Math.round(0.9 * 2 ** 30);
 const MODEL = ['--max-len=32', '--dim=32', '--layers=1', '--threads=1'];
 
 describe('a max batch that holds in the training that follows (torch)', () => {
-  it('text_classifier.py: tunebench max batch, then 50 steps across an epoch boundary under the same cap', {
-    timeout: 10 * 60_000,
-  }, async () => {
-    const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
-    assert.equal(
-      torch.exitCode,
-      0,
-      `Debian's python3-torch is required (apt-get install python3-torch): ${torch.stderr}`,
-    );
-    const dir = tempDir();
-    const file = commandExperiment(
-      dir,
-      'text-classifier',
-      [SCRIPT, '--batch-size={batch_size}', '--num-workers={num_workers:-0}', ...MODEL],
-      ['  python: /usr/bin/python3', '  protocol: required'],
-      [
-        `limits: { memory: ${CAP_BYTES}, mechanism: prlimit, timeout: 300s }`,
-        'measure: { warmup_steps: 1, steps: 2 }',
-        'stages:',
-        // A worker adds about 80 MiB of address space to the training process: at the max itself a
-        // loader with workers does not fit, so the loader stage runs at the recommended batch.
-        '  - { kind: max-batch, name: max-batch, multiple_of: 16, start: 16, steps: 2, confirm_steps: 20, throughput_points: 0, headroom: 0.4, choose: recommended }',
-        '  - { kind: sweep, name: loader, params: { num_workers: [1] }, strategy: grid, repeats: 1 }',
-      ],
-    );
-    const out = join(dir, 'out');
-    const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
-    assert.equal(r.exitCode, 0, r.all);
-    const run = runDir(out, 'text-classifier');
-    const result = readRunJson(run, 'the test reads it').result;
-    assert.ok(result, 'the run has a result');
-    const mb = resultOf(result.stages[0], 'max-batch');
-    assert.equal(mb.status, 'exact');
-    assert.match(mb.survived.max!.statement, /^survived 20 steps across \d+ epoch boundar(y|ies)/);
+  it(
+    'text_classifier.py: tunebench max batch, then 50 steps across an epoch boundary under the same cap',
+    {
+      timeout: 10 * 60_000,
+    },
+    async () => {
+      const torch = await execa('/usr/bin/python3', ['-c', 'import torch'], { reject: false });
+      assert.equal(
+        torch.exitCode,
+        0,
+        `Debian's python3-torch is required (apt-get install python3-torch): ${torch.stderr}`,
+      );
+      const dir = tempDir();
+      const file = commandExperiment(
+        dir,
+        'text-classifier',
+        [SCRIPT, '--batch-size={batch_size}', '--num-workers={num_workers:-0}', ...MODEL],
+        ['  python: /usr/bin/python3', '  protocol: required'],
+        [
+          `limits: { memory: ${CAP_BYTES}, mechanism: prlimit, timeout: 300s }`,
+          'measure: { warmup_steps: 1, steps: 2 }',
+          'stages:',
+          // A worker adds about 80 MiB of address space to the training process: at the max itself a
+          // loader with workers does not fit, so the loader stage runs at the recommended batch.
+          '  - { kind: max-batch, name: max-batch, multiple_of: 16, start: 16, steps: 2, ' +
+            'confirm_steps: 20, throughput_points: 0, headroom: 0.4, choose: recommended }',
+          '  - { kind: sweep, name: loader, params: { num_workers: [1] }, strategy: grid, repeats: 1 }',
+        ],
+      );
+      const out = join(dir, 'out');
+      const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
+      assert.equal(r.exitCode, 0, r.all);
+      const run = runDir(out, 'text-classifier');
+      const result = readRunJson(run, 'the test reads it').result;
+      assert.ok(result, 'the run has a result');
+      const mb = resultOf(result.stages[0], 'max-batch');
+      assert.equal(mb.status, 'exact');
+      assert.match(mb.survived.max!.statement, /^survived 20 steps across \d+ epoch boundar(y|ies)/);
 
-    // The loader stage chose workers the search ran without: the chosen batch ran again with them.
-    const final = mb.final_confirmation!;
-    assert.ok(final.outcome === 'ok' || final.outcome === 'lowered', final.statement);
-    assert.equal(final.changed['num_workers'], result.chosen['num_workers']);
-    assert.match(
-      final.survived!.statement,
-      new RegExp(
-        `^survived 20 steps across \\d+ epoch boundar(y|ies) with num_workers=${String(result.chosen['num_workers'])}`,
-      ),
-    );
-    const chosenBatch = Number(result.chosen['batch_size']);
-    assert.equal(final.batch, chosenBatch);
-    const held = journal(run).filter((t) => t.role === 'final-confirm' && t.config['batch_size'] === chosenBatch);
-    assert.deepEqual(
-      held.map((t) => t.outcome),
-      ['ok'],
-    );
-    assert.equal(final.survived!.trial, held[0]!.index);
+      // The loader stage chose workers the search ran without: the chosen batch ran again with them.
+      const final = mb.final_confirmation!;
+      assert.ok(final.outcome === 'ok' || final.outcome === 'lowered', final.statement);
+      assert.equal(final.changed['num_workers'], result.chosen['num_workers']);
+      assert.match(
+        final.survived!.statement,
+        new RegExp(
+          `^survived 20 steps across \\d+ epoch boundar(y|ies) with num_workers=${String(result.chosen['num_workers'])}`,
+        ),
+      );
+      const chosenBatch = Number(result.chosen['batch_size']);
+      assert.equal(final.batch, chosenBatch);
+      const held = journal(run).filter((t) => t.role === 'final-confirm' && t.config['batch_size'] === chosenBatch);
+      assert.deepEqual(
+        held.map((t) => t.outcome),
+        ['ok'],
+      );
+      assert.equal(final.survived!.trial, held[0]!.index);
 
-    // Launched as the README says: the adapter on PYTHONPATH, the chosen values from chosen-config.args.
-    const args = readFileSync(join(run, 'chosen-config.args'), 'utf8').trim();
-    assert.match(args, new RegExp(`--batch-size=${chosenBatch}\\b`));
-    const training = await execa(
-      'bash',
-      ['-c', `prlimit --as=${CAP_BYTES} /usr/bin/python3 "$SCRIPT" ${args} ${MODEL.join(' ')} --steps 50 --epochs 100`],
-      {
-        env: { SCRIPT, PYTHONPATH: join(ROOT, 'harness', 'workloads', 'python') },
-        reject: false,
-        all: true,
-      },
-    );
-    assert.equal(training.exitCode, 0, training.all);
-    assert.match(training.stdout, /trained 50 steps/);
-    assert.match(training.stdout, /^epoch 1: loss/m, 'the run crossed at least one epoch boundary');
-  });
+      // Launched as the README says: the adapter on PYTHONPATH, the chosen values from chosen-config.args.
+      const args = readFileSync(join(run, 'chosen-config.args'), 'utf8').trim();
+      assert.match(args, new RegExp(`--batch-size=${chosenBatch}\\b`));
+      const training = await execa(
+        'bash',
+        [
+          '-c',
+          `prlimit --as=${CAP_BYTES} /usr/bin/python3 "$SCRIPT" ${args} ${MODEL.join(' ')} --steps 50 --epochs 100`,
+        ],
+        {
+          env: { SCRIPT, PYTHONPATH: join(ROOT, 'harness', 'workloads', 'python') },
+          reject: false,
+          all: true,
+        },
+      );
+      assert.equal(training.exitCode, 0, training.all);
+      assert.match(training.stdout, /trained 50 steps/);
+      assert.match(training.stdout, /^epoch 1: loss/m, 'the run crossed at least one epoch boundary');
+    },
+  );
 });

@@ -59,8 +59,11 @@ describe('tunebench validate on malformed files', () => {
 });
 
 describe('experiments/schema.json', () => {
-  it('matches `tunebench schema` (regenerate with: node dist/harness/cli/main.js schema > experiments/schema.json)', async () => {
-    const r = await execa(process.execPath, [CLI, 'schema']);
-    assert.equal(readFileSync(join(ROOT, 'experiments', 'schema.json'), 'utf8'), `${r.stdout}\n`);
-  });
+  it(
+    'matches `tunebench schema` (regenerate with: ' + 'node dist/harness/cli/main.js schema > experiments/schema.json)',
+    async () => {
+      const r = await execa(process.execPath, [CLI, 'schema']);
+      assert.equal(readFileSync(join(ROOT, 'experiments', 'schema.json'), 'utf8'), `${r.stdout}\n`);
+    },
+  );
 });

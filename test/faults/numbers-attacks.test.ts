@@ -64,75 +64,79 @@ function experiment(dir: string): string {
 const CONTROLS = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 describe('a workload that lies with numbers and writes hostile text', { timeout: 180_000 }, () => {
-  it('a workload reporting 1e300 samples in 1e-300 s, 1.7e308 samples and hostile text is not chosen, its events count as malformed, and every report and `tunebench report` stay finite and literal', async () => {
-    const dir = tempDir();
-    const out = join(dir, 'out');
-    const r = await execa(process.execPath, [CLI, 'run', experiment(dir), '--out', out], {
-      reject: false,
-      env: { GITHUB_STEP_SUMMARY: '' },
-    });
-    const run = runDir(out, 'liar');
-    const records: TrialRecord[] = journal(run);
-    const summary = readFileSync(join(run, 'summary.md'), 'utf8');
-    const html = readFileSync(join(run, 'report.html'), 'utf8');
-    const chosenJson = readFileSync(join(run, 'chosen-config.json'), 'utf8');
-    const chosen = JSON.parse(chosenJson) as {
-      config: Record<string, unknown>;
-      evidence: Record<
-        string,
-        { rule: string; samples_per_second: { estimate: number; low: number; high: number } | null }
-      >;
-    };
+  it(
+    'a workload reporting 1e300 samples in 1e-300 s, 1.7e308 samples and hostile text is not chosen, ' +
+      'its events count as malformed, and every report and `tunebench report` stay finite and literal',
+    async () => {
+      const dir = tempDir();
+      const out = join(dir, 'out');
+      const r = await execa(process.execPath, [CLI, 'run', experiment(dir), '--out', out], {
+        reject: false,
+        env: { GITHUB_STEP_SUMMARY: '' },
+      });
+      const run = runDir(out, 'liar');
+      const records: TrialRecord[] = journal(run);
+      const summary = readFileSync(join(run, 'summary.md'), 'utf8');
+      const html = readFileSync(join(run, 'report.html'), 'utf8');
+      const chosenJson = readFileSync(join(run, 'chosen-config.json'), 'utf8');
+      const chosen = JSON.parse(chosenJson) as {
+        config: Record<string, unknown>;
+        evidence: Record<
+          string,
+          { rule: string; samples_per_second: { estimate: number; low: number; high: number } | null }
+        >;
+      };
 
-    // Item 8: the liars' steps are malformed, never measured, never chosen.
-    for (const tag of ['tiny', 'huge']) {
-      const rs = records.filter((x) => x.config['tag'] === tag);
-      assert.ok(rs.length >= 1, tag);
-      for (const x of rs) {
-        assert.ok(x.malformed_events >= 4, `${tag}: ${x.malformed_events} malformed event(s)`);
-        assert.notEqual(x.outcome, 'ok', `${tag}: ${x.reason}`);
-        assert.equal(x.samples_per_second, null, tag);
-        assert.ok(
-          x.steps.every((s) => Number.isFinite(s.samples / s.seconds)),
-          tag,
-        );
+      // Item 8: the liars' steps are malformed, never measured, never chosen.
+      for (const tag of ['tiny', 'huge']) {
+        const rs = records.filter((x) => x.config['tag'] === tag);
+        assert.ok(rs.length >= 1, tag);
+        for (const x of rs) {
+          assert.ok(x.malformed_events >= 4, `${tag}: ${x.malformed_events} malformed event(s)`);
+          assert.notEqual(x.outcome, 'ok', `${tag}: ${x.reason}`);
+          assert.equal(x.samples_per_second, null, tag);
+          assert.ok(
+            x.steps.every((s) => Number.isFinite(s.samples / s.seconds)),
+            tag,
+          );
+        }
       }
-    }
-    assert.equal(chosen.config['tag'], 'real', r.stderr);
-    const ci = chosen.evidence['tag']!.samples_per_second!;
-    assert.ok(
-      [ci.estimate, ci.low, ci.high].every((v) => typeof v === 'number' && Number.isFinite(v)),
-      chosenJson,
-    );
-    for (const [name, text] of [
-      ['summary.md', summary],
-      ['report.html', html],
-      ['chosen-config.json', chosenJson],
-    ] as const) {
-      assert.doesNotMatch(text, /Infinity|NaN/, name);
-    }
-    assert.doesNotMatch(chosenJson, /"(estimate|low|high|point)": null/);
-    const again = await execa(process.execPath, [CLI, 'report', run], { reject: false });
-    assert.equal(again.exitCode, 0, again.stderr);
+      assert.equal(chosen.config['tag'], 'real', r.stderr);
+      const ci = chosen.evidence['tag']!.samples_per_second!;
+      assert.ok(
+        [ci.estimate, ci.low, ci.high].every((v) => typeof v === 'number' && Number.isFinite(v)),
+        chosenJson,
+      );
+      for (const [name, text] of [
+        ['summary.md', summary],
+        ['report.html', html],
+        ['chosen-config.json', chosenJson],
+      ] as const) {
+        assert.doesNotMatch(text, /Infinity|NaN/, name);
+      }
+      assert.doesNotMatch(chosenJson, /"(estimate|low|high|point)": null/);
+      const again = await execa(process.execPath, [CLI, 'report', run], { reject: false });
+      assert.equal(again.exitCode, 0, again.stderr);
 
-    // Item 12: a one-config stage says what is true.
-    assert.doesNotMatch(chosen.evidence['level']!.rule, /significantly|better|faster/);
-    assert.match(chosen.evidence['level']!.rule, /only config that ran/);
+      // Item 12: a one-config stage says what is true.
+      assert.doesNotMatch(chosen.evidence['level']!.rule, /significantly|better|faster/);
+      assert.match(chosen.evidence['level']!.rule, /only config that ran/);
 
-    // Item 15: no heading, no raw HTML, no broken table row in summary.md.
-    const lines = summary.split(/\r\n|\r|\n/);
-    assert.ok(!lines.some((l) => /^\s*(?:[-*+]\s+)?#+ *(pwned|heading)/.test(l)), 'a heading made by a workload');
-    assert.doesNotMatch(summary, /(^|[^\\])<img/);
-    assert.ok(!CONTROLS.test(summary), 'a control character in summary.md');
-    assert.ok(!html.includes('<img'), 'raw HTML in report.html');
+      // Item 15: no heading, no raw HTML, no broken table row in summary.md.
+      const lines = summary.split(/\r\n|\r|\n/);
+      assert.ok(!lines.some((l) => /^\s*(?:[-*+]\s+)?#+ *(pwned|heading)/.test(l)), 'a heading made by a workload');
+      assert.doesNotMatch(summary, /(^|[^\\])<img/);
+      assert.ok(!CONTROLS.test(summary), 'a control character in summary.md');
+      assert.ok(!html.includes('<img'), 'raw HTML in report.html');
 
-    // Item 16: the progress output holds no control character that the workload wrote.
-    assert.ok(
-      !CONTROLS.test(r.stderr),
-      `control characters on the terminal: ${JSON.stringify(r.stderr.match(new RegExp(CONTROLS.source, 'g')))}`,
-    );
-    assert.match(r.stderr, /\\x1b\[31m/, 'the escape sequence is shown as text');
-  });
+      // Item 16: the progress output holds no control character that the workload wrote.
+      assert.ok(
+        !CONTROLS.test(r.stderr),
+        `control characters on the terminal: ${JSON.stringify(r.stderr.match(new RegExp(CONTROLS.source, 'g')))}`,
+      );
+      assert.match(r.stderr, /\\x1b\[31m/, 'the escape sequence is shown as text');
+    },
+  );
 });
 
 describe('progress output with hostile text', () => {

@@ -62,45 +62,49 @@ describe('run directories that cannot be turned against their owner', () => {
     assert.deepEqual(readdirSync(cwd).sort(), ['after', 'before', 'reports']);
   });
 
-  it('a journal deleted mid-run is restored from memory, the run says so, and report flags a journal with gaps', async () => {
-    const dir = tempDir();
-    const experiment = commandExperiment(
-      dir,
-      'deletes',
-      [process.execPath, join(PROGRAMS, 'deletes-journal.mjs')],
-      ['  protocol: required', '  params: { batch_size: 8 }'],
-      [
-        'measure: { warmup_steps: 0, steps: 3 }',
-        'stages:',
-        '  - kind: sweep',
-        '    params: { x: [1, 2, 3, 4] }',
-        '    strategy: grid',
-        '    repeats: 1',
-      ],
-    );
-    const r = await execa(
-      process.execPath,
-      [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'],
-      { reject: false },
-    );
-    assert.equal(r.exitCode, 0, r.stderr);
-    const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
-    assert.ok(
-      result.warnings.some((w) =>
-        /the journal .*trials\.jsonl was deleted before trial 2 was recorded; tunebench restored its 2 record\(s\) from memory/.test(
-          w,
+  it(
+    'a journal deleted mid-run is restored from memory, ' + 'the run says so, and report flags a journal with gaps',
+    async () => {
+      const dir = tempDir();
+      const experiment = commandExperiment(
+        dir,
+        'deletes',
+        [process.execPath, join(PROGRAMS, 'deletes-journal.mjs')],
+        ['  protocol: required', '  params: { batch_size: 8 }'],
+        [
+          'measure: { warmup_steps: 0, steps: 3 }',
+          'stages:',
+          '  - kind: sweep',
+          '    params: { x: [1, 2, 3, 4] }',
+          '    strategy: grid',
+          '    repeats: 1',
+        ],
+      );
+      const r = await execa(
+        process.execPath,
+        [CLI, 'run', experiment, '--out', join(dir, 'reports'), '--quiet', '--json'],
+        { reject: false },
+      );
+      assert.equal(r.exitCode, 0, r.stderr);
+      const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
+      assert.ok(
+        result.warnings.some((w) =>
+          new RegExp(
+            'the journal .*trials\\.jsonl was deleted before trial 2 was recorded; ' +
+              'tunebench restored its 2 record\\(s\\) from memory',
+          ).test(w),
         ),
-      ),
-      JSON.stringify(result.warnings),
-    );
-    const lines = readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').trim().split('\n');
-    assert.deepEqual(
-      lines.map((l) => (JSON.parse(l) as { index: number }).index),
-      [0, 1, 2, 3],
-    );
-    // A journal with a trial missing: report rebuilds what it can and says that trials are missing.
-    writeFileSync(join(result.run_dir, 'trials.jsonl'), `${[lines[0], lines[2], lines[3]].join('\n')}\n`);
-    const rep = await execa(process.execPath, [CLI, 'report', result.run_dir], { reject: false });
-    assert.match(rep.stderr, /the trial indices jump from 0 to 2 at line 2: trials are missing/);
-  });
+        JSON.stringify(result.warnings),
+      );
+      const lines = readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').trim().split('\n');
+      assert.deepEqual(
+        lines.map((l) => (JSON.parse(l) as { index: number }).index),
+        [0, 1, 2, 3],
+      );
+      // A journal with a trial missing: report rebuilds what it can and says that trials are missing.
+      writeFileSync(join(result.run_dir, 'trials.jsonl'), `${[lines[0], lines[2], lines[3]].join('\n')}\n`);
+      const rep = await execa(process.execPath, [CLI, 'report', result.run_dir], { reject: false });
+      assert.match(rep.stderr, /the trial indices jump from 0 to 2 at line 2: trials are missing/);
+    },
+  );
 });

@@ -31,44 +31,49 @@ after(async () => {
 const run = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false });
 
 describe('storage faults', { skip, timeout: 5 * 60_000 }, () => {
-  it('a disk that fills up mid-run stops the harness with a clear message; the journal stays readable and the run resumes once there is space', async () => {
-    // 1 MiB is what tunebench keeps free; the rest fills up after a dozen trials.
-    const disk = await mountTmpfs('size=1060k');
-    const r = await run(['run', FAULTS_EXPERIMENT, '--out', disk, '--quiet']);
-    assert.equal(r.exitCode, 1, r.stderr);
-    assert.match(
-      r.stderr,
-      /the disk holding .* is full: [\d.]+ KiB free, and tunebench needs 1\.00 MiB to record trial (\d+)/,
-    );
-    const dir = runDir(disk, 'faults');
-    const journal = readJournal(join(dir, 'trials.jsonl'));
-    // Whole records only: the failed append was cut back, nothing half-written is left.
-    assert.equal(journal.truncatedTail, false);
-    assert.deepEqual(journal.badLines, []);
-    assert.ok(journal.records.length >= 5, `${journal.records.length} trials fit`);
-    assert.deepEqual(
-      journal.records.map((x) => x.index),
-      journal.records.map((_, i) => i),
-    );
-    assert.match(
-      r.stderr,
-      new RegExp(
-        `${journal.records.length} completed trial\\(s\\) are safe in .*; fix the cause, then resume with: tunebench run --resume`,
-      ),
-    );
-    assert.equal(Number(/to record trial (\d+)/.exec(r.stderr)![1]), journal.records.length);
-    // No temporary file of an atomic write is left behind.
-    assert.deepEqual((await execa('find', [disk, '-name', '*.tmp'])).stdout, '');
-    await execa('mount', ['-o', 'remount,size=24m', disk]);
-    const resumed = await run(['run', '--resume', dir, '--quiet']);
-    assert.equal(resumed.exitCode, 0, resumed.stderr);
-    const trace = readTrace(dir);
-    assert.deepEqual(trace.records.slice(0, journal.records.length), journal.records);
-    const reference = await run(['run', FAULTS_EXPERIMENT, '--out', tempDir(), '--json']);
-    const want = JSON.parse(reference.stdout) as { chosen: Record<string, unknown>; run_dir: string };
-    assert.deepEqual(trace.chosen, want.chosen);
-    assert.deepEqual(trace.records.map(trialKey), readTrace(want.run_dir).records.map(trialKey));
-  });
+  it(
+    'a disk that fills up mid-run stops the harness with a clear message; ' +
+      'the journal stays readable and the run resumes once there is space',
+    async () => {
+      // 1 MiB is what tunebench keeps free; the rest fills up after a dozen trials.
+      const disk = await mountTmpfs('size=1060k');
+      const r = await run(['run', FAULTS_EXPERIMENT, '--out', disk, '--quiet']);
+      assert.equal(r.exitCode, 1, r.stderr);
+      assert.match(
+        r.stderr,
+        /the disk holding .* is full: [\d.]+ KiB free, and tunebench needs 1\.00 MiB to record trial (\d+)/,
+      );
+      const dir = runDir(disk, 'faults');
+      const journal = readJournal(join(dir, 'trials.jsonl'));
+      // Whole records only: the failed append was cut back, nothing half-written is left.
+      assert.equal(journal.truncatedTail, false);
+      assert.deepEqual(journal.badLines, []);
+      assert.ok(journal.records.length >= 5, `${journal.records.length} trials fit`);
+      assert.deepEqual(
+        journal.records.map((x) => x.index),
+        journal.records.map((_, i) => i),
+      );
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `${journal.records.length} completed trial\\(s\\) are safe in .*; ` +
+            'fix the cause, then resume with: tunebench run --resume',
+        ),
+      );
+      assert.equal(Number(/to record trial (\d+)/.exec(r.stderr)![1]), journal.records.length);
+      // No temporary file of an atomic write is left behind.
+      assert.deepEqual((await execa('find', [disk, '-name', '*.tmp'])).stdout, '');
+      await execa('mount', ['-o', 'remount,size=24m', disk]);
+      const resumed = await run(['run', '--resume', dir, '--quiet']);
+      assert.equal(resumed.exitCode, 0, resumed.stderr);
+      const trace = readTrace(dir);
+      assert.deepEqual(trace.records.slice(0, journal.records.length), journal.records);
+      const reference = await run(['run', FAULTS_EXPERIMENT, '--out', tempDir(), '--json']);
+      const want = JSON.parse(reference.stdout) as { chosen: Record<string, unknown>; run_dir: string };
+      assert.deepEqual(trace.chosen, want.chosen);
+      assert.deepEqual(trace.records.map(trialKey), readTrace(want.run_dir).records.map(trialKey));
+    },
+  );
 
   it('an append that hits a full disk is cut back: the journal never ends in half a record', async () => {
     const disk = await mountTmpfs('size=8k');
@@ -102,7 +107,8 @@ describe('storage faults', { skip, timeout: 5 * 60_000 }, () => {
     assert.match(
       r.stderr,
       new RegExp(
-        `could not create the run directory ${ro}/faults/\\S+: the file system is read-only \\(EROFS\\); pass --out <dir> somewhere writable`,
+        `could not create the run directory ${ro}/faults/\\S+: the file system is read-only \\(EROFS\\); ` +
+          'pass --out <dir> somewhere writable',
       ),
     );
   });
@@ -129,7 +135,12 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     assert.equal(resumed.exitCode, 2);
     assert.match(
       resumed.stderr,
-      /cannot resume: .*run\.json:\d+: run\.json is damaged: not valid JSON \(.+\); the run directory was damaged after tunebench wrote it, or it is not a tunebench run \(tunebench writes run\.json atomically\); the completed trials in trials\.jsonl are intact, but the experiment to resume is lost: start a new run from the experiment file/,
+      new RegExp(
+        'cannot resume: .*run\\.json:\\d+: run\\.json is damaged: not valid JSON \\(.+\\); ' +
+          'the run directory was damaged after tunebench wrote it, or it is not a tunebench run ' +
+          '\\(tunebench writes run\\.json atomically\\); the completed trials in trials\\.jsonl are intact, ' +
+          'but the experiment to resume is lost: start a new run from the experiment file',
+      ),
     );
     const report = await run(['report', dir]);
     assert.equal(report.exitCode, 2);
@@ -139,26 +150,33 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     );
   });
 
-  it('a journal from another record format, or a run.json of another run format, is refused with the version it has', async () => {
-    const dir = await stoppedRun();
-    const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
-    lines[3] = lines[3]!.replace('{"v":1,', '{"v":2,');
-    writeFileSync(join(dir, 'trials.jsonl'), `${lines.join('\n')}\n`);
-    const resumed = await run(['run', '--resume', dir]);
-    assert.equal(resumed.exitCode, 2);
-    assert.match(
-      resumed.stderr,
-      /cannot resume: .*trials\.jsonl line 4 is a trial record of format 2, and this tunebench reads format 1; resume it with the tunebench version that wrote it, or start a new run/,
-    );
-    const report = await run(['report', dir]);
-    assert.equal(report.exitCode, 2);
-    assert.match(report.stderr, /trials\.jsonl line 4 is a trial record of format 2/);
-    const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as Record<string, unknown>;
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...json, tunebench_run: 9 }));
-    const future = await run(['run', '--resume', dir]);
-    assert.equal(future.exitCode, 2);
-    assert.match(future.stderr, /cannot resume: .*run\.json has run format 9, and this tunebench resumes format 1/);
-  });
+  it(
+    'a journal from another record format, ' +
+      'or a run.json of another run format, is refused with the version it has',
+    async () => {
+      const dir = await stoppedRun();
+      const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
+      lines[3] = lines[3]!.replace('{"v":1,', '{"v":2,');
+      writeFileSync(join(dir, 'trials.jsonl'), `${lines.join('\n')}\n`);
+      const resumed = await run(['run', '--resume', dir]);
+      assert.equal(resumed.exitCode, 2);
+      assert.match(
+        resumed.stderr,
+        new RegExp(
+          'cannot resume: .*trials\\.jsonl line 4 is a trial record of format 2, and this tunebench reads format 1; ' +
+            'resume it with the tunebench version that wrote it, or start a new run',
+        ),
+      );
+      const report = await run(['report', dir]);
+      assert.equal(report.exitCode, 2);
+      assert.match(report.stderr, /trials\.jsonl line 4 is a trial record of format 2/);
+      const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as Record<string, unknown>;
+      writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...json, tunebench_run: 9 }));
+      const future = await run(['run', '--resume', dir]);
+      assert.equal(future.exitCode, 2);
+      assert.match(future.stderr, /cannot resume: .*run\.json has run format 9, and this tunebench resumes format 1/);
+    },
+  );
 
   it('resuming something that is not a run directory names what is missing', async () => {
     const empty = tempDir();

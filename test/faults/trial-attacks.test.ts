@@ -50,18 +50,22 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: nu
 }
 
 describe('trials that always end', { timeout: 120_000 }, () => {
-  it('a helper that escaped into its own session and holds stdout: the trial ends at the exit, ok with its steps, and the helper is killed', async () => {
-    const s = spec('escaped-helper');
-    const { value: r, seconds } = await timed(() => runProcessTrial(s));
-    assert.ok(seconds < 8, `took ${seconds} s (the timeout is 30 s)`);
-    assert.equal(r.outcome, 'ok', r.reason);
-    assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
-    const { helper } = JSON.parse(readFileSync(s.pidFile, 'utf8')) as { helper: number };
-    // SIGKILL is delivered at once, but the zombie may take a moment to be reaped by init.
-    for (let i = 0; i < 50 && alive(helper) && !/State:\s+Z/.test(safeStatus(helper)); i++)
-      await new Promise((r2) => setTimeout(r2, 100));
-    assert.ok(!alive(helper) || /State:\s+Z/.test(safeStatus(helper)), `helper ${helper} survived the trial`);
-  });
+  it(
+    'a helper that escaped into its own session and holds stdout: ' +
+      'the trial ends at the exit, ok with its steps, and the helper is killed',
+    async () => {
+      const s = spec('escaped-helper');
+      const { value: r, seconds } = await timed(() => runProcessTrial(s));
+      assert.ok(seconds < 8, `took ${seconds} s (the timeout is 30 s)`);
+      assert.equal(r.outcome, 'ok', r.reason);
+      assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
+      const { helper } = JSON.parse(readFileSync(s.pidFile, 'utf8')) as { helper: number };
+      // SIGKILL is delivered at once, but the zombie may take a moment to be reaped by init.
+      for (let i = 0; i < 50 && alive(helper) && !/State:\s+Z/.test(safeStatus(helper)); i++)
+        await new Promise((r2) => setTimeout(r2, 100));
+      assert.ok(!alive(helper) || /State:\s+Z/.test(safeStatus(helper)), `helper ${helper} survived the trial`);
+    },
+  );
 
   it('a teardown that hangs after done: killed after the grace, recorded ok with its steps', async () => {
     const { value: r, seconds } = await timed(() => runProcessTrial(spec('done-then-hang', { doneGraceSeconds: 1 })));
@@ -76,7 +80,8 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     ['dev-zero', /not a regular file/],
     ['no-newline', /malformed|grew past/],
   ] as const) {
-    it(`an events file replaced by ${mode}: the trial ends with the reason and the harness stays responsive`, async () => {
+    const outcome = 'the trial ends with the reason and the harness stays responsive';
+    it(`an events file replaced by ${mode}: ${outcome}`, async () => {
       let ticks = 0;
       const ticker = setInterval(() => (ticks += 1), 50);
       const { value: r, seconds } = await timed(() => runProcessTrial(spec(mode)));
@@ -96,46 +101,49 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     });
   }
 
-  it('a second Ctrl-C exits 130 at once, yet kills the trial, marks run.json stopped and releases the lock', async () => {
-    const dir = tempDir();
-    const pidFile = join(dir, 'pids.json');
-    const experiment = commandExperiment(
-      dir,
-      'hangs',
-      [process.execPath, join(PROGRAMS, 'hangs.mjs')],
-      [`  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`, '  params: { batch_size: 8 }'],
-      ['limits: { timeout: 120s }', 'stages:', '  - kind: sweep', '    params: { x: [1, 2] }'],
-    );
-    const out = join(dir, 'reports');
-    const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false });
-    const pids = await waitFor(
-      'the trial under way',
-      () =>
-        existsSync(pidFile)
-          ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number })
-          : null,
-      30,
-    );
-    // hangs.mjs ignores SIGTERM, so the first signal waits for the kill grace; the second does not wait.
-    child.kill('SIGINT');
-    await new Promise((r) => setTimeout(r, 200));
-    child.kill('SIGINT');
-    const { value: r, seconds } = await timed(async () => child);
-    assert.equal(r.exitCode, 130, r.stderr);
-    assert.ok(seconds < 2, `the second signal took ${seconds} s`);
-    assert.match(r.stderr, /second SIGINT: the trial was killed and the run marked stopped/);
-    const runDir = join(out, 'hangs', readdirSync(join(out, 'hangs'))[0]!);
-    const run = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as {
-      status: string;
-      stopped?: { reason: string };
-    };
-    assert.equal(run.status, 'stopped');
-    assert.match(run.stopped!.reason, /stopped by a second SIGINT/);
-    assert.ok(!existsSync(join(runDir, '.lock')), 'the lock was released');
-    await new Promise((r2) => setTimeout(r2, 300));
-    for (const pid of [pids.child, pids.grandchild])
-      assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} of the trial survived`);
-  });
+  it(
+    'a second Ctrl-C exits 130 at once, yet kills the trial, ' + 'marks run.json stopped and releases the lock',
+    async () => {
+      const dir = tempDir();
+      const pidFile = join(dir, 'pids.json');
+      const experiment = commandExperiment(
+        dir,
+        'hangs',
+        [process.execPath, join(PROGRAMS, 'hangs.mjs')],
+        [`  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`, '  params: { batch_size: 8 }'],
+        ['limits: { timeout: 120s }', 'stages:', '  - kind: sweep', '    params: { x: [1, 2] }'],
+      );
+      const out = join(dir, 'reports');
+      const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false });
+      const pids = await waitFor(
+        'the trial under way',
+        () =>
+          existsSync(pidFile)
+            ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number })
+            : null,
+        30,
+      );
+      // hangs.mjs ignores SIGTERM, so the first signal waits for the kill grace; the second does not wait.
+      child.kill('SIGINT');
+      await new Promise((r) => setTimeout(r, 200));
+      child.kill('SIGINT');
+      const { value: r, seconds } = await timed(async () => child);
+      assert.equal(r.exitCode, 130, r.stderr);
+      assert.ok(seconds < 2, `the second signal took ${seconds} s`);
+      assert.match(r.stderr, /second SIGINT: the trial was killed and the run marked stopped/);
+      const runDir = join(out, 'hangs', readdirSync(join(out, 'hangs'))[0]!);
+      const run = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')) as {
+        status: string;
+        stopped?: { reason: string };
+      };
+      assert.equal(run.status, 'stopped');
+      assert.match(run.stopped!.reason, /stopped by a second SIGINT/);
+      assert.ok(!existsSync(join(runDir, '.lock')), 'the lock was released');
+      await new Promise((r2) => setTimeout(r2, 300));
+      for (const pid of [pids.child, pids.grandchild])
+        assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} of the trial survived`);
+    },
+  );
 
   it('a compare whose every trial failed is a failed run: exit 2, nothing chosen, the reason named', async () => {
     const dir = tempDir();
@@ -165,72 +173,80 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.equal(result.chosen['x'], undefined);
   });
 
-  it('a tree that holds more than a per-process (prlimit) cap is flagged in the record and the run warnings', async () => {
-    const dir = tempDir();
-    const experiment = commandExperiment(
-      dir,
-      'tree',
-      ['/usr/bin/python3', join(PROGRAMS, 'tree-memory.py')],
-      ['  protocol: required', '  params: { batch_size: 8 }'],
-      [
-        'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
-        'measure: { warmup_steps: 0, steps: 1 }',
-        'stages:',
-        '  - kind: sweep',
-        '    params: { x: [1] }',
-        '    strategy: grid',
-        '    repeats: 1',
-      ],
-    );
-    const out = join(dir, 'reports');
-    const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet', '--json'], {
-      reject: false,
-    });
-    assert.equal(r.exitCode, 0, r.stderr);
-    const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
-    assert.ok(
-      result.warnings.some((w) =>
-        /1 trial\(s\) held more memory across their processes than the 400(\.00)? MiB cap .*prlimit caps each process's address space, not the process tree/.test(
-          w,
+  it(
+    'a tree that holds more than a per-process (prlimit) cap ' + 'is flagged in the record and the run warnings',
+    async () => {
+      const dir = tempDir();
+      const experiment = commandExperiment(
+        dir,
+        'tree',
+        ['/usr/bin/python3', join(PROGRAMS, 'tree-memory.py')],
+        ['  protocol: required', '  params: { batch_size: 8 }'],
+        [
+          'limits: { timeout: 60s, memory: 400MiB, mechanism: prlimit }',
+          'measure: { warmup_steps: 0, steps: 1 }',
+          'stages:',
+          '  - kind: sweep',
+          '    params: { x: [1] }',
+          '    strategy: grid',
+          '    repeats: 1',
+        ],
+      );
+      const out = join(dir, 'reports');
+      const r = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet', '--json'], {
+        reject: false,
+      });
+      assert.equal(r.exitCode, 0, r.stderr);
+      const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
+      assert.ok(
+        result.warnings.some((w) =>
+          new RegExp(
+            '1 trial\\(s\\) held more memory across their processes than the 400(\\.00)? MiB cap ' +
+              ".*prlimit caps each process's address space, not the process tree",
+          ).test(w),
         ),
-      ),
-      JSON.stringify(result.warnings),
-    );
-    const record = JSON.parse(readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').split('\n')[0]!) as {
-      outcome: string;
-      peak_rss_bytes: number;
-      notes?: string[];
-    };
-    assert.equal(record.outcome, 'ok');
-    assert.ok(record.peak_rss_bytes > 400 * 1024 * 1024, String(record.peak_rss_bytes));
-    assert.match(
-      record.notes?.join(' ') ?? '',
-      /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/,
-    );
-  });
+        JSON.stringify(result.warnings),
+      );
+      const record = JSON.parse(readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').split('\n')[0]!) as {
+        outcome: string;
+        peak_rss_bytes: number;
+        notes?: string[];
+      };
+      assert.equal(record.outcome, 'ok');
+      assert.ok(record.peak_rss_bytes > 400 * 1024 * 1024, String(record.peak_rss_bytes));
+      assert.match(
+        record.notes?.join(' ') ?? '',
+        /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/,
+      );
+    },
+  );
 
-  it('an uncaught error: hardExit kills the running trial and runs the hooks that mark the run failed and unlock it', async () => {
-    const s = spec('done-then-hang');
-    const hangs = { ...s, argv: [process.execPath, join(PROGRAMS, 'hangs.mjs')] };
-    const trial = runProcessTrial(hangs);
-    const pids = await waitFor(
-      'the trial under way',
-      () =>
-        existsSync(s.pidFile)
-          ? (JSON.parse(readFileSync(s.pidFile, 'utf8')) as { child: number; grandchild: number })
-          : null,
-      30,
-    );
-    const calls: string[] = [];
-    const off = onHardExit((status, reason) => calls.push(`${status}: ${reason}`));
-    hardExit('failed', 'tunebench failed: boom');
-    off();
-    assert.deepEqual(calls, ['failed: tunebench failed: boom']);
-    const { seconds } = await timed(() => trial);
-    assert.ok(seconds < 5, `the killed trial took ${seconds} s to end`);
-    for (const pid of [pids.child, pids.grandchild])
-      assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} survived`);
-  });
+  it(
+    'an uncaught error: ' +
+      'hardExit kills the running trial and runs the hooks that mark the run failed and unlock it',
+    async () => {
+      const s = spec('done-then-hang');
+      const hangs = { ...s, argv: [process.execPath, join(PROGRAMS, 'hangs.mjs')] };
+      const trial = runProcessTrial(hangs);
+      const pids = await waitFor(
+        'the trial under way',
+        () =>
+          existsSync(s.pidFile)
+            ? (JSON.parse(readFileSync(s.pidFile, 'utf8')) as { child: number; grandchild: number })
+            : null,
+        30,
+      );
+      const calls: string[] = [];
+      const off = onHardExit((status, reason) => calls.push(`${status}: ${reason}`));
+      hardExit('failed', 'tunebench failed: boom');
+      off();
+      assert.deepEqual(calls, ['failed: tunebench failed: boom']);
+      const { seconds } = await timed(() => trial);
+      assert.ok(seconds < 5, `the killed trial took ${seconds} s to end`);
+      for (const pid of [pids.child, pids.grandchild])
+        assert.ok(!alive(pid) || /State:\s+Z/.test(safeStatus(pid)), `process ${pid} survived`);
+    },
+  );
 
   it('marks every process of a trial so that none can hide from the kill', () => {
     assert.equal(TRIAL_MARK_ENV, 'TUNEBENCH_TRIAL_MARK');

@@ -33,7 +33,8 @@ function aliasBomb(): string {
 }
 
 const command = (params: string) =>
-  `name: t\nworkload: { kind: command, command: [prog], params: { ${params} } }\nstages: [{ kind: compare, param: a, arms: [1, 2] }]\n`;
+  `name: t\nworkload: { kind: command, command: [prog], params: { ${params} } }\n` +
+  `stages: [{ kind: compare, param: a, arms: [1, 2] }]\n`;
 
 describe('tunebench validate against hostile experiment files', () => {
   it('a YAML alias bomb: exit 2 within seconds, naming the file', async () => {
@@ -52,7 +53,8 @@ describe('tunebench validate against hostile experiment files', () => {
   it('a JSON file with a duplicate key: exit 2 naming the file and the key', async () => {
     const r = await validate(
       'dup.json',
-      '{"name": "t", "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1}}, "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}], "name": "u"}',
+      '{"name": "t", "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1}}, ' +
+        '"stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}], "name": "u"}',
     );
     assert.equal(r.exitCode, 2, r.stderr);
     assert.match(r.stderr, /dup\.json: .*duplicate key "name"/);
@@ -79,31 +81,35 @@ describe('tunebench validate against hostile experiment files', () => {
   });
 });
 
-describe("prlimit is not looked up on the workload's PATH", {
-  skip: hasPrlimit() ? false : 'prlimit is not installed',
-}, () => {
-  it('plans an absolute prlimit', () => {
-    const limit = planLimit(2 ** 30, 'prlimit', 't0000');
-    assert.match(limit.prefix[0]!, /^\/.*\/prlimit$/);
-  });
-
-  it('a workload.env PATH with a fake prlimit first does not run the fake', async () => {
-    const dir = tempDir();
-    const marker = join(dir, 'fake-prlimit-ran');
-    const fake = join(dir, 'prlimit');
-    writeFileSync(fake, `#!/bin/sh\necho hijacked > ${JSON.stringify(marker)}\nshift 2\nexec "$@"\n`);
-    chmodSync(fake, 0o755);
-    const result = await runProcessTrial({
-      argv: [process.execPath, '-e', 'process.exit(0)'],
-      env: { PATH: `${dir}:${process.env['PATH'] ?? ''}` },
-      timeoutSeconds: 30,
-      memoryBytes: 4 * 2 ** 30,
-      mechanism: 'prlimit',
-      eventsRequired: false,
-      scratchDir: dir,
-      trialId: 't0000',
+describe(
+  "prlimit is not looked up on the workload's PATH",
+  {
+    skip: hasPrlimit() ? false : 'prlimit is not installed',
+  },
+  () => {
+    it('plans an absolute prlimit', () => {
+      const limit = planLimit(2 ** 30, 'prlimit', 't0000');
+      assert.match(limit.prefix[0]!, /^\/.*\/prlimit$/);
     });
-    assert.equal(existsSync(marker), false, 'the fake prlimit on the workload PATH ran');
-    assert.equal(result.limit.mechanism, 'prlimit-as');
-  });
-});
+
+    it('a workload.env PATH with a fake prlimit first does not run the fake', async () => {
+      const dir = tempDir();
+      const marker = join(dir, 'fake-prlimit-ran');
+      const fake = join(dir, 'prlimit');
+      writeFileSync(fake, `#!/bin/sh\necho hijacked > ${JSON.stringify(marker)}\nshift 2\nexec "$@"\n`);
+      chmodSync(fake, 0o755);
+      const result = await runProcessTrial({
+        argv: [process.execPath, '-e', 'process.exit(0)'],
+        env: { PATH: `${dir}:${process.env['PATH'] ?? ''}` },
+        timeoutSeconds: 30,
+        memoryBytes: 4 * 2 ** 30,
+        mechanism: 'prlimit',
+        eventsRequired: false,
+        scratchDir: dir,
+        trialId: 't0000',
+      });
+      assert.equal(existsSync(marker), false, 'the fake prlimit on the workload PATH ran');
+      assert.equal(result.limit.mechanism, 'prlimit-as');
+    });
+  },
+);

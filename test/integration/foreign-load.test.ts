@@ -97,35 +97,42 @@ describe('foreign load on a real machine', { skip: cpus().length < 2 ? 'needs 2 
     }
   });
 
-  it('pinned to one core (as in an allocation): only that core counts', {
-    skip: process.platform !== 'linux',
-  }, async (t) => {
-    const h = await hog(1);
-    try {
-      const r = await trial(['taskset', '-c', '0', node, 'busy.mjs']);
-      assert.equal(r.outcome, 'ok');
-      const f = r.telemetry.summary.foreign_load!;
-      assert.equal(f.available_cores, 1, 'the trial may use core 0 only');
-      // The same samples over the whole machine count the busy core 1 as well.
-      const machine = foreignLoad(r.telemetry.series.cpu_cores, r.telemetry.series.per_core)!;
-      t.diagnostic(`hog on core 1: ${f.mean} cores on core 0, ${machine.mean} over the machine`);
-      assert.ok(machine.mean - f.mean >= 0.7, `core 1 is busy: ${machine.mean} over the machine, ${f.mean} on core 0`);
-    } finally {
-      await stop(h);
-    }
-    // Two hogs on core 0 leave the trial about a third of it.
-    const same = [await hog(0), await hog(0)];
-    try {
-      const r = await trial(['taskset', '-c', '0', node, 'busy.mjs']);
-      const f = r.telemetry.summary.foreign_load!;
-      t.diagnostic(`two hogs on core 0: ${JSON.stringify(f)}`);
-      assert.ok(f.mean >= 0.5, `two hogs share core 0 with the trial: ${JSON.stringify(f)}`);
-      assert.ok(
-        r.notes?.some((n) => n.startsWith('foreign load')),
-        `notes: ${JSON.stringify(r.notes)}`,
-      );
-    } finally {
-      await Promise.all(same.map(stop));
-    }
-  });
+  it(
+    'pinned to one core (as in an allocation): only that core counts',
+    {
+      skip: process.platform !== 'linux',
+    },
+    async (t) => {
+      const h = await hog(1);
+      try {
+        const r = await trial(['taskset', '-c', '0', node, 'busy.mjs']);
+        assert.equal(r.outcome, 'ok');
+        const f = r.telemetry.summary.foreign_load!;
+        assert.equal(f.available_cores, 1, 'the trial may use core 0 only');
+        // The same samples over the whole machine count the busy core 1 as well.
+        const machine = foreignLoad(r.telemetry.series.cpu_cores, r.telemetry.series.per_core)!;
+        t.diagnostic(`hog on core 1: ${f.mean} cores on core 0, ${machine.mean} over the machine`);
+        assert.ok(
+          machine.mean - f.mean >= 0.7,
+          `core 1 is busy: ${machine.mean} over the machine, ${f.mean} on core 0`,
+        );
+      } finally {
+        await stop(h);
+      }
+      // Two hogs on core 0 leave the trial about a third of it.
+      const same = [await hog(0), await hog(0)];
+      try {
+        const r = await trial(['taskset', '-c', '0', node, 'busy.mjs']);
+        const f = r.telemetry.summary.foreign_load!;
+        t.diagnostic(`two hogs on core 0: ${JSON.stringify(f)}`);
+        assert.ok(f.mean >= 0.5, `two hogs share core 0 with the trial: ${JSON.stringify(f)}`);
+        assert.ok(
+          r.notes?.some((n) => n.startsWith('foreign load')),
+          `notes: ${JSON.stringify(r.notes)}`,
+        );
+      } finally {
+        await Promise.all(same.map(stop));
+      }
+    },
+  );
 });

@@ -117,7 +117,8 @@ describe('harness/workloads/python/tunebench.py', () => {
     assert.ok(!existsSync(join(ADAPTER, 'build_backend', 'build')));
 
     const probe =
-      'import importlib.metadata, tunebench; print(tunebench.__file__); print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3]))';
+      'import importlib.metadata, tunebench; print(tunebench.__file__); ' +
+      'print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3]))';
     const r = await execa('/usr/bin/python3', ['-c', probe], {
       cwd: tempDir(),
       env: { PYTHONPATH: target },

@@ -38,29 +38,33 @@ def train_step(batch):
 `;
 
 describe("the README's PyTorch snippet", () => {
-  it('runs unchanged on CPU as a trial: stops at its steps, counts samples, spans epochs', {
-    timeout: 60_000,
-  }, async () => {
-    const file = join(tempDir(), 'train.py');
-    writeFileSync(file, `${PRELUDE}\n${snippet()}\n`);
-    const workload = new CommandWorkload(
-      { kind: 'command', command: [file], python: '/usr/bin/python3', protocol: 'required' },
-      ROOT,
-    );
-    // 64 samples at batch 16 are 4 batches an epoch: 1 + 5 steps cross one epoch boundary.
-    const r = await runTrial(
-      { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: tempDir() },
-      { index: 0, stage: 's', role: 'probe', config: { batch_size: 16 }, measure: { warmupSteps: 1, steps: 5 } },
-    );
-    assert.equal(r.outcome, 'ok', `${r.reason}\n${r.stderr_tail}`);
-    assert.equal(r.steps.length, 5);
-    assert.equal(r.warmup!.length, 1);
-    assert.ok(
-      r.steps.every((s) => s.samples === 16),
-      'samples are rows of the (x, y) batch, not 2',
-    );
-    assert.equal(r.epochs, 2);
-  });
+  it(
+    'runs unchanged on CPU as a trial: stops at its steps, counts samples, spans epochs',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const file = join(tempDir(), 'train.py');
+      writeFileSync(file, `${PRELUDE}\n${snippet()}\n`);
+      const workload = new CommandWorkload(
+        { kind: 'command', command: [file], python: '/usr/bin/python3', protocol: 'required' },
+        ROOT,
+      );
+      // 64 samples at batch 16 are 4 batches an epoch: 1 + 5 steps cross one epoch boundary.
+      const r = await runTrial(
+        { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: tempDir() },
+        { index: 0, stage: 's', role: 'probe', config: { batch_size: 16 }, measure: { warmupSteps: 1, steps: 5 } },
+      );
+      assert.equal(r.outcome, 'ok', `${r.reason}\n${r.stderr_tail}`);
+      assert.equal(r.steps.length, 5);
+      assert.equal(r.warmup!.length, 1);
+      assert.ok(
+        r.steps.every((s) => s.samples === 16),
+        'samples are rows of the (x, y) batch, not 2',
+      );
+      assert.equal(r.epochs, 2);
+    },
+  );
 
   it('runs unchanged on its own: one pass over the loader', { timeout: 60_000 }, async () => {
     const file = join(tempDir(), 'train.py');

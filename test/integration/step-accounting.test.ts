@@ -20,7 +20,8 @@ function script(count: number | null): string {
       'warmup = int(os.environ["TUNEBENCH_WARMUP_STEPS"])',
       `for i in (itertools.count() if ${count === null ? 'True' : 'False'} else range(${count ?? 0})):`,
       '    with open(path, "a") as f:',
-      '        f.write(json.dumps({"event": "step", "samples": 4, "seconds": 0.001 * (i + 1), "warmup": i < warmup, "epoch": i // 5}) + "\\n")',
+      '        f.write(json.dumps({"event": "step", "samples": 4, ' +
+        '"seconds": 0.001 * (i + 1), "warmup": i < warmup, "epoch": i // 5}) + "\\n")',
       '    time.sleep(0.01)',
       'with open(path, "a") as f:',
       '    f.write(json.dumps({"event": "done"}) + "\\n")',

@@ -50,7 +50,8 @@ function sweepOnly(
       'measure: { warmup_steps: 1, steps: 3 }',
       `executor: { kind: slurm, max_concurrent: ${o.concurrent}, retries: ${o.retries}, poll: 1s }`,
       'stages:',
-      `  - { kind: sweep, name: loader, params: { num_workers: [${(o.workers ?? [0, 2, 4]).join(', ')}], prefetch_factor: [2, 4] }, strategy: grid, repeats: 1 }`,
+      `  - { kind: sweep, name: loader, params: { num_workers: [${(o.workers ?? [0, 2, 4]).join(', ')}], ` +
+        'prefetch_factor: [2, 4] }, strategy: grid, repeats: 1 }',
       '',
     ].join('\n'),
   );
@@ -87,73 +88,77 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     local = readTrace(runDir(out, 'slurm'));
   });
 
-  it('runs the sweep as job arrays (split at MaxArraySize), max batch in one allocation, and chooses what the local executor chose', async () => {
-    const out = tempDir();
-    const r = await cli(['run', EXPERIMENT, '--out', out]);
-    assert.equal(r.exitCode, 0, r.stderr);
-    const dir = runDir(out, 'slurm');
-    const trace = readTrace(dir);
-    assert.deepEqual(trace.chosen, local.chosen);
-    assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
-    // Every trial ran in a SLURM job on this node, and says so.
-    assert.ok(
-      trace.records.every((t) => t.node?.slurm_job && t.node.device.length > 0),
-      'node on every record',
-    );
-    // Each sweep round (6 configs) and each compare round (2 arms) went out as one job array.
-    const rounds = (stage: string) =>
-      batches(dir)
-        .filter((b) => b.batch.specs[0]!.stage === stage)
-        .map((b) => b.batch.specs.length);
-    assert.deepEqual(rounds('loader'), [6, 6]);
-    assert.deepEqual(rounds('variant'), [2, 2]);
-    // The max-batch stage ran inside one allocation: its own journal and done.json.
-    const done = readCheckedJson(
-      stageDoneSchema,
-      join(dir, 'slurm', 'stage-0', 'done.json'),
-      'done.json of a stage allocation',
-      'a bug',
-    );
-    const chosen = readCheckedJson(placementSchema, join(dir, 'chosen-config.json'), 'chosen-config.json', 'a bug');
-    assert.equal(chosen.placement.stage, 'max-batch-1');
-    assert.equal(chosen.placement.host, done.node.host);
-    const probes = trace.records.filter((t) => t.stage === 'max-batch-1' && t.role !== 'final-confirm');
-    assert.equal(new Set(probes.map((t) => t.node!.slurm_job)).size, 1, 'every probe in the same job');
-    // The final config (workers, prefetch, variant) differs from the search's: the chosen batch ran
-    // once more with it, as a SLURM job of its own, after the last stage.
-    const final = trace.records.filter((t) => t.role === 'final-confirm');
-    assert.equal(final.length, 1);
-    assert.equal(final[0]!.outcome, 'ok');
-    assert.ok(final[0]!.node?.slurm_job && !probes.some((t) => t.node!.slurm_job === final[0]!.node!.slurm_job));
-    assert.match(
-      readFileSync(join(dir, 'summary.md'), 'utf8'),
-      /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /,
-    );
-    assert.match(r.stderr, /slurm: submitted job \d+: \d+ trial\(s\) of b\d+ as --array=0-\d+%2/);
+  it(
+    'runs the sweep as job arrays (split at MaxArraySize), ' +
+      'max batch in one allocation, and chooses what the local executor chose',
+    async () => {
+      const out = tempDir();
+      const r = await cli(['run', EXPERIMENT, '--out', out]);
+      assert.equal(r.exitCode, 0, r.stderr);
+      const dir = runDir(out, 'slurm');
+      const trace = readTrace(dir);
+      assert.deepEqual(trace.chosen, local.chosen);
+      assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
+      // Every trial ran in a SLURM job on this node, and says so.
+      assert.ok(
+        trace.records.every((t) => t.node?.slurm_job && t.node.device.length > 0),
+        'node on every record',
+      );
+      // Each sweep round (6 configs) and each compare round (2 arms) went out as one job array.
+      const rounds = (stage: string) =>
+        batches(dir)
+          .filter((b) => b.batch.specs[0]!.stage === stage)
+          .map((b) => b.batch.specs.length);
+      assert.deepEqual(rounds('loader'), [6, 6]);
+      assert.deepEqual(rounds('variant'), [2, 2]);
+      // The max-batch stage ran inside one allocation: its own journal and done.json.
+      const done = readCheckedJson(
+        stageDoneSchema,
+        join(dir, 'slurm', 'stage-0', 'done.json'),
+        'done.json of a stage allocation',
+        'a bug',
+      );
+      const chosen = readCheckedJson(placementSchema, join(dir, 'chosen-config.json'), 'chosen-config.json', 'a bug');
+      assert.equal(chosen.placement.stage, 'max-batch-1');
+      assert.equal(chosen.placement.host, done.node.host);
+      const probes = trace.records.filter((t) => t.stage === 'max-batch-1' && t.role !== 'final-confirm');
+      assert.equal(new Set(probes.map((t) => t.node!.slurm_job)).size, 1, 'every probe in the same job');
+      // The final config (workers, prefetch, variant) differs from the search's: the chosen batch ran
+      // once more with it, as a SLURM job of its own, after the last stage.
+      const final = trace.records.filter((t) => t.role === 'final-confirm');
+      assert.equal(final.length, 1);
+      assert.equal(final[0]!.outcome, 'ok');
+      assert.ok(final[0]!.node?.slurm_job && !probes.some((t) => t.node!.slurm_job === final[0]!.node!.slurm_job));
+      assert.match(
+        readFileSync(join(dir, 'summary.md'), 'utf8'),
+        /Configuration matrix per device class \(SLURM\)[\s\S]*\| CPU: /,
+      );
+      assert.match(r.stderr, /slurm: submitted job \d+: \d+ trial\(s\) of b\d+ as --array=0-\d+%2/);
 
-    // A coordinator that stopped halfway through merging a round: cut the journal inside the second
-    // sweep batch and mark the run unfinished. collect takes the rest from the task files already
-    // written, and submits nothing.
-    const loader = batches(dir)
-      .filter((b) => b.batch.specs[0]!.stage === 'loader')
-      .sort((a, b) => a.batch.first - b.batch.first)[1]!;
-    const keep = loader.batch.first + 3;
-    const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
-    writeFileSync(join(dir, 'trials.jsonl'), `${lines.slice(0, keep).join('\n')}\n`);
-    const run = readRunJson(dir, 'a bug');
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...run, status: 'running', result: undefined }));
-    const dirsBefore = readdirSync(join(dir, 'slurm')).sort();
-    const submissionsBefore = batches(dir).map((b) => b.batch.submissions.length);
-    const again = await cli(['collect', dir]);
-    assert.equal(again.exitCode, 0, again.stderr);
-    assert.doesNotMatch(again.stderr, /submitted job/);
-    assert.deepEqual(readdirSync(join(dir, 'slurm')).sort(), dirsBefore);
-    assert.deepEqual(
-      batches(dir).map((b) => b.batch.submissions.length),
-      submissionsBefore,
-    );
-    assert.deepEqual(readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n'), lines);
-  });
+      // A coordinator that stopped halfway through merging a round: cut the journal inside the second
+      // sweep batch and mark the run unfinished. collect takes the rest from the task files already
+      // written, and submits nothing.
+      const loader = batches(dir)
+        .filter((b) => b.batch.specs[0]!.stage === 'loader')
+        .sort((a, b) => a.batch.first - b.batch.first)[1]!;
+      const keep = loader.batch.first + 3;
+      const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
+      writeFileSync(join(dir, 'trials.jsonl'), `${lines.slice(0, keep).join('\n')}\n`);
+      const run = readRunJson(dir, 'a bug');
+      writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...run, status: 'running', result: undefined }));
+      const dirsBefore = readdirSync(join(dir, 'slurm')).sort();
+      const submissionsBefore = batches(dir).map((b) => b.batch.submissions.length);
+      const again = await cli(['collect', dir]);
+      assert.equal(again.exitCode, 0, again.stderr);
+      assert.doesNotMatch(again.stderr, /submitted job/);
+      assert.deepEqual(readdirSync(join(dir, 'slurm')).sort(), dirsBefore);
+      assert.deepEqual(
+        batches(dir).map((b) => b.batch.submissions.length),
+        submissionsBefore,
+      );
+      assert.deepEqual(readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n'), lines);
+    },
+  );
 
   it('splits an array larger than MaxArraySize into several submissions', async () => {
     const wide = sweepOnly('slurm-wide', { holdMs: 5, concurrent: 4, retries: 1, workers: [0, 1, 2, 3, 4, 5] });
@@ -174,58 +179,64 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.ok(trials.every((t) => t.outcome === 'ok' && t.node));
   });
 
-  it('cancelled array tasks are reported and run again when retries allow; a task that keeps failing is recorded as a crash', async () => {
-    const slow = sweepOnly('slurm-slow', { holdMs: 250, concurrent: 1, retries: 1 });
-    const out = tempDir();
-    const child = execa(process.execPath, [CLI, 'run', slow, '--out', out], { reject: false });
-    const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-slow'));
-    // Task 5 cannot write its record (its result path is a folder): it fails on every attempt.
-    mkdirSync(join(b.dir, 'slurm', b.id, 'task-5.json'));
-    // Cancel task 0 while it runs, and task 3 before it starts.
-    await waitFor('task 0 running', async () =>
-      (await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(
-        `${b.job}_0 RUNNING`,
-      )
-        ? true
-        : null,
-    );
-    await execa('scancel', [`${b.job}_0`, `${b.job}_3`]);
-    const r = await child;
-    assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(
-      r.stderr,
-      new RegExp(
-        `task ${b.job}_0 \\(trial \\d+\\) ended CANCELLED without a record; submitting it again \\(attempt 2 of 2\\)`,
-      ),
-    );
-    // Without accounting (this cluster has no slurmdbd) a task cancelled while pending leaves no trace: it is retried as UNKNOWN.
-    assert.match(
-      r.stderr,
-      new RegExp(
-        `task ${b.job}_3 \\(trial \\d+\\) ended UNKNOWN \\(it left the queue.*submitting it again \\(attempt 2 of 2\\)`,
-      ),
-    );
-    assert.match(r.stderr, /ended FAILED without a record; submitting it again \(attempt 2 of 2\)/);
-    const trace = readTrace(b.dir);
-    const sweep = trace.records.filter((t) => t.stage === 'loader');
-    const failed = sweep.filter((t) => t.outcome !== 'ok');
-    assert.equal(failed.length, 1, JSON.stringify(failed.map((t) => t.reason)));
-    assert.match(
-      failed[0]!.reason,
-      /^SLURM task \d+_5 ended FAILED after 2 attempt\(s\) without writing a trial record/,
-    );
-    // The cancelled tasks ran again: every other trial is a real record from a SLURM job.
-    assert.equal(sweep.filter((t) => t.outcome === 'ok' && t.node).length, sweep.length - 1);
-    assert.deepEqual(
-      trace.records.map((x) => x.index),
-      trace.records.map((_, i) => i),
-    );
-    const warnings = readRunJson(b.dir, 'a bug').result?.warnings ?? [];
-    assert.ok(
-      warnings.some((w) => /CANCELLED/.test(w)) && warnings.some((w) => /recorded as a crash/.test(w)),
-      warnings.join('\n'),
-    );
-  });
+  it(
+    'cancelled array tasks are reported and run again when retries allow; ' +
+      'a task that keeps failing is recorded as a crash',
+    async () => {
+      const slow = sweepOnly('slurm-slow', { holdMs: 250, concurrent: 1, retries: 1 });
+      const out = tempDir();
+      const child = execa(process.execPath, [CLI, 'run', slow, '--out', out], { reject: false });
+      const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-slow'));
+      // Task 5 cannot write its record (its result path is a folder): it fails on every attempt.
+      mkdirSync(join(b.dir, 'slurm', b.id, 'task-5.json'));
+      // Cancel task 0 while it runs, and task 3 before it starts.
+      await waitFor('task 0 running', async () =>
+        (await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(
+          `${b.job}_0 RUNNING`,
+        )
+          ? true
+          : null,
+      );
+      await execa('scancel', [`${b.job}_0`, `${b.job}_3`]);
+      const r = await child;
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `task ${b.job}_0 \\(trial \\d+\\) ended CANCELLED without a record; submitting it again \\(attempt 2 of 2\\)`,
+        ),
+      );
+      // Without accounting (this cluster has no slurmdbd) a task cancelled while pending leaves no trace:
+      // it is retried as UNKNOWN.
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `task ${b.job}_3 \\(trial \\d+\\) ` +
+            `ended UNKNOWN \\(it left the queue.*submitting it again \\(attempt 2 of 2\\)`,
+        ),
+      );
+      assert.match(r.stderr, /ended FAILED without a record; submitting it again \(attempt 2 of 2\)/);
+      const trace = readTrace(b.dir);
+      const sweep = trace.records.filter((t) => t.stage === 'loader');
+      const failed = sweep.filter((t) => t.outcome !== 'ok');
+      assert.equal(failed.length, 1, JSON.stringify(failed.map((t) => t.reason)));
+      assert.match(
+        failed[0]!.reason,
+        /^SLURM task \d+_5 ended FAILED after 2 attempt\(s\) without writing a trial record/,
+      );
+      // The cancelled tasks ran again: every other trial is a real record from a SLURM job.
+      assert.equal(sweep.filter((t) => t.outcome === 'ok' && t.node).length, sweep.length - 1);
+      assert.deepEqual(
+        trace.records.map((x) => x.index),
+        trace.records.map((_, i) => i),
+      );
+      const warnings = readRunJson(b.dir, 'a bug').result?.warnings ?? [];
+      assert.ok(
+        warnings.some((w) => /CANCELLED/.test(w)) && warnings.some((w) => /recorded as a crash/.test(w)),
+        warnings.join('\n'),
+      );
+    },
+  );
 
   it('with retries 0 a cancelled task is recorded as a failed trial with the SLURM state', async () => {
     const once = sweepOnly('slurm-once', { holdMs: 250, concurrent: 1, retries: 0 });
@@ -247,28 +258,32 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     assert.match(cancelled[0]!.reason, new RegExp(`^SLURM task ${b.job}_2 ended CANCELLED after 1 attempt\\(s\\)`));
   });
 
-  it('a killed coordinator loses nothing: tunebench collect gathers the tasks and finishes the run, and is idempotent', async () => {
-    const slow = variant('slurm-kill', (t) => t.replace('--hold-ms=10', '--hold-ms=60'));
-    const out = tempDir();
-    const child = execa(process.execPath, [CLI, 'run', slow, '--out', out, '--quiet'], { reject: false });
-    const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-kill'));
-    child.kill('SIGKILL');
-    await child;
-    const before = readFileSync(join(b.dir, 'trials.jsonl'), 'utf8');
-    const r = await cli(['collect', b.dir]);
-    assert.equal(r.exitCode, 0, r.stderr);
-    assert.match(r.stdout, /slurm-kill collected: \d+ trials/);
-    const trace = readTrace(b.dir);
-    assert.ok(readFileSync(join(b.dir, 'trials.jsonl'), 'utf8').startsWith(before), 'the journal only grew');
-    assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
-    assert.deepEqual(trace.chosen, local.chosen);
-    // The batch the killed coordinator submitted was collected, not submitted again.
-    const sweep = batches(b.dir).find((x) => x.id === b.id)!;
-    assert.equal(sweep.batch.submissions.length, Math.ceil(6 / 10));
-    const again = await cli(['collect', b.dir]);
-    assert.equal(again.exitCode, 0);
-    assert.match(again.stdout, /already collected/);
-  });
+  it(
+    'a killed coordinator loses nothing: ' +
+      'tunebench collect gathers the tasks and finishes the run, and is idempotent',
+    async () => {
+      const slow = variant('slurm-kill', (t) => t.replace('--hold-ms=10', '--hold-ms=60'));
+      const out = tempDir();
+      const child = execa(process.execPath, [CLI, 'run', slow, '--out', out, '--quiet'], { reject: false });
+      const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-kill'));
+      child.kill('SIGKILL');
+      await child;
+      const before = readFileSync(join(b.dir, 'trials.jsonl'), 'utf8');
+      const r = await cli(['collect', b.dir]);
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /slurm-kill collected: \d+ trials/);
+      const trace = readTrace(b.dir);
+      assert.ok(readFileSync(join(b.dir, 'trials.jsonl'), 'utf8').startsWith(before), 'the journal only grew');
+      assert.deepEqual(trace.records.map(trialKey), local.records.map(trialKey));
+      assert.deepEqual(trace.chosen, local.chosen);
+      // The batch the killed coordinator submitted was collected, not submitted again.
+      const sweep = batches(b.dir).find((x) => x.id === b.id)!;
+      assert.equal(sweep.batch.submissions.length, Math.ceil(6 / 10));
+      const again = await cli(['collect', b.dir]);
+      assert.equal(again.exitCode, 0);
+      assert.match(again.stdout, /already collected/);
+    },
+  );
 
   it('--no-wait submits and returns; collect finishes the run', async () => {
     const quick = sweepOnly('slurm-nowait', { holdMs: 5, concurrent: 4, retries: 1 });

@@ -10,7 +10,10 @@ import { logMeanInterval } from '../../harness/stats/log-ratio.js';
 import { SimMachine, stationaryLevel, type Noise } from './noise-sim.js';
 import type { ClaimVerdict, Config } from '../../harness/domain/index.js';
 
-/** The defaults of the stages: claim min_pairs 5, max_pairs 20, noise_band 0.01; compare repeats 5, max_rounds 20, noise_band 0.02. */
+/**
+ * The defaults of the stages: claim min_pairs 5, max_pairs 20, noise_band 0.01;
+ * compare repeats 5, max_rounds 20, noise_band 0.02.
+ */
 export const CLAIM = { minPairs: 5, maxPairs: 20, noiseBand: 0.01 };
 export const COMPARE = { minRounds: 5, maxRounds: 20, noiseBand: 0.02 };
 
@@ -130,7 +133,10 @@ export interface RaceStats {
   gridMedianRegret: number;
 }
 
-/** runSweep (race and grid, 8 rounds at most) on configs with true rates `rates`; the cost order is shuffled each replication. */
+/**
+ * runSweep (race and grid, 8 rounds at most) on configs with true rates `rates`;
+ * the cost order is shuffled each replication.
+ */
 export async function simulateRace(
   noise: Noise,
   rates: readonly number[],

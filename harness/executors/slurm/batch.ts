@@ -86,9 +86,7 @@ export const taskLogPath = (dir: string, task: number) => join(dir, `task-${task
 
 /** What a task left: its record, nothing yet, or a file that cannot be used (why: file, line, field). */
 export type TaskResult =
-  | { kind: 'record'; record: TrialRecord }
-  | { kind: 'none' }
-  | { kind: 'damaged'; problem: string };
+  { kind: 'record'; record: TrialRecord } | { kind: 'none' } | { kind: 'damaged'; problem: string };
 
 /**
  * The record a task wrote (worker.ts writes it atomically, so a file that fails its schema was

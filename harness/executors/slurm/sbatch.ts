@@ -24,7 +24,7 @@ export function resourceArgs(spec: ExecutorSpec): string[] {
 export function arrayRanges(indices: readonly number[]): string {
   const sorted = [...new Set(indices)].sort((a, b) => a - b);
   const parts: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
     parts.push(i === j ? `${sorted[i]}` : `${sorted[i]}-${sorted[j]}`);

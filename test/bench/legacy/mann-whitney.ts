@@ -28,7 +28,7 @@ export function mannWhitney(x: readonly number[], y: readonly number[]): MannWhi
   const uMin = Math.min(u, n1 * n2 - u);
   const all = [...x, ...y].sort((a, b) => a - b);
   const tieGroups: number[] = [];
-  for (let i = 0; i < all.length; ) {
+  for (let i = 0; i < all.length;) {
     let j = i;
     while (j + 1 < all.length && all[j + 1] === all[i]) j++;
     if (j > i) tieGroups.push(j - i + 1);

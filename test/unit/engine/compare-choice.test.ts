@@ -63,22 +63,25 @@ describe('chooseArm', () => {
     assert.equal(c.faster, undefined);
   });
 
-  it('keeps the baseline when the policies differ in name only, and flags the arms the machine made look different', () => {
-    const rows = [
-      row('never', 'baseline', 1, 0),
-      row('every-step', 'faster', 1.3, 0),
-      row('on-oom', 'slower', 0.87, 0),
-      row('every-10', 'no significant difference', 1, 0),
-    ];
-    const c = chooseArm(rows);
-    assert.equal(c.chosen.value, 'never');
-    assert.equal(c.faster, undefined);
-    assert.equal(c.nameOnly, true);
-    assert.deepEqual(
-      c.flagged.map((r) => r.value),
-      ['every-step', 'on-oom'],
-    );
-  });
+  it(
+    'keeps the baseline when the policies differ in name only, ' + 'and flags the arms the machine made look different',
+    () => {
+      const rows = [
+        row('never', 'baseline', 1, 0),
+        row('every-step', 'faster', 1.3, 0),
+        row('on-oom', 'slower', 0.87, 0),
+        row('every-10', 'no significant difference', 1, 0),
+      ];
+      const c = chooseArm(rows);
+      assert.equal(c.chosen.value, 'never');
+      assert.equal(c.faster, undefined);
+      assert.equal(c.nameOnly, true);
+      assert.deepEqual(
+        c.flagged.map((r) => r.value),
+        ['every-step', 'on-oom'],
+      );
+    },
+  );
 
   it('believes a speed-up when some arm did call empty_cache()', () => {
     const c = chooseArm([row('never', 'baseline', 1, 0), row('every-step', 'faster', 1.3, 12)]);

@@ -82,7 +82,8 @@ describe('batch.json', () => {
     throwsStore(
       () => readBatch(dir),
       new RegExp(
-        `^${path}:${line}: the batch file of a SLURM batch does not have the shape tunebench writes at field "submissions\\[0\\]\\.job_id": expected string`,
+        `^${path}:${line}: the batch file of a SLURM batch does not have the shape ` +
+          `tunebench writes at field "submissions\\[0\\]\\.job_id": expected string`,
       ),
       /remove the folder/,
     );
@@ -107,20 +108,24 @@ describe('a task result file', () => {
     assert.deepEqual(readTaskResult(dir, 1), { kind: 'record', record: trialRecordSchema.parse(record) });
   });
 
-  it('a damaged file is a failed task, not a crash of the run: the file and the line, and what happens to the task', () => {
-    const dir = tempDir();
-    const path = taskResultPath(dir, 1);
-    const text = pretty(record);
-    writeFileSync(path, text.slice(0, text.indexOf('"telemetry"') + 15));
-    const r = readTaskResult(dir, 1);
-    assert.equal(r.kind, 'damaged');
-    assert.match(
-      r.kind === 'damaged' ? r.problem : '',
-      new RegExp(
-        `^${path}:\\d+: the result file of a SLURM array task is damaged: not valid JSON .*the task counts as failed: it is submitted again while retries allow, else recorded as a crash$`,
-      ),
-    );
-  });
+  it(
+    'a damaged file is a failed task, not a crash of the run: ' + 'the file and the line, and what happens to the task',
+    () => {
+      const dir = tempDir();
+      const path = taskResultPath(dir, 1);
+      const text = pretty(record);
+      writeFileSync(path, text.slice(0, text.indexOf('"telemetry"') + 15));
+      const r = readTaskResult(dir, 1);
+      assert.equal(r.kind, 'damaged');
+      assert.match(
+        r.kind === 'damaged' ? r.problem : '',
+        new RegExp(
+          `^${path}:\\d+: the result file of a SLURM array task is damaged: not valid JSON ` +
+            '.*the task counts as failed: it is submitted again while retries allow, else recorded as a crash$',
+        ),
+      );
+    },
+  );
 
   it('a foreign-shaped file counts the same as a damaged one, naming the line and the field', () => {
     const dir = tempDir();
@@ -133,7 +138,8 @@ describe('a task result file', () => {
     assert.match(
       r.kind === 'damaged' ? r.problem : '',
       new RegExp(
-        `^${path}:${line}: the result file of a SLURM array task does not have the shape tunebench writes at field "outcome": .*the task counts as failed`,
+        `^${path}:${line}: the result file of a SLURM array task does not have ` +
+          'the shape tunebench writes at field "outcome": .*the task counts as failed',
       ),
     );
     writeFileSync(path, pretty({ job: 12, result: 'ok' }));
@@ -181,7 +187,8 @@ describe("a stage allocation's job.json", () => {
     throwsStore(
       () => readStageJob(dir),
       new RegExp(
-        `^${path}:3: the job file of a SLURM stage allocation does not have the shape tunebench writes at field "attempts"`,
+        `^${path}:3: the job file of a SLURM stage allocation ` +
+          'does not have the shape tunebench writes at field "attempts"',
       ),
       /remove .*job\.json/,
     );

@@ -46,7 +46,8 @@ function expectKind<K extends Action['kind']>(a: Action, kind: K): Extract<Actio
 const damaged: TaskResult = {
   kind: 'damaged',
   problem:
-    '/run/slurm/b0/task-3.json:4: the result file of a SLURM array task does not have the shape tunebench writes at field "outcome": expected one of ...',
+    '/run/slurm/b0/task-3.json:4: the result file of a SLURM array task ' +
+    'does not have the shape tunebench writes at field "outcome": expected one of ...',
 };
 
 describe('nextAction: what the coordinator does next for an array task', () => {
@@ -111,25 +112,29 @@ describe('nextAction: what the coordinator does next for an array task', () => {
     });
   });
 
-  it('gives a COMPLETED task whose record does not show yet a few short polls (the shared filesystem), then submits it again', () => {
-    let poll: Poll = { ...firstPoll(), delay: 20 };
-    for (let i = 0; i < COMPLETED_GRACE_POLLS; i++) {
-      const a = expectKind(act({ state: 'COMPLETED' }, poll), 'wait');
-      assert.equal(a.seconds, 2, 'short waits, whatever the backoff');
-      assert.deepEqual(a.notes, i === 0 ? ['task 12_3 (trial 7) is COMPLETED'] : []);
-      assert.equal(a.poll.graceLeft, COMPLETED_GRACE_POLLS - i - 1);
-      poll = a.poll;
-    }
-    const again = expectKind(act({ state: 'COMPLETED' }, poll), 'resubmit');
-    assert.deepEqual(again.notes, [
-      'task 12_3 (trial 7) ended COMPLETED without a record; submitting it again (attempt 2 of 2)',
-    ]);
-    // The next attempt starts with fresh waits.
-    assert.deepEqual(
-      { delay: again.poll.delay, graceLeft: again.poll.graceLeft },
-      { delay: FIRST_DELAY, graceLeft: COMPLETED_GRACE_POLLS },
-    );
-  });
+  it(
+    'gives a COMPLETED task whose record does not show yet a few short polls (the shared filesystem), ' +
+      'then submits it again',
+    () => {
+      let poll: Poll = { ...firstPoll(), delay: 20 };
+      for (let i = 0; i < COMPLETED_GRACE_POLLS; i++) {
+        const a = expectKind(act({ state: 'COMPLETED' }, poll), 'wait');
+        assert.equal(a.seconds, 2, 'short waits, whatever the backoff');
+        assert.deepEqual(a.notes, i === 0 ? ['task 12_3 (trial 7) is COMPLETED'] : []);
+        assert.equal(a.poll.graceLeft, COMPLETED_GRACE_POLLS - i - 1);
+        poll = a.poll;
+      }
+      const again = expectKind(act({ state: 'COMPLETED' }, poll), 'resubmit');
+      assert.deepEqual(again.notes, [
+        'task 12_3 (trial 7) ended COMPLETED without a record; submitting it again (attempt 2 of 2)',
+      ]);
+      // The next attempt starts with fresh waits.
+      assert.deepEqual(
+        { delay: again.poll.delay, graceLeft: again.poll.graceLeft },
+        { delay: FIRST_DELAY, graceLeft: COMPLETED_GRACE_POLLS },
+      );
+    },
+  );
 
   it('submits a failed task again at once while retries allow: node failure, timeout, out of memory, cancelled', () => {
     for (const state of ['NODE_FAIL', 'TIMEOUT', 'OUT_OF_MEMORY', 'CANCELLED', 'FAILED', 'BOOT_FAIL']) {
@@ -148,21 +153,30 @@ describe('nextAction: what the coordinator does next for an array task', () => {
     );
   });
 
-  it('a task that vanished from the queue unseen (UNKNOWN) gets the grace polls, then is submitted again with the likely causes', () => {
-    const poll: Poll = { ...firstPoll(), graceLeft: 0 };
-    const a = expectKind(act({ state: 'UNKNOWN' }, poll), 'resubmit');
-    assert.match(
-      a.notes.at(-1)!,
-      /^task 12_3 \(trial 7\) ended UNKNOWN \(it left the queue, and neither sacct nor scontrol knows its final state: accounting is disabled, or it was cancelled before it started\) without a record; submitting it again \(attempt 2 of 2\)$/,
-    );
-    assert.equal(expectKind(act({ state: 'UNKNOWN' }), 'wait').poll.graceLeft, COMPLETED_GRACE_POLLS - 1);
-  });
+  it(
+    'a task that vanished from the queue unseen (UNKNOWN) gets the grace polls, ' +
+      'then is submitted again with the likely causes',
+    () => {
+      const poll: Poll = { ...firstPoll(), graceLeft: 0 };
+      const a = expectKind(act({ state: 'UNKNOWN' }, poll), 'resubmit');
+      assert.match(
+        a.notes.at(-1)!,
+        new RegExp(
+          '^task 12_3 \\(trial 7\\) ended UNKNOWN \\(it left the queue, and neither sacct nor scontrol knows ' +
+            'its final state: accounting is disabled, or it was cancelled before it started\\) without a record; ' +
+            'submitting it again \\(attempt 2 of 2\\)$',
+        ),
+      );
+      assert.equal(expectKind(act({ state: 'UNKNOWN' }), 'wait').poll.graceLeft, COMPLETED_GRACE_POLLS - 1);
+    },
+  );
 
   it('gives up once retries are used up, with a reason naming the task, the state, the attempts and the log', () => {
     const a = expectKind(act({ state: 'CANCELLED', attempts: 2, log: '/run/slurm/b0/slurm-12_3.log' }), 'give-up');
     assert.equal(
       a.reason,
-      'SLURM task 12_3 ended CANCELLED after 2 attempt(s) without writing a trial record (log: /run/slurm/b0/slurm-12_3.log)',
+      'SLURM task 12_3 ended CANCELLED after 2 attempt(s) ' +
+        'without writing a trial record (log: /run/slurm/b0/slurm-12_3.log)',
     );
     assert.deepEqual(a.notes, ['task 12_3 (trial 7) is CANCELLED', `${a.reason}; it is recorded as a crash`]);
     // Retries 0: the first failure is final; no log, no mention of one.
@@ -174,26 +188,29 @@ describe('nextAction: what the coordinator does next for an array task', () => {
     assert.deepEqual(once.notes, [`${once.reason}; it is recorded as a crash`]);
   });
 
-  it('a damaged or foreign result file is a task that failed: retried, then given up, saying which file and field', () => {
-    // While the task is queued again the old file is left alone: the new attempt replaces it.
-    assert.equal(act({ result: damaged, state: 'PENDING' }).kind, 'wait');
-    const again = expectKind(
-      act({ result: damaged, state: 'COMPLETED' }, { ...firstPoll(), graceLeft: 0 }),
-      'resubmit',
-    );
-    assert.match(
-      again.notes.at(-1)!,
-      /submitting it again \(attempt 2 of 2\); its result file cannot be used: \/run\/slurm\/b0\/task-3\.json:4: .* at field "outcome"/,
-    );
-    const last = expectKind(
-      act({ result: damaged, state: 'COMPLETED', attempts: 2 }, { ...firstPoll(), graceLeft: 0 }),
-      'give-up',
-    );
-    assert.match(
-      last.reason,
-      /^SLURM task 12_3 ended COMPLETED after 2 attempt\(s\) without writing a trial record; its result file cannot be used: \/run\/slurm\/b0\/task-3\.json:4: .*field "outcome"/,
-    );
-  });
+  it(
+    'a damaged or foreign result file is a task that failed: ' + 'retried, then given up, saying which file and field',
+    () => {
+      // While the task is queued again the old file is left alone: the new attempt replaces it.
+      assert.equal(act({ result: damaged, state: 'PENDING' }).kind, 'wait');
+      const again = expectKind(
+        act({ result: damaged, state: 'COMPLETED' }, { ...firstPoll(), graceLeft: 0 }),
+        'resubmit',
+      );
+      assert.match(
+        again.notes.at(-1)!,
+        /submitting it again \(attempt 2 of 2\); its result file cannot be used: \/run\/slurm\/b0\/task-3\.json:4: .* at field "outcome"/,
+      );
+      const last = expectKind(
+        act({ result: damaged, state: 'COMPLETED', attempts: 2 }, { ...firstPoll(), graceLeft: 0 }),
+        'give-up',
+      );
+      assert.match(
+        last.reason,
+        /^SLURM task 12_3 ended COMPLETED after 2 attempt\(s\) without writing a trial record; its result file cannot be used: \/run\/slurm\/b0\/task-3\.json:4: .*field "outcome"/,
+      );
+    },
+  );
 
   it('walks one task through pending, running, cancelled, resubmitted and collected', () => {
     let poll = firstPoll();

@@ -69,7 +69,9 @@ describe('durations that become Node timers', () => {
 describe('JSON duplicate keys', () => {
   it('are rejected like YAML ones, naming the file, the key and its line', () => {
     const text =
-      '{\n  "name": "t",\n  "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1, "batch_size": 2}},\n  "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}]\n}';
+      '{\n  "name": "t",\n' +
+      '  "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1, "batch_size": 2}},\n' +
+      '  "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}]\n}';
     const message = rejection(() => parseExperimentText(text, '/x/exp.json'));
     assert.match(message, /^\/x\/exp\.json: .*duplicate key "batch_size".*line 3/);
   });

@@ -114,7 +114,9 @@ describe('__proto__ is seen and rejected, never dropped', () => {
     }).replace('XPROTO', '__proto__');
     assert.match(rejection(json, '/x/exp.json'), /stages\[0\]\.params\.__proto__: .*rename the parameter/);
     const top =
-      '{"__proto__": {"x": 1}, "name": "t", "workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1}}, "stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}]}';
+      '{"__proto__": {"x": 1}, "name": "t", ' +
+      '"workload": {"kind": "command", "command": ["prog"], "params": {"batch_size": 1}}, ' +
+      '"stages": [{"kind": "compare", "param": "a", "arms": [1, 2]}]}';
     assert.match(rejection(top, '/x/exp.json'), /\n {2}__proto__: unknown key; allowed keys: /);
   });
 });

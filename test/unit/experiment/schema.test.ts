@@ -59,7 +59,8 @@ stages: [{ kind: max-batch, multiple_of: "8x" }]
     let message = '';
     try {
       parseExperimentText(
-        'name: t\nworkload: { kind: onnx, model: { generate: mlp } }\nstages:\n  - kind: max-batch\n    multiple_of: 0\nlimits: { memory: lots }\n',
+        'name: t\nworkload: { kind: onnx, model: { generate: mlp } }\nstages:\n' +
+          '  - kind: max-batch\n    multiple_of: 0\nlimits: { memory: lots }\n',
         '/x/exp.yaml',
       );
     } catch (error) {
@@ -81,7 +82,8 @@ stages: [{ kind: max-batch, multiple_of: "8x" }]
 
   it('gives lines in JSON files and for cross-field problems too', () => {
     const json =
-      '{\n  "name": "t",\n  "workload": {"kind": "onnx", "model": {"generate": "mlp"}},\n  "stages": [\n    {"kind": "max-batch"}\n  ]\n}';
+      '{\n  "name": "t",\n  "workload": {"kind": "onnx", "model": {"generate": "mlp"}},\n' +
+      '  "stages": [\n    {"kind": "max-batch"}\n  ]\n}';
     assert.throws(
       () => parseExperimentText(json, '/x/exp.json'),
       /stages\[0\]: a max-batch stage on CPU needs limits\.memory.* \(line 5\)/,

@@ -33,7 +33,10 @@ describe('command templates, stage by stage', () => {
       experiment('[train.py, "--bs={batch_size}", "--num-workers={num_workers}"]', maxBatchThenSweep),
     );
     assert.deepEqual(found, [
-      'workload.command[2]: "--num-workers={num_workers}" uses {num_workers}, which has no value in stage max-batch-1 (stages[0]): num_workers gets a value only in the later stage loader (stages[1]); give it a default ("--num-workers={num_workers:-VALUE}"), make the argument optional ("--num-workers={num_workers?}": left out while num_workers has no value), or fix num_workers in workload.params',
+      'workload.command[2]: "--num-workers={num_workers}" uses {num_workers}, which has no value in stage ' +
+        'max-batch-1 (stages[0]): num_workers gets a value only in the later stage loader (stages[1]); give it a ' +
+        'default ("--num-workers={num_workers:-VALUE}"), make the argument optional ("--num-workers={num_workers?}": ' +
+        'left out while num_workers has no value), or fix num_workers in workload.params',
     ]);
   });
 
@@ -41,7 +44,8 @@ describe('command templates, stage by stage', () => {
     assert.deepEqual(
       issues(
         experiment(
-          '[train.py, "--bs={batch_size}", "--num-workers={num_workers:-2}", "--prefetch-factor={prefetch_factor?}", "{pin_memory?--pin-memory}"]',
+          '[train.py, "--bs={batch_size}", "--num-workers={num_workers:-2}", ' +
+            '"--prefetch-factor={prefetch_factor?}", "{pin_memory?--pin-memory}"]',
           maxBatchThenSweep,
         ),
       ),
@@ -55,7 +59,8 @@ describe('command templates, stage by stage', () => {
 
   it('accepts a value chosen by an earlier stage', () => {
     const stages =
-      '  - { kind: sweep, params: { num_workers: [0, 2] } }\n  - { kind: compare, param: empty_cache, arms: [never, every-step] }';
+      '  - { kind: sweep, params: { num_workers: [0, 2] } }\n' +
+      '  - { kind: compare, param: empty_cache, arms: [never, every-step] }';
     assert.deepEqual(
       issues(
         experiment(
@@ -88,7 +93,9 @@ describe('command templates, stage by stage', () => {
       ),
     );
     assert.deepEqual(inSweep, [
-      'workload.command[2]: "--prefetch-factor={prefetch_factor}" uses {prefetch_factor}, which may have no value in stage loader (stages[0]): applies_when leaves it out where num_workers is 0 or false (stages[0]); make the argument optional ("--prefetch-factor={prefetch_factor?}": left out while prefetch_factor has no value)',
+      'workload.command[2]: "--prefetch-factor={prefetch_factor}" uses {prefetch_factor}, which may have no value in ' +
+        'stage loader (stages[0]): applies_when leaves it out where num_workers is 0 or false (stages[0]); make the ' +
+        'argument optional ("--prefetch-factor={prefetch_factor?}": left out while prefetch_factor has no value)',
     ]);
   });
 
@@ -103,7 +110,8 @@ describe('command templates, stage by stage', () => {
     const oneSide = issues(
       experiment(
         '[train.py]',
-        '  - { kind: claim, claim: 2x, candidate: { workers: 2 }, baseline_command: [train.py, "--w={workers}"], candidate_command: [train.py, "--w={workers}"] }',
+        '  - { kind: claim, claim: 2x, candidate: { workers: 2 }, ' +
+          'baseline_command: [train.py, "--w={workers}"], candidate_command: [train.py, "--w={workers}"] }',
         '{ batch_size: 8 }',
       ),
     );
@@ -133,7 +141,8 @@ describe('command templates, stage by stage', () => {
       assert.deepEqual(
         found,
         [
-          'workload.command[2]: {num_worker} has no value: it is not a fixed parameter, a searched or swept one, or "python" (did you mean "{num_workers}"?)',
+          'workload.command[2]: {num_worker} has no value: ' +
+            'it is not a fixed parameter, a searched or swept one, or "python" (did you mean "{num_workers}"?)',
         ],
         form,
       );
@@ -148,7 +157,8 @@ describe('command templates, stage by stage', () => {
       ),
     );
     assert.deepEqual(found, [
-      'stages[1].arms[1]: pin_memory is the flag {pin_memory?--pin-memory} in workload.command[2], so its values must be true or false (or 1/0), got "on"',
+      'stages[1].arms[1]: pin_memory is the flag {pin_memory?--pin-memory} in workload.command[2], ' +
+        'so its values must be true or false (or 1/0), got "on"',
     ]);
   });
 });

@@ -97,30 +97,34 @@ describe('series gate', () => {
     assert.ok(seriesGate(rs, opts({ minDrop: 0.25 })).metrics.every((m) => m.alarm_direction === null && !m.failing));
   });
 
-  it('a confirmation decides: a normal re-measurement clears the alarm, a slow one confirms it, none at all leaves it standing', () => {
-    const rs = runs(20, (i) => (i === 19 ? 0.8 : 1));
-    const cleared = seriesGate(
-      rs,
-      opts({ confirmations: [confirmation('n20', 'sw samples/s (chosen config)', 1001)] }),
-    );
-    const sw = cleared.metrics.find((m) => m.name.startsWith('sw'))!;
-    assert.equal(sw.failing, false);
-    assert.equal(sw.status, 'accepted');
-    assert.ok(sw.alarm!.ratio < 0.85 && Math.abs(sw.test!.ratio - 1) < 0.03, JSON.stringify([sw.alarm, sw.test]));
-    // The other metric had no confirmation yet: still pending.
-    assert.equal(cleared.metrics.find((m) => m.name === 'cl speedup')!.pending, true);
-    const confirmed = seriesGate(
-      rs,
-      opts({ confirmations: [confirmation('n20', 'sw samples/s (chosen config)', 790)] }),
-    ).metrics.find((m) => m.name.startsWith('sw'))!;
-    assert.equal(confirmed.failing, true);
-    assert.equal(confirmed.status, 'flagged');
-    const failed = seriesGate(
-      rs,
-      opts({ confirmations: [confirmation('n20', 'sw samples/s (chosen config)', null)] }),
-    ).metrics.find((m) => m.name.startsWith('sw'))!;
-    assert.equal(failed.failing, true, 'a confirmation that could not measure must not pass the gate');
-  });
+  it(
+    'a confirmation decides: a normal re-measurement clears the alarm, a slow one confirms it, ' +
+      'none at all leaves it standing',
+    () => {
+      const rs = runs(20, (i) => (i === 19 ? 0.8 : 1));
+      const cleared = seriesGate(
+        rs,
+        opts({ confirmations: [confirmation('n20', 'sw samples/s (chosen config)', 1001)] }),
+      );
+      const sw = cleared.metrics.find((m) => m.name.startsWith('sw'))!;
+      assert.equal(sw.failing, false);
+      assert.equal(sw.status, 'accepted');
+      assert.ok(sw.alarm!.ratio < 0.85 && Math.abs(sw.test!.ratio - 1) < 0.03, JSON.stringify([sw.alarm, sw.test]));
+      // The other metric had no confirmation yet: still pending.
+      assert.equal(cleared.metrics.find((m) => m.name === 'cl speedup')!.pending, true);
+      const confirmed = seriesGate(
+        rs,
+        opts({ confirmations: [confirmation('n20', 'sw samples/s (chosen config)', 790)] }),
+      ).metrics.find((m) => m.name.startsWith('sw'))!;
+      assert.equal(confirmed.failing, true);
+      assert.equal(confirmed.status, 'flagged');
+      const failed = seriesGate(
+        rs,
+        opts({ confirmations: [confirmation('n20', 'sw samples/s (chosen config)', null)] }),
+      ).metrics.find((m) => m.name.startsWith('sw'))!;
+      assert.equal(failed.failing, true, 'a confirmation that could not measure must not pass the gate');
+    },
+  );
 
   it('a confirmed value of an earlier night replaces its measured value in the series', () => {
     // Night 15 measured 20% low, and its confirmation measured it normal.

@@ -30,7 +30,8 @@ describe('chosen config files', () => {
     assert.deepEqual(yaml.config, config);
     const out = execFileSync('bash', [
       '-c',
-      `set -a; . "${join(dir, 'chosen-config.env')}"; printf '%s\\n%s\\n%s' "$TUNEBENCH_BATCH_SIZE" "$TUNEBENCH_TRICKY" "$TUNEBENCH_CONFIG"`,
+      `set -a; . "${join(dir, 'chosen-config.env')}"; ` +
+        `printf '%s\\n%s\\n%s' "$TUNEBENCH_BATCH_SIZE" "$TUNEBENCH_TRICKY" "$TUNEBENCH_CONFIG"`,
     ]).toString();
     const [batch, tricky, whole] = out.split('\n');
     assert.equal(batch, '4096');
@@ -57,56 +58,59 @@ describe('chosen config files', () => {
     assert.equal(existsSync(join(dir, 'chosen-config.args')), false);
   });
 
-  it("for a command workload, writes the script's arguments as one shell line that a shell gives back unchanged", () => {
-    const dir = tempDir();
-    const workload = new CommandWorkload(
-      {
-        kind: 'command',
-        python: '/usr/bin/python3',
-        command: [
-          'train.py',
-          '--epochs',
-          '1',
-          '--bs={batch_size}',
-          '--tag',
-          '{tag}',
-          '--prefetch-factor={prefetch_factor?}',
-          '{pin_memory?--pin-memory}',
-        ],
-      },
-      PROGRAMS,
-    );
-    const config = { batch_size: 64, tag: "it's $HOME `x`", pin_memory: true };
-    const chosen = buildChosenConfig({
-      experiment: 'e',
-      runId: 'r1',
-      config,
-      evidence: {},
-      fingerprint: fingerprint(),
-      memoryLimit: null,
-      experimentPath: 'exp.yaml',
-      workload,
-    });
-    writeChosenConfig(dir, chosen);
-    const expected = ['--bs=64', '--tag', config.tag, '--pin-memory'];
-    assert.deepEqual(chosen.args, expected);
-    assert.deepEqual(chosen.reproduce.command, ['/usr/bin/python3', 'train.py', '--epochs', '1', ...expected]);
-    assert.equal(chosen.reproduce.cwd, PROGRAMS);
-    const line = readFileSync(join(dir, 'chosen-config.args'), 'utf8');
-    assert.equal(line.split('\n').length, 2, 'one line');
-    const back = execFileSync('bash', [
-      '-c',
-      `eval "set -- $(cat "$1")"; printf '%s\\0' "$@"`,
-      '_',
-      join(dir, 'chosen-config.args'),
-    ])
-      .toString()
-      .split('\0')
-      .slice(0, -1);
-    assert.deepEqual(back, expected);
-    // The .env file carries the config alone, not the workload's environment.
-    assert.doesNotMatch(readFileSync(join(dir, 'chosen-config.env'), 'utf8'), /PYTHONPATH/);
-  });
+  it(
+    'for a command workload, ' + "writes the script's arguments as one shell line that a shell gives back unchanged",
+    () => {
+      const dir = tempDir();
+      const workload = new CommandWorkload(
+        {
+          kind: 'command',
+          python: '/usr/bin/python3',
+          command: [
+            'train.py',
+            '--epochs',
+            '1',
+            '--bs={batch_size}',
+            '--tag',
+            '{tag}',
+            '--prefetch-factor={prefetch_factor?}',
+            '{pin_memory?--pin-memory}',
+          ],
+        },
+        PROGRAMS,
+      );
+      const config = { batch_size: 64, tag: "it's $HOME `x`", pin_memory: true };
+      const chosen = buildChosenConfig({
+        experiment: 'e',
+        runId: 'r1',
+        config,
+        evidence: {},
+        fingerprint: fingerprint(),
+        memoryLimit: null,
+        experimentPath: 'exp.yaml',
+        workload,
+      });
+      writeChosenConfig(dir, chosen);
+      const expected = ['--bs=64', '--tag', config.tag, '--pin-memory'];
+      assert.deepEqual(chosen.args, expected);
+      assert.deepEqual(chosen.reproduce.command, ['/usr/bin/python3', 'train.py', '--epochs', '1', ...expected]);
+      assert.equal(chosen.reproduce.cwd, PROGRAMS);
+      const line = readFileSync(join(dir, 'chosen-config.args'), 'utf8');
+      assert.equal(line.split('\n').length, 2, 'one line');
+      const back = execFileSync('bash', [
+        '-c',
+        `eval "set -- $(cat "$1")"; printf '%s\\0' "$@"`,
+        '_',
+        join(dir, 'chosen-config.args'),
+      ])
+        .toString()
+        .split('\0')
+        .slice(0, -1);
+      assert.deepEqual(back, expected);
+      // The .env file carries the config alone, not the workload's environment.
+      assert.doesNotMatch(readFileSync(join(dir, 'chosen-config.env'), 'utf8'), /PYTHONPATH/);
+    },
+  );
 
   it('falls back to the tuning run, saying why, when the chosen config leaves a template without a value', () => {
     const workload = new CommandWorkload({ kind: 'command', command: ['train', '--work={work}'] }, PROGRAMS);

@@ -77,7 +77,11 @@ describe('foreign load in reports', () => {
     const w = foreignLoadWarning('compare', underLoad('arena', 3))!;
     assert.match(
       w,
-      /^Foreign load: 3 of 10 trials \(14, 15, 16\) ran while processes outside the trial used 0\.98 cores on average, up to 49% of the 2 cores available to the job; the comparison in this stage may be biased: interleaving the arms spreads the load over them, but it inflates the noise/,
+      new RegExp(
+        '^Foreign load: 3 of 10 trials \\(14, 15, 16\\) ran while processes outside the trial used 0\\.98 cores ' +
+          'on average, up to 49% of the 2 cores available to the job; the comparison in this stage may be biased: ' +
+          'interleaving the arms spreads the load over them, but it inflates the noise',
+      ),
     );
     assert.match(
       foreignLoadWarning('sweep', underLoad('threads', 1, { mean: 0.6, share: 0.3 }))!,

@@ -111,43 +111,47 @@ describe('runCompare', () => {
     assert.ok(a.ratio!.low > 1.02 && a.ratio!.high < 1.2, `${a.ratio!.low}..${a.ratio!.high}`);
   });
 
-  it('decides a clearly faster, a clearly slower and an identical arm and stops running them; an undecided arm keeps running', async () => {
-    const rng = createRng(7);
-    const order: string[] = [];
-    const rates: Record<string, number> = { base: 1000, fast: 1300, slow: 700, same: 1000, noisy: 1000 };
-    const run: ArmTrialFn = async (c, o) => {
-      const v = String(c['empty_cache']);
-      order.push(`${v}@${o.round}`);
-      const noise = v === 'noisy' ? 0.3 : 0.003;
-      return ok(rates[v]! * (1 + noise * (rng() * 2 - 1)));
-    };
-    const r = await runCompare(run, opts(['base', 'fast', 'slow', 'same', 'noisy'], { maxRounds: 10 }));
-    const by = Object.fromEntries(r.arms.map((a) => [a.key, a]));
-    const fast = by['empty_cache=fast']!;
-    const slow = by['empty_cache=slow']!;
-    const same = by['empty_cache=same']!;
-    const noisy = by['empty_cache=noisy']!;
-    assert.deepEqual(
-      [fast.decision, slow.decision, same.decision, noisy.decision],
-      ['faster', 'slower', 'equivalent', 'undecided'],
-    );
-    for (const decided of [fast, slow, same]) {
-      assert.equal(decided.decidedAt, 5);
-      assert.equal(decided.trials.length, 5, `${decided.key} stopped running once decided`);
-    }
-    assert.equal(noisy.trials.length, 10);
-    assert.equal(noisy.decidedAt, 10);
-    assert.equal(by['empty_cache=base']!.trials.length, 10);
-    assert.equal(r.rounds, 10);
-    assert.equal(r.trials, 5 * 5 + 2 * 5);
-    // After the first look only the baseline and the undecided arm run, still in reversing order.
-    assert.deepEqual(order.slice(25, 29), ['noisy@5', 'base@5', 'base@6', 'noisy@6']);
-    // The alpha is split over the four arms; each look spends its share of the plan.
-    const plan = lookPlan(5, 10, 0.05 / 4);
-    assert.ok(Math.abs(fast.lookAlpha! - plan[0]!.alpha) < 1e-15);
-    assert.ok(Math.abs(noisy.lookAlpha! - plan.at(-1)!.alpha) < 1e-15);
-    assert.ok(noisy.ratio!.low < 1 && noisy.ratio!.high > 1);
-  });
+  it(
+    'decides a clearly faster, a clearly slower and an identical arm and stops running them; ' +
+      'an undecided arm keeps running',
+    async () => {
+      const rng = createRng(7);
+      const order: string[] = [];
+      const rates: Record<string, number> = { base: 1000, fast: 1300, slow: 700, same: 1000, noisy: 1000 };
+      const run: ArmTrialFn = async (c, o) => {
+        const v = String(c['empty_cache']);
+        order.push(`${v}@${o.round}`);
+        const noise = v === 'noisy' ? 0.3 : 0.003;
+        return ok(rates[v]! * (1 + noise * (rng() * 2 - 1)));
+      };
+      const r = await runCompare(run, opts(['base', 'fast', 'slow', 'same', 'noisy'], { maxRounds: 10 }));
+      const by = Object.fromEntries(r.arms.map((a) => [a.key, a]));
+      const fast = by['empty_cache=fast']!;
+      const slow = by['empty_cache=slow']!;
+      const same = by['empty_cache=same']!;
+      const noisy = by['empty_cache=noisy']!;
+      assert.deepEqual(
+        [fast.decision, slow.decision, same.decision, noisy.decision],
+        ['faster', 'slower', 'equivalent', 'undecided'],
+      );
+      for (const decided of [fast, slow, same]) {
+        assert.equal(decided.decidedAt, 5);
+        assert.equal(decided.trials.length, 5, `${decided.key} stopped running once decided`);
+      }
+      assert.equal(noisy.trials.length, 10);
+      assert.equal(noisy.decidedAt, 10);
+      assert.equal(by['empty_cache=base']!.trials.length, 10);
+      assert.equal(r.rounds, 10);
+      assert.equal(r.trials, 5 * 5 + 2 * 5);
+      // After the first look only the baseline and the undecided arm run, still in reversing order.
+      assert.deepEqual(order.slice(25, 29), ['noisy@5', 'base@5', 'base@6', 'noisy@6']);
+      // The alpha is split over the four arms; each look spends its share of the plan.
+      const plan = lookPlan(5, 10, 0.05 / 4);
+      assert.ok(Math.abs(fast.lookAlpha! - plan[0]!.alpha) < 1e-15);
+      assert.ok(Math.abs(noisy.lookAlpha! - plan.at(-1)!.alpha) < 1e-15);
+      assert.ok(noisy.ratio!.low < 1 && noisy.ratio!.high > 1);
+    },
+  );
 
   it('stops when every arm is decided, before max_rounds', async () => {
     const { run } = synthetic({ base: 1000, a: 2000 }, 0.01, 11);

@@ -44,7 +44,8 @@ describe('CPU budget with the main process', () => {
     assert.equal(c.check({ num_workers: 1 }), undefined, '2 + 1 main process = 3 fits in cpus + 1');
     assert.equal(
       c.check({ num_workers: 2 }),
-      'CPU budget: (num_workers * 2 = 4) + 1 main process = 5 > 3 CPUs (cpus + 1, with 2 CPUs from SLURM_CPUS_PER_TASK)',
+      'CPU budget: (num_workers * 2 = 4) + 1 main process = 5 > 3 CPUs ' +
+        '(cpus + 1, with 2 CPUs from SLURM_CPUS_PER_TASK)',
     );
     assert.equal(
       new Constraints({ cpus: { uses: 'num_workers', max: 2 } }).check({ num_workers: 2 }),

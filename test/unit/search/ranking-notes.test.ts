@@ -40,20 +40,23 @@ describe('ranking notes with a single contender', () => {
     );
   });
 
-  it('rankIndependent: one config, or one with successful trials, is not "significantly faster than every other"', () => {
-    const one = rankIndependent([{ key: 'a', config: { w: 1 }, rates: [100, 101, 99] }], ['w']);
-    assert.equal(one.chosen?.key, 'a');
-    assert.doesNotMatch(one.note ?? '', /significantly|every other/, one.note);
-    assert.match(one.note ?? '', /^a is the only config that ran/);
-    const alone = rankIndependent(
-      [
-        { key: 'a', config: { w: 1 }, rates: [100, 101, 99] },
-        { key: 'b', config: { w: 2 }, rates: [] },
-      ],
-      ['w'],
-    );
-    assert.match(alone.note ?? '', /^a is the only config with a successful trial \(1 other had none\)/);
-  });
+  it(
+    'rankIndependent: one config, or one with successful trials, ' + 'is not "significantly faster than every other"',
+    () => {
+      const one = rankIndependent([{ key: 'a', config: { w: 1 }, rates: [100, 101, 99] }], ['w']);
+      assert.equal(one.chosen?.key, 'a');
+      assert.doesNotMatch(one.note ?? '', /significantly|every other/, one.note);
+      assert.match(one.note ?? '', /^a is the only config that ran/);
+      const alone = rankIndependent(
+        [
+          { key: 'a', config: { w: 1 }, rates: [100, 101, 99] },
+          { key: 'b', config: { w: 2 }, rates: [] },
+        ],
+        ['w'],
+      );
+      assert.match(alone.note ?? '', /^a is the only config with a successful trial \(1 other had none\)/);
+    },
+  );
 
   it('rankIndependent leaves non-finite rates out instead of crowning them', () => {
     const r = rankIndependent(

@@ -25,13 +25,16 @@ function threshold(max: number): { run: ProbeFn; calls: number[] } {
 }
 
 describe('reference finders', () => {
-  it('power-then-bisect needs about 19 trials from 2 to reach 1000 at granularity 1 (Lightning binsearch)', async () => {
-    const w = threshold(1000);
-    const r = await powerThenBisect(w.run, { init: 2, multipleOf: 1, ceiling: 1 << 20 });
-    assert.equal(r.max, 1000);
-    assert.equal(r.probes, 19);
-    assert.deepEqual(w.calls.slice(0, 10), [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
-  });
+  it(
+    'power-then-bisect needs about 19 trials from 2 to reach 1000 ' + 'at granularity 1 (Lightning binsearch)',
+    async () => {
+      const w = threshold(1000);
+      const r = await powerThenBisect(w.run, { init: 2, multipleOf: 1, ceiling: 1 << 20 });
+      assert.equal(r.max, 1000);
+      assert.equal(r.probes, 19);
+      assert.deepEqual(w.calls.slice(0, 10), [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]);
+    },
+  );
 
   it('shrink-on-OOM multiplies by 0.9 and returns the first size that runs (Accelerate)', async () => {
     const w = threshold(700);

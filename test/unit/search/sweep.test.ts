@@ -84,23 +84,26 @@ describe('race', () => {
     assert.ok(race.trialSeconds <= 0.4 * full.trialSeconds, `${race.trialSeconds} vs ${full.trialSeconds}`);
   });
 
-  it('keeps identical configs tied, stops once they are within the noise band, and chooses the cheapest of them', async () => {
-    const flat = (c: Config) => (Number(c['num_workers']) >= 2 ? 1000 : 500);
-    const r = await runSweep(arms(flat, 0.005).run, base({}));
-    const fast = r.arms.filter((x) => Number(x.config['num_workers']) >= 2);
-    assert.ok(
-      fast.every((x) => x.status === 'finished'),
-      'no identical config is eliminated',
-    );
-    assert.ok(r.arms.filter((x) => Number(x.config['num_workers']) < 2).every((x) => x.status === 'eliminated'));
-    assert.deepEqual(new Set(r.ranking.tied.map((t) => t.key)), new Set(fast.map((x) => x.key)));
-    assert.equal(r.ranking.chosen?.key, 'num_workers=2 prefetch_factor=2', 'fewest workers, least prefetch');
-    assert.ok(r.rounds < 8, `stopped after ${r.rounds} rounds`);
-    assert.match(
-      r.notes.join('\n'),
-      new RegExp(`race stopped after ${r.rounds} rounds: the 6 configs left are within 2.0% of the leader`),
-    );
-  });
+  it(
+    'keeps identical configs tied, stops once they are within the noise band, ' + 'and chooses the cheapest of them',
+    async () => {
+      const flat = (c: Config) => (Number(c['num_workers']) >= 2 ? 1000 : 500);
+      const r = await runSweep(arms(flat, 0.005).run, base({}));
+      const fast = r.arms.filter((x) => Number(x.config['num_workers']) >= 2);
+      assert.ok(
+        fast.every((x) => x.status === 'finished'),
+        'no identical config is eliminated',
+      );
+      assert.ok(r.arms.filter((x) => Number(x.config['num_workers']) < 2).every((x) => x.status === 'eliminated'));
+      assert.deepEqual(new Set(r.ranking.tied.map((t) => t.key)), new Set(fast.map((x) => x.key)));
+      assert.equal(r.ranking.chosen?.key, 'num_workers=2 prefetch_factor=2', 'fewest workers, least prefetch');
+      assert.ok(r.rounds < 8, `stopped after ${r.rounds} rounds`);
+      assert.match(
+        r.notes.join('\n'),
+        new RegExp(`race stopped after ${r.rounds} rounds: the 6 configs left are within 2.0% of the leader`),
+      );
+    },
+  );
 
   it('keeps the leader when the tied configs are not shown to be within the noise band of it', async () => {
     const four = grid({ num_workers: [0, 1, 2, 3], prefetch_factor: [2] });
@@ -174,7 +177,10 @@ describe('grid', () => {
     assert.ok(r.arms.every((x) => x.ci?.method === 'pooled-log-t'));
     assert.match(
       r.notes.join('\n'),
-      /12 config\(s\) ran fewer than 3 trials: their CIs use the between-trial spread pooled over the stage's configs \(12 degrees of freedom\)/,
+      new RegExp(
+        '12 config\\(s\\) ran fewer than 3 trials: ' +
+          "their CIs use the between-trial spread pooled over the stage's configs \\(12 degrees of freedom\\)",
+      ),
     );
     const best = r.arms.find((x) => x.key === BEST)!;
     assert.ok(best.ci!.low < 1500 && best.ci!.high > 1500);

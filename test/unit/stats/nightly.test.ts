@@ -116,30 +116,34 @@ describe('nightly gate: replay', () => {
     assert.ok(r!.nights.slice(22).every((n) => n.status === 'accepted'));
   });
 
-  it('an acknowledged night that is not flagged (a pinned baseline) starts a level too: later nights are tested against it', () => {
-    const series = [...nights(14, 0.01, 10), ...nights(6, 0.01, 11, 80)];
-    const [free] = replayNights([series]);
-    // Without the pin the drop at night 14 is flagged against the nights before it.
-    assert.equal(free!.nights[14]!.direction, 'regression');
-    const [pinned] = replayNights([series], new Set([16]));
-    assert.equal(pinned!.nights[16]!.status, 'acknowledged');
-    assert.deepEqual(
-      pinned!.changes.map((c) => [c.index, c.how, c.direction]),
-      [[14, 'acknowledged', 'regression']],
-    );
-    // Pinning an unflagged night of the old level: nights after it are tested against it and its successors.
-    const flat = nights(20, 0.01, 12);
-    const [p] = replayNights([flat], new Set([5]));
-    assert.deepEqual(
-      p!.changes.map((c) => [c.index, c.how]),
-      [[5, 'acknowledged']],
-    );
-    assert.equal(p!.nights[5]!.status, 'acknowledged');
-    assert.ok(
-      p!.nights.slice(12).every((n) => n.status === 'accepted' && n.test!.reference[0]! >= 5),
-      JSON.stringify(p!.nights.slice(12).map((n) => n.test?.reference)),
-    );
-  });
+  it(
+    'an acknowledged night that is not flagged (a pinned baseline) ' +
+      'starts a level too: later nights are tested against it',
+    () => {
+      const series = [...nights(14, 0.01, 10), ...nights(6, 0.01, 11, 80)];
+      const [free] = replayNights([series]);
+      // Without the pin the drop at night 14 is flagged against the nights before it.
+      assert.equal(free!.nights[14]!.direction, 'regression');
+      const [pinned] = replayNights([series], new Set([16]));
+      assert.equal(pinned!.nights[16]!.status, 'acknowledged');
+      assert.deepEqual(
+        pinned!.changes.map((c) => [c.index, c.how, c.direction]),
+        [[14, 'acknowledged', 'regression']],
+      );
+      // Pinning an unflagged night of the old level: nights after it are tested against it and its successors.
+      const flat = nights(20, 0.01, 12);
+      const [p] = replayNights([flat], new Set([5]));
+      assert.deepEqual(
+        p!.changes.map((c) => [c.index, c.how]),
+        [[5, 'acknowledged']],
+      );
+      assert.equal(p!.nights[5]!.status, 'acknowledged');
+      assert.ok(
+        p!.nights.slice(12).every((n) => n.status === 'accepted' && n.test!.reference[0]! >= 5),
+        JSON.stringify(p!.nights.slice(12).map((n) => n.test?.reference)),
+      );
+    },
+  );
 
   it('minDrop ignores a significant drop smaller than the threshold; missing nights are skipped', () => {
     const series: (number | null)[] = [...nights(20, 0.002, 10), null, 97];

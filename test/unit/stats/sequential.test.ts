@@ -19,7 +19,8 @@ const close = (a: number, b: number, tol: number) => assert.ok(Math.abs(a - b) <
 
 describe("Student's t", () => {
   it('matches published quantiles', () => {
-    // Standard tables: t(0.975; 1) = 12.706, t(0.975; 4) = 2.776, t(0.975; 19) = 2.093, t(0.995; 10) = 3.169, t(0.9995; 30) = 3.646.
+    // Standard tables: t(0.975; 1) = 12.706, t(0.975; 4) = 2.776, t(0.975; 19) = 2.093,
+    // t(0.995; 10) = 3.169, t(0.9995; 30) = 3.646.
     for (const [p, df, q] of [
       [0.975, 1, 12.7062],
       [0.975, 4, 2.77645],

@@ -91,7 +91,8 @@ describe('damaged and foreign files', () => {
       (e: unknown) =>
         e instanceof ConfigError &&
         e.message.startsWith(
-          `${join(dir, 'run.json')}:${line}: run.json does not have the shape tunebench writes at field "result.stages[1].kind"`,
+          `${join(dir, 'run.json')}:${line}: ` +
+            'run.json does not have the shape tunebench writes at field "result.stages[1].kind"',
         ),
     );
     run.result.stages[1].kind = 'sweep';

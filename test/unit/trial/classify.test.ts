@@ -102,7 +102,8 @@ describe('the OOM pattern table', () => {
   const samples: [string, string][] = [
     [
       'onnxruntime',
-      'Non-zero status code returned while running FusedMatMul node. Status Message: Failed to allocate memory for requested buffer of size 1073741824',
+      'Non-zero status code returned while running FusedMatMul node. ' +
+        'Status Message: Failed to allocate memory for requested buffer of size 1073741824',
     ],
     ['v8', 'RangeError: Array buffer allocation failed'],
     ['v8', 'FATAL ERROR: v8::ArrayBuffer::New Allocation failed - process out of memory'],
@@ -112,7 +113,8 @@ describe('the OOM pattern table', () => {
     ],
     [
       'pytorch',
-      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: you tried to allocate 34359738368 bytes. Error code 12 (Cannot allocate memory)",
+      "RuntimeError: [enforce fail at alloc_cpu.cpp:75] data. DefaultCPUAllocator: can't allocate memory: " +
+        'you tried to allocate 34359738368 bytes. Error code 12 (Cannot allocate memory)',
     ],
     ['c++', "terminate called after throwing an instance of 'std::bad_alloc'"],
     ['python', 'Traceback (most recent call last):\nMemoryError'],

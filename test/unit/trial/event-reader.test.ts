@@ -27,7 +27,8 @@ describe('EventReader', () => {
     const path = join(tempDir(), 'events.jsonl');
     appendFileSync(
       path,
-      'garbage\n{"event":"custom","x":1}\n{"event":"step","samples":"8","seconds":1}\n{"event":"step","samples":8,"seconds":1,"gpu_util":0.9}\n',
+      'garbage\n{"event":"custom","x":1}\n{"event":"step","samples":"8","seconds":1}\n' +
+        '{"event":"step","samples":8,"seconds":1,"gpu_util":0.9}\n',
     );
     const reader = new EventReader(path);
     reader.finish();

@@ -54,20 +54,23 @@ describe('argument templates', () => {
     );
   });
 
-  it('turns a flag on for true, "true" and 1, off for false, "false", 0 and no value, and refuses anything else', () => {
-    for (const v of [true, 'true', 1])
-      assert.deepEqual(expandArgs(['{pin_memory?--pin-memory}'], { pin_memory: v }), ['--pin-memory'], String(v));
-    for (const v of [false, 'false', 0, undefined])
-      assert.deepEqual(
-        expandArgs(['a', '{pin_memory?--pin-memory}'], v === undefined ? {} : { pin_memory: v }),
-        ['a'],
-        String(v),
+  it(
+    'turns a flag on for true, "true" and 1, ' + 'off for false, "false", 0 and no value, and refuses anything else',
+    () => {
+      for (const v of [true, 'true', 1])
+        assert.deepEqual(expandArgs(['{pin_memory?--pin-memory}'], { pin_memory: v }), ['--pin-memory'], String(v));
+      for (const v of [false, 'false', 0, undefined])
+        assert.deepEqual(
+          expandArgs(['a', '{pin_memory?--pin-memory}'], v === undefined ? {} : { pin_memory: v }),
+          ['a'],
+          String(v),
+        );
+      assert.throws(
+        () => expandArgs(['{pin_memory?--pin-memory}'], { pin_memory: 'yes' }),
+        /argument "\{pin_memory\?--pin-memory\}" is the flag \{pin_memory\?--pin-memory\}: \{pin_memory\} must be true or false \(or 1\/0\), got "yes"/,
       );
-    assert.throws(
-      () => expandArgs(['{pin_memory?--pin-memory}'], { pin_memory: 'yes' }),
-      /argument "\{pin_memory\?--pin-memory\}" is the flag \{pin_memory\?--pin-memory\}: \{pin_memory\} must be true or false \(or 1\/0\), got "yes"/,
-    );
-  });
+    },
+  );
 
   it('finds the program part: leading arguments without parameters, not the option of a separate value', () => {
     assert.equal(programLength(['train.py', '--bs={batch_size}']), 1);
@@ -95,40 +98,54 @@ describe('the command workload with templates', () => {
     '/jobs',
   );
 
-  it('runs a trial with what the config has: defaults filled, optional and false flags left out, the config untouched', () => {
-    const t = workload.command({ batch_size: 8, note: "it's $HOME" }, { warmupSteps: 1, steps: 2 });
-    assert.deepEqual(t.argv, [
-      '/usr/bin/python3',
-      'train.py',
-      '--batch-size=8',
-      '--num-workers=0',
-      "--note=it's $HOME",
-    ]);
-    assert.equal(
-      t.env['TUNEBENCH_CONFIG'],
-      JSON.stringify({ batch_size: 8, note: "it's $HOME" }),
-      'a default does not enter the config',
-    );
-    assert.equal(t.env['TUNEBENCH_NUM_WORKERS'], undefined);
-    assert.equal(t.env['FIXED'], 'x');
-    assert.ok(!('LEVEL' in t.env), 'an optional variable without a value is not set');
-    assert.equal(t.cwd, '/jobs');
-  });
+  it(
+    'runs a trial with what the config has: defaults filled, ' +
+      'optional and false flags left out, the config untouched',
+    () => {
+      const t = workload.command({ batch_size: 8, note: "it's $HOME" }, { warmupSteps: 1, steps: 2 });
+      assert.deepEqual(t.argv, [
+        '/usr/bin/python3',
+        'train.py',
+        '--batch-size=8',
+        '--num-workers=0',
+        "--note=it's $HOME",
+      ]);
+      assert.equal(
+        t.env['TUNEBENCH_CONFIG'],
+        JSON.stringify({ batch_size: 8, note: "it's $HOME" }),
+        'a default does not enter the config',
+      );
+      assert.equal(t.env['TUNEBENCH_NUM_WORKERS'], undefined);
+      assert.equal(t.env['FIXED'], 'x');
+      assert.ok(!('LEVEL' in t.env), 'an optional variable without a value is not set');
+      assert.equal(t.cwd, '/jobs');
+    },
+  );
 
-  it('gives the training command and its arguments without the interpreter and script, and no measurement variables', () => {
-    const t = workload.training({
-      batch_size: 64,
-      num_workers: 2,
-      prefetch_factor: 4,
-      pin_memory: true,
-      note: 'n',
-      level: 'NVL',
-    });
-    assert.deepEqual(t.args, ['--batch-size=64', '--num-workers=2', '--prefetch-factor=4', '--pin-memory', '--note=n']);
-    assert.deepEqual(t.argv, ['/usr/bin/python3', 'train.py', ...t.args]);
-    assert.equal(t.env['LEVEL'], 'NVL');
-    assert.equal(t.env['TUNEBENCH_BATCH_SIZE'], '64');
-    assert.equal(t.env['TUNEBENCH_STEPS'], undefined);
-    assert.match(t.env['PYTHONPATH']!, /harness\/workloads\/python/);
-  });
+  it(
+    'gives the training command and its arguments without the interpreter and script, ' +
+      'and no measurement variables',
+    () => {
+      const t = workload.training({
+        batch_size: 64,
+        num_workers: 2,
+        prefetch_factor: 4,
+        pin_memory: true,
+        note: 'n',
+        level: 'NVL',
+      });
+      assert.deepEqual(t.args, [
+        '--batch-size=64',
+        '--num-workers=2',
+        '--prefetch-factor=4',
+        '--pin-memory',
+        '--note=n',
+      ]);
+      assert.deepEqual(t.argv, ['/usr/bin/python3', 'train.py', ...t.args]);
+      assert.equal(t.env['LEVEL'], 'NVL');
+      assert.equal(t.env['TUNEBENCH_BATCH_SIZE'], '64');
+      assert.equal(t.env['TUNEBENCH_STEPS'], undefined);
+      assert.match(t.env['PYTHONPATH']!, /harness\/workloads\/python/);
+    },
+  );
 });
