@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The tunebench command: wires the subcommands and reports each error once with a documented exit code.
 import { Command, CommanderError } from 'commander';
-import { createRequire } from 'node:module';
 import { hardExit } from '../engine/hard-exit.js';
 import { terminalLines } from '../engine/progress.js';
 import { ConfigError, DetachedError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
@@ -13,14 +12,12 @@ import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
 import { registerSlurm } from './slurm.js';
 import { registerValidate } from './validate.js';
-
-const require = createRequire(import.meta.url);
-const { version } = require('../../../package.json') as { version: string };
+import { versionLine } from './version.js';
 
 export async function main(argv: string[] = process.argv): Promise<number> {
   const program = new Command('tunebench')
     .description('autotuning benchmark harness for ML jobs: max batch, sweeps, claims, with evidence')
-    .version(version)
+    .version(versionLine(), '-V, --version', 'print the version and the commit it was built from')
     .exitOverride()
     .showHelpAfterError()
     .addHelpText(
