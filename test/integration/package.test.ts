@@ -19,14 +19,20 @@ function headCommit(): string | null {
   }
 }
 
+/**
+ * The environment of a fresh shell: without the npm_* variables of the npm or npx that runs this
+ * suite (under `npx -p node@24 -- npm test`, npm_config_package would make the inner npx fetch node).
+ */
+const SHELL_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+const inShell = { env: SHELL_ENV, extendEnv: false, all: true, reject: false } as const;
+
 describe('the packed package', () => {
   it('installs from its tarball into an empty folder and runs: --version names the commit, validate works', async () => {
     const packDir = tempDir();
     // `npm test` has just built dist/ (pretest), so the pack skips `prepare` rather than build again.
     const pack = await execa('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir], {
       cwd: ROOT,
-      all: true,
-      reject: false,
+      ...inShell,
     });
     assert.equal(pack.exitCode, 0, pack.all);
     const tarball = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
@@ -40,7 +46,7 @@ describe('the packed package', () => {
     const install = await execa(
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', join(packDir, tarball)],
-      { cwd: app, all: true, reject: false },
+      { cwd: app, ...inShell },
     );
     assert.equal(install.exitCode, 0, install.all);
     const installed = join(app, 'node_modules', 'tunebench');
@@ -48,11 +54,7 @@ describe('the packed package', () => {
       assert.ok(existsSync(join(installed, f)), `the package holds ${f}`);
     }
 
-    const version = await execa('npx', ['--no-install', 'tunebench', '--version'], {
-      cwd: app,
-      all: true,
-      reject: false,
-    });
+    const version = await execa('npx', ['--no-install', 'tunebench', '--version'], { cwd: app, ...inShell });
     assert.equal(version.exitCode, 0, version.all);
     const commit = headCommit();
     assert.match(version.stdout, /^\d+\.\d+\.\d+ \(commit ([0-9a-f]{12}|unknown)\)$/);
@@ -62,11 +64,7 @@ describe('the packed package', () => {
     const validate = await execa(
       'npx',
       ['--no-install', 'tunebench', 'validate', join(installed, 'experiments', 'default.yaml')],
-      {
-        cwd: app,
-        all: true,
-        reject: false,
-      },
+      { cwd: app, ...inShell },
     );
     assert.equal(validate.exitCode, 0, validate.all);
     assert.match(validate.stdout, /valid \(\d+ stages?: /);
