@@ -1,7 +1,7 @@
 // Files that tunebench wrote and reads back go through their schemas: the previous format still
 // reads, and a damaged or foreign file gets a message naming the file, the line and the field.
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
@@ -155,13 +155,18 @@ describe('damaged and foreign files', () => {
     assert.equal(first.runs.length, 1);
     const cacheFile = readdirSync(reports).find((f) => f.endsWith('.json'));
     assert.ok(cacheFile, 'the index wrote its cache');
-    writeFileSync(
-      join(reports, cacheFile),
-      JSON.stringify({
-        version: 1,
-        entries: { [join(reports, 'format-v1', 'run-a')]: { size: 1, mtime: 2, entry: { run_id: 7 } } },
-      }),
-    );
+    // The run.json's own size and time: the cache entry is a hit, so only its shape can send it back.
+    const dir = join(reports, 'format-v1', 'run-a');
+    const st = statSync(join(dir, 'run.json'));
+    const cacheWith = (entry: unknown) =>
+      writeFileSync(
+        join(reports, cacheFile),
+        JSON.stringify({ version: 1, entries: { [dir]: { size: st.size, mtime: st.mtimeMs, entry } } }),
+      );
+    // Control: a well-formed entry with matching size and time is trusted as it is.
+    cacheWith({ ...first.runs[0]!, env_label: 'from the cache' });
+    assert.equal(indexRuns(reports).runs[0]!.env_label, 'from the cache');
+    cacheWith({ run_id: 7 });
     const again = indexRuns(reports);
     assert.equal(again.runs.length, 1);
     assert.equal(again.runs[0]!.run_id, first.runs[0]!.run_id);
