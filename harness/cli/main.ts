@@ -11,6 +11,7 @@ import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
 import { registerSlurm } from './slurm.js';
+import { joinScanFlags, registerClaim, registerTime } from './time.js';
 import { registerValidate } from './validate.js';
 import { versionLine } from './version.js';
 
@@ -27,6 +28,8 @@ export async function main(argv: string[] = process.argv): Promise<number> {
         '4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.',
     );
   registerRun(program);
+  registerTime(program);
+  registerClaim(program);
   registerReport(program);
   registerCompare(program);
   registerClaims(program);
@@ -35,7 +38,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerValidate(program);
   registerSchema(program);
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(joinScanFlags(argv));
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -39,6 +39,8 @@ export const trialRecordSchema = z.object({
   /** Timed steps (warm-up excluded). */
   steps: z.array(stepSampleSchema),
   warmup_steps: z.number(),
+  /** "process": the program sent no step events, so its whole run was timed as one step (absent: steps). */
+  timing: z.literal('process').optional(),
   /** The warm-up steps as reported (records before this field have only the count). */
   warmup: z.array(stepSampleSchema).optional(),
   /**

@@ -108,3 +108,35 @@ function assertSameTrial(
     );
   }
 }
+
+/**
+ * `count` untimed trials of each arm, in turn, before a stage's first timed trial (warm file caches,
+ * JIT, lazy imports). They are journaled like any trial (so a resumed run retraces them), and no
+ * statistic uses them. A failed warm-up is noted: the timed trials of that arm will say more.
+ */
+export async function runWarmups(
+  ctx: StageContext,
+  stage: string,
+  count: number,
+  arms: readonly TrialSpec[],
+  show: string[],
+): Promise<void> {
+  if (count === 0 || arms.length === 0) return;
+  const all = Array.from({ length: count }, (_, k) =>
+    arms.map((a): TrialSpec => ({ ...a, role: `warm-up ${k + 1}` })),
+  ).flat();
+  await planTrials(ctx, all);
+  for (const [i, t] of all.entries()) {
+    const record = await runJournaledTrial(
+      ctx,
+      stage,
+      t.role,
+      t.config,
+      t.measure,
+      { n: i + 1, ofAbout: all.length, show },
+      t.argv,
+    );
+    if (record.outcome !== 'ok')
+      ctx.progress.note(`${stage}: warm-up trial ${record.index} ended ${record.outcome} (${record.reason})`);
+  }
+}

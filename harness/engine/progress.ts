@@ -56,8 +56,9 @@ export function describeConfig(config: Config, keys?: readonly string[]): string
 }
 
 export function describeOutcome(r: TrialRecord): string {
+  // A program timed as a whole process has no samples/s of its own: its wall time is the figure.
   const sps =
-    typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second)
+    r.timing !== 'process' && typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second)
       ? ` ${r.samples_per_second.toFixed(1)} samples/s`
       : '';
   return `${r.outcome}${sps} (${formatSeconds(r.wall_seconds)})`;

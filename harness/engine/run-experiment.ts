@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigError, DetachedError, StoppedError, StoreError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
-import { loadExperiment } from '../experiment/load.js';
+import { loadExperiment, type LoadedExperiment } from '../experiment/load.js';
 import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { argsWritten, buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
@@ -38,6 +38,8 @@ import {
 
 export interface RunOptions {
   experimentPath: string;
+  /** An experiment built in memory (the one-line commands); experimentPath is then not read. */
+  loaded?: LoadedExperiment;
   outDir: string;
   progress: Progress;
   signal?: AbortSignal;
@@ -50,7 +52,7 @@ export interface RunOptions {
 
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const started = Date.now();
-  const { experiment, source, text } = loadExperiment(opts.experimentPath);
+  const { experiment, source, text } = opts.loaded ?? loadExperiment(opts.experimentPath);
   opts.adjust?.(experiment);
   if (opts.executor) experiment.executor = { ...experiment.executor, kind: opts.executor };
   const workload: Workload = createWorkload(experiment.workload, experiment.seed, source);

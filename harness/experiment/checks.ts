@@ -217,6 +217,17 @@ function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues:
         });
     }
   });
+  if (stage.commands !== undefined) {
+    if (e.workload.kind !== 'command')
+      issues.push({ path: `stages[${i}].commands`, message: 'per-arm commands need a command workload' });
+    const arms = stage.arms.map(String);
+    for (const key of Object.keys(stage.commands))
+      if (!arms.includes(key))
+        issues.push({
+          path: `stages[${i}].commands.${JSON.stringify(key)}`,
+          message: `names no arm: expected one of ${arms.map((a) => JSON.stringify(a)).join(', ')}`,
+        });
+  }
   if (stage.baseline !== undefined && !stage.arms.includes(stage.baseline)) {
     issues.push({
       path: `stages[${i}].baseline`,
@@ -271,8 +282,12 @@ export function checkExperiment(e: Experiment): Issue[] {
     if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
     else checkCompare(e, stage, i, issues);
     const varies = stage.kind === 'sweep' ? 'batch_size' in stage.params : stage.param === 'batch_size';
+    // A command workload has a batch only where its templates use one (checked in template-checks.ts).
     const batchKnown =
-      e.workload.params.batch_size !== undefined || varies || e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+      e.workload.kind === 'command' ||
+      e.workload.params.batch_size !== undefined ||
+      varies ||
+      e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
     if (!batchKnown)
       issues.push({
         path: `stages[${i}]`,

@@ -77,6 +77,16 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
   const env = Object.entries(workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]);
   const command = (argv: readonly string[], path: string) =>
     argv.map((arg, j): [string, string] => [`${path}[${j}]`, arg]);
+  const prepare = workload.prepare ? command(workload.prepare, 'workload.prepare') : [];
+  /** A compare's own commands per arm, and whether some arm runs workload.command. */
+  const armCommands = (st: StageSpec, i: number) => {
+    const own = st.kind === 'compare' ? (st.commands ?? {}) : {};
+    const usesDefault = st.kind !== 'compare' || st.arms.some((a) => own[String(a)] === undefined);
+    return [
+      ...(usesDefault ? command(workload.command, 'workload.command') : []),
+      ...Object.entries(own).flatMap(([arm, argv]) => command(argv, `stages[${i}].commands.${JSON.stringify(arm)}`)),
+    ];
+  };
   const reported = new Set<string>();
   const check = (templates: [string, string][], known: Map<string, Known>, where: string, i: number) => {
     for (const [path, text] of templates) {
@@ -130,6 +140,7 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
         check(
           [
             ...(own ? command(own, `stages[${i}].${side}_command`) : command(workload.command, 'workload.command')),
+            ...prepare,
             ...env,
           ],
           sideKnown,
@@ -141,13 +152,14 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
     }
     const mine = new Map(known);
     merge(mine, varied(st, i));
-    check([...command(workload.command, 'workload.command'), ...env], mine, label(st, i), i);
+    check([...armCommands(st, i), ...prepare, ...env], mine, label(st, i), i);
     merge(known, varied(st, i));
   });
   checkFlagValues(
     e,
     [
       ...command(workload.command, 'workload.command'),
+      ...prepare,
       ...env,
       ...e.stages.flatMap((st, i) =>
         st.kind === 'claim'
@@ -155,7 +167,7 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
               ...command(st.baseline_command ?? [], `stages[${i}].baseline_command`),
               ...command(st.candidate_command ?? [], `stages[${i}].candidate_command`),
             ]
-          : [],
+          : armCommands(st, i),
       ),
     ],
     issues,

@@ -107,6 +107,7 @@ function confirmStage(
     budget: {},
     tolerance: 0.2,
     noise_band: 0.01,
+    warmup_trials: 0,
   };
   if (tonight.kind === 'claim')
     return {

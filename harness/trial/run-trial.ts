@@ -1,10 +1,10 @@
 // Turns one configuration into one trial record: builds the command, runs it, summarises the steps.
-import { TrialError } from '../errors.js';
+import { ConfigError, TrialError } from '../errors.js';
 import type { Experiment } from '../experiment/schema.js';
 import { stepLatency } from '../stats/summary.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
-import type { MeasureSteps, Workload } from '../workloads/workload.js';
+import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload.js';
 import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
@@ -32,6 +32,8 @@ export interface TrialRequest {
 export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<TrialRecord> {
   const config = { ...ctx.workload.fixedParams, ...req.config };
   const command = ctx.workload.command(config, req.measure, req.argv);
+  const trialId = `t${String(req.index).padStart(4, '0')}`;
+  if (command.prepare) await runPrepare(ctx, command, trialId, req.index);
   const startedAt = new Date().toISOString();
   const result = await runProcessTrial({
     argv: command.argv,
@@ -42,7 +44,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     mechanism: ctx.limits.mechanism,
     eventsRequired: command.eventsRequired,
     scratchDir: ctx.scratchDir,
-    trialId: `t${String(req.index).padStart(4, '0')}`,
+    trialId,
     ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
@@ -70,7 +72,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
       if (typeof vm === 'number') reportedLimited = vm;
     }
   }
-  if (steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired) {
+  const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
+  if (processTimed) {
     // Whole-process timing for programs that ignore the protocol.
     steps.push({ samples: Number(config['batch_size'] ?? 1), seconds: result.wallSeconds });
   }
@@ -114,6 +117,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     signal: result.signal,
     steps,
     warmup_steps: warmupSteps.length,
+    ...(processTimed ? { timing: 'process' as const } : {}),
     warmup: warmupSteps,
     ...(epochs.size > 0 ? { epochs: epochs.size } : {}),
     samples_per_second: ratioThroughput(steps),
@@ -150,4 +154,33 @@ export function stepOverrun(reported: number, measure: MeasureSteps): string | u
 
 function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {
   return dataWait === undefined ? { samples, seconds } : { samples, seconds, data_wait_seconds: dataWait };
+}
+
+/**
+ * The workload's prepare command, untimed, before a trial: same environment, working directory and
+ * timeout, no memory cap. A failure stops the run (the trials so far stay in the journal): a trial
+ * after a failed preparation would measure something else.
+ */
+async function runPrepare(ctx: TrialContext, command: TrialCommand, trialId: string, index: number): Promise<void> {
+  const argv = command.prepare!;
+  const result = await runProcessTrial({
+    argv,
+    env: command.env,
+    ...(command.cwd ? { cwd: command.cwd } : {}),
+    timeoutSeconds: ctx.limits.timeout,
+    mechanism: 'none',
+    eventsRequired: false,
+    scratchDir: ctx.scratchDir,
+    trialId: `${trialId}-prepare`,
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  if (result.aborted) throw new TrialError(`the prepare command of trial ${index} was stopped before it finished`);
+  if (result.outcome !== 'ok') {
+    const tail = result.stderrTail.trim().split('\n').slice(-3).join(' | ');
+    throw new ConfigError(
+      `the prepare command ${JSON.stringify(argv.join(' '))} failed before trial ${index} ` +
+        `(${result.outcome}: ${result.reason})${tail ? `; stderr: ${tail}` : ''}; ` +
+        'it runs before every trial and must exit 0: fix it, or remove workload.prepare (--prepare)',
+    );
+  }
 }

@@ -14,6 +14,8 @@ export interface TrialCommand {
   cwd?: string;
   /** True when the program speaks the events protocol and exiting without steps is an error. */
   eventsRequired: boolean;
+  /** A program run before the trial, untimed, with the same environment and working directory. */
+  prepare?: string[];
 }
 
 /** How to run the user's own program with a config outside tunebench (no measurement variables). */

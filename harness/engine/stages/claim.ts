@@ -9,7 +9,7 @@ import { ratioThroughput } from '../../stats/throughput.js';
 import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
+import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '../context.js';
 import type {
   ClaimMetric,
   ClaimSummary,
@@ -86,6 +86,7 @@ export async function runClaimStage(
       ...(argv ? { argv } : {}),
     };
   };
+  await runWarmups(ctx, name, spec.warmup_trials, [specOf('baseline', 0), specOf('candidate', 0)], changed);
   const out = await runClaimPairs(
     async (side, pair) => {
       n += 1;

@@ -10,7 +10,7 @@ import { logMeanInterval } from '../../stats/log-ratio.js';
 import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
+import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '../context.js';
 import type {
   CompareArmRow,
   CompareSummary,
@@ -37,21 +37,30 @@ export async function runCompareStage(
   const records = new Map<string, TrialRecord[]>();
   let n = 0;
   const expected = spec.arms.length * spec.repeats;
-  const specOf = (config: Config, o: { role: string; round: number }): TrialSpec => ({
-    stage: name,
-    role: `${o.role} round ${o.round + 1}`,
-    config: { ...ctx.baseConfig, ...config },
-    measure: { warmupSteps: exp.measure.warmup_steps, steps },
-  });
+  const argvOf = (config: Config) => spec.commands?.[String(config[param])];
+  const specOf = (config: Config, o: { role: string; round: number }): TrialSpec => {
+    const argv = argvOf(config);
+    return {
+      stage: name,
+      role: `${o.role} round ${o.round + 1}`,
+      config: { ...ctx.baseConfig, ...config },
+      measure: { warmupSteps: exp.measure.warmup_steps, steps },
+      ...(argv ? { argv } : {}),
+    };
+  };
   const memoryOf = (r: TrialRecord) => r.peak_device_bytes ?? r.peak_rss_bytes;
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
-    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, {
-      n,
-      ofAbout: Math.max(n, expected),
-      show: [param],
-    });
+    const record = await runJournaledTrial(
+      ctx,
+      name,
+      s.role,
+      s.config,
+      s.measure,
+      { n, ofAbout: Math.max(n, expected), show: [param] },
+      s.argv,
+    );
     const list = records.get(keyOf(config)) ?? [];
     list.push(record);
     records.set(keyOf(config), list);
@@ -63,6 +72,13 @@ export async function runCompareStage(
       memory: memoryOf(record),
     };
   };
+  await runWarmups(
+    ctx,
+    name,
+    spec.warmup_trials,
+    spec.arms.map((v) => specOf({ [param]: v }, { role: 'warm-up', round: 0 })),
+    [param],
+  );
   const baseIndex = Math.max(0, spec.arms.indexOf(baseline));
   const result = await runCompare(run, {
     arms: spec.arms.map((v) => ({ [param]: v })),

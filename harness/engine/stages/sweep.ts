@@ -6,7 +6,7 @@ import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
 import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
-import { planTrials, runJournaledTrial, type StageContext } from '../context.js';
+import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '../context.js';
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
@@ -75,6 +75,13 @@ export async function runSweepStage(
     indices.set(keyOf(config), list);
     return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds };
   };
+  await runWarmups(
+    ctx,
+    name,
+    spec.warmup_trials,
+    runnable.map((c) => specOf(c, { role: 'warm-up' })),
+    names,
+  );
   const result = await runSweep(run, {
     strategy,
     configs: runnable,

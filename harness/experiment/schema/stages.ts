@@ -13,6 +13,7 @@ import {
   paramRecord,
   paramValue,
   positiveInt,
+  record,
   size,
   str,
 } from '../fields.js';
@@ -22,6 +23,10 @@ export const SWEEP_REPEATS = { grid: 3, race: 8 } as const;
 
 const stageName = str().optional();
 const stepsOverride = positiveInt('timed steps per trial (default measure.steps)').optional();
+
+const warmupTrials = nonNegativeInt(
+  'untimed trials of each arm before the first timed one (file caches, JIT, lazy imports); not used in any statistic',
+).default(0);
 
 const budget = object({
   trials: positiveInt('stop after this many trials').optional(),
@@ -118,6 +123,7 @@ export const sweepStage = object(
       'race: stop when every config left is within this fraction of the leader',
     ).default(0.02),
     steps: stepsOverride,
+    warmup_trials: warmupTrials,
     budget: budget.prefault({}),
     constraints: sweepConstraints.prefault({}),
     cost: list(str(), {
@@ -150,6 +156,12 @@ export const compareStage = object(
       'the most rounds: rounds are added until every arm is decided (faster, slower or within the noise band)',
     ).default(20),
     steps: stepsOverride,
+    warmup_trials: warmupTrials,
+    commands: record(
+      list(str(), { min: 1 }),
+      "command workloads: an arm's own program and arguments, keyed by the arm's value, replacing workload.command",
+      { noun: 'arm' },
+    ).optional(),
     budget: budget.prefault({}),
     noise_band: num(
       { min: 0, max: 0.5 },
@@ -201,6 +213,7 @@ export const claimStage = object(
       20,
     ),
     steps: stepsOverride,
+    warmup_trials: warmupTrials,
     budget: budget.prefault({}),
     requires: oneOf(
       ['cuda'] as const,

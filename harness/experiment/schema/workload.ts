@@ -154,6 +154,12 @@ export const commandWorkload = object(
     python: str({
       description: 'interpreter for "{python}" and for a command that starts with a .py script, e.g. /usr/bin/python3',
     }).optional(),
+    prepare: list(str(), {
+      min: 1,
+      description:
+        'a command run before every trial, untimed, with the same templates, working directory and environment ' +
+        '(clear a cache, reset output files); a failure stops the run',
+    }).optional(),
     cwd: str({ description: 'working directory, relative to the experiment file' }).optional(),
     env: record(str(), 'extra environment variables', { noun: 'variable', checkKey: envNameProblem }).optional(),
     params: paramRecord(paramValue, 'fixed parameter values').prefault({}),

@@ -27,6 +27,8 @@ export const PYTHON_ADAPTER_DIR = resolve(
 export interface CommandSpec {
   kind: 'command';
   command: string[];
+  /** Run before every trial, untimed. */
+  prepare?: string[];
   python?: string;
   cwd?: string;
   env?: Record<string, string>;
@@ -52,11 +54,13 @@ export class CommandWorkload implements Workload {
     const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH'] ?? process.env['PYTHONPATH']]
       .filter(Boolean)
       .join(delimiter);
+    const env = { ...extra, ...protocolEnv(config, measure), PYTHONPATH: pythonPath };
     return {
       argv,
-      env: { ...extra, ...protocolEnv(config, measure), PYTHONPATH: pythonPath },
+      env,
       cwd,
       eventsRequired: this.spec.protocol === 'required',
+      ...(this.spec.prepare ? { prepare: this.expand(config, this.spec.prepare).argv } : {}),
     };
   }
 

@@ -1,0 +1,184 @@
+// What `tunebench time` prints: per command, the median wall time (and samples/s where the program
+// speaks the protocol) with a distribution-free 95% CI, and the verdict the stage reached: each
+// command against the first (compare statistics), or which scanned values are tied with the best.
+import { medianInterval } from '../stats/summary.js';
+import type {
+  CompareArmRow,
+  Config,
+  Interval,
+  Outcome,
+  RunResult,
+  StageOutcome,
+  TrialRecord,
+} from '../domain/index.js';
+
+export type TimeMode = 'single' | 'compare' | 'scan';
+
+export interface TimedCommand {
+  /** The command line (or " #2" for the same command again), or the scanned values "workers=2". */
+  label: string;
+  config: Config;
+  /** Timed runs that exited 0 (warm-ups excluded). */
+  runs: number;
+  failures: Partial<Record<Outcome, number>>;
+  /** "process": the program sent no step events, so each run is its whole-process time. */
+  timing: 'process' | 'steps';
+  /** Median seconds per run, with a distribution-free CI (null below 6 runs); min and max. */
+  wall: { median: number; ci: Interval | null; min: number; max: number } | null;
+  /** Programs that send step events: median samples/s over runs, with its CI. */
+  samples_per_second: { median: number; ci: Interval | null } | null;
+  /**
+   * compare: faster / slower / no significant difference / undecided / failed, against the first;
+   * scan: best / tied with the best / slower / failed; single: measured.
+   */
+  verdict: string;
+  /** compare: speed-up against the first (its time / this time, or samples/s ratio), sequential 95% CI. */
+  speedup: CompareArmRow['throughput_ratio'];
+  /** How the verdict was reached, in words. */
+  why: string;
+}
+
+export interface TimeSummary {
+  mode: TimeMode;
+  run_dir: string;
+  commands: TimedCommand[];
+  /** One sentence per finding, for the terminal and the Markdown export. */
+  findings: string[];
+}
+
+const timed = (r: TrialRecord) => !r.role.startsWith('warm-up');
+
+function measured(label: string, config: Config, all: readonly TrialRecord[]): Omit<TimedCommand, 'verdict' | 'why'> {
+  const runs = all.filter(timed);
+  const ok = runs.filter((r) => r.outcome === 'ok');
+  const failures: Partial<Record<Outcome, number>> = {};
+  for (const r of runs) if (r.outcome !== 'ok') failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
+  const walls = ok.map((r) => r.wall_seconds);
+  const wallCi = medianInterval(walls);
+  const stepTimed = ok.some((r) => r.timing !== 'process');
+  const rates = ok.map((r) => r.samples_per_second).filter((v): v is number => v !== null && v > 0);
+  const rateCi = medianInterval(rates);
+  return {
+    label,
+    config,
+    runs: ok.length,
+    failures,
+    timing: stepTimed ? 'steps' : 'process',
+    wall:
+      walls.length === 0
+        ? null
+        : { median: wallCi?.estimate ?? median(walls), ci: wallCi, min: Math.min(...walls), max: Math.max(...walls) },
+    samples_per_second:
+      stepTimed && rates.length > 0 ? { median: rateCi?.estimate ?? median(rates), ci: rateCi } : null,
+    speedup: null,
+  };
+}
+
+function median(values: readonly number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+const byIndex = (records: readonly TrialRecord[], indices: readonly number[]) => {
+  const want = new Set(indices);
+  return records.filter((r) => want.has(r.index));
+};
+
+const x = (v: number) => `${v.toFixed(v >= 10 ? 1 : 2)}x`;
+
+/** The summary of a `tunebench time` run from its result and its trial records. */
+export function timeSummary(mode: TimeMode, result: RunResult, records: readonly TrialRecord[]): TimeSummary {
+  const stage = result.stages[0] as StageOutcome | undefined;
+  if (!stage) return { mode, run_dir: result.run_dir, commands: [], findings: ['nothing ran'] };
+  const ofStage = records.filter((r) => r.stage === stage.name);
+  if (stage.kind === 'compare') {
+    const s = stage.result;
+    const first = s.arms.find((a) => a.baseline)!;
+    const commands = s.arms.map((arm) => compareRow(arm, ofStage, String(first.value), s.noise_band));
+    const findings = commands.filter((_, i) => !s.arms[i]!.baseline).map((c) => `${c.label}: ${c.why}`);
+    findings.push(
+      'speed-ups are paired per round (the order reverses every round) with sequential 95% CIs, ' +
+        'valid at the look that decided',
+    );
+    return { mode, run_dir: result.run_dir, commands, findings };
+  }
+  if (stage.kind === 'sweep') {
+    const s = stage.result;
+    const tied = new Set(s.tied);
+    const leader = [...s.configs]
+      .filter((c) => c.throughput !== null && c.status !== 'failed')
+      .sort((a, b) => b.throughput!.estimate - a.throughput!.estimate)[0];
+    const commands = s.configs.map((row) => {
+      const label = mode === 'single' ? String(row.config['command']) : row.key;
+      const m = measured(label, row.config, byIndex(ofStage, row.trials));
+      if (mode === 'single')
+        return { ...m, verdict: m.runs > 0 ? 'measured' : 'failed', why: row.why ?? `${m.runs} runs` };
+      const verdict =
+        row.status === 'failed' || m.runs === 0
+          ? 'failed'
+          : row.key === leader?.key
+            ? 'best'
+            : tied.has(row.key)
+              ? 'tied with the best'
+              : 'slower';
+      const why =
+        verdict === 'failed'
+          ? (row.why ?? 'no run exited 0')
+          : row.status === 'eliminated'
+            ? `dropped after ${m.runs} runs: slower than the best (round-blocked test)`
+            : verdict === 'slower'
+              ? `slower than the best after ${m.runs} runs`
+              : `${m.runs} runs`;
+      return { ...m, verdict, why };
+    });
+    const findings: string[] = [];
+    if (mode === 'scan') {
+      const best = commands.find((c) => c.verdict === 'best');
+      const ties = commands.filter((c) => c.verdict === 'tied with the best');
+      findings.push(
+        best
+          ? ties.length === 0
+            ? `${best.label} is the fastest, significantly ahead of every other value`
+            : `${best.label} is the fastest by estimate; tied with it (no significant difference): ` +
+              `${ties.map((t) => t.label).join(', ')}`
+          : 'no value ran successfully',
+      );
+      if (stage.chosen && Object.keys(stage.chosen).length > 0) {
+        const chosen = Object.entries(stage.chosen)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ');
+        if (ties.length > 0)
+          findings.push(`chosen: ${chosen}, the cheapest of the tied values (smaller numbers count as cheaper)`);
+      }
+      findings.push(
+        'values are run in interleaved rounds; a value is dropped once a round-blocked test finds it slower',
+      );
+    }
+    return { mode, run_dir: result.run_dir, commands, findings };
+  }
+  throw new Error(`tunebench time: unexpected ${stage.kind} stage`);
+}
+
+function compareRow(arm: CompareArmRow, records: readonly TrialRecord[], first: string, band: number): TimedCommand {
+  const m = measured(String(arm.value), { command: arm.value }, byIndex(records, arm.trials));
+  if (arm.baseline) return { ...m, verdict: 'baseline', why: 'the first command: the others are compared with it' };
+  const r = arm.throughput_ratio;
+  const ci = r ? `${x(r.estimate)} [${x(r.low)}, ${x(r.high)}]` : '';
+  const after = arm.decided_at !== null ? ` after ${arm.decided_at} rounds` : '';
+  const why =
+    arm.verdict === 'failed'
+      ? `no successful run on one side, so there is nothing to compare`
+      : arm.decision === 'faster'
+        ? `${ci} as fast as ${first}: faster (decided${after})`
+        : arm.decision === 'slower'
+          ? `${ci} as fast as ${first}: slower (decided${after})`
+          : arm.decision === 'equivalent'
+            ? `${ci} as fast as ${first}: no significant difference (within +/-${(band * 100).toFixed(1)}%${after})`
+            : r
+              ? `${ci} as fast as ${first}: undecided${after} (the CI reaches both 1 and the noise band's edge; ` +
+                'more --runs may decide)'
+              : 'undecided: fewer than 3 paired rounds';
+  const verdict = arm.decision === 'undecided' && arm.verdict !== 'failed' ? 'undecided' : arm.verdict;
+  return { ...m, verdict, speedup: r, why };
+}
