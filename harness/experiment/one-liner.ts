@@ -69,7 +69,8 @@ export function scanValues(name: string, list: string): (string | number)[] {
   const values = list.split(',').map((v) => v.trim());
   if (values.some((v) => v === ''))
     throw new ConfigError(`-L ${name} ${JSON.stringify(list)}: an empty value; give values separated by commas`);
-  const out = values.map((v) => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v));
+  // Only a number that prints back the same: "05" or "1.50" stay text, as typed.
+  const out = values.map((v) => (v !== '' && String(Number(v)) === v ? Number(v) : v));
   const dup = out.find((v, i) => out.indexOf(v) !== i);
   if (dup !== undefined) throw new ConfigError(`-L ${name}: the value ${JSON.stringify(dup)} is given twice`);
   return out;
