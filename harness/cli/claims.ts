@@ -8,7 +8,7 @@ import { ConfigError, EXIT } from '../errors.js';
 import { md, table } from '../report/markdown.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { makeDirs } from '../store/run-dir.js';
-import { addCommonOptions, appendStepSummary, progressMode, resolveCommon } from './common.js';
+import { addCommonOptions, appendStepSummary, examples, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 
 interface Row {
@@ -29,7 +29,11 @@ export function registerClaims(program: Command): void {
         "run every experiment file in a folder (the seeds' claims: experiments/claims/) and print a verdict table",
       )
       .argument('<dir>', 'folder of experiment files with claim stages')
-      .option('--max-pairs <n>', 'cap every claim at n interleaved pairs (a reduced budget, e.g. for CI)'),
+      .option('--max-pairs <n>', 'cap every claim at n interleaved pairs (a reduced budget, e.g. for CI)')
+      .addHelpText(
+        'after',
+        examples('tunebench claims experiments/claims', 'tunebench claims experiments/claims --max-pairs 8 --json'),
+      ),
   ).action(async (dirArg: string, raw: Record<string, unknown>) => {
     const o = resolveCommon(raw);
     const dir = resolve(dirArg);

@@ -69,3 +69,11 @@ export function progressMode(o: CommonOptions, stream: NodeJS.WriteStream = proc
   if (o.quiet) return 'quiet';
   return stream.isTTY ? 'tty' : 'plain';
 }
+
+/**
+ * The "Examples:" block of a command's --help, for `cmd.addHelpText('after', examples(...))`: one
+ * complete command line each, indented by two spaces (the help test looks for "  tunebench ").
+ */
+export function examples(...lines: string[]): string {
+  return ['', 'Examples:', ...lines.map((line) => `  ${line}`)].join('\n');
+}

@@ -9,7 +9,7 @@ import { renderSvg } from '../report/render.js';
 import { readRunDir } from '../store/read-run.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
-import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
+import { appendStepSummary, examples, parseNoiseBand, parseRegressionPct } from './common.js';
 import { terminalLines } from '../engine/progress.js';
 
 interface CompareOptions {
@@ -38,6 +38,13 @@ export function registerCompare(program: Command): void {
     )
     .option('--noise-band <fraction>', 'a ratio CI must lie outside 1 +/- this to count as a change', '0.02')
     .option('--json', 'print the comparison as JSON on stdout')
+    .addHelpText(
+      'after',
+      examples(
+        'tunebench compare reports/default/<before-id> reports/default/<after-id>',
+        'tunebench compare reports/default/<before-id> reports/default/<after-id> --fail-on-regression 5 --json',
+      ),
+    )
     .action(async (beforeDir: string, afterDir: string, o: CompareOptions) => {
       const threshold = parseRegressionPct(o.failOnRegression);
       const band = parseNoiseBand(o.noiseBand);

@@ -28,7 +28,7 @@ import { withStopSignals } from './signals.js';
 import { renderSvg } from '../report/render.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
-import { appendStepSummary, parseNoiseBand, parseRegressionPct } from './common.js';
+import { appendStepSummary, examples, parseNoiseBand, parseRegressionPct } from './common.js';
 
 interface HistoryFlags {
   experiment?: string;
@@ -78,6 +78,13 @@ export function registerHistory(program: Command): void {
     )
     .option('--noise-band <fraction>', 'a ratio CI must lie outside 1 +/- this to count as a change', '0.02')
     .option('--json', 'print the findings as JSON on stdout')
+    .addHelpText(
+      'after',
+      examples(
+        'tunebench history reports',
+        'tunebench history reports --experiment default --fail-on-regression 5 --fail-on-config-change',
+      ),
+    )
     .action(async (reportsArg: string, o: HistoryFlags) => {
       const threshold = parseRegressionPct(o.failOnRegression) ?? null;
       const band = parseNoiseBand(o.noiseBand);
@@ -162,11 +169,16 @@ export function registerHistory(program: Command): void {
 
   const baseline = program
     .command('baseline')
-    .description('pin the run that `tunebench history` compares the latest run with');
+    .description('pin the run that `tunebench history` compares the latest run with')
+    .addHelpText(
+      'after',
+      examples('tunebench baseline set reports/default/<run-id>', 'tunebench baseline show reports/default'),
+    );
   baseline
     .command('set')
     .description("pin a finished run as its experiment's baseline (<reports>/<experiment>/baseline.json)")
     .argument('<run-dir>', 'a finished run directory')
+    .addHelpText('after', examples('tunebench baseline set reports/default/<run-id>'))
     .action((runArg: string) => {
       const { dir, entry } = finishedRun(runArg, `pin ${runArg} as the baseline`);
       const path = writeBaseline(dir, {
@@ -186,6 +198,7 @@ export function registerHistory(program: Command): void {
         'as the reference from now on (<reports>/<experiment>/accepted.json)',
     )
     .argument('<run-dir>', 'a finished run directory, usually the latest night that history flagged')
+    .addHelpText('after', examples('tunebench baseline accept reports/default/<run-id>'))
     .action((runArg: string) => {
       const { dir, entry } = finishedRun(runArg, `accept ${runArg}`);
       const expDir = dirname(dir);
@@ -204,6 +217,7 @@ export function registerHistory(program: Command): void {
     .command('show')
     .description('print the pinned baseline of an experiment folder')
     .argument('<experiment-dir>', 'e.g. reports/default')
+    .addHelpText('after', examples('tunebench baseline show reports/default'))
     .action((dirArg: string) => {
       const pin = readBaseline(resolve(dirArg));
       const accepted = readAccepted(resolve(dirArg));
@@ -219,6 +233,7 @@ export function registerHistory(program: Command): void {
     .command('clear')
     .description('remove the pinned baseline of an experiment folder')
     .argument('<experiment-dir>', 'e.g. reports/default')
+    .addHelpText('after', examples('tunebench baseline clear reports/default'))
     .action((dirArg: string) => {
       const path = join(resolve(dirArg), BASELINE_FILE);
       rmSync(path, { force: true });

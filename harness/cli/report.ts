@@ -4,12 +4,14 @@ import { resolve } from 'node:path';
 import { readRunDir } from '../store/read-run.js';
 import { writeReports } from '../report/write.js';
 import { terminalLines } from '../engine/progress.js';
+import { examples } from './common.js';
 
 export function registerReport(program: Command): void {
   program
     .command('report')
     .description('rebuild charts/, report.html and summary.md of a run directory from its run.json and trials.jsonl')
     .argument('<run-dir>', 'a run directory, e.g. reports/default/<run-id>')
+    .addHelpText('after', examples('tunebench report reports/default/<run-id>'))
     .action(async (dirArg: string) => {
       const dir = resolve(dirArg);
       const { run, records, warnings } = readRunDir(dir);

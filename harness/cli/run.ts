@@ -7,7 +7,7 @@ import { loadExperiment } from '../experiment/load.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
-import { addCommonOptions, appendStepSummary, DEFAULTS, progressMode, resolveCommon } from './common.js';
+import { addCommonOptions, appendStepSummary, DEFAULTS, examples, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 
 export function registerRun(program: Command): void {
@@ -29,6 +29,14 @@ export function registerRun(program: Command): void {
         '--resume-unfinished',
         "if this experiment's newest run under --out did not finish, resume it; " +
           'else start a new run (for nightly jobs and requeued SLURM jobs)',
+      )
+      .addHelpText(
+        'after',
+        examples(
+          'tunebench run experiments/default.yaml',
+          'tunebench run experiments/onnx-pipeline.yaml --out reports --json > result.json',
+          'tunebench run --resume reports/default/<run-id>',
+        ),
       ),
   ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
     const o = resolveCommon(raw);

@@ -8,7 +8,7 @@ import { runStages, stageContext } from '../engine/run-experiment.js';
 import { runArrayTask, runStageWorker } from '../executors/slurm/worker.js';
 import { ConfigError } from '../errors.js';
 import { readRunJson } from '../store/run-dir.js';
-import { progressMode, resolveCommon } from './common.js';
+import { examples, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 import { isFinished } from '../domain/index.js';
 
@@ -32,6 +32,13 @@ export function registerSlurm(program: Command): void {
     .argument('<run-dir>', 'the run directory')
     .option('--no-wait', 'submit what is next and return instead of waiting')
     .option('--quiet', 'no progress output', false)
+    .addHelpText(
+      'after',
+      examples(
+        'tunebench run experiments/default.yaml --executor slurm --no-wait',
+        'tunebench collect reports/default/<run-id>',
+      ),
+    )
     .action(async (dirArg: string, raw: { wait: boolean; quiet: boolean }) => {
       const dir = resolve(dirArg);
       const run = readRunJson(dir, 'a SLURM run cannot be collected without it; start a new run');
@@ -62,6 +69,7 @@ export function registerSlurm(program: Command): void {
     .requiredOption('--batch <id>', 'the batch, e.g. b12')
     .option('--offset <n>', 'task number of array index 0', '0')
     .option('--index <i>', 'array index (default $SLURM_ARRAY_TASK_ID)')
+    .addHelpText('after', examples('tunebench trial --run reports/default/<run-id> --batch b3 --offset 0 --index 1'))
     .action(async (o: { run: string; batch: string; offset: string; index?: string }) => {
       const index = int('--index', o.index ?? process.env['SLURM_ARRAY_TASK_ID']);
       const path = await withStopSignals((signal) =>
@@ -82,6 +90,7 @@ export function registerSlurm(program: Command): void {
     .description('(run inside a SLURM allocation) run one max-batch stage of a run directory here')
     .requiredOption('--run <dir>', 'the shared run directory')
     .requiredOption('--stage <k>', 'the stage number, from 0')
+    .addHelpText('after', examples('tunebench stage-worker --run reports/default/<run-id> --stage 0'))
     .action(async (o: { run: string; stage: string }) => {
       const progress = createProgress('plain');
       const dir = await withStopSignals((signal) =>

@@ -1,6 +1,7 @@
 // `tunebench validate <experiment>`: check a file without running it.
 import type { Command } from 'commander';
 import { loadExperiment } from '../experiment/load.js';
+import { examples } from './common.js';
 
 export function registerValidate(program: Command): void {
   program
@@ -8,6 +9,10 @@ export function registerValidate(program: Command): void {
     .description('check an experiment file without running it')
     .argument('<experiment>', 'experiment file (YAML or JSON)')
     .option('--json', 'print the resolved experiment as JSON', false)
+    .addHelpText(
+      'after',
+      examples('tunebench validate experiments/torch-cnn.yaml', 'tunebench validate --json experiments/default.yaml'),
+    )
     .action((path: string, raw: { json?: boolean }) => {
       const { experiment, source } = loadExperiment(path);
       if (raw.json) process.stdout.write(`${JSON.stringify(experiment, null, 2)}\n`);

@@ -3,14 +3,14 @@
 // values handed back as the script's own arguments (chosen-config.args) and a reproduce command.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';
+import { PYTHON, requireSystem } from '../support/system.js';
 
-const PYTHON = '/usr/bin/python3';
 const SCRIPT = join(PROGRAMS, 'argparse_train.py');
 
 interface Logged {
@@ -23,7 +23,7 @@ const logged = (file: string): Logged[] =>
     .split('\n')
     .map((l) => JSON.parse(l) as Logged);
 
-describe('command templates on an argparse script', { skip: existsSync(PYTHON) ? false : `needs ${PYTHON}` }, () => {
+describe('command templates on an argparse script', { skip: requireSystem('python3') }, () => {
   it('runs max-batch before a num_workers sweep, and the chosen arguments run the script', async () => {
     const dir = tempDir();
     const log = join(dir, 'argv.jsonl');

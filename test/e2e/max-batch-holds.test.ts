@@ -13,6 +13,7 @@ import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { readRunJson } from '../../harness/store/run-dir.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
+import { requireSystem } from '../support/system.js';
 
 const CAP = '256MiB';
 
@@ -70,7 +71,7 @@ async function runGrowing(stages: string) {
   return { dir, records: journal(dir), run: { result }, mb: resultOf(result.stages[0], 'max-batch') };
 }
 
-describe('a max batch that holds in training', () => {
+describe('a max batch that holds in training', { skip: requireSystem('python3') }, () => {
   it(
     'confirms across an epoch boundary, then lowers the batch that fails with the final loader config',
     {

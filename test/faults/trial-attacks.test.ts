@@ -17,6 +17,7 @@ import { execa } from 'execa';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { waitFor } from '../support/wait.js';
+import { requireSystem } from '../support/system.js';
 
 function spec(mode: string, extra: Partial<ProcessTrialSpec> = {}): ProcessTrialSpec & { pidFile: string } {
   const dir = tempDir();
@@ -175,6 +176,7 @@ describe('trials that always end', { timeout: 120_000 }, () => {
 
   it(
     'a tree that holds more than a per-process (prlimit) cap ' + 'is flagged in the record and the run warnings',
+    { skip: requireSystem('python3') },
     async () => {
       const dir = tempDir();
       const experiment = commandExperiment(

@@ -5,9 +5,10 @@ import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { hasPrlimit, planLimit } from '../../harness/trial/limits.js';
+import { planLimit } from '../../harness/trial/limits.js';
 import { runProcessTrial } from '../../harness/trial/process.js';
 import { CLI, tempDir } from '../support/paths.js';
+import { requireSystem } from '../support/system.js';
 
 async function validate(
   name: string,
@@ -84,7 +85,7 @@ describe('tunebench validate against hostile experiment files', () => {
 describe(
   "prlimit is not looked up on the workload's PATH",
   {
-    skip: hasPrlimit() ? false : 'prlimit is not installed',
+    skip: requireSystem('prlimit'),
   },
   () => {
     it('plans an absolute prlimit', () => {

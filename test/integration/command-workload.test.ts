@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
 import { CommandWorkload, type CommandSpec } from '../../harness/workloads/command/workload.js';
 import { PROGRAMS, tempDir } from '../support/paths.js';
+import { requireSystem } from '../support/system.js';
 import type { Config } from '../../harness/domain/index.js';
 
 function context(command: string[], extra: Partial<CommandSpec> = {}, timeout = 20): TrialContext {
@@ -96,13 +97,19 @@ describe('command workload', () => {
     assert.equal(r.steps[0]!.samples, 16);
   });
 
-  it('runs a .py script under the named interpreter, and "{python}" in an argument', async () => {
-    const direct = await run(context(['events.py', '--flag'], { python: '/usr/bin/python3' }));
-    assert.equal(direct.outcome, 'ok', direct.reason + direct.stderr_tail);
-    assert.equal(direct.steps[0]!.samples, 8);
-    const templated = await run(context(['{python}', 'events.py'], { python: '/usr/bin/python3' }));
-    assert.equal(templated.outcome, 'ok', templated.reason + templated.stderr_tail);
-  });
+  it(
+    'runs a .py script under the named interpreter, and "{python}" in an argument',
+    {
+      skip: requireSystem('python3'),
+    },
+    async () => {
+      const direct = await run(context(['events.py', '--flag'], { python: '/usr/bin/python3' }));
+      assert.equal(direct.outcome, 'ok', direct.reason + direct.stderr_tail);
+      assert.equal(direct.steps[0]!.samples, 8);
+      const templated = await run(context(['{python}', 'events.py'], { python: '/usr/bin/python3' }));
+      assert.equal(templated.outcome, 'ok', templated.reason + templated.stderr_tail);
+    },
+  );
 
   it('reports a program that does not exist as a harness-level error naming it', async () => {
     await assert.rejects(run(context(['/no/such/program'])), /could not start "\/no\/such\/program"/);

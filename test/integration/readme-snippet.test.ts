@@ -8,6 +8,7 @@ import { execa } from 'execa';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { ROOT, tempDir } from '../support/paths.js';
+import { requireSystem } from '../support/system.js';
 
 /** The first ```python block of the README's "PyTorch adapter" section, dedented. */
 function snippet(): string {
@@ -37,7 +38,7 @@ def train_step(batch):
     nn.functional.cross_entropy(x @ torch.ones(8, 2), y).item()
 `;
 
-describe("the README's PyTorch snippet", () => {
+describe("the README's PyTorch snippet", { skip: requireSystem('torch') }, () => {
   it(
     'runs unchanged on CPU as a trial: stops at its steps, counts samples, spans epochs',
     {

@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import { runTrial, stepOverrun } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { tempDir } from '../support/paths.js';
+import { requireSystem } from '../support/system.js';
 
 /** A script that reports `count` steps (None: forever), ignoring TUNEBENCH_STEPS, as the README's old snippet did. */
 function script(count: number | null): string {
@@ -42,7 +43,8 @@ async function trial(file: string, timeout: number) {
 }
 
 describe('step accounting in the trial record', () => {
-  it('keeps warm-up steps as reported and counts the epochs the steps spanned', async () => {
+  const skip = requireSystem('python3');
+  it('keeps warm-up steps as reported and counts the epochs the steps spanned', { skip }, async () => {
     const r = await trial(script(5 + 7), 30);
     assert.equal(r.outcome, 'ok', r.reason);
     assert.equal(r.warmup_steps, 2);
@@ -56,7 +58,7 @@ describe('step accounting in the trial record', () => {
     assert.equal(r.notes, undefined);
   });
 
-  it('diagnoses a workload that reports far more steps than asked', async () => {
+  it('diagnoses a workload that reports far more steps than asked', { skip }, async () => {
     const r = await trial(script(40), 30);
     assert.equal(r.outcome, 'ok', r.reason);
     assert.match(
@@ -65,7 +67,7 @@ describe('step accounting in the trial record', () => {
     );
   });
 
-  it('says why a workload that never stops timed out', { timeout: 30_000 }, async () => {
+  it('says why a workload that never stops timed out', { skip, timeout: 30_000 }, async () => {
     const r = await trial(script(null), 3);
     assert.equal(r.outcome, 'timeout');
     assert.match(r.reason, /does not stop when the trial has its steps/);

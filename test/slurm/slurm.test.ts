@@ -2,7 +2,7 @@
 // slurmd): job arrays that split at MaxArraySize, max batch inside one allocation, the same answer as
 // the local executor, cancelled and failing tasks, and a coordinator killed and then collected.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { execa } from 'execa';
@@ -14,12 +14,12 @@ import { readCheckedJson } from '../../harness/util/checked-json.js';
 import { readTrace, trialKey, type Trace } from '../support/faults.js';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
+import { requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 
 const EXPERIMENT = join(FIXTURES, 'experiments', 'slurm.yaml');
-const haveSlurm = existsSync('/usr/sbin/slurmctld');
-const skip = haveSlurm ? false : process.env['CI'] ? false : 'SLURM is not installed (apt-get install slurm-wlm munge)';
+const skip = requireSystem('slurm');
 
 const cli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false });
 
