@@ -1,0 +1,147 @@
+// The portable bundle (npm run bundle): built once, unpacked into an empty folder and run there with
+// a PATH that holds no Node.js (only prlimit, and SLURM's commands for the cluster test): --version,
+// validate, a real max-batch run on the generated ONNX model, and a SLURM run whose batch scripts
+// start the bundled runtime.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { execa } from 'execa';
+import { FIXTURES, ROOT, tempDir } from '../support/paths.js';
+import { requireSystem } from '../support/system.js';
+
+/** The environment of a fresh shell, without the npm_* variables of the npm that runs this suite. */
+const SHELL_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
+const LIMIT = 64 * 2 ** 20;
+const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+const platform = `linux-${process.arch}`;
+const buildCommit = JSON.parse(readFileSync(join(ROOT, 'dist', 'build-info.json'), 'utf8')).commit as string | null;
+
+/** A folder for PATH holding links to these programs only (found where the system has them). */
+function pathWith(programs: readonly string[]): string {
+  const bin = tempDir('tunebench-bin-');
+  for (const p of programs) {
+    const at = ['/usr/bin', '/bin', '/usr/sbin', '/sbin', '/usr/local/bin'].map((d) => join(d, p)).find(existsSync);
+    if (at) symlinkSync(at, join(bin, p));
+  }
+  return bin;
+}
+
+describe('the portable bundle', { skip: requireSystem('xz') }, () => {
+  let archive = '';
+  let top = '';
+  let build: { exitCode?: number | undefined; all?: string | undefined } = {};
+  const home = tempDir('tunebench-bundle-home-');
+  const env = (path: string) => ({ HOME: home, PATH: path, XDG_CACHE_HOME: join(home, 'cache'), LANG: 'C.UTF-8' });
+
+  before(async () => {
+    const out = tempDir('tunebench-bundle-out-');
+    // `npm test` has just built dist/; the script packs it (npm run bundle builds first).
+    build = await execa(process.execPath, [join(ROOT, 'scripts', 'bundle.mjs'), '--out', out], {
+      cwd: ROOT,
+      env: SHELL_ENV,
+      extendEnv: false,
+      all: true,
+      reject: false,
+    });
+    archive = join(out, `tunebench-${version}-${platform}.tar.xz`);
+    const unpack = tempDir('tunebench-bundle-unpacked-');
+    if (build.exitCode === 0) {
+      const tar = await execa('tar', ['-xJf', archive, '-C', unpack], { reject: false, all: true });
+      assert.equal(tar.exitCode, 0, tar.all);
+    }
+    top = join(unpack, `tunebench-${version}-${platform}`);
+  });
+
+  it('is one archive under 64 MiB with its sha256, the build, the runtime and this platform only', () => {
+    assert.equal(build.exitCode, 0, build.all);
+    assert.match(build.all ?? '', /MiB compressed \(limit 64\.0 MiB\)/);
+    const bytes = readFileSync(archive);
+    assert.ok(bytes.length < LIMIT, `${bytes.length} bytes`);
+    const sha = readFileSync(`${archive}.sha256`, 'utf8');
+    assert.equal(sha, `${createHash('sha256').update(bytes).digest('hex')}  tunebench-${version}-${platform}.tar.xz\n`);
+    for (const f of ['tunebench', 'node/bin/node', 'dist/harness/cli/main.js', 'harness/workloads/python/tunebench.py'])
+      assert.ok(existsSync(join(top, f)), f);
+    assert.ok(existsSync(join(top, 'experiments', 'default.yaml')));
+    const ort = join(top, 'node_modules', 'onnxruntime-node', 'bin');
+    const napi = readdirSync(ort);
+    assert.deepEqual(
+      napi.flatMap((n) =>
+        readdirSync(join(ort, n)).flatMap((os) => readdirSync(join(ort, n, os)).map((a) => `${os}/${a}`)),
+      ),
+      [`linux/${process.arch}`],
+    );
+    assert.ok(!existsSync(join(top, 'node_modules', 'typescript')), 'no development dependency');
+  });
+
+  it('runs where it is unpacked with no Node.js on PATH: --version, validate, a max-batch run and its report', async () => {
+    const path = pathWith(['prlimit']);
+    const tb = (args: string[]) =>
+      execa(join(top, 'tunebench'), args, { cwd: top, env: env(path), extendEnv: false, all: true, reject: false });
+    const which = await execa('/bin/sh', ['-c', 'command -v node || echo none'], { env: env(path), extendEnv: false });
+    assert.equal(which.stdout.trim(), 'none');
+    const v = await tb(['--version']);
+    assert.equal(v.exitCode, 0, v.all);
+    assert.equal(v.stdout.trim(), `${version} (commit ${buildCommit ? buildCommit.slice(0, 12) : 'unknown'})`);
+    const valid = await tb(['validate', 'experiments/default.yaml']);
+    assert.equal(valid.exitCode, 0, valid.all);
+    const reports = tempDir('tunebench-bundle-reports-');
+    const run = await tb(['run', join(FIXTURES, 'experiments', 'quick-max-batch.yaml'), '--out', reports, '--quiet']);
+    assert.equal(run.exitCode, 0, run.all);
+    const [runId] = readdirSync(join(reports, 'quick'));
+    const dir = join(reports, 'quick', runId!);
+    const result = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')).result;
+    assert.ok(Number(result.chosen.batch_size) > 0, JSON.stringify(result.chosen));
+    assert.ok(existsSync(join(dir, 'report.html')) && existsSync(join(dir, 'summary.md')));
+    // The run's fingerprint names the bundled runtime: the only Node.js there is.
+    const versions = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')).environment.versions;
+    assert.equal(versions.node, process.versions.node, JSON.stringify(versions));
+  });
+
+  it(
+    'runs SLURM array tasks on the bundled runtime: the batch scripts start its node',
+    { skip: requireSystem('slurm') },
+    async () => {
+      const path = pathWith(['prlimit', 'sbatch', 'squeue', 'scontrol', 'sacct', 'scancel', 'sinfo']);
+      const work = tempDir('tunebench-bundle-slurm-');
+      mkdirSync(join(work, 'reports'));
+      const experiment = join(work, 'slurm-bundle.yaml');
+      writeFileSync(
+        experiment,
+        [
+          'name: bundle-slurm',
+          'workload: { kind: command, command: [/bin/sleep, "0.{v}"] }',
+          'limits: { timeout: 60s }',
+          'executor: { kind: slurm, max_concurrent: 2, poll: 1s }',
+          'stages: [{ kind: sweep, params: { v: [1, 2] }, strategy: grid, repeats: 1 }]',
+          '',
+        ].join('\n'),
+      );
+      const r = await execa(join(top, 'tunebench'), ['run', experiment, '--out', join(work, 'reports'), '--quiet'], {
+        cwd: work,
+        env: env(path),
+        extendEnv: false,
+        all: true,
+        reject: false,
+      });
+      assert.equal(r.exitCode, 0, r.all);
+      const [runId] = readdirSync(join(work, 'reports', 'bundle-slurm'));
+      const dir = join(work, 'reports', 'bundle-slurm', runId!);
+      const script = readFileSync(join(dir, 'slurm', 'trial.sh'), 'utf8');
+      assert.ok(
+        script.includes(`'${join(top, 'node', 'bin', 'node')}' '${join(top, 'dist', 'harness', 'cli', 'main.js')}'`),
+        script,
+      );
+      const trials = readFileSync(join(dir, 'trials.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.equal(trials.length, 2);
+      assert.ok(
+        trials.every((t) => t.outcome === 'ok' && t.node?.slurm_job),
+        JSON.stringify(trials.map((t) => t.reason)),
+      );
+    },
+  );
+});
