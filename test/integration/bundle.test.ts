@@ -99,6 +99,21 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
     assert.equal(versions.node, process.versions.node, JSON.stringify(versions));
   });
 
+  const onX64 = process.arch === 'x64' ? undefined : 'asks for linux-arm64 from an x64 machine';
+  it('says what is missing for another platform instead of packing the wrong runtime', { skip: onX64 }, async () => {
+    const arm = await execa(process.execPath, [join(ROOT, 'scripts', 'bundle.mjs'), '--platform', 'linux-arm64'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    assert.equal(arm.exitCode, 1);
+    assert.match(arm.stderr, /is not a Node\.js binary for linux-arm64 .*give one with --node/);
+    const mac = await execa(process.execPath, [join(ROOT, 'scripts', 'bundle.mjs'), '--platform', 'darwin-arm64'], {
+      cwd: ROOT,
+      reject: false,
+    });
+    assert.match(mac.stderr, /expected one of linux-x64, linux-arm64/);
+  });
+
   it(
     'runs SLURM array tasks on the bundled runtime: the batch scripts start its node',
     { skip: requireSystem('slurm') },
