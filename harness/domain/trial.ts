@@ -74,3 +74,18 @@ export const trialRecordSchema = z.object({
   notes: z.array(z.string()).optional(),
 });
 export type TrialRecord = z.infer<typeof trialRecordSchema>;
+
+/** Telemetry samples a trial must span before its sampled peak memory counts as a measurement. */
+export const MIN_SAMPLED_INTERVALS = 3;
+
+/**
+ * A trial's peak memory as compare and claim statistics use it: the device's when reported, else the
+ * RSS of the process tree. Null when it was not measured: a program that reports no memory and ended
+ * within MIN_SAMPLED_INTERVALS telemetry intervals (a 60 ms command is sampled once, as it starts)
+ * was never seen at its peak, so its "peak" would be noise with a confident-looking CI.
+ */
+export function measuredPeakMemory(r: TrialRecord): number | null {
+  const sampledOnly = r.workload_report === undefined;
+  if (sampledOnly && r.wall_seconds * 1000 < MIN_SAMPLED_INTERVALS * r.telemetry.interval_ms) return null;
+  return r.peak_device_bytes ?? r.peak_rss_bytes;
+}

@@ -79,6 +79,15 @@ export async function runJournaledTrial(
   return record;
 }
 
+/** runJournaledTrial for a trial described as the executor sees it. */
+export function runSpecTrial(
+  ctx: StageContext,
+  s: TrialSpec,
+  position: { n: number; ofAbout: number; show: string[] },
+): Promise<TrialRecord> {
+  return runJournaledTrial(ctx, s.stage, s.role, s.config, s.measure, position, s.argv);
+}
+
 /**
  * Announces the trials a stage runs next, in order, so that a parallel executor can start them
  * together. Trials the journal already holds (resume) are not announced again.
@@ -127,15 +136,7 @@ export async function runWarmups(
   ).flat();
   await planTrials(ctx, all);
   for (const [i, t] of all.entries()) {
-    const record = await runJournaledTrial(
-      ctx,
-      stage,
-      t.role,
-      t.config,
-      t.measure,
-      { n: i + 1, ofAbout: all.length, show },
-      t.argv,
-    );
+    const record = await runSpecTrial(ctx, t, { n: i + 1, ofAbout: all.length, show });
     if (record.outcome !== 'ok')
       ctx.progress.note(`${stage}: warm-up trial ${record.index} ended ${record.outcome} (${record.reason})`);
   }

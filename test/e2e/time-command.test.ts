@@ -43,6 +43,15 @@ describe('tunebench time', () => {
       ['sleep 0.05', 'sleep 0.2', 'sleep 0.2', 'sleep 0.05'],
     );
     assert.match(readFileSync(md, 'utf8'), /\| `sleep 0\.2` \| \d+ \| .* \| slower: 0\.\d\dx/);
+    // Processes shorter than three telemetry samples were never seen at their peak: no memory verdict.
+    const arms = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')).result.stages[0].result.arms;
+    assert.deepEqual(
+      arms.map((a: { memory_verdict: string; memory_ratio: unknown }) => [a.memory_verdict, a.memory_ratio]),
+      [
+        ['baseline', null],
+        ['not measured', null],
+      ],
+    );
     for (const f of ['run.json', 'report.html', 'summary.md', 'time.json', 'time.md'])
       assert.ok(existsSync(join(dir, f)), f);
     // A normal run directory: the report renders again.

@@ -9,7 +9,8 @@ import { ratioThroughput } from '../../stats/throughput.js';
 import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '../context.js';
+import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
+import { measuredPeakMemory } from '../../domain/index.js';
 import type {
   ClaimMetric,
   ClaimSummary,
@@ -90,16 +91,7 @@ export async function runClaimStage(
   const out = await runClaimPairs(
     async (side, pair) => {
       n += 1;
-      const s = specOf(side, pair);
-      const record = await runJournaledTrial(
-        ctx,
-        name,
-        s.role,
-        s.config,
-        s.measure,
-        { n, ofAbout: expected, show: changed },
-        s.argv,
-      );
+      const record = await runSpecTrial(ctx, specOf(side, pair), { n, ofAbout: expected, show: changed });
       seconds += record.wall_seconds;
       (side === 'baseline' ? base : cand).push(record);
       if (record.outcome !== 'ok') {
@@ -173,7 +165,7 @@ export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
     case 'process_time':
       return positive(r.wall_seconds);
     case 'peak_memory':
-      return positive(r.peak_device_bytes ?? r.peak_rss_bytes);
+      return positive(measuredPeakMemory(r));
   }
 }
 

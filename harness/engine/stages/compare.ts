@@ -10,7 +10,8 @@ import { logMeanInterval } from '../../stats/log-ratio.js';
 import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '../context.js';
+import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
+import { measuredPeakMemory } from '../../domain/index.js';
 import type {
   CompareArmRow,
   CompareSummary,
@@ -48,19 +49,10 @@ export async function runCompareStage(
       ...(argv ? { argv } : {}),
     };
   };
-  const memoryOf = (r: TrialRecord) => r.peak_device_bytes ?? r.peak_rss_bytes;
+  const memoryOf = measuredPeakMemory;
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
-    const s = specOf(config, o);
-    const record = await runJournaledTrial(
-      ctx,
-      name,
-      s.role,
-      s.config,
-      s.measure,
-      { n, ofAbout: Math.max(n, expected), show: [param] },
-      s.argv,
-    );
+    const record = await runSpecTrial(ctx, specOf(config, o), { n, ofAbout: Math.max(n, expected), show: [param] });
     const list = records.get(keyOf(config)) ?? [];
     list.push(record);
     records.set(keyOf(config), list);
