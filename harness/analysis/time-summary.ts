@@ -1,6 +1,7 @@
 // What `tunebench time` prints: per command, the median wall time (and samples/s where the program
 // speaks the protocol) with a distribution-free 95% CI, and the verdict the stage reached: each
 // command against the first (compare statistics), or which scanned values are tied with the best.
+import { median } from 'simple-statistics';
 import { medianInterval } from '../stats/summary.js';
 import type {
   CompareArmRow,
@@ -67,17 +68,10 @@ function measured(label: string, config: Config, all: readonly TrialRecord[]): O
     wall:
       walls.length === 0
         ? null
-        : { median: wallCi?.estimate ?? median(walls), ci: wallCi, min: Math.min(...walls), max: Math.max(...walls) },
-    samples_per_second:
-      stepTimed && rates.length > 0 ? { median: rateCi?.estimate ?? median(rates), ci: rateCi } : null,
+        : { median: median(walls), ci: wallCi, min: Math.min(...walls), max: Math.max(...walls) },
+    samples_per_second: stepTimed && rates.length > 0 ? { median: median(rates), ci: rateCi } : null,
     speedup: null,
   };
-}
-
-function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 const byIndex = (records: readonly TrialRecord[], indices: readonly number[]) => {
