@@ -58,4 +58,5 @@ def build(cfg, torch):
 
 
 if __name__ == "__main__":
-    tunebench.main(lambda: training.run(build))
+    # setup: the imports run once per trial, or once in all under warm_start: fork
+    tunebench.main(lambda _: training.run(build), setup=training.preload)

@@ -11,6 +11,16 @@ import os
 import tunebench
 
 
+def preload():
+    """The imports every trial needs, for tunebench.main(..., setup=training.preload): under warm start
+    they run once in the server, before any trial is forked. The allocator settings of a fresh trial
+    are applied first (a warm server has no trial config, and CUDA starts later, in the trial)."""
+    tunebench.apply_allocator_env(tunebench.config())
+    import torch  # noqa: PLC0415, F401
+    import torch.nn.functional  # noqa: PLC0415, F401
+    import torch.utils.data  # noqa: PLC0415, F401
+
+
 def setup(cfg):
     """Applies the allocator settings before torch touches CUDA, then returns (torch, device)."""
     allocator = tunebench.apply_allocator_env(cfg)

@@ -41,6 +41,8 @@ export const trialRecordSchema = z.object({
   warmup_steps: z.number(),
   /** "process": the program sent no step events, so its whole run was timed as one step (absent: steps). */
   timing: z.literal('process').optional(),
+  /** 'fork': forked from the workload's warm server (warm_start: fork); absent: a fresh process. */
+  launch: z.literal('fork').optional(),
   /** The warm-up steps as reported (records before this field have only the count). */
   warmup: z.array(stepSampleSchema).optional(),
   /**

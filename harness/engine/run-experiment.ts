@@ -14,6 +14,7 @@ import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
+import { WarmPool } from '../trial/warm-pool.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
@@ -162,7 +163,17 @@ export function stageContext(
   scratchDir: string,
 ): StageContext {
   const { experiment, workload, env } = x;
-  const trial = { workload, limits: experiment.limits, scratchDir, ...(x.signal ? { signal: x.signal } : {}) };
+  const warm =
+    experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
+      ? new WarmPool(experiment.limits.timeout, (m) => x.progress.note(m))
+      : undefined;
+  const trial = {
+    workload,
+    limits: experiment.limits,
+    scratchDir,
+    ...(x.signal ? { signal: x.signal } : {}),
+    ...(warm ? { warm } : {}),
+  };
   return {
     experiment,
     trial,
@@ -264,6 +275,8 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       );
     }
     throw error;
+  } finally {
+    ctx.trial.warm?.close();
   }
   // The journal must hold every trial of the run before the run can finish on it.
   dir.journal.verify('by the end of the run');

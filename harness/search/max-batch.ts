@@ -8,6 +8,8 @@ import {
   predictWithSpread,
   type Reading,
 } from './memory-fit.js';
+import { planProbe } from './expected-time.js';
+import { ProbeCosts } from './probe-cost.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 import { summarizeThroughput } from './throughput.js';
 import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus } from '../domain/index.js';
@@ -87,6 +89,8 @@ class SearchState {
   probeSteps: number | undefined;
   /** Multiples that passed a run as long as the confirmation. */
   readonly longOk = new Set<number>();
+  /** What search probes have cost, by outcome: bisection leans towards the cheaper one. */
+  readonly costs = new ProbeCosts();
 
   constructor(
     private readonly run: ProbeFn,
@@ -108,6 +112,7 @@ class SearchState {
     this.opts.onEstimate?.(this.estimateRemaining());
     const r = await this.run(k * this.m, 'probe', this.probeSteps);
     this.record(k, r);
+    if (this.probeSteps === undefined) this.costs.add(k * this.m, r.ok, r.seconds ?? null);
     if (r.ok && this.probeSteps !== undefined) this.longOk.add(k);
     this.log.push(`${why}: ${k * this.m} ${r.ok ? 'ok' : r.outcome}`);
     // A failure that is not about size (a crash at the smallest batch) means the workload is broken.
@@ -206,6 +211,14 @@ class SearchState {
     }
     const under = spread === 0 ? k : k - spread;
     const over = Math.min(spread === 0 ? k + 1 : k + spread, this.hi - 1, this.ceilK);
+    // When a failure costs no more than a run (or none has been seen), the side above goes first: if it fails, the
+    // side below was needed anyway; if it runs, the prediction was low and the run below is saved.
+    const c = this.costs.estimate();
+    if (over > Math.max(under, this.lo) && under > this.lo && c.fail(over * this.m) <= c.ok(over * this.m)) {
+      const above = await this.probe(over, 'just over (a failure costs no more)');
+      if (!this.closed && !above.ok && under > this.lo) await this.probe(under, 'just under');
+      return;
+    }
     // A side that falls on or outside a known bound is already answered: skip its probe.
     const first = under > this.lo ? await this.probe(under, 'just under') : undefined;
     if (this.closed) return;
@@ -224,7 +237,21 @@ class SearchState {
       await this.probe(next, 'double');
       return;
     }
-    await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect');
+    await this.probe(this.split(), 'split by expected time');
+  }
+
+  /**
+   * The point that splits the bracket with the least expected time to close it, from what probes
+   * of each outcome have cost so far: the midpoint when both cost the same, higher when an OOM is
+   * cheaper than a run (harness/search/expected-time.ts).
+   */
+  private split(): number {
+    const c = this.costs.estimate();
+    return planProbe({
+      lo: this.lo,
+      hi: this.hi,
+      cost: { ok: (k) => c.ok(k * this.m), fail: (k) => c.fail(k * this.m) },
+    }).k;
   }
 
   /**

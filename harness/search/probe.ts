@@ -17,6 +17,8 @@ export interface ProbeResult {
   p50Seconds: number | null;
   p95Seconds: number | null;
   role: ProbeRole;
+  /** Wall time of the trial, when known: the search learns what probes cost from it. */
+  seconds?: number | null;
 }
 
 /** Runs one fresh-process trial at a batch size. `steps` overrides the stage's steps (confirmation runs). */

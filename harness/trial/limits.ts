@@ -91,9 +91,9 @@ export function planLimit(bytes: number | undefined, choice: MechanismChoice, tr
   return { mechanism: 'prlimit-as', bytes, prefix: [prlimit, `--as=${bytes}`, '--'] };
 }
 
-/** Creates the cgroup and moves pid into it (cgroup v2 only). */
-export function enterCgroup(limit: MemoryLimit, pid: number): void {
-  if (!limit.cgroupDir || limit.bytes === null) return;
+/** Creates the cgroup with its limit; returns its cgroup.procs file, or null without a cgroup. */
+export function prepareCgroup(limit: MemoryLimit): string | null {
+  if (!limit.cgroupDir || limit.bytes === null) return null;
   mkdirSync(limit.cgroupDir, { recursive: true });
   writeFileSync(join(limit.cgroupDir, 'memory.max'), String(limit.bytes));
   try {
@@ -101,7 +101,13 @@ export function enterCgroup(limit: MemoryLimit, pid: number): void {
   } catch {
     // Swap accounting may be off; the cap still holds for RAM.
   }
-  writeFileSync(join(limit.cgroupDir, 'cgroup.procs'), String(pid));
+  return join(limit.cgroupDir, 'cgroup.procs');
+}
+
+/** Creates the cgroup and moves pid into it (cgroup v2 only). */
+export function enterCgroup(limit: MemoryLimit, pid: number): void {
+  const procs = prepareCgroup(limit);
+  if (procs !== null) writeFileSync(procs, String(pid));
 }
 
 /** Reads peak usage and OOM kills of the trial's cgroup, then removes it. */

@@ -1,6 +1,6 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { ConfigError, TrialError } from '../errors.js';
@@ -9,8 +9,16 @@ import { TelemetrySampler } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
-import { enterCgroup, leaveCgroup, planLimit, type MechanismChoice, type MemoryLimit } from './limits.js';
+import {
+  enterCgroup,
+  leaveCgroup,
+  planLimit,
+  prepareCgroup,
+  type MechanismChoice,
+  type MemoryLimit,
+} from './limits.js';
 import { TailBuffer } from './tail.js';
+import { killWarmServers, type WarmServer } from './warm-server.js';
 import type { Telemetry } from '../domain/index.js';
 
 export interface ProcessTrialSpec {
@@ -30,6 +38,13 @@ export interface ProcessTrialSpec {
   signal?: AbortSignal;
   /** Seconds between `done` and a forced end (default DONE_GRACE_SECONDS). */
   doneGraceSeconds?: number;
+  /**
+   * End the trial at its `done` event: the steps and memory are in, so the teardown (freeing
+   * memory, joining workers, interpreter exit) is not waited for. The trial counts as exited 0.
+   */
+  stopAtDone?: boolean;
+  /** Warm start: the trial is a fork of this server instead of a fresh process (argv[0] is not run). */
+  fork?: WarmServer;
 }
 
 export interface ProcessTrialResult extends Classification {
@@ -44,6 +59,8 @@ export interface ProcessTrialResult extends Classification {
   cgroupPeakBytes: number | null;
   limit: MemoryLimit;
   aborted: boolean;
+  /** 'fork' when the trial was forked from a warm server. */
+  launch?: 'fork';
 }
 
 /** Seconds between SIGTERM and SIGKILL when a trial is stopped. */
@@ -61,6 +78,7 @@ export const DONE_GRACE_SECONDS = 10;
  */
 export const TRIAL_MARK_ENV = 'TUNEBENCH_TRIAL_MARK';
 const POLL_MS = 200;
+const STDERR_TAIL_BYTES = 8 * 1024;
 
 /** Trials running now (root pid -> mark): a second Ctrl-C or a crash of the harness kills them all. */
 const active = new Map<number, string>();
@@ -68,6 +86,7 @@ const active = new Map<number, string>();
 /** Kills the process trees of every trial that is running (SIGKILL), synchronously. */
 export function killActiveTrials(): void {
   for (const [pid, mark] of active) killTrial(pid, mark, 'SIGKILL');
+  killWarmServers();
 }
 
 export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTrialResult> {
@@ -75,42 +94,22 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   mkdirSync(spec.scratchDir, { recursive: true });
   const eventsPath = join(spec.scratchDir, `${spec.trialId}.events.jsonl`);
   rmSync(eventsPath, { force: true });
-  const argv = [...limit.prefix, ...spec.argv];
   const mark = randomUUID();
+  const env = { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark };
   const started = process.hrtime.bigint();
-  const child = execa(argv[0]!, argv.slice(1), {
-    cwd: spec.cwd,
-    env: { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark },
-    extendEnv: true,
-    detached: true,
-    reject: false,
-    buffer: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const pid = child.pid;
-  const stderr = new TailBuffer(8 * 1024);
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-  child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
-  if (pid === undefined) {
-    const result = await child;
-    throw new ConfigError(
-      `could not start ${JSON.stringify(argv[0])}: ${result.shortMessage ?? result.message}; ` +
-        'check workload.command (and workload.python)',
-    );
-  }
+  const launched = await (spec.fork ? forkTrial(spec, limit, env) : spawnTrial(spec, limit, env));
+  const { pid, exited } = launched;
   active.set(pid, mark);
-  // The workload's own process ended: its exit status, whatever its pipes still do.
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  try {
-    enterCgroup(limit, pid);
-  } catch (error) {
-    killTrial(pid, mark, 'SIGKILL');
-    active.delete(pid);
-    throw new TrialError(`could not place the trial in cgroup ${limit.cgroupDir}: ${String(error)}`, { cause: error });
+  if (!spec.fork) {
+    try {
+      enterCgroup(limit, pid);
+    } catch (error) {
+      killTrial(pid, mark, 'SIGKILL');
+      active.delete(pid);
+      throw new TrialError(`could not place the trial in cgroup ${limit.cgroupDir}: ${String(error)}`, {
+        cause: error,
+      });
+    }
   }
 
   const reader = new EventReader(eventsPath);
@@ -119,6 +118,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   let killedByHarness = false;
   let stoppedByUser = false;
   let afterDone = false;
+  let endedAtDone = false;
   let doneTimer: NodeJS.Timeout | undefined;
   let readerError: string | null = null;
   /** Cleared when the workload's process is gone: events read after that arm no timer. */
@@ -140,6 +140,10 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   const take = (events: WorkloadEvent[]): void => {
     for (const e of events) {
       spec.onEvent?.(e);
+      if (e.event === 'done' && spec.stopAtDone && running && !killedByHarness) {
+        endedAtDone = true;
+        killTrial(pid, mark, 'SIGKILL');
+      }
       // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
       if (e.event === 'done' && doneTimer === undefined && running) {
         doneTimer = setTimeout(
@@ -163,23 +167,11 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       clearInterval(poller);
     }
   }, POLL_MS);
-  let result: Awaited<typeof child>;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
   try {
     sampler.start();
     exit = await exited;
-    // A descendant that escaped into its own session may hold the pipes open: they get a moment,
-    // then every process carrying the trial's mark is killed and the pipes are closed.
-    const pipesClosed = await Promise.race([
-      child.then(() => true),
-      delay(PIPE_GRACE_SECONDS * 1000).then(() => false),
-    ]);
-    killTrial(pid, mark, 'SIGKILL');
-    if (!pipesClosed) {
-      child.stdout?.destroy();
-      child.stderr?.destroy();
-    }
-    result = await child;
+    await launched.settle(() => killTrial(pid, mark, 'SIGKILL'));
   } finally {
     running = false;
     clearTimeout(timer);
@@ -199,16 +191,18 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   const cgroup = leaveCgroup(limit);
   rmSync(eventsPath, { force: true });
 
-  if (result.failed && exit.code === null && exit.signal === null && !killedByHarness) {
-    // execa could not spawn the program at all (ENOENT, EACCES): the experiment names a bad program.
+  const notStarted = launched.startFailure(exit, killedByHarness);
+  if (notStarted !== undefined) {
+    // The program could not be started at all (ENOENT, EACCES): the experiment names a bad program.
     throw new ConfigError(
-      `could not start ${JSON.stringify(spec.argv[0])}: ${result.shortMessage ?? result.message}; ` +
-        'check workload.command (and workload.python)',
+      `could not start ${JSON.stringify(spec.argv[0])}: ${notStarted}; check workload.command (and workload.python)`,
     );
   }
-  const exitCode = exit.code;
-  const signal = exit.signal;
-  const stderrTail = stderr.text();
+  // Stopped at `done` by the harness: judged as the clean exit it was about to make.
+  const atDone = endedAtDone && !timedOut && !stoppedByUser;
+  const exitCode = atDone ? 0 : exit.code;
+  const signal = atDone ? null : exit.signal;
+  const stderrTail = launched.stderrTail();
   const steps = reader.events.filter((e) => e.event === 'step').length;
   let classification = classify({
     events: reader.events,
@@ -233,6 +227,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     reader.problem,
     readerError && `reading the events file failed: ${readerError}`,
     classification.outcome === 'ok' && reader.malformed > 0 && `${reader.malformed} malformed event line(s) ignored`,
+    atDone && 'stopped at its done event (the teardown is not waited for)',
   ].filter((x): x is string => typeof x === 'string' && x.length > 0);
   if (problems.length > 0)
     classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
@@ -249,7 +244,115 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     cgroupPeakBytes: cgroup.peakBytes,
     limit,
     aborted: stoppedByUser && !timedOut,
+    ...(spec.fork ? { launch: 'fork' as const } : {}),
   };
+}
+
+interface Launched {
+  pid: number;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** After the exit: waits for the output to be complete; `kill` ends what still holds it. */
+  settle(kill: () => void): Promise<void>;
+  stderrTail(): string;
+  /** Why the program never started, or undefined when it ran. */
+  startFailure(exit: { code: number | null; signal: string | null }, killed: boolean): string | undefined;
+}
+
+/** A fresh process: the program itself, exec'd under the memory cap's prefix. */
+async function spawnTrial(spec: ProcessTrialSpec, limit: MemoryLimit, env: Record<string, string>): Promise<Launched> {
+  const argv = [...limit.prefix, ...spec.argv];
+  const child = execa(argv[0]!, argv.slice(1), {
+    cwd: spec.cwd,
+    env,
+    extendEnv: true,
+    detached: true,
+    reject: false,
+    buffer: false,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
+  const stderr = new TailBuffer(STDERR_TAIL_BYTES);
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+  child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
+  const pid = child.pid;
+  if (pid === undefined) {
+    const r = await child;
+    throw new ConfigError(
+      `could not start ${JSON.stringify(argv[0])}: ${r.shortMessage ?? r.message}; ` +
+        'check workload.command (and workload.python)',
+    );
+  }
+  let result: Awaited<typeof child> | undefined;
+  return {
+    pid,
+    // The workload's own process ended: its exit status, whatever its pipes still do.
+    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+    settle: async (kill) => {
+      // A descendant that escaped into its own session may hold the pipes open: they get a moment,
+      // then every process carrying the trial's mark is killed and the pipes are closed.
+      const pipesClosed = await Promise.race([
+        child.then(() => true),
+        delay(PIPE_GRACE_SECONDS * 1000).then(() => false),
+      ]);
+      kill();
+      if (!pipesClosed) {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }
+      result = await child;
+    },
+    stderrTail: () => stderr.text(),
+    startFailure: (exit, killed) =>
+      result?.failed && exit.code === null && exit.signal === null && !killed
+        ? (result.shortMessage ?? result.message)
+        : undefined,
+  };
+}
+
+/** A fork of the warm server: the cap is set in the child (setrlimit, or it joins the cgroup) before the trial. */
+async function forkTrial(spec: ProcessTrialSpec, limit: MemoryLimit, env: Record<string, string>): Promise<Launched> {
+  const stderrPath = join(spec.scratchDir, `${spec.trialId}.stderr`);
+  const forked = await spec.fork!.fork({
+    id: spec.trialId,
+    argv: spec.argv.slice(1),
+    env,
+    ...(spec.cwd ? { cwd: spec.cwd } : {}),
+    stderrPath,
+    memoryBytes: limit.mechanism === 'prlimit-as' ? limit.bytes : null,
+    cgroupProcs: prepareCgroup(limit),
+  });
+  return {
+    pid: forked.pid,
+    exited: forked.exited,
+    settle: async (kill) => kill(),
+    stderrTail: () => {
+      const text = readTail(stderrPath, STDERR_TAIL_BYTES);
+      rmSync(stderrPath, { force: true });
+      return text;
+    },
+    startFailure: () => undefined,
+  };
+}
+
+/** The last `bytes` of a file as text ('' when it does not exist). */
+function readTail(path: string, bytes: number): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const buffer = Buffer.alloc(Math.min(bytes, size));
+    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
+    const tail = new TailBuffer(bytes);
+    tail.push(buffer);
+    return tail.text();
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());

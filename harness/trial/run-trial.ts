@@ -8,7 +8,9 @@ import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload
 import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
-import { runProcessTrial } from './process.js';
+import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
+import type { WarmPool } from './warm-pool.js';
+import { WarmForkError } from './warm-server.js';
 import type { Config, StepSample, TrialRecord } from '../domain/index.js';
 
 export interface TrialContext {
@@ -17,6 +19,8 @@ export interface TrialContext {
   scratchDir: string;
   signal?: AbortSignal;
   onEvent?: (event: WorkloadEvent) => void;
+  /** Warm servers for workloads with `warm_start: fork`; without it every trial is a fresh process. */
+  warm?: WarmPool;
 }
 
 export interface TrialRequest {
@@ -35,7 +39,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const trialId = `t${String(req.index).padStart(4, '0')}`;
   if (command.prepare) await runPrepare(ctx, command, trialId, req.index);
   const startedAt = new Date().toISOString();
-  const result = await runProcessTrial({
+  const spec: ProcessTrialSpec = {
     argv: command.argv,
     env: command.env,
     ...(command.cwd ? { cwd: command.cwd } : {}),
@@ -45,9 +49,13 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     eventsRequired: command.eventsRequired,
     scratchDir: ctx.scratchDir,
     trialId,
+    // The record needs the steps and the memory report, both sent before `done`: the teardown is not waited for.
+    stopAtDone: true,
     ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
-  });
+  };
+  const launchNotes: string[] = [];
+  const result = await runWarmOrFresh(ctx, command, spec, launchNotes);
   if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
   const steps: StepSample[] = [];
   const warmupSteps: StepSample[] = [];
@@ -86,7 +94,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
       : result.limit.mechanism === 'prlimit-as'
         ? reportedLimited
         : peakRss;
-  const notes: string[] = [];
+  const notes: string[] = [...launchNotes];
   // prlimit caps each process's address space, not the tree: workers (a DataLoader's) each get the
   // whole cap, so the tree can hold more than the cap and still run ok.
   if (
@@ -111,6 +119,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     role: req.role,
     config,
     ...(req.argv ? { argv: command.argv } : {}),
+    ...(result.launch ? { launch: result.launch } : {}),
     outcome: result.outcome,
     reason: overrun && result.outcome === 'timeout' ? `${result.reason}; ${overrun}` : result.reason,
     exit_code: result.exitCode,
@@ -182,5 +191,30 @@ async function runPrepare(ctx: TrialContext, command: TrialCommand, trialId: str
         `(${result.outcome}: ${result.reason})${tail ? `; stderr: ${tail}` : ''}; ` +
         'it runs before every trial and must exit 0: fix it, or remove workload.prepare (--prepare)',
     );
+  }
+}
+
+/**
+ * Forks the trial from the workload's warm server when it has one; otherwise, or when the server
+ * cannot fork it, runs it as a fresh process and says why in `notes`.
+ */
+async function runWarmOrFresh(
+  ctx: TrialContext,
+  command: TrialCommand,
+  spec: ProcessTrialSpec,
+  notes: string[],
+): Promise<ProcessTrialResult> {
+  if (!ctx.warm || !command.warm) return runProcessTrial(spec);
+  const got = await ctx.warm.server(command.warm);
+  if ('fallback' in got) {
+    if (got.first) notes.push(got.fallback);
+    return runProcessTrial(spec);
+  }
+  try {
+    return await runProcessTrial({ ...spec, fork: got.server });
+  } catch (error) {
+    if (!(error instanceof WarmForkError)) throw error;
+    notes.push(`the warm server could not fork this trial (${error.message}); it ran as a fresh process`);
+    return runProcessTrial(spec);
   }
 }

@@ -16,6 +16,14 @@ export interface TrialCommand {
   eventsRequired: boolean;
   /** A program run before the trial, untimed, with the same environment and working directory. */
   prepare?: string[];
+  /** Warm start: fork the trial from a server that runs this script once (Python adapter only). */
+  warm?: WarmStartCommand;
+}
+
+/** The warm server a trial may fork from: trials with the same key share one server. */
+export interface WarmStartCommand {
+  key: string;
+  server: { argv: string[]; env: Record<string, string>; cwd?: string };
 }
 
 /** How to run the user's own program with a config outside tunebench (no measurement variables). */

@@ -53,6 +53,14 @@ export function capFor(c: Omit<CurveSpec, 'cap'>, max: number): number {
   return (trueMemory({ ...c, cap: 0 }, max) + trueMemory({ ...c, cap: 0 }, max + 1)) / 2;
 }
 
+/**
+ * Modeled wall time of a synthetic probe: 0.5 s start-up, then warm-up + 2 steps of 0.002 s +
+ * batch/50,000 s each when it runs, or one step before an OOM (costs grow with the batch).
+ */
+export function modeledProbeSeconds(batch: number, ok: boolean): number {
+  return 0.5 + (ok ? 3 : 1) * (0.002 + batch / 50_000);
+}
+
 export interface SyntheticWorkload {
   run: ProbeFn;
   calls: { batch: number; role: string }[];
@@ -83,6 +91,7 @@ export function syntheticWorkload(c: CurveSpec): SyntheticWorkload {
       p50Seconds: ok ? seconds : null,
       p95Seconds: ok ? seconds * 1.1 : null,
       role,
+      seconds: modeledProbeSeconds(batch, ok),
     };
     return result;
   };

@@ -192,5 +192,6 @@ export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord
     p50Seconds: r.step_seconds?.median ?? null,
     p95Seconds: r.step_seconds?.p95 ?? null,
     role,
+    seconds: r.wall_seconds,
   };
 }

@@ -58,6 +58,8 @@ export interface RunReader {
 export interface WorkerContext {
   executor: Executor;
   records: readonly TrialRecord[];
+  /** Its warm server, closed when the stage ends. */
+  trial: { warm?: { close(): void } };
 }
 
 /**
@@ -171,7 +173,11 @@ export async function runStageWorker<Ctx extends WorkerContext>(o: {
     join(dir, 'scratch'),
   );
   ctx.executor = nodeExecutor(ctx.executor, nodeOf(env));
-  await o.engine.runStages(ctx, { outcomes: [], evidence: {}, current: '' }, o.stage);
+  try {
+    await o.engine.runStages(ctx, { outcomes: [], evidence: {}, current: '' }, o.stage);
+  } finally {
+    ctx.trial.warm?.close();
+  }
   const done: StageDone = {
     node: nodeOf(env),
     environment: env,

@@ -167,6 +167,11 @@ export const commandWorkload = object(
       ['optional', 'required'] as const,
       'required: a run without step events is invalid; optional: whole-process timing',
     ).default('optional'),
+    warm_start: oneOf(
+      ['off', 'fork'] as const,
+      "fork: a Python script's imports and setup() run once in a server process and every trial is a fork() " +
+        'of it (the script must call tunebench.main); off: every trial starts the program afresh',
+    ).default('off'),
   },
   'Any program, run as an argument array (never through a shell), configured through the workload protocol.',
 );

@@ -7,6 +7,7 @@ import {
   type MeasureSteps,
   type TrainingCommand,
   type TrialCommand,
+  type WarmStartCommand,
   type Workload,
 } from '../workload.js';
 import { expandArg, expandArgs, programLength } from './template.js';
@@ -34,6 +35,8 @@ export interface CommandSpec {
   env?: Record<string, string>;
   params?: Record<string, ParamValue | undefined>;
   protocol?: 'optional' | 'required';
+  /** fork: trials fork from a warm server that ran the script's imports and setup() once. */
+  warm_start?: 'off' | 'fork';
 }
 
 export class CommandWorkload implements Workload {
@@ -61,6 +64,9 @@ export class CommandWorkload implements Workload {
       cwd,
       eventsRequired: this.spec.protocol === 'required',
       ...(this.spec.prepare ? { prepare: this.expand(config, this.spec.prepare).argv } : {}),
+      ...(this.spec.warm_start === 'fork'
+        ? { warm: this.warm(config, argv, cwd, { ...extra, PYTHONPATH: pythonPath }) }
+        : {}),
     };
   }
 
@@ -71,6 +77,15 @@ export class CommandWorkload implements Workload {
     const args = expandArgs(this.spec.command.slice(programLength(this.spec.command)), values);
     const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH']].filter(Boolean).join(delimiter);
     return { argv, args, cwd, env: { ...extra, ...configEnv(config), PYTHONPATH: pythonPath } };
+  }
+
+  /**
+   * The server of a warm start: the interpreter and script (the first trial's arguments, which a
+   * forked trial replaces in sys.argv), without the trial's protocol variables.
+   */
+  private warm(config: Config, argv: string[], cwd: string, env: Record<string, string>): WarmStartCommand {
+    const program = this.expand(config, this.spec.command.slice(0, Math.max(1, programLength(this.spec.command)))).argv;
+    return { key: JSON.stringify([program, cwd, env]), server: { argv, env, cwd } };
   }
 
   private values(config: Config): Record<string, unknown> {

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 
 OOM_EXIT_CODE = 86  # the protocol's exit status after an `oom` event
 INVALID_EXIT_CODE = 87  # the protocol's exit status after an `error` event about the config
+WARM_SERVER_ENV = "TUNEBENCH_WARM_SERVER"  # set by the harness on the warm server it starts
 
 _OOM_PATTERNS = (
     re.compile(r"CUDA out of memory", re.I),
@@ -536,13 +537,27 @@ def peak_memory(device_type="cpu", torch=None):
     return out
 
 
-def main(fn, events=None):
-    """Runs fn(). InvalidConfig: an `error` event and exit 87 (outcome invalid); an OOM: an `oom`
-    event and exit 86; any other exception: its traceback on stderr and exit 1 (a crash).
-    SystemExit and KeyboardInterrupt pass through."""
+def main(fn, events=None, setup=None):
+    """Runs fn(), or fn(setup()) when `setup` is given. InvalidConfig: an `error` event and exit 87
+    (outcome invalid); an OOM: an `oom` event and exit 86; any other exception: its traceback on
+    stderr and exit 1 (a crash). SystemExit and KeyboardInterrupt pass through.
+
+    Under the harness's warm start (TUNEBENCH_WARM_SERVER=fork) this process becomes the warm
+    server instead: setup() runs once here, and every trial is a fork() of this process that runs
+    fn(state) with the trial's config, arguments, memory cap and events file (see warm_start.md)."""
+    if os.environ.get(WARM_SERVER_ENV) == "fork":
+        from tunebench_warm import serve  # noqa: PLC0415 - only the warm server needs it
+
+        serve(lambda state: _run(fn, setup is not None, state, None), setup)
+        return
+    state = setup() if setup is not None else None
+    _run(fn, setup is not None, state, events)
+
+
+def _run(fn, with_state, state, events):
     events = events or Events()
     try:
-        fn()
+        fn(state) if with_state else fn()
     except InvalidConfig as error:
         events.emit({"event": "error", "message": str(error)})
         print(f"tunebench: invalid configuration: {error}", file=sys.stderr)
