@@ -29,6 +29,7 @@ export class WarmPool {
     // One server at a time: another script (a compare's second command) replaces it.
     this.current?.server.close();
     this.current = undefined;
+    const t0 = Date.now();
     const started = await WarmServer.start({ ...warm.server, readySeconds: this.readySeconds });
     if ('refused' in started) {
       const why = `warm start is off for this script: ${started.refused}; its trials run as fresh processes`;
@@ -36,6 +37,10 @@ export class WarmPool {
       this.note(why);
       return { fallback: why, first: true };
     }
+    this.note(
+      `warm start: ${warm.server.argv.slice(0, 2).join(' ')} imported and set up once in ` +
+        `${((Date.now() - t0) / 1000).toFixed(1)} s (pid ${started.pid}); its trials are forks of it`,
+    );
     this.current = { key: warm.key, server: started };
     return { server: started };
   }
