@@ -1,23 +1,15 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
 import { randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
 import { TelemetrySampler } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
-import {
-  enterCgroup,
-  leaveCgroup,
-  planLimit,
-  prepareCgroup,
-  type MechanismChoice,
-  type MemoryLimit,
-} from './limits.js';
-import { TailBuffer } from './tail.js';
+import { enterCgroup, leaveCgroup, planLimit, type MechanismChoice, type MemoryLimit } from './limits.js';
+import { forkTrial, spawnTrial } from './launch.js';
 import { killWarmServers, type WarmServer } from './warm-server.js';
 import type { Telemetry } from '../domain/index.js';
 
@@ -65,11 +57,7 @@ export interface ProcessTrialResult extends Classification {
 
 /** Seconds between SIGTERM and SIGKILL when a trial is stopped. */
 export const KILL_GRACE_SECONDS = 2;
-/**
- * Seconds the workload's pipes may stay open after its process exited (a descendant that escaped
- * into its own session holds them) before the harness closes them and kills that descendant.
- */
-export const PIPE_GRACE_SECONDS = 1;
+export { PIPE_GRACE_SECONDS } from './launch.js';
 /** Seconds between a workload's `done` event and its exit (teardown) before it is killed; the trial stays ok. */
 export const DONE_GRACE_SECONDS = 10;
 /**
@@ -78,7 +66,6 @@ export const DONE_GRACE_SECONDS = 10;
  */
 export const TRIAL_MARK_ENV = 'TUNEBENCH_TRIAL_MARK';
 const POLL_MS = 200;
-const STDERR_TAIL_BYTES = 8 * 1024;
 
 /** Trials running now (root pid -> mark): a second Ctrl-C or a crash of the harness kills them all. */
 const active = new Map<number, string>();
@@ -247,115 +234,6 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     ...(spec.fork ? { launch: 'fork' as const } : {}),
   };
 }
-
-interface Launched {
-  pid: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** After the exit: waits for the output to be complete; `kill` ends what still holds it. */
-  settle(kill: () => void): Promise<void>;
-  stderrTail(): string;
-  /** Why the program never started, or undefined when it ran. */
-  startFailure(exit: { code: number | null; signal: string | null }, killed: boolean): string | undefined;
-}
-
-/** A fresh process: the program itself, exec'd under the memory cap's prefix. */
-async function spawnTrial(spec: ProcessTrialSpec, limit: MemoryLimit, env: Record<string, string>): Promise<Launched> {
-  const argv = [...limit.prefix, ...spec.argv];
-  const child = execa(argv[0]!, argv.slice(1), {
-    cwd: spec.cwd,
-    env,
-    extendEnv: true,
-    detached: true,
-    reject: false,
-    buffer: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  });
-  const stderr = new TailBuffer(STDERR_TAIL_BYTES);
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
-  child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
-  const pid = child.pid;
-  if (pid === undefined) {
-    const r = await child;
-    throw new ConfigError(
-      `could not start ${JSON.stringify(argv[0])}: ${r.shortMessage ?? r.message}; ` +
-        'check workload.command (and workload.python)',
-    );
-  }
-  let result: Awaited<typeof child> | undefined;
-  return {
-    pid,
-    // The workload's own process ended: its exit status, whatever its pipes still do.
-    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
-    settle: async (kill) => {
-      // A descendant that escaped into its own session may hold the pipes open: they get a moment,
-      // then every process carrying the trial's mark is killed and the pipes are closed.
-      const pipesClosed = await Promise.race([
-        child.then(() => true),
-        delay(PIPE_GRACE_SECONDS * 1000).then(() => false),
-      ]);
-      kill();
-      if (!pipesClosed) {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-      }
-      result = await child;
-    },
-    stderrTail: () => stderr.text(),
-    startFailure: (exit, killed) =>
-      result?.failed && exit.code === null && exit.signal === null && !killed
-        ? (result.shortMessage ?? result.message)
-        : undefined,
-  };
-}
-
-/** A fork of the warm server: the cap is set in the child (setrlimit, or it joins the cgroup) before the trial. */
-async function forkTrial(spec: ProcessTrialSpec, limit: MemoryLimit, env: Record<string, string>): Promise<Launched> {
-  const stderrPath = join(spec.scratchDir, `${spec.trialId}.stderr`);
-  const forked = await spec.fork!.fork({
-    id: spec.trialId,
-    argv: spec.argv.slice(1),
-    env,
-    ...(spec.cwd ? { cwd: spec.cwd } : {}),
-    stderrPath,
-    memoryBytes: limit.mechanism === 'prlimit-as' ? limit.bytes : null,
-    cgroupProcs: prepareCgroup(limit),
-  });
-  return {
-    pid: forked.pid,
-    exited: forked.exited,
-    settle: async (kill) => kill(),
-    stderrTail: () => {
-      const text = readTail(stderrPath, STDERR_TAIL_BYTES);
-      rmSync(stderrPath, { force: true });
-      return text;
-    },
-    startFailure: () => undefined,
-  };
-}
-
-/** The last `bytes` of a file as text ('' when it does not exist). */
-function readTail(path: string, bytes: number): string {
-  let fd: number;
-  try {
-    fd = openSync(path, 'r');
-  } catch {
-    return '';
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const buffer = Buffer.alloc(Math.min(bytes, size));
-    readSync(fd, buffer, 0, buffer.length, size - buffer.length);
-    const tail = new TailBuffer(bytes);
-    tail.push(buffer);
-    return tail.text();
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** The processes whose environment carries the trial's mark (they may have left its group and tree). */
 export function markedProcesses(mark: string): number[] {
