@@ -1,31 +1,22 @@
 // What a probe costs, learnt from the probes so far: seconds against batch, separately for probes
 // that ran (the slowest near the max) and probes that failed (an OOM often fails fast).
+import { fitLinear } from './memory-fit.js';
 
 interface Point {
   batch: number;
   seconds: number;
 }
 
-/** A line a + b * batch with a, b >= 0 through the points (least squares; one point: a constant). */
+/** A line a + b * batch with a, b >= 0 through the points (least squares; one batch only: their mean). */
 function fitCost(points: readonly Point[]): ((batch: number) => number) | undefined {
   if (points.length === 0) return undefined;
-  const n = points.length;
-  const mx = points.reduce((s, p) => s + p.batch, 0) / n;
-  const my = points.reduce((s, p) => s + p.seconds, 0) / n;
-  let sxx = 0;
-  let sxy = 0;
-  for (const p of points) {
-    sxx += (p.batch - mx) ** 2;
-    sxy += (p.batch - mx) * (p.seconds - my);
-  }
-  let slope = sxx > 0 ? Math.max(0, sxy / sxx) : 0;
-  let intercept = my - slope * mx;
-  if (intercept < 0) {
-    // Through the origin instead: cost proportional to the batch.
-    intercept = 0;
-    slope = points.reduce((s, p) => s + p.batch * p.seconds, 0) / points.reduce((s, p) => s + p.batch ** 2, 0);
-  }
-  return (batch) => intercept + slope * batch;
+  const mean = points.reduce((s, p) => s + p.seconds, 0) / points.length;
+  const fit = fitLinear(points.map((p) => ({ batch: p.batch, bytes: p.seconds })));
+  if (fit === undefined || fit.slope <= 0) return () => mean;
+  if (fit.intercept >= 0) return (batch) => fit.intercept + fit.slope * batch;
+  // Through the origin instead: cost proportional to the batch.
+  const slope = points.reduce((s, p) => s + p.batch * p.seconds, 0) / points.reduce((s, p) => s + p.batch ** 2, 0);
+  return (batch) => slope * batch;
 }
 
 export class ProbeCosts {

@@ -61,6 +61,34 @@ export function modeledProbeSeconds(batch: number, ok: boolean): number {
   return 0.5 + (ok ? 3 : 1) * (0.002 + batch / 50_000);
 }
 
+/**
+ * A workload that runs every batch up to `max` and fails above it, with no memory readings; `seconds`
+ * gives each probe's wall time (absent: not measured).
+ */
+export function thresholdWorkload(
+  max: number,
+  seconds?: (batch: number, ok: boolean) => number,
+): { run: ProbeFn; calls: number[] } {
+  const calls: number[] = [];
+  const run: ProbeFn = async (batch, role) => {
+    calls.push(batch);
+    const ok = batch <= max;
+    return {
+      batch,
+      ok,
+      outcome: ok ? 'ok' : 'oom',
+      limitedBytes: null,
+      rssBytes: null,
+      samplesPerSecond: null,
+      p50Seconds: null,
+      p95Seconds: null,
+      role,
+      ...(seconds ? { seconds: seconds(batch, ok) } : {}),
+    };
+  };
+  return { run, calls };
+}
+
 export interface SyntheticWorkload {
   run: ProbeFn;
   calls: { batch: number; role: string }[];

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { planProbe } from '../../../harness/search/expected-time.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
 import { ProbeCosts } from '../../../harness/search/probe-cost.js';
-import type { ProbeFn } from '../../../harness/search/probe.js';
+import { thresholdWorkload } from '../../support/synthetic.js';
 
 const flat = (ok: number, fail: number) => ({ ok: () => ok, fail: () => fail });
 
@@ -95,23 +95,7 @@ describe('ProbeCosts', () => {
 describe('findMaxBatch with costs', () => {
   it('stays exact when failures are cheap and the memory readings are missing', async () => {
     for (const truth of [8, 96, 1000, 4096, 77_777]) {
-      const calls: number[] = [];
-      const run: ProbeFn = async (batch, role) => {
-        calls.push(batch);
-        const ok = batch <= truth;
-        return {
-          batch,
-          ok,
-          outcome: ok ? 'ok' : 'oom',
-          limitedBytes: null,
-          rssBytes: null,
-          samplesPerSecond: ok ? 100 : null,
-          p50Seconds: null,
-          p95Seconds: null,
-          role,
-          seconds: ok ? 1 + batch / 1000 : 0.2,
-        };
-      };
+      const { run, calls } = thresholdWorkload(truth, (batch, ok) => (ok ? 1 + batch / 1000 : 0.2));
       const r = await findMaxBatch(run, {
         multipleOf: 8,
         start: 8,

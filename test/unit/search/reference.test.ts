@@ -1,28 +1,10 @@
 // The reference finders follow their documented algorithms.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ProbeFn } from '../../../harness/search/probe.js';
 import { powerThenBisect, shrinkOnOom } from '../../../harness/search/reference.js';
+import { thresholdWorkload } from '../../support/synthetic.js';
 
-function threshold(max: number): { run: ProbeFn; calls: number[] } {
-  const calls: number[] = [];
-  const run: ProbeFn = async (batch, role) => {
-    calls.push(batch);
-    const ok = batch <= max;
-    return {
-      batch,
-      ok,
-      outcome: ok ? 'ok' : 'oom',
-      limitedBytes: null,
-      rssBytes: null,
-      samplesPerSecond: null,
-      p50Seconds: null,
-      p95Seconds: null,
-      role,
-    };
-  };
-  return { run, calls };
-}
+const threshold = (max: number) => thresholdWorkload(max);
 
 describe('reference finders', () => {
   it(
