@@ -76,6 +76,19 @@ describe('trials that always end', { timeout: 120_000 }, () => {
     assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
   });
 
+  it('stopped at its done event (as every trial of a run is): ends at once, ok, counted as exit 0', async () => {
+    const { value: r, seconds } = await timed(() =>
+      runProcessTrial(spec('done-then-hang', { doneGraceSeconds: 30, stopAtDone: true })),
+    );
+    // The teardown hangs and ignores SIGTERM: only the stop at `done` ends it before the 30 s grace.
+    assert.ok(seconds < 4, `took ${seconds} s`);
+    assert.equal(r.outcome, 'ok');
+    assert.equal(r.exitCode, 0);
+    assert.equal(r.signal, null);
+    assert.match(r.reason, /stopped at its done event/);
+    assert.equal(r.events.filter((e) => e.event === 'step').length, 3);
+  });
+
   for (const [mode, why] of [
     ['fifo', /not a regular file/],
     ['dev-zero', /not a regular file/],
