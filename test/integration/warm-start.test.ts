@@ -181,6 +181,45 @@ describe('warm start: forked trials', () => {
     },
   );
 
+  it(
+    "classify PyTorch's CPU allocator OOM exactly as a fresh process does",
+    { skip: requireSystem('torch') ?? requireSystem('prlimit') },
+    async () => {
+      const dir = scriptDir({
+        'train.py': [
+          'import tunebench, torch',
+          'def train():',
+          '    cfg = tunebench.config()',
+          '    timer = tunebench.StepTimer()',
+          '    for _ in timer.batches(range(10)):',
+          '        with timer.step(samples=cfg.batch_size):',
+          '            torch.ones(cfg.batch_size, 2**20).sum()  # 4 MiB a sample',
+          '    timer.finish()',
+          'tunebench.main(train)',
+        ].join('\n'),
+      });
+      const cap = { memory: 1.25 * 2 ** 30, mechanism: 'prlimit' as const };
+      const warm = context(dir, true, cap);
+      const fresh = context(dir, false, cap);
+      try {
+        for (const batch_size of [16, 512]) {
+          const forked = await trial(warm, { batch_size });
+          const spawned = await trial(fresh, { batch_size });
+          assert.equal(forked.launch, 'fork', forked.notes?.join(' '));
+          assert.equal(forked.outcome, batch_size === 16 ? 'ok' : 'oom', `${forked.reason} ${forked.stderr_tail}`);
+          assert.equal(forked.outcome, spawned.outcome);
+          assert.equal(forked.exit_code, spawned.exit_code);
+          if (forked.outcome === 'oom') {
+            assert.match(forked.stderr_tail, /DefaultCPUAllocator: can't allocate memory/);
+            assert.match(spawned.stderr_tail, /DefaultCPUAllocator: can't allocate memory/);
+          }
+        }
+      } finally {
+        warm.warm!.close();
+      }
+    },
+  );
+
   it('end within their timeout when they hang, and leave no process', { skip: requireSystem('python3') }, async () => {
     const dir = scriptDir({ 'train.py': PROBE_SCRIPT });
     const ctx = context(dir, true, { timeout: 2 });
