@@ -1,5 +1,5 @@
 // The max-batch search: explore with small probes, fit memory against batch, probe around the predicted
-// limit, and bisect what remains. It only ever reports batch sizes that actually ran.
+// limit, and split what remains by the expected time to close it. It only ever reports batch sizes that ran.
 import {
   batchForMemory,
   fitLinear,

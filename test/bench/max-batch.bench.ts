@@ -197,8 +197,8 @@ async function main(): Promise<void> {
       `cores (${cpus()[0]?.model.trim()}), Node ${process.versions.node}.`,
     '',
     'Strategies, each from its documented algorithm (`harness/search/reference.ts`):',
-    '- **ours**: explore, fit memory against batch, probe around the predicted limit, ' +
-      'bisect the rest (`harness/search/max-batch.ts`);',
+    '- **ours**: explore, fit memory against batch, probe around the predicted limit (the side above first ' +
+      'while a failure costs no more than a run), split the rest by expected time (`harness/search/max-batch.ts`);',
     '- **power-then-bisect**: Lightning `BatchSizeFinder(mode="binsearch", init_val=2)` on multiples of `multiple_of`;',
     '- **shrink x0.9**: Accelerate `find_executable_batch_size`, starting at the ceiling and ' +
       'multiplying by 0.9 after each OOM; its first success is its answer, so it is rarely exact.',

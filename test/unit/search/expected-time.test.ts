@@ -64,9 +64,7 @@ describe('planProbe', () => {
     assert.ok(k < 24, `split at ${k} of (0, 64)`);
   });
 
-  it('probes beside a sharp belief, and plans a wide bracket on a coarse grid quickly', () => {
-    const near = planProbe({ lo: 0, hi: 1000, belief: { centre: 700.5, sd: 0.5, flat: 0.05 }, cost: flat(1, 1) });
-    assert.ok(Math.abs(near.k - 700.5) <= 1, `probe at ${near.k}`);
+  it('plans a wide bracket on a coarse grid quickly, and refuses a closed one', () => {
     const started = Date.now();
     const wide = planProbe({ lo: 1, hi: 1_000_000, cost: flat(3, 1) });
     assert.ok(wide.k > 1 && wide.k < 1_000_000);
