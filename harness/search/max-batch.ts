@@ -26,6 +26,8 @@ export interface MaxBatchOptions {
   /** Steps of the confirmation run at the chosen max; 0 skips it. */
   confirmSteps: number;
   latency?: LatencyLimit;
+  /** Place probes by what they cost (default), or by count alone: then the sequence never depends on timing. */
+  placeBy?: 'time' | 'count';
   /** Safety stop for a misbehaving workload. */
   maxProbes?: number;
   /** Told, before each search probe, about how many trials the stage still needs (for progress). */
@@ -112,7 +114,8 @@ class SearchState {
     this.opts.onEstimate?.(this.estimateRemaining());
     const r = await this.run(k * this.m, 'probe', this.probeSteps);
     this.record(k, r);
-    if (this.probeSteps === undefined) this.costs.add(k * this.m, r.ok, r.seconds ?? null);
+    if (this.probeSteps === undefined && this.opts.placeBy !== 'count')
+      this.costs.add(k * this.m, r.ok, r.seconds ?? null);
     if (r.ok && this.probeSteps !== undefined) this.longOk.add(k);
     this.log.push(`${why}: ${k * this.m} ${r.ok ? 'ok' : r.outcome}`);
     // A failure that is not about size (a crash at the smallest batch) means the workload is broken.

@@ -54,6 +54,7 @@ export async function runMaxBatchStage(
     tolerance: spec.tolerance,
     throughputPoints: spec.throughput_points,
     confirmSteps: spec.confirm_steps,
+    placeBy: spec.place_by,
     ...(latency ? { latency } : {}),
     onEstimate: (r) => {
       remaining = r;

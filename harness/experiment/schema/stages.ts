@@ -56,6 +56,11 @@ export const maxBatchStage = object(
     headroom: fraction('memory fraction kept free by the recommended batch').default(0.1),
     tolerance: fraction('fastest: smallest batch within this fraction of peak samples/s').default(0.05),
     throughput_points: nonNegativeInt('extra batch sizes measured for the throughput curve').default(4),
+    place_by: oneOf(
+      ['time', 'count'] as const,
+      'time: probes are placed by what they have cost (cheap OOMs draw them up), so the sequence depends on ' +
+        'measured times; count: by bisection alone, the same sequence on every run',
+    ).default('time'),
     choose: oneOf(
       ['recommended', 'max', 'fastest'] as const,
       'the batch later stages use: recommended (keeps the headroom), ' +
