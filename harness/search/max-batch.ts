@@ -6,6 +6,7 @@ import {
   headroomUsed,
   predictLimit,
   predictWithSpread,
+  type Prediction,
   type Reading,
 } from './memory-fit.js';
 import { planProbe } from './expected-time.js';
@@ -30,6 +31,14 @@ export interface MaxBatchOptions {
   placeBy?: 'time' | 'count';
   /** Safety stop for a misbehaving workload. */
   maxProbes?: number;
+  /**
+   * A batch that a neighbouring search showed must fit here (a longer bucket's max fits a shorter
+   * bucket): the search starts with it as its lower bound, without exploring, and runs it before
+   * reporting it.
+   */
+  knownOk?: number;
+  /** A prediction of the limit from more than this search's readings (one model across buckets). */
+  predict?: (readings: readonly Reading[]) => Prediction | undefined;
   /** Told, before each search probe, about how many trials the stage still needs (for progress). */
   onEstimate?: (remaining: number) => void;
 }
@@ -145,9 +154,33 @@ class SearchState {
   }
 
   async search(): Promise<void> {
-    const startK = Math.min(Math.max(1, Math.ceil(this.opts.start / this.m)), this.ceilK);
-    await this.probe(startK, 'explore');
-    await this.explore();
+    if (this.opts.knownOk !== undefined) {
+      // What the neighbour showed is the lower bound; the prediction (or doubling) takes it from there.
+      this.lo = Math.min(this.ceilK, Math.max(0, Math.floor(this.opts.knownOk / this.m)));
+    } else {
+      const startK = Math.min(Math.max(1, Math.ceil(this.opts.start / this.m)), this.ceilK);
+      await this.probe(startK, 'explore');
+      await this.explore();
+    }
+    await this.close();
+    // A lower bound taken from a neighbour has not run here: it runs before it is reported.
+    while (!this.broken && this.lo > 0 && !this.tried.has(this.lo)) {
+      const r = await this.probe(this.lo, "verify the neighbour's bound");
+      if (r.ok) break;
+      this.notes.push(
+        `batch ${r.batch} failed (${r.outcome}) although a neighbouring bucket's max showed it should fit: ` +
+          'memory is not monotone in the bucket parameter here, so this bucket was searched from below',
+      );
+      this.lo = Math.max(0, ...[...this.tried].filter(([k, p]) => p.ok && k < this.hi).map(([k]) => k));
+      await this.close();
+    }
+    if (!this.broken) await this.confirm();
+    // Every trial that located the max, including failed confirmations; not the passing confirmation.
+    this.probesToMax = this.probes.filter((p) => p.role === 'probe' || (p.role === 'confirm' && !p.ok)).length;
+  }
+
+  /** Guided pairs while the prediction holds, then doubling or splitting, until the bracket is closed. */
+  private async close(): Promise<void> {
     let misses = 0;
     while (!this.closed) {
       const guided = misses < MAX_GUIDED_MISSES ? this.predictK(misses) : undefined;
@@ -158,9 +191,6 @@ class SearchState {
       await this.guidedPair(guided);
       if (!this.closed) misses += 1;
     }
-    if (!this.broken) await this.confirm();
-    // Every trial that located the max, including failed confirmations; not the passing confirmation.
-    this.probesToMax = this.probes.filter((p) => p.role === 'probe' || (p.role === 'confirm' && !p.ok)).length;
   }
 
   /** Geometric growth from the start until the readings say enough about the slope. */
@@ -188,11 +218,12 @@ class SearchState {
   /** The predicted limit in multiples and its spread, or undefined when there is no usable prediction. */
   private predictK(misses: number): { k: number; spread: number } | undefined {
     const cap = this.opts.capBytes;
-    if (cap === null || this.readings.length < 2) return undefined;
-    const pred = predictWithSpread(this.readings, cap);
+    if (cap === null || (this.readings.length < 2 && !this.opts.predict)) return undefined;
+    const pred = this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap);
     if (pred === undefined || !Number.isFinite(pred.batch)) return undefined;
     // Each miss shows the prediction is less precise than it claims: widen the pair geometrically.
-    const spread = Math.max(Math.ceil(pred.spread / this.m), misses === 0 ? 0 : 2 ** (misses - 1));
+    // A spread of a hundredth of a multiple is rounding in an exact fit, not uncertainty.
+    const spread = Math.max(Math.ceil(pred.spread / this.m - 0.01), misses === 0 ? 0 : 2 ** (misses - 1));
     // Inside a bracket no wider than the prediction's own spread, bisection is the better bet.
     if (spread > 0 && this.hi - this.lo <= 2 * spread + 1) return undefined;
     const k = Math.floor(pred.batch / this.m);
@@ -343,8 +374,12 @@ class SearchState {
       this.probes.filter((p) => p.ok && p.rssBytes !== null).map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));
     let candidate: number;
     if (target !== null && resident().length >= 2) {
-      const b = batchForMemory(resident(), target);
-      candidate = b === undefined ? this.m : Math.floor(b / this.m) * this.m;
+      // Readings all above the target (a search that started next to the max): extend their line down.
+      const fit = fitLinear(resident());
+      const b =
+        batchForMemory(resident(), target) ??
+        (fit && fit.slope > 0 ? (target - fit.intercept) / fit.slope : max * (1 - this.opts.headroom));
+      candidate = Math.floor(b / this.m) * this.m;
     } else {
       candidate = Math.floor((max * (1 - this.opts.headroom)) / this.m) * this.m;
       this.notes.push('recommended uses a batch fraction: the workload reported no resident memory');

@@ -125,3 +125,52 @@ export function syntheticWorkload(c: CurveSpec): SyntheticWorkload {
   };
   return { run, calls };
 }
+
+/** Memory of a transformer-like job: fixed + per token + per batch x length^2 (attention), with noise. */
+export interface LengthCurve {
+  a: number;
+  b: number;
+  c: number;
+  cap: number;
+  /** Relative noise of the readings (standard deviation); outcomes stay exact. */
+  noise: number;
+  seed: number;
+}
+
+export function lengthMemory(c: LengthCurve, batch: number, length: number): number {
+  return c.a + c.b * batch * length + c.c * batch * length * length;
+}
+
+/** The exact answer per length: the largest multiple of m whose memory fits the cap. */
+export function lengthTrueMax(c: LengthCurve, length: number, m: number, ceiling: number): number | null {
+  let k = 0;
+  while ((k + 1) * m <= ceiling && lengthMemory(c, (k + 1) * m, length) <= c.cap) k += 1;
+  return k > 0 ? k * m : null;
+}
+
+/** One synthetic workload per length (shared calls), built on syntheticWorkload's conventions. */
+export function lengthWorkload(c: LengthCurve): { runAt: (length: number) => ProbeFn; calls: { batch: number; length: number; role: string }[] } {
+  const rng = createRng(c.seed);
+  const calls: { batch: number; length: number; role: string }[] = [];
+  const runAt =
+    (length: number): ProbeFn =>
+    async (batch, role) => {
+      calls.push({ batch, length, role });
+      const mem = lengthMemory(c, batch, length);
+      const ok = mem <= c.cap;
+      const seconds = 0.002 + (batch * length) / 5e6;
+      return {
+        batch,
+        ok,
+        outcome: ok ? 'ok' : 'oom',
+        limitedBytes: ok ? mem * (1 + c.noise * (rng() - 0.5) * 2) : null,
+        rssBytes: ok ? mem : null,
+        samplesPerSecond: ok ? batch / seconds : null,
+        p50Seconds: ok ? seconds : null,
+        p95Seconds: ok ? seconds * 1.1 : null,
+        role,
+        seconds: 0.5 + (ok ? 3 : 1) * seconds,
+      };
+    };
+  return { runAt, calls };
+}
