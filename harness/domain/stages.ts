@@ -102,6 +102,65 @@ export const finalConfirmationSchema = z.object({
 });
 export type FinalConfirmation = z.infer<typeof finalConfirmationSchema>;
 
+/** One bucket of a bucketed max-batch stage (a sequence length and its answers). */
+export const bucketRowSchema = z.object({
+  value: num,
+  status: z.enum(MAX_BATCH_STATUSES),
+  max: numOrNull,
+  smallestFail: numOrNull,
+  recommended: numOrNull,
+  /** The batch written to the bucket map (by the stage's choose rule). */
+  chosen: numOrNull,
+  /** chosen x value: the tokens a batch of this bucket holds. */
+  tokens: numOrNull,
+  probesToMax: num,
+  confirmed: z.boolean(),
+  survived: survivalSchema.optional(),
+  notes: z.array(z.string()),
+});
+export type BucketRow = z.infer<typeof bucketRowSchema>;
+
+export const bucketsSummarySchema = z.object({
+  param: z.string(),
+  /** Longest first, the order they were searched in. */
+  rows: z.array(bucketRowSchema),
+  /** Search probes and failed confirmations of every bucket. */
+  probes_total: num,
+  /** The model across buckets: bytes = a + b*batch*len + c*batch*len^2 (null with too few readings). */
+  model: z.object({ a: num, b: num, c: num, sigma: num }).nullable(),
+});
+export type BucketsSummary = z.infer<typeof bucketsSummarySchema>;
+
+/** The training recipe kept: the batch and accumulation steps that make the effective batch, and LR rules. */
+export const recipeSchema = z.object({
+  effective_batch: num,
+  batch: numOrNull,
+  accumulation_steps: numOrNull,
+  ranks: num,
+  accumulation_param: z.string(),
+  /** The stage's batch before the recipe (the largest the recipe may use). */
+  from: numOrNull,
+  trials: z.array(num),
+  statement: z.string(),
+  lr: z
+    .object({ base_lr: num, base_batch: num, effective_batch: num, linear: num, sqrt: num, statement: z.string() })
+    .optional(),
+});
+export type Recipe = z.infer<typeof recipeSchema>;
+
+/** Max batch predicted for other cards from the fitted memory (fixed + per sample): predictions, not measurements. */
+export const cardPredictionsSchema = z.object({
+  /** What the fit was made on: the workload's device memory, or host RSS. */
+  quantity: z.string(),
+  fixed_bytes: num,
+  per_sample_bytes: num,
+  rows: z.array(
+    z.object({ card: z.string(), bytes: num, predicted: numOrNull, rule_of_thumb: num, measured: numOrNull.optional() }),
+  ),
+  statement: z.string(),
+});
+export type CardPredictions = z.infer<typeof cardPredictionsSchema>;
+
 export const maxBatchSummarySchema = z.object({
   status: z.enum(MAX_BATCH_STATUSES),
   /** Largest batch that ran (exact when status is "exact"; the ceiling when "ceiling"). */
@@ -135,6 +194,9 @@ export const maxBatchSummarySchema = z.object({
   headroom: num,
   chosen: numOrNull,
   choose_rule: z.string(),
+  buckets: bucketsSummarySchema.optional(),
+  recipe: recipeSchema.optional(),
+  predictions: cardPredictionsSchema.optional(),
 });
 export type MaxBatchSummary = z.infer<typeof maxBatchSummarySchema>;
 

@@ -8,7 +8,7 @@ import { stageName } from '../experiment/checks.js';
 import { loadExperiment, type LoadedExperiment } from '../experiment/load.js';
 import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
-import { argsWritten, buildChosenConfig, writeChosenConfig } from '../report/chosen-config.js';
+import { argsWritten, buildChosenConfig, writeChosenConfig, type ChosenConfigArgs } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
 import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
@@ -296,6 +296,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       experimentPath: relative(process.cwd(), x.runJson.experiment_file) || x.runJson.experiment_file,
       ...(allocated?.node ? { placement: { stage: allocated.stage, ...allocated.node } } : {}),
       workload: x.workload,
+      ...maxBatchExtras(outcomes),
     }),
   );
   const finished: RunJson = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
@@ -400,8 +401,29 @@ function buildResult(
       chosen_env: join(dir.path, 'chosen-config.env'),
       chosen_yaml: join(dir.path, 'chosen-config.yaml'),
       ...(argsWritten(x.workload, ctx.baseConfig) ? { chosen_args: join(dir.path, 'chosen-config.args') } : {}),
+      ...(maxBatchExtras(outcomes).buckets ? { chosen_buckets: join(dir.path, 'chosen-config.buckets.json') } : {}),
       summary: join(dir.path, 'summary.md'),
       report: join(dir.path, 'report.html'),
     },
   };
+}
+
+/** The bucket map and the training recipe of the run's max-batch stage (the first that has them), for the chosen config. */
+function maxBatchExtras(outcomes: readonly StageOutcome[]): Pick<ChosenConfigArgs, 'buckets' | 'recipe'> {
+  const out: Pick<ChosenConfigArgs, 'buckets' | 'recipe'> = {};
+  for (const o of outcomes) {
+    if (o.kind !== 'max-batch') continue;
+    const k = o.result.buckets;
+    if (k && !out.buckets)
+      out.buckets = {
+        param: k.param,
+        batch_param: o.result.param,
+        map: Object.fromEntries(k.rows.flatMap((r) => (r.chosen === null ? [] : [[String(r.value), r.chosen]]))),
+        rows: k.rows.map((r) => ({ value: r.value, batch: r.chosen, max: r.max, tokens: r.tokens, status: r.status })),
+        rule: o.result.choose_rule,
+        stage: o.name,
+      };
+    if (o.result.recipe && !out.recipe) out.recipe = o.result.recipe;
+  }
+  return out;
 }

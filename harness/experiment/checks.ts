@@ -8,7 +8,7 @@ import { checkTemplates } from './template-checks.js';
 import { ARENA_POLICIES, ARENA_SHRINK_UNSUPPORTED } from '../workloads/onnx/spec.js';
 import { parseClaim, type Claim } from '../stats/claim.js';
 import type { ClaimMetric } from '../domain/index.js';
-import type { ClaimStageSpec, CompareStageSpec, Experiment, SweepStageSpec } from './schema.js';
+import type { ClaimStageSpec, CompareStageSpec, Experiment, MaxBatchStageSpec, SweepStageSpec } from './schema.js';
 import { onnxParams } from './schema/workload.js';
 
 // The engine and history name stages through here.
@@ -24,6 +24,8 @@ function checkCommand(e: Experiment, issues: Issue[]): void {
   const params = new Set<string>(Object.keys(e.workload.params));
   for (const stage of e.stages) {
     if (stage.kind === 'max-batch' || stage.kind === 'compare') params.add(stage.param);
+    if (stage.kind === 'max-batch' && stage.buckets) params.add(stage.buckets.param);
+    if (stage.kind === 'max-batch' && stage.keep_effective_batch !== undefined) params.add(stage.accumulation_param);
     if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) params.add(p);
     if (stage.kind === 'claim')
       for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) params.add(p);
@@ -38,6 +40,13 @@ function checkCommand(e: Experiment, issues: Issue[]): void {
           'so this value would be overwritten; remove it, or set the parameter instead',
       });
   }
+  if (e.workload.launcher && e.workload.warm_start === 'fork')
+    issues.push({
+      path: 'workload.warm_start',
+      message:
+        'fork cannot be used with workload.launcher: a trial of N ranks is started by torch.distributed.run, ' +
+        'not forked from a warm server; remove warm_start (or set it to off), or remove workload.launcher',
+    });
   checkTemplates(e, issues);
 }
 
@@ -239,6 +248,56 @@ function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues:
 }
 
 /** Every cross-field problem of an experiment whose fields are each valid; empty when there is none. */
+/** Buckets and the training recipe: what they need of the workload and of each other. */
+function checkMaxBatchExtras(e: Experiment, stage: MaxBatchStageSpec, i: number, issues: Issue[]): void {
+  const at = (field: string) => `stages[${i}].${field}`;
+  if (stage.buckets) {
+    const b = stage.buckets;
+    if (e.workload.kind !== 'command')
+      issues.push({
+        path: at('buckets'),
+        message:
+          'needs a command workload whose program reads the bucket parameter (such as seq_len); ' +
+          "the ONNX workload's shapes are fixed by its model",
+      });
+    if (b.param === stage.param)
+      issues.push({ path: at('buckets.param'), message: `must differ from the searched parameter ${stage.param}` });
+    if (new Set(b.values).size !== b.values.length)
+      issues.push({ path: at('buckets.values'), message: `expected distinct values, got ${JSON.stringify(b.values)}` });
+    if (stage.choose === 'fastest')
+      issues.push({
+        path: at('choose'),
+        message: 'fastest is not measured per bucket (no throughput curve per bucket); use recommended or max',
+      });
+  }
+  if ((stage.base_lr === undefined) !== (stage.base_batch === undefined))
+    issues.push({
+      path: at(stage.base_lr === undefined ? 'base_lr' : 'base_batch'),
+      message: 'base_lr and base_batch go together: the learning rate and the effective batch it was tuned at',
+    });
+  if (stage.keep_effective_batch !== undefined) {
+    if (e.workload.kind !== 'command')
+      issues.push({
+        path: at('keep_effective_batch'),
+        message: `needs a command workload that reads ${stage.accumulation_param}; the ONNX workload does not train`,
+      });
+    const ranks = workloadRanks(e);
+    if (stage.keep_effective_batch % ranks !== 0)
+      issues.push({
+        path: at('keep_effective_batch'),
+        message: `expected a multiple of the ${ranks} ranks (workload.launcher.nproc_per_node), got ${stage.keep_effective_batch}`,
+      });
+    if (stage.accumulation_param === stage.param)
+      issues.push({ path: at('accumulation_param'), message: `must differ from the searched parameter ${stage.param}` });
+  }
+}
+
+/** Processes per trial: workload.launcher.nproc_per_node under torchrun, else 1. */
+export function workloadRanks(e: Experiment): number {
+  const launcher = (e.workload as { launcher?: { nproc_per_node?: number } }).launcher;
+  return launcher?.nproc_per_node ?? 1;
+}
+
 export function checkExperiment(e: Experiment): Issue[] {
   const issues: Issue[] = [];
   e.stages.forEach((stage, i) => {
@@ -271,6 +330,7 @@ export function checkExperiment(e: Experiment): Issue[] {
           message: `is searched by stages[${i}]; remove the fixed value`,
         });
       }
+      checkMaxBatchExtras(e, stage, i, issues);
     }
   });
   e.stages.forEach((stage, i) => {

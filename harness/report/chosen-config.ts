@@ -7,7 +7,7 @@ import type { TrainingCommand, Workload } from '../workloads/workload.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { finiteInterval } from './format.js';
 import { shellLine, shellQuote } from '../util/shell.js';
-import type { Config, Evidence, Fingerprint } from '../domain/index.js';
+import type { Config, Evidence, Fingerprint, Recipe } from '../domain/index.js';
 
 export interface ChosenConfig {
   experiment: string;
@@ -28,7 +28,24 @@ export interface ChosenConfig {
   retune: { command: string[] };
   /** Command workloads: the chosen values as the script's arguments, as in chosen-config.args. */
   args?: string[];
+  /** A bucketed max-batch stage: the batch per bucket value, for a bucketing sampler (also chosen-config.buckets.json). */
+  buckets?: BucketMap;
+  /** keep_effective_batch and the learning-rate rules (rules, not measurements). */
+  recipe?: Recipe;
 }
+
+export interface BucketMap {
+  /** The bucket parameter (seq_len) and the batch parameter (batch_size). */
+  param: string;
+  batch_param: string;
+  /** Bucket value (as a string key) to batch. */
+  map: Record<string, number>;
+  rows: { value: number; batch: number | null; max: number | null; tokens: number | null; status: string }[];
+  rule: string;
+  stage: string;
+}
+
+export type ChosenConfigArgs = Parameters<typeof buildChosenConfig>[0];
 
 export function buildChosenConfig(args: {
   experiment: string;
@@ -41,6 +58,8 @@ export function buildChosenConfig(args: {
   placement?: ChosenConfig['placement'];
   /** The run's workload: a command workload's own program is what `reproduce` runs. */
   workload?: Workload;
+  buckets?: BucketMap;
+  recipe?: Recipe;
 }): ChosenConfig {
   const retune = { command: ['tunebench', 'run', args.experimentPath] };
   const training = trainingCommand(args.workload, args.config);
@@ -70,6 +89,8 @@ export function buildChosenConfig(args: {
     reproduce,
     retune,
     ...(training && 'args' in training ? { args: training.args } : {}),
+    ...(args.buckets ? { buckets: args.buckets } : {}),
+    ...(args.recipe ? { recipe: args.recipe } : {}),
   };
 }
 
@@ -121,4 +142,13 @@ export function writeChosenConfig(dir: string, chosen: ChosenConfig): void {
   );
   // One line and nothing else, so that `eval "python train.py $(cat chosen-config.args)"` works.
   if (chosen.args) writeFileAtomic(join(dir, 'chosen-config.args'), `${shellLine(chosen.args)}\n`);
+  // For a bucketing sampler: {"param": "seq_len", "batch_param": "batch_size", "batches": {"128": 512, ...}}.
+  if (chosen.buckets)
+    writeJsonAtomic(join(dir, 'chosen-config.buckets.json'), {
+      param: chosen.buckets.param,
+      batch_param: chosen.buckets.batch_param,
+      batches: chosen.buckets.map,
+      tokens: Object.fromEntries(chosen.buckets.rows.map((r) => [String(r.value), r.tokens])),
+      rule: chosen.buckets.rule,
+    });
 }

@@ -153,13 +153,28 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
         `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}` +
           `Trials to the exact max: ${b(r.probesToMax)}.`,
       ),
+      ...bucketBlocks(r),
+      ...recipeBlocks(r),
+      ...predictionBlocks(r),
     ],
     [
       tableBlock(
-        ['#', 'role', r.param, 'outcome', 'samples/s', 'p95 step', 'peak RSS', 'peak capped', 'wall'],
+        [
+          '#',
+          'role',
+          ...(r.buckets ? [r.buckets.param] : []),
+          r.param,
+          'outcome',
+          'samples/s',
+          'p95 step',
+          'peak RSS',
+          'peak capped',
+          'wall',
+        ],
         records.map((t) => [
           b(t.index),
           t.role,
+          ...(r.buckets ? [String(t.config[r.buckets.param] ?? '-')] : []),
           String(t.config[r.param] ?? '-'),
           t.outcome,
           figure(t.samples_per_second, (v) => v.toFixed(1)),
@@ -170,6 +185,97 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
         ]),
       ),
     ],
+  ];
+}
+
+/** The bucket table: max batch and tokens per batch per bucket, and what the neighbours saved. */
+function bucketBlocks(r: MaxBatchSummary): Block[] {
+  const k = r.buckets;
+  if (!k) return [];
+  const b = (v: unknown) => figure(v);
+  const first = k.rows[0];
+  const model = k.model
+    ? ` One memory model across buckets guided the probes: ${formatBytes(k.model.a)} + ` +
+      `${figure(k.model.b, (v) => v.toFixed(0))} B x batch x ${k.param} + ` +
+      `${figure(k.model.c, (v) => v.toPrecision(3))} B x batch x ${k.param}^2.`
+    : '';
+  return [
+    text(
+      `Max ${r.param} per ${k.param} bucket, longest first; every max ran, and the next multiple of ` +
+        `${b(r.multiple_of)} failed at the same ${k.param} when the status is exact. ` +
+        `${b(k.probes_total)} probes located all ${b(k.rows.length)} maxima; the longest bucket, ` +
+        `searched with no neighbour (as an independent search would be), took ${b(first?.probesToMax)}.${model}`,
+    ),
+    tableBlock(
+      [
+        k.param,
+        `max ${r.param}`,
+        'tokens per batch (max)',
+        `chosen ${r.param}`,
+        'tokens per batch (chosen)',
+        'status',
+        'probes',
+        'what it survived',
+      ],
+      k.rows.map((row) => [
+        b(row.value),
+        b(row.max),
+        figure(row.max === null ? null : row.max * row.value),
+        b(row.chosen),
+        b(row.tokens),
+        row.status === 'exact' ? `exact (${b(row.smallestFail)} failed)` : row.status,
+        b(row.probesToMax),
+        row.survived?.statement ?? '-',
+      ]),
+    ),
+  ];
+}
+
+/** keep_effective_batch and the learning-rate rules. */
+function recipeBlocks(r: MaxBatchSummary): Block[] {
+  const x = r.recipe;
+  if (!x) return [];
+  const rows: string[][] = [];
+  if (x.accumulation_steps !== null)
+    rows.push([
+      `${r.param} x ${x.accumulation_param}${x.ranks > 1 ? ' x ranks' : ''}`,
+      `${figure(x.batch)} x ${figure(x.accumulation_steps)}${x.ranks > 1 ? ` x ${figure(x.ranks)}` : ''} = ${figure(x.effective_batch)}`,
+      'measured: the batch ran',
+    ]);
+  if (x.lr) {
+    rows.push([
+      'learning rate, linear rule',
+      Number(x.lr.linear.toPrecision(3)).toString(),
+      'a rule, not a measurement',
+    ]);
+    rows.push([
+      'learning rate, square-root rule',
+      Number(x.lr.sqrt.toPrecision(3)).toString(),
+      'a rule, not a measurement',
+    ]);
+  }
+  return [
+    text(`Training recipe: ${x.statement}.${x.lr ? ` Learning rate: ${x.lr.statement}.` : ''}`),
+    ...(rows.length > 0 ? [tableBlock(['recipe', 'value', 'kind'], rows)] : []),
+  ];
+}
+
+/** Max batch predicted on other cards from the fitted memory, beside the seed's rule of thumb. */
+function predictionBlocks(r: MaxBatchSummary): Block[] {
+  const p = r.predictions;
+  if (!p) return [];
+  const measured = p.rows.some((row) => row.measured != null);
+  return [
+    text(`Other cards: ${p.statement}.`),
+    tableBlock(
+      ['card', `predicted max ${r.param}`, 'rule of thumb (VRAM - 4) x 1.5', ...(measured ? ['measured'] : [])],
+      p.rows.map((row) => [
+        row.card,
+        figure(row.predicted, (v) => `${v} (prediction)`),
+        figure(row.rule_of_thumb),
+        ...(measured ? [figure(row.measured ?? null)] : []),
+      ]),
+    ),
   ];
 }
 

@@ -1,12 +1,19 @@
 // Runs the max-batch stage: each probe is a journaled trial; the search decides, the stage records why.
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
-import { findMaxBatch, type MaxBatchResult } from '../../search/max-batch.js';
+import { findMaxBatchPerBucket } from '../../search/buckets.js';
+import { findMaxBatch, type MaxBatchOptions, type MaxBatchResult } from '../../search/max-batch.js';
+import { predictCards, recipeBatches, scaleLr } from '../../search/recipe.js';
+import { workloadRanks } from '../../experiment/checks.js';
+import { formatBytes } from '../../experiment/units.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
 import type {
+  BucketsSummary,
+  CardPredictions,
   Config,
   Evidence,
+  Recipe,
   LatencyLimit,
   MaxBatchSummary,
   StageOutcomeOf,
@@ -25,27 +32,35 @@ export async function runMaxBatchStage(
   const byBatch = new Map<ProbeResult, TrialRecord>();
   let n = 0;
   let remaining = 8;
-  const run: ProbeFn = async (batch, role, steps) => {
-    n += 1;
-    const config = { ...ctx.baseConfig, [param]: batch };
-    // A run as long as the confirmation also spans its epochs: the loader starts again in the middle.
-    const long = spec.confirm_steps > 0 && steps !== undefined && steps >= spec.confirm_steps;
-    const measure = {
-      warmupSteps: exp.measure.warmup_steps,
-      steps: steps ?? spec.steps,
-      ...(long && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
+  const bucket = spec.buckets;
+  /** Probes at one bucket value (or at the experiment's own shape without buckets). */
+  const runAt =
+    (value?: number): ProbeFn =>
+    async (batch, role, steps) => {
+      n += 1;
+      const config = {
+        ...ctx.baseConfig,
+        ...(bucket && value !== undefined ? { [bucket.param]: value } : {}),
+        [param]: batch,
+      };
+      // A run as long as the confirmation also spans its epochs: the loader starts again in the middle.
+      const long = spec.confirm_steps > 0 && steps !== undefined && steps >= spec.confirm_steps;
+      const measure = {
+        warmupSteps: exp.measure.warmup_steps,
+        steps: steps ?? spec.steps,
+        ...(long && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
+      };
+      const record = await runJournaledTrial(ctx, name, role, config, measure, {
+        n,
+        ofAbout: n + remaining,
+        show: bucket ? [bucket.param, param] : [param],
+      });
+      const result = toProbe(batch, role, record);
+      byBatch.set(result, record);
+      return result;
     };
-    const record = await runJournaledTrial(ctx, name, role, config, measure, {
-      n,
-      ofAbout: n + remaining,
-      show: [param],
-    });
-    const result = toProbe(batch, role, record);
-    byBatch.set(result, record);
-    return result;
-  };
   const latency = latencyLimit(exp.objective.constraints);
-  const result = await findMaxBatch(run, {
+  const options: MaxBatchOptions = {
     multipleOf: m,
     start: spec.start ?? m,
     ceiling: spec.ceiling,
@@ -57,10 +72,49 @@ export async function runMaxBatchStage(
     placeBy: spec.place_by,
     ...(latency ? { latency } : {}),
     onEstimate: (r) => {
-      remaining = r;
+      remaining = bucket ? r + (bucket.values.length - 1) * 3 : r;
     },
-  });
-  const { value, rule } = choose(result, spec.choose);
+  };
+  let result: MaxBatchResult;
+  let buckets: BucketsSummary | undefined;
+  /** The probes of the shape the stage's answer is for (the longest bucket with buckets). */
+  let longest: number | undefined;
+  if (bucket) {
+    // A throughput curve per bucket would multiply the trials; the bucket map needs the max (or recommended).
+    const search = await findMaxBatchPerBucket(runAt, bucket.values, { ...options, throughputPoints: 0 });
+    result = search.buckets[0]!.result;
+    longest = search.buckets[0]!.value;
+    buckets = {
+      param: bucket.param,
+      rows: search.buckets.map(({ value, result: r }) => {
+        const chosen = choose(r, spec.choose).value;
+        const records = r.probes.filter((p) => p.batch === chosen).map((p) => byBatch.get(p)!);
+        const s = chosen === null ? undefined : survival(records, param);
+        return {
+          value,
+          status: r.status,
+          max: r.max,
+          smallestFail: r.smallestFail,
+          recommended: r.recommended,
+          chosen,
+          tokens: chosen === null ? null : chosen * value,
+          probesToMax: r.probesToMax,
+          confirmed: r.confirmed,
+          ...(s ? { survived: s } : {}),
+          notes: r.notes,
+        };
+      }),
+      probes_total: search.probesToMax,
+      model: search.model
+        ? { a: search.model.a, b: search.model.b, c: search.model.c, sigma: search.model.sigma }
+        : null,
+    };
+  } else {
+    result = await findMaxBatch(runAt(), options);
+  }
+  const picked = choose(result, spec.choose);
+  let { value } = picked;
+  const { rule } = picked;
   const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
   const best = evidenceRecords.sort((a, b) => b.steps.length - a.steps.length)[0];
   const evidence: Record<string, Evidence> = {};
@@ -68,7 +122,7 @@ export async function runMaxBatchStage(
   if (value !== null) {
     evidence[param] = {
       stage: name,
-      rule,
+      rule: bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule,
       // One probe is one trial: its samples/s is shown as a point, never as a CI.
       samples_per_second: null,
       ...(bestRate !== null ? { point: bestRate } : {}),
@@ -91,6 +145,27 @@ export async function runMaxBatchStage(
           );
     if (s) survived[answer] = s;
   }
+  const chosen: Config = value === null ? {} : { [param]: value, ...(bucket ? { [bucket.param]: longest! } : {}) };
+  if (bucket && value !== null)
+    evidence[bucket.param] = {
+      ...evidence[param]!,
+      rule: `the longest bucket: later stages run at ${bucket.param}=${longest}, where ${param}=${value} fits (every shorter bucket fits it too)`,
+    };
+  const ranks = workloadRanks(exp);
+  const recipe = await keepRecipe(spec, value, ranks, probes, byBatch, runAt(longest));
+  if (recipe?.batch != null && recipe.accumulation_steps != null) {
+    value = recipe.batch;
+    chosen[param] = recipe.batch;
+    chosen[spec.accumulation_param] = recipe.accumulation_steps;
+    evidence[param] = { ...evidence[param]!, rule: recipe.statement, trials: recipe.trials };
+    evidence[spec.accumulation_param] = {
+      stage: name,
+      rule: recipe.statement,
+      samples_per_second: null,
+      trials: recipe.trials,
+    };
+  }
+  const predictions = cardPredictions(probes, byBatch, m);
   const summary: MaxBatchSummary = {
     ...rest,
     survived,
@@ -101,14 +176,132 @@ export async function runMaxBatchStage(
     headroom: spec.headroom,
     chosen: value,
     choose_rule: rule,
+    ...(buckets ? { buckets } : {}),
+    ...(recipe ? { recipe } : {}),
+    ...(predictions ? { predictions } : {}),
   };
   return {
     name,
     kind: 'max-batch',
-    chosen: value === null ? {} : { [param]: value },
+    chosen,
     evidence,
     notes: result.notes,
     result: summary,
+  };
+}
+
+/**
+ * keep_effective_batch: the largest per-rank batch at most the stage's choice that divides the
+ * effective batch, with the accumulation steps that make it up; the batch runs (as long as the
+ * confirmation) before it is written. base_lr and base_batch add the learning rate by both rules.
+ */
+async function keepRecipe(
+  spec: MaxBatchStageSpec,
+  from: number | null,
+  ranks: number,
+  probes: readonly ProbeResult[],
+  byBatch: Map<ProbeResult, TrialRecord>,
+  run: ProbeFn,
+): Promise<Recipe | undefined> {
+  const effective = spec.keep_effective_batch;
+  const lr =
+    spec.base_lr !== undefined && spec.base_batch !== undefined && (effective !== undefined || from !== null)
+      ? lrRules(spec.base_lr, spec.base_batch, effective ?? from! * ranks)
+      : undefined;
+  if (effective === undefined) {
+    if (!lr) return undefined;
+    return {
+      effective_batch: from! * ranks,
+      batch: from,
+      accumulation_steps: null,
+      ranks,
+      accumulation_param: spec.accumulation_param,
+      from,
+      trials: [],
+      statement: `no keep_effective_batch: the effective batch is the chosen batch ${from} x ${ranks} rank${ranks === 1 ? '' : 's'}`,
+      lr,
+    };
+  }
+  const base = {
+    effective_batch: effective,
+    ranks,
+    accumulation_param: spec.accumulation_param,
+    from,
+    ...(lr ? { lr } : {}),
+  };
+  if (from === null)
+    return { ...base, batch: null, accumulation_steps: null, trials: [], statement: 'no batch fits, so no recipe' };
+  const steps = spec.confirm_steps > 0 ? spec.confirm_steps : spec.steps;
+  const trials: number[] = [];
+  for (const b of recipeBatches(effective, ranks, from)) {
+    const known = probes.find((p) => p.ok && p.batch === b && (p.role === 'confirm' || steps === spec.steps));
+    const r = known ?? (await run(b, 'recipe', steps));
+    trials.push(byBatch.get(r)!.index);
+    if (!r.ok) continue;
+    const accumulation = effective / ranks / b;
+    return {
+      ...base,
+      batch: b,
+      accumulation_steps: accumulation,
+      trials,
+      statement:
+        `keep_effective_batch ${effective}: batch ${b} x ${accumulation} accumulation step${accumulation === 1 ? '' : 's'}` +
+        `${ranks > 1 ? ` x ${ranks} ranks` : ''}, the largest batch that divides it and fits (at most ${from}); it ran ${steps} steps`,
+    };
+  }
+  return {
+    ...base,
+    batch: null,
+    accumulation_steps: null,
+    trials,
+    statement: `no batch up to ${from} divides ${effective / ranks} and ran`,
+  };
+}
+
+function lrRules(baseLr: number, baseBatch: number, effective: number): NonNullable<Recipe['lr']> {
+  const { linear, sqrt } = scaleLr(baseLr, baseBatch, effective);
+  return {
+    base_lr: baseLr,
+    base_batch: baseBatch,
+    effective_batch: effective,
+    linear,
+    sqrt,
+    statement:
+      `rules, not measurements: from base_lr ${baseLr} at ${baseBatch} to an effective batch of ${effective}, ` +
+      `the linear rule gives ${fmtLr(linear)} and the square-root rule ${fmtLr(sqrt)}; validate on your own loss curve`,
+  };
+}
+
+const fmtLr = (x: number) => Number(x.toPrecision(3)).toString();
+
+/**
+ * The max batch predicted on 16 to 141 GB cards from the probes' memory (the workload's device memory
+ * when it reports one, else peak RSS): fixed plus per-sample bytes, beside seed 003's rule of thumb.
+ */
+function cardPredictions(
+  probes: readonly ProbeResult[],
+  byBatch: Map<ProbeResult, TrialRecord>,
+  m: number,
+): CardPredictions | undefined {
+  const ok = probes.filter((p) => p.ok && p.rssBytes !== null);
+  const device = ok.length > 0 && ok.every((p) => byBatch.get(p)?.peak_device_bytes != null);
+  const readings = ok.map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));
+  if (new Set(readings.map((r) => r.batch)).size < 3) return undefined;
+  const fit = predictCards(readings, m);
+  if (!fit) return undefined;
+  const quantity = device
+    ? 'device memory the workload reported (peak allocated)'
+    : 'peak RSS of the trial (host memory)';
+  return {
+    quantity,
+    fixed_bytes: fit.fixed,
+    per_sample_bytes: fit.perSample,
+    rows: fit.rows.map((r) => ({ card: r.card, bytes: r.bytes, predicted: r.predicted, rule_of_thumb: r.ruleOfThumb })),
+    statement:
+      `predictions, not measurements: ${formatBytes(fit.fixed)} fixed + ${formatBytes(fit.perSample)} per sample ` +
+      `(a line through ${readings.length} probes' ${quantity}), rounded down to multiple_of ${m}; ` +
+      "the rule of thumb is seed 003's batch ~ (VRAM_GB - 4) x 1.5. A CUDA context and allocator fragmentation " +
+      'are not in the line: confirm on the card (a SLURM run per GPU type shows predicted against measured)',
   };
 }
 

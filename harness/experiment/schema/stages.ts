@@ -66,6 +66,24 @@ export const maxBatchStage = object(
       'the batch later stages use: recommended (keeps the headroom), ' +
         'max, or fastest (smallest within tolerance of the peak samples/s)',
     ).default('recommended'),
+    buckets: object(
+      {
+        param: paramName('the parameter that sets the bucket, such as "seq_len"'),
+        values: list(positiveInt(), { min: 2, description: 'the bucket values, such as sequence lengths' }),
+      },
+      'a max batch per bucket (sequence length): every value is searched, longest first, each starting from ' +
+        "its longer neighbour's max and guided by one memory model a + b*batch*len + c*batch*len^2; the chosen " +
+        'config writes the bucket -> batch map (chosen-config.buckets.json)',
+    ).optional(),
+    keep_effective_batch: positiveInt(
+      'the effective batch to keep: the chosen config becomes the largest batch that fits and divides it, ' +
+        'with gradient accumulation steps making up the rest (batch x steps x ranks = this)',
+    ).optional(),
+    accumulation_param: paramName('the parameter that receives the gradient accumulation steps').default(
+      'gradient_accumulation_steps',
+    ),
+    base_lr: num({ exclusiveMin: 0 }, 'the learning rate the recipe was tuned with, at base_batch').optional(),
+    base_batch: positiveInt('the effective batch that base_lr was tuned with').optional(),
   },
   'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
 );
