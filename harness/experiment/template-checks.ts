@@ -20,6 +20,10 @@ const label = (stage: StageSpec, i: number) => `${stageName(stage, i)} (stages[$
 function varied(stage: StageSpec, i: number): Map<string, Known> {
   const out = new Map<string, Known>();
   if (stage.kind === 'max-batch' || stage.kind === 'compare') out.set(stage.param, { always: true });
+  // Every probe of a bucketed stage sets the bucket; with a recipe, probes run with 1 accumulation step.
+  if (stage.kind === 'max-batch' && stage.buckets) out.set(stage.buckets.param, { always: true });
+  if (stage.kind === 'max-batch' && stage.keep_effective_batch !== undefined)
+    out.set(stage.accumulation_param, { always: true });
   if (stage.kind === 'sweep') {
     for (const p of Object.keys(stage.params)) {
       const when = stage.applies_when[p];

@@ -67,7 +67,8 @@ export function predictCards(
     fixed,
     perSample: fit.slope,
     rows: cards.map(({ card, gb, bytes }) => {
-      const k = Math.floor((bytes - fixed) / fit.slope / m);
+      // A millionth of a multiple is rounding in the fit, not memory.
+      const k = Math.floor((bytes - fixed) / fit.slope / m + 1e-6);
       return { card, bytes, predicted: k >= 1 ? k * m : null, ruleOfThumb: ruleOfThumb(gb) };
     }),
   };

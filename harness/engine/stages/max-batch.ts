@@ -41,6 +41,10 @@ export async function runMaxBatchStage(
       const config = {
         ...ctx.baseConfig,
         ...(bucket && value !== undefined ? { [bucket.param]: value } : {}),
+        // Probes run without accumulation (it does not change the memory of a step); the recipe sets it after.
+        ...(spec.keep_effective_batch !== undefined && ctx.baseConfig[spec.accumulation_param] === undefined
+          ? { [spec.accumulation_param]: 1 }
+          : {}),
         [param]: batch,
       };
       // A run as long as the confirmation also spans its epochs: the loader starts again in the middle.
