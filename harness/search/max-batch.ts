@@ -37,7 +37,12 @@ export interface MaxBatchOptions {
    * reporting it.
    */
   knownOk?: number;
-  /** A prediction of the limit from more than this search's readings (one model across buckets). */
+  /** Skip the recommended batch (its trials) when nothing uses it: a bucket map of maxima. */
+  skipRecommended?: boolean;
+  /**
+   * A prediction of the limit from more than this search's readings (one model across buckets, or
+   * another card's memory line); used even without capBytes.
+   */
   predict?: (readings: readonly Reading[]) => Prediction | undefined;
   /** Told, before each search probe, about how many trials the stage still needs (for progress). */
   onEstimate?: (remaining: number) => void;
@@ -218,8 +223,9 @@ class SearchState {
   /** The predicted limit in multiples and its spread, or undefined when there is no usable prediction. */
   private predictK(misses: number): { k: number; spread: number } | undefined {
     const cap = this.opts.capBytes;
-    if (cap === null || (this.readings.length < 2 && !this.opts.predict)) return undefined;
-    const pred = this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap);
+    // A prediction from outside (another card's memory line) needs no cap here.
+    if (!this.opts.predict && (cap === null || this.readings.length < 2)) return undefined;
+    const pred = this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap!);
     if (pred === undefined || !Number.isFinite(pred.batch)) return undefined;
     // Each miss shows the prediction is less precise than it claims: widen the pair geometrically.
     // A spread of a hundredth of a multiple is rounding in an exact fit, not uncertainty.
@@ -356,7 +362,7 @@ class SearchState {
       ...(this.readings.length >= 2 ? { fit: fitLinear(this.readings)! } : {}),
     };
     if (max === null) return { ...base, recommended: null, fastest: null, peakSamplesPerSecond: null };
-    const recommended = await this.recommend(max);
+    const recommended = this.opts.skipRecommended ? null : await this.recommend(max);
     await this.throughputPoints(max);
     const summary = await summarizeThroughput(this.probes, this.run, { ...this.opts, max, m: this.m });
     return { ...base, recommended, ...summary, notes: [...this.notes, ...summary.notes] };

@@ -85,7 +85,11 @@ export async function runMaxBatchStage(
   let longest: number | undefined;
   if (bucket) {
     // A throughput curve per bucket would multiply the trials; the bucket map needs the max (or recommended).
-    const search = await findMaxBatchPerBucket(runAt, bucket.values, { ...options, throughputPoints: 0 });
+    const search = await findMaxBatchPerBucket(runAt, bucket.values, {
+      ...options,
+      throughputPoints: 0,
+      skipRecommended: spec.choose === 'max',
+    });
     result = search.buckets[0]!.result;
     longest = search.buckets[0]!.value;
     buckets = {
