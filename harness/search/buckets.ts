@@ -40,8 +40,7 @@ export async function findMaxBatchPerBucket(
       ...(neighbourMax !== null ? { knownOk: neighbourMax } : {}),
       ...(cap !== null && readings.length > 0
         ? {
-            predict: (own) =>
-              predictBucket([...readings, ...own.map((r) => ({ ...r, length: value }))], value, cap),
+            predict: (own) => predictBucket([...readings, ...own.map((r) => ({ ...r, length: value }))], value, cap),
           }
         : {}),
     });

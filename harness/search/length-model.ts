@@ -79,11 +79,9 @@ function leastSquares(rows: readonly Row[], use: [boolean, boolean]): [number, n
   const aty = Array.from({ length: k }, (_, i) => rows.reduce((s, r) => s + cols[i]!(r) * r.y, 0));
   const x = solve(ata, aty);
   if (!x) return undefined;
-  const out: [number, number, number] = [x[0]!, 0, 0];
-  let next = 1;
-  if (use[0]) out[1] = x[next++]!;
-  if (use[1]) out[2] = x[next++]!;
-  return out;
+  // The solution lists the intercept, then the columns in use, in order.
+  const rest = x.slice(1);
+  return [x[0]!, use[0] ? rest.shift()! : 0, use[1] ? rest.shift()! : 0];
 }
 
 /** Gaussian elimination with partial pivoting; undefined for a singular system. */
@@ -110,11 +108,7 @@ function solve(a: number[][], b: number[]): number[] | undefined {
  * more; from one other length alone, the per-sample bytes there scaled between linearly and
  * quadratically in length (the model's two terms), which brackets the answer; undefined without readings.
  */
-export function predictBucket(
-  readings: readonly LengthReading[],
-  length: number,
-  cap: number,
-): Prediction | undefined {
+export function predictBucket(readings: readonly LengthReading[], length: number, cap: number): Prediction | undefined {
   const model = fitLengthModel(readings);
   if (model) {
     const s = perSample(model, length);

@@ -149,7 +149,10 @@ export function lengthTrueMax(c: LengthCurve, length: number, m: number, ceiling
 }
 
 /** One synthetic workload per length (shared calls), built on syntheticWorkload's conventions. */
-export function lengthWorkload(c: LengthCurve): { runAt: (length: number) => ProbeFn; calls: { batch: number; length: number; role: string }[] } {
+export function lengthWorkload(c: LengthCurve): {
+  runAt: (length: number) => ProbeFn;
+  calls: { batch: number; length: number; role: string }[];
+} {
   const rng = createRng(c.seed);
   const calls: { batch: number; length: number; role: string }[] = [];
   const runAt =
