@@ -58,14 +58,17 @@ def epoch_length(cfg, epochs):
     return -(-(cfg.warmup_steps + cfg.steps) // epochs)
 
 
-def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs):
+def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sampler=None, wrap=None):
     """Runs warm-up plus timed steps over `dataset` in `epochs` epochs; loss_of(model, batch)
-    returns the loss."""
+    returns the loss. Data parallel: `sampler` gives each rank its share of the dataset and
+    wrap(model) returns the model to train (DistributedDataParallel), after it is on the device."""
     from torch.utils.data import DataLoader  # noqa: PLC0415
 
     loader_kwargs = cfg.dataloader_kwargs()
-    loader = DataLoader(dataset, batch_size=cfg.batch_size, shuffle=False, drop_last=True, **loader_kwargs)
+    loader = DataLoader(dataset, batch_size=cfg.batch_size, shuffle=False, drop_last=True, sampler=sampler, **loader_kwargs)
     model.to(device)
+    if wrap is not None:
+        model = wrap(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=cfg.get_float("lr", 0.01), momentum=0.9)
     policy = tunebench.EmptyCachePolicy(cfg.get_str("empty_cache", "never"), torch=torch)
     autocast, scaler = tunebench.precision_context(cfg.get_str("precision", "fp32"), device.type, torch=torch)

@@ -65,6 +65,15 @@ export const trialRecordSchema = z.object({
   /** The workload's last `memory` event as it sent it, e.g. CUDA's max_memory_reserved and
    * num_alloc_retries, or the adapter's empty_cache_calls. */
   workload_report: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Ranks the trial ran as (workload.launcher: torchrun); absent: one process. Its steps are rank 0's
+   * with every rank's samples, and its memory figures the largest rank's.
+   */
+  ranks: z.number().int().positive().optional(),
+  /** Of a multi-rank trial: the rank whose reported peak_bytes was the largest. */
+  peak_rank: z.number().int().nonnegative().optional(),
+  /** Of a multi-rank trial: each rank's reported peak_bytes, by rank (null: that rank reported none). */
+  rank_peak_bytes: z.array(z.number().nullable()).optional(),
   wall_seconds: z.number(),
   started_at: z.string(),
   /** Where the trial ran, when it ran in a SLURM job: the node, its device class and the job. */

@@ -27,7 +27,11 @@ export function classify(o: Observation): Classification {
   const has = (name: string) => o.events.find((e) => e.event === name);
   if (o.timedOut) return { outcome: 'timeout', reason: 'exceeded limits.timeout; the process tree was killed' };
   const oom = has('oom');
-  if (oom) return { outcome: 'oom', reason: `oom event from the workload: ${String(oom['message']).slice(0, 200)}` };
+  if (oom) {
+    // Of a multi-rank trial (workload.launcher), the first rank that ran out; the launcher's exit says nothing more.
+    const rank = typeof oom['rank'] === 'number' ? ` (rank ${oom['rank']})` : '';
+    return { outcome: 'oom', reason: `oom event from the workload${rank}: ${String(oom['message']).slice(0, 200)}` };
+  }
   if (o.cgroupOomKills > 0)
     return { outcome: 'oom', reason: `killed by the kernel OOM killer (cgroup oom_kill=${o.cgroupOomKills})` };
   if (o.exitCode === OOM_EXIT_CODE)

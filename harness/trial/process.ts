@@ -8,6 +8,7 @@ import { TelemetrySampler } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
+import { rankOf } from './ranks.js';
 import { enterCgroup, leaveCgroup, planLimit, type MechanismChoice, type MemoryLimit } from './limits.js';
 import { forkTrial, spawnTrial } from './launch.js';
 import { killWarmServers, type WarmServer } from './warm-server.js';
@@ -37,6 +38,11 @@ export interface ProcessTrialSpec {
   stopAtDone?: boolean;
   /** Warm start: the trial is a fork of this server instead of a fresh process (argv[0] is not run). */
   fork?: WarmServer;
+  /**
+   * Ranks the trial runs as (a launcher such as torchrun; default 1). With more than one, `stopAtDone`
+   * waits for a `done` from every rank, and an `oom` from any rank stops them all at once.
+   */
+  ranks?: number;
 }
 
 export interface ProcessTrialResult extends Classification {
@@ -106,6 +112,10 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   let stoppedByUser = false;
   let afterDone = false;
   let endedAtDone = false;
+  /** The rank whose oom event stopped a multi-rank trial. */
+  let stoppedAtOom: number | undefined;
+  const ranks = spec.ranks ?? 1;
+  const doneRanks = new Set<number>();
   let doneTimer: NodeJS.Timeout | undefined;
   let readerError: string | null = null;
   /** Cleared when the workload's process is gone: events read after that arm no timer. */
@@ -127,7 +137,14 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   const take = (events: WorkloadEvent[]): void => {
     for (const e of events) {
       spec.onEvent?.(e);
-      if (e.event === 'done' && spec.stopAtDone && running && !killedByHarness) {
+      if (e.event === 'done') doneRanks.add(ranks > 1 ? rankOf(e) : 0);
+      // One rank out of memory fails the trial: the others would wait for it in a collective.
+      if (e.event === 'oom' && ranks > 1 && running && !killedByHarness) {
+        stoppedAtOom = rankOf(e);
+        killedByHarness = true;
+        killTrial(pid, mark, 'SIGKILL');
+      }
+      if (e.event === 'done' && doneRanks.size >= ranks && spec.stopAtDone && running && !killedByHarness) {
         endedAtDone = true;
         killTrial(pid, mark, 'SIGKILL');
       }
@@ -214,7 +231,10 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     reader.problem,
     readerError && `reading the events file failed: ${readerError}`,
     classification.outcome === 'ok' && reader.malformed > 0 && `${reader.malformed} malformed event line(s) ignored`,
-    atDone && 'stopped at its done event (the teardown is not waited for)',
+    atDone &&
+      `stopped at its done event${ranks > 1 ? ` from each of its ${ranks} ranks` : ''} ` +
+        '(the teardown is not waited for)',
+    stoppedAtOom !== undefined && `every rank was stopped at the oom event of rank ${stoppedAtOom}`,
   ].filter((x): x is string => typeof x === 'string' && x.length > 0);
   if (problems.length > 0)
     classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };

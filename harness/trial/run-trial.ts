@@ -1,4 +1,5 @@
 // Turns one configuration into one trial record: builds the command, runs it, summarises the steps.
+import { rmSync } from 'node:fs';
 import { ConfigError, TrialError } from '../errors.js';
 import type { Experiment } from '../experiment/schema.js';
 import { stepLatency } from '../stats/summary.js';
@@ -9,9 +10,10 @@ import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
 import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
+import { summarizeEvents } from './ranks.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
-import type { Config, StepSample, TrialRecord } from '../domain/index.js';
+import type { Config, TrialRecord } from '../domain/index.js';
 
 export interface TrialContext {
   workload: Workload;
@@ -53,41 +55,37 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     stopAtDone: true,
     ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
+    ...(command.ranks !== undefined ? { ranks: command.ranks } : {}),
   };
   const launchNotes: string[] = [];
-  const result = await runWarmOrFresh(ctx, command, spec, launchNotes);
-  if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
-  const steps: StepSample[] = [];
-  const warmupSteps: StepSample[] = [];
-  const epochs = new Set<number>();
-  let reportedRss: number | null = null;
-  let reportedDevice: number | null = null;
-  let reportedLimited: number | null = null;
-  let report: Record<string, unknown> | undefined;
-  for (const e of result.events) {
-    if (e.event === 'step') {
-      (e.warmup === true ? warmupSteps : steps).push(stepSample(e.samples, e.seconds, e.data_wait_seconds));
-      if (typeof e.epoch === 'number' && Number.isSafeInteger(e.epoch) && e.epoch >= 0) epochs.add(e.epoch);
-    } else if (e.event === 'memory') {
-      // peak_bytes is the memory that bounds the batch: the GPU's on CUDA, else the host's.
-      const onDevice = typeof e['device'] === 'string' && e['device'].startsWith('cuda');
-      const hostRss = e['peak_rss_bytes'];
-      reportedRss = typeof hostRss === 'number' ? hostRss : onDevice ? null : e.peak_bytes;
-      reportedDevice = onDevice ? e.peak_bytes : null;
-      const { event: _event, ...rest } = e;
-      report = rest;
-      const vm = e['peak_address_space_bytes'];
-      if (typeof vm === 'number') reportedLimited = vm;
-    }
+  let result: ProcessTrialResult;
+  try {
+    result = await runWarmOrFresh(ctx, command, spec, launchNotes);
+  } catch (error) {
+    throw command.launcherField && error instanceof ConfigError ? launcherError(command, error.message, error) : error;
+  } finally {
+    for (const path of command.cleanup ?? []) rmSync(path, { recursive: true, force: true });
   }
+  const unlaunched = command.launcherField ? launcherFailure(result) : undefined;
+  if (unlaunched) throw launcherError(command, unlaunched);
+  if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
+  const ranks = command.ranks ?? 1;
+  const summary = summarizeEvents(result.events, ranks);
+  const { steps, warmup: warmupSteps, reportedRss, reportedDevice, reportedLimited, report } = summary;
   const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
   if (processTimed) {
     // Whole-process timing for programs that ignore the protocol.
-    steps.push({ samples: Number(config['batch_size'] ?? 1), seconds: result.wallSeconds });
+    steps.push({ samples: Number(config['batch_size'] ?? 1) * ranks, seconds: result.wallSeconds });
   }
-  // The workload's own figure is exact for its process; the sampled tree adds worker processes.
+  // The workload's own figure is exact for its process; the sampled tree adds worker processes. Of N
+  // ranks the largest rank's figure is the memory (the tree, the launcher and every rank, stays in telemetry).
   const treeRss = result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null;
-  const peakRss = reportedRss !== null && treeRss !== null ? Math.max(reportedRss, treeRss) : (reportedRss ?? treeRss);
+  const peakRss =
+    ranks > 1
+      ? reportedRss
+      : reportedRss !== null && treeRss !== null
+        ? Math.max(reportedRss, treeRss)
+        : (reportedRss ?? treeRss);
   const limited =
     result.limit.mechanism === 'cgroup-v2'
       ? result.cgroupPeakBytes
@@ -98,6 +96,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   // prlimit caps each process's address space, not the tree: workers (a DataLoader's) each get the
   // whole cap, so the tree can hold more than the cap and still run ok.
   if (
+    ranks === 1 &&
     result.limit.mechanism === 'prlimit-as' &&
     result.limit.bytes !== null &&
     treeRss !== null &&
@@ -128,7 +127,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     warmup_steps: warmupSteps.length,
     ...(processTimed ? { timing: 'process' as const } : {}),
     warmup: warmupSteps,
-    ...(epochs.size > 0 ? { epochs: epochs.size } : {}),
+    ...(summary.epochs > 0 ? { epochs: summary.epochs } : {}),
     samples_per_second: ratioThroughput(steps),
     step_seconds: stepLatency(steps),
     peak_rss_bytes: peakRss,
@@ -137,6 +136,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes },
     telemetry: result.telemetry,
     ...(report ? { workload_report: report } : {}),
+    ...(ranks > 1 ? { ranks } : {}),
+    ...(summary.peakRank !== undefined ? { peak_rank: summary.peakRank, rank_peak_bytes: summary.rankPeaks } : {}),
     wall_seconds: result.wallSeconds,
     started_at: startedAt,
     malformed_events: result.malformedEvents,
@@ -144,6 +145,33 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     patterns_version: PATTERNS_VERSION,
     ...(notes.length > 0 ? { notes } : {}),
   };
+}
+
+/** What `python -m torch.distributed.run` prints when the interpreter lacks torch, or torch lacks it. */
+const MISSING_TORCHRUN =
+  /No module named torch\.distributed\.run|Error while finding module specification for 'torch\.distributed\.run'.*/;
+
+/**
+ * Why the launcher itself failed, when it did: its interpreter has no torch.distributed.run, or the
+ * program could not be executed. Every trial would fail the same way, so the run stops with the fix.
+ */
+export function launcherFailure(result: Pick<ProcessTrialResult, 'outcome' | 'reason' | 'stderrTail' | 'events'>) {
+  if (result.outcome === 'ok' || result.events.length > 0) return undefined;
+  const missing = MISSING_TORCHRUN.exec(result.stderrTail);
+  if (missing) return missing[0];
+  if (result.outcome === 'invalid' && /could not start the program/.test(result.reason)) return result.reason;
+  return undefined;
+}
+
+function launcherError(command: TrialCommand, why: string, cause?: unknown): ConfigError {
+  const program = command.argv.slice(0, command.argv.indexOf('--nnodes=1')).join(' ');
+  return new ConfigError(
+    `workload.launcher: ${JSON.stringify(program)} could not start the ranks (${why}); ` +
+      `it was chosen by ${command.launcherField}: set workload.launcher.python to an interpreter with torch ` +
+      `("<python> -c 'import torch.distributed.run'" must work), or put torchrun on PATH`,
+    [],
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 /**
@@ -159,10 +187,6 @@ export function stepOverrun(reported: number, measure: MeasureSteps): string | u
     'it does not stop when the trial has its steps, so the trial takes longer than it must or runs to its timeout; ' +
     `iterate with the adapter's timer.batches(loader), which stops by itself, or stop after that many steps`
   );
-}
-
-function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {
-  return dataWait === undefined ? { samples, seconds } : { samples, seconds, data_wait_seconds: dataWait };
 }
 
 /**

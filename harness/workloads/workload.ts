@@ -18,6 +18,12 @@ export interface TrialCommand {
   prepare?: string[];
   /** Warm start: fork the trial from a server that runs this script once (Python adapter only). */
   warm?: WarmStartCommand;
+  /** Ranks the trial runs as (workload.launcher: torchrun); absent: one process. */
+  ranks?: number;
+  /** What names the program that starts the ranks (e.g. "workload.launcher.python"), for messages. */
+  launcherField?: string;
+  /** Paths the harness removes after the trial (torchrun's log directory). */
+  cleanup?: string[];
 }
 
 /** The warm server a trial may fork from: trials with the same key share one server. */

@@ -152,6 +152,57 @@ class ConfigTests(CleanEnv):
         )
 
 
+class EventsTests(CleanEnv):
+    """Who reports under torchrun: rank 0 alone, or every rank with its rank when TUNEBENCH_RANKS is set."""
+
+    def setUp(self):
+        super().setUp()
+        os.environ.pop("RANK", None)
+
+    def test_without_tunebench_ranks_only_rank_0_reports_and_events_carry_no_rank(self):
+        for rank in ("1", "0"):
+            os.environ["RANK"] = rank
+            tunebench.Events(self.path).emit({"event": "done"})
+        self.assertEqual(self.events(), [{"event": "done"}])
+
+    def test_with_tunebench_ranks_every_rank_reports_its_rank(self):
+        os.environ["TUNEBENCH_RANKS"] = "2"
+        for rank in ("1", "0"):
+            os.environ["RANK"] = rank
+            tunebench.Events(self.path).emit({"event": "step", "samples": 8, "seconds": 0.1})
+        os.environ.pop("RANK")  # a single process under TUNEBENCH_RANKS is rank 0
+        tunebench.Events(self.path).emit({"event": "done"})
+        self.assertEqual(
+            self.events(),
+            [
+                {"event": "step", "samples": 8, "seconds": 0.1, "rank": 1},
+                {"event": "step", "samples": 8, "seconds": 0.1, "rank": 0},
+                {"event": "done", "rank": 0},
+            ],
+        )
+
+    def test_ranks_writing_at_once_never_mix_their_lines(self):
+        # Long lines (over a pipe's atomic 4 KiB and a buffered file's 8 KiB) from two processes at once.
+        code = textwrap.dedent("""
+            import sys, tunebench
+            events = tunebench.Events(sys.argv[1])
+            for i in range(300):
+                events.emit({"event": "oom", "message": "x" * 20000, "i": i})
+        """)
+        env = dict(os.environ, PYTHONPATH=ADAPTER, TUNEBENCH_RANKS="2")
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, self.path], env=dict(env, RANK=str(rank)))
+            for rank in (0, 1)
+        ]
+        for p in procs:
+            self.assertEqual(p.wait(timeout=60), 0)
+        events = self.events()  # json.loads of every line: a torn line fails here
+        for rank in (0, 1):
+            mine = [e["i"] for e in events if e["rank"] == rank]
+            self.assertEqual(mine, list(range(300)))
+        self.assertTrue(all(len(e["message"]) == 20000 for e in events))
+
+
 class StepTimerTests(CleanEnv):
     def test_separates_data_wait_from_compute(self):
         # Clock reads: batch 1 asked, arrived, step done; batch 2 asked, arrived, step done; end of data.

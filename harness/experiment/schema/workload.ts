@@ -141,6 +141,19 @@ export const onnxWorkload = object(
   'ONNX Runtime in a fresh Node.js child per trial (the embedded default; no Python, no GPU needed).',
 );
 
+/** Runs each trial as N ranks under torch.distributed.run (torchrun); see docs/ddp.md. */
+export const launcher = object(
+  {
+    kind: z.literal('torchrun'),
+    nproc_per_node: positiveInt('ranks per trial (torchrun --nproc_per_node): one per GPU, or a few on CPU with gloo'),
+    python: str({
+      description: 'interpreter that runs "-m torch.distributed.run" (default: workload.python, else torchrun on PATH)',
+    }).optional(),
+  },
+  'Run each trial as nproc_per_node ranks on this node with torch.distributed.run: ' +
+    "a batch fits when every rank survives; throughput is summed over the ranks, memory is the largest rank's.",
+);
+
 export const commandWorkload = object(
   {
     kind: z.literal('command'),
@@ -167,6 +180,7 @@ export const commandWorkload = object(
       ['optional', 'required'] as const,
       'required: a run without step events is invalid; optional: whole-process timing',
     ).default('optional'),
+    launcher: launcher.optional(),
     warm_start: oneOf(
       ['off', 'fork'] as const,
       "fork: a Python script's imports and setup() run once in a server process and every trial is a fork() " +

@@ -1,6 +1,7 @@
 // The command workload: any program, started as an argument array with the protocol's environment.
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENV } from '../protocol/events.js';
 import { configEnv, protocolEnv } from '../protocol/env.js';
 import {
   definedParams,
@@ -10,6 +11,7 @@ import {
   type WarmStartCommand,
   type Workload,
 } from '../workload.js';
+import { torchrunTraining, torchrunTrial, type LauncherSpec } from './launcher.js';
 import { expandArg, expandArgs, programLength } from './template.js';
 import type { Config, ParamValue } from '../../domain/index.js';
 
@@ -37,6 +39,8 @@ export interface CommandSpec {
   protocol?: 'optional' | 'required';
   /** fork: trials fork from a warm server that ran the script's imports and setup() once. */
   warm_start?: 'off' | 'fork';
+  /** Each trial as nproc_per_node ranks under torch.distributed.run; never with warm_start: fork. */
+  launcher?: LauncherSpec;
 }
 
 export class CommandWorkload implements Workload {
@@ -49,7 +53,8 @@ export class CommandWorkload implements Workload {
     private readonly baseDir: string,
   ) {
     this.fixedParams = definedParams(spec.params);
-    this.description = `command ${spec.command.join(' ')}`;
+    const ranks = spec.launcher ? ` (torchrun, ${spec.launcher.nproc_per_node} ranks)` : '';
+    this.description = `command ${spec.command.join(' ')}${ranks}`;
   }
 
   command(config: Config, measure: MeasureSteps, override?: readonly string[]): TrialCommand {
@@ -58,12 +63,29 @@ export class CommandWorkload implements Workload {
       .filter(Boolean)
       .join(delimiter);
     const env = { ...extra, ...protocolEnv(config, measure), PYTHONPATH: pythonPath };
-    return {
-      argv,
+    const common = {
       env,
       cwd,
       eventsRequired: this.spec.protocol === 'required',
       ...(this.spec.prepare ? { prepare: this.expand(config, this.spec.prepare).argv } : {}),
+    };
+    const launcher = this.spec.launcher;
+    if (launcher) {
+      // Every rank reports, with its rank (the adapter reads TUNEBENCH_RANKS); no warm start.
+      const ranks = launcher.nproc_per_node;
+      const trial = torchrunTrial(launcher, this.spec.python, argv);
+      return {
+        ...common,
+        argv: trial.argv,
+        env: { ...env, [ENV.ranks]: String(ranks) },
+        ranks,
+        launcherField: trial.field,
+        cleanup: [trial.logDir],
+      };
+    }
+    return {
+      ...common,
+      argv,
       ...(this.spec.warm_start === 'fork'
         ? { warm: this.warm(config, argv, cwd, { ...extra, PYTHONPATH: pythonPath }) }
         : {}),
@@ -76,7 +98,8 @@ export class CommandWorkload implements Workload {
     const values = this.values(config);
     const args = expandArgs(this.spec.command.slice(programLength(this.spec.command)), values);
     const pythonPath = [PYTHON_ADAPTER_DIR, this.spec.env?.['PYTHONPATH']].filter(Boolean).join(delimiter);
-    return { argv, args, cwd, env: { ...extra, ...configEnv(config), PYTHONPATH: pythonPath } };
+    const launched = this.spec.launcher ? torchrunTraining(this.spec.launcher, this.spec.python, argv) : argv;
+    return { argv: launched, args, cwd, env: { ...extra, ...configEnv(config), PYTHONPATH: pythonPath } };
   }
 
   /**

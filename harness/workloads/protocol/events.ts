@@ -9,6 +9,8 @@ export const ENV = {
   trialId: 'TUNEBENCH_TRIAL_ID',
   /** Optional: the epochs the trial should span (a max-batch confirmation asks for an epoch boundary). */
   trialEpochs: 'TUNEBENCH_TRIAL_EPOCHS',
+  /** Set when the trial runs as N ranks (workload.launcher): every rank reports, each event with its `rank`. */
+  ranks: 'TUNEBENCH_RANKS',
 } as const;
 
 /** Name of the per-parameter variable, for example `batch_size` -> `TUNEBENCH_BATCH_SIZE`. */

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 OOM_EXIT_CODE = 86  # the protocol's exit status after an `oom` event
 INVALID_EXIT_CODE = 87  # the protocol's exit status after an `error` event about the config
 WARM_SERVER_ENV = "TUNEBENCH_WARM_SERVER"  # set by the harness on the warm server it starts
+RANKS_ENV = "TUNEBENCH_RANKS"  # set by the harness when it runs the trial as N ranks (workload.launcher)
 
 _OOM_PATTERNS = (
     re.compile(r"CUDA out of memory", re.I),
@@ -67,18 +68,30 @@ def torch_module():
 
 
 class Events:
-    """Appends protocol events to TUNEBENCH_EVENTS, flushing each line before returning."""
+    """Appends protocol events to TUNEBENCH_EVENTS, one write() per line.
+
+    Under torchrun every rank runs the script. When the harness launched the ranks itself
+    (TUNEBENCH_RANKS is set), every rank reports and each event carries its "rank"; the lines of
+    all ranks go to one file opened for appending, each in a single write, so they never mix.
+    Without TUNEBENCH_RANKS (torchrun started by the script's own command) only rank 0 reports."""
 
     def __init__(self, path=None):
         self.path = path if path is not None else os.environ.get("TUNEBENCH_EVENTS")
 
     def emit(self, event):
-        # Under torchrun every rank runs this script; only rank 0 reports, once.
-        if not self.path or os.environ.get("RANK", "0") != "0":
+        if not self.path:
             return
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(event) + "\n")
-            f.flush()
+        rank = os.environ.get("RANK", "0")
+        if os.environ.get(RANKS_ENV):
+            event = dict(event, rank=int(rank) if rank.isdigit() else rank)
+        elif rank != "0":
+            return
+        line = (json.dumps(event) + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+        finally:
+            os.close(fd)
 
 
 def _env_int(name, minimum):
