@@ -26,8 +26,10 @@ describe('tunebench validate on malformed files', () => {
       'experiments/onnx-pipeline.yaml': '1 stage: sweep',
       'experiments/torch-cnn.yaml': '3 stages: max-batch, sweep, compare',
       'experiments/torch-transformer.yaml': '3 stages: max-batch, sweep, compare',
+      'experiments/torch-ddp.yaml': '2 stages: max-batch, sweep',
       'test/fixtures/experiments/quick-max-batch.yaml': '1 stage: max-batch',
       'test/fixtures/experiments/torch-cnn-small.yaml': '3 stages: max-batch, sweep, compare',
+      'test/fixtures/experiments/torch-ddp-small.yaml': '2 stages: max-batch, sweep',
     };
     for (const [file, stages] of Object.entries(expected)) {
       const r = await execa(process.execPath, [CLI, 'validate', join(ROOT, file)], { reject: false });
