@@ -155,11 +155,36 @@ export const cardPredictionsSchema = z.object({
   fixed_bytes: num,
   per_sample_bytes: num,
   rows: z.array(
-    z.object({ card: z.string(), bytes: num, predicted: numOrNull, rule_of_thumb: num, measured: numOrNull.optional() }),
+    z.object({
+      card: z.string(),
+      bytes: num,
+      predicted: numOrNull,
+      rule_of_thumb: num,
+      measured: numOrNull.optional(),
+    }),
   ),
   statement: z.string(),
 });
 export type CardPredictions = z.infer<typeof cardPredictionsSchema>;
+
+/** A max-batch stage with predicted_by: an earlier stage's prediction for this device, against the max measured here. */
+export const deviceConfirmationSchema = z.object({
+  /** The stage whose memory line made the prediction. */
+  of_stage: z.string(),
+  /** The device class the probes ran on (the GPU name, or the CPU model without one). */
+  device: z.string(),
+  host: z.string(),
+  /** The device's memory (GPU memory.total; without a GPU, limits.memory); null when unknown. */
+  memory_bytes: numOrNull,
+  /** Null when the earlier stage made no prediction, or the memory is unknown. */
+  predicted: numOrNull,
+  /** The max measured here (exact when status is "exact"). */
+  measured: numOrNull,
+  status: z.enum(MAX_BATCH_STATUSES),
+  /** Trials to the exact max on this device. */
+  probes: num,
+});
+export type DeviceConfirmation = z.infer<typeof deviceConfirmationSchema>;
 
 export const maxBatchSummarySchema = z.object({
   status: z.enum(MAX_BATCH_STATUSES),
@@ -197,6 +222,7 @@ export const maxBatchSummarySchema = z.object({
   buckets: bucketsSummarySchema.optional(),
   recipe: recipeSchema.optional(),
   predictions: cardPredictionsSchema.optional(),
+  device_confirmation: deviceConfirmationSchema.optional(),
 });
 export type MaxBatchSummary = z.infer<typeof maxBatchSummarySchema>;
 

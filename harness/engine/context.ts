@@ -9,7 +9,7 @@ import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
 import type { MeasureSteps } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
-import type { Config, TrialRecord } from '../domain/index.js';
+import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
 
 export interface StageContext {
   experiment: Experiment;
@@ -33,6 +33,27 @@ export interface StageContext {
   journaled?: number;
   /** Where trials run: here, one at a time (the default), or as SLURM job arrays. */
   executor: Executor;
+  /** The device the current stage's trials run on: this machine, or a SLURM stage's allocation. */
+  device?: StageDevice;
+  /** The stages that finished before the current one, in order. */
+  outcomes?: readonly StageOutcome[];
+}
+
+/** A machine as a stage sees it: its host, device class and GPU memory (null without a GPU). */
+export interface StageDevice {
+  host: string;
+  /** The GPU name, or the CPU model without one. */
+  name: string;
+  gpu_memory_bytes: number | null;
+}
+
+/** The device of a machine from its fingerprint (`host`: the name its trial records carry). */
+export function deviceOf(env: Fingerprint, host: string = env.host): StageDevice {
+  return {
+    host,
+    name: env.gpu ? env.gpu.name : `CPU: ${env.cpu.model}`,
+    gpu_memory_bytes: env.gpu && env.gpu.memory_bytes > 0 ? env.gpu.memory_bytes : null,
+  };
 }
 
 /** Runs one trial, journals it before returning, and reports progress. */

@@ -19,7 +19,7 @@ import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
-import type { StageContext } from './context.js';
+import { deviceOf, type StageContext } from './context.js';
 import { onHardExit } from './hard-exit.js';
 import type { Progress } from './progress.js';
 import { finalConfirmations } from './stages/final-confirm.js';
@@ -186,6 +186,7 @@ export function stageContext(
       `${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
     // On SLURM the GPUs are on the compute nodes: a GPU request counts, not the login node.
     hasCuda: env.gpu !== null || (experiment.executor.kind === 'slurm' && /gpu/.test(experiment.executor.gres ?? '')),
+    device: deviceOf(env),
     replay: [...x.replay],
     journaled: x.replay.length,
     executor:
@@ -216,12 +217,21 @@ export async function runStages(
     const name = stageName(stage, i);
     state.current = name;
     ctx.progress.stage(name, `${stage.kind} on ${ctx.trial.workload.description}`);
+    const here = ctx.device;
     if (stage.kind === 'max-batch' && ctx.executor.allocateStage) {
       const known = ctx.replay?.length ?? 0;
-      const inAllocation = await ctx.executor.allocateStage(i, name);
-      ctx.replay = [...(ctx.replay ?? []), ...inAllocation.filter((r) => r.index >= known)];
+      const allocation = await ctx.executor.allocateStage(i, name, stage.constraint);
+      ctx.replay = [...(ctx.replay ?? []), ...allocation.records.filter((r) => r.index >= known)];
+      // The stage replays here what ran there: it must see the allocation's device, not this one.
+      ctx.device = deviceOf(allocation.environment, allocation.host);
     }
-    const outcome = await runStage(ctx, stage, name);
+    ctx.outcomes = state.outcomes;
+    let outcome: StageOutcome;
+    try {
+      outcome = await runStage(ctx, stage, name);
+    } finally {
+      ctx.device = here;
+    }
     for (const note of outcome.notes) ctx.progress.note(note);
     state.outcomes.push(outcome);
     Object.assign(ctx.baseConfig, outcome.chosen);

@@ -4,7 +4,7 @@
 import { runTrial, type TrialContext } from '../trial/run-trial.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps } from '../workloads/workload.js';
-import type { Config, TrialRecord } from '../domain/index.js';
+import type { Config, Fingerprint, TrialRecord } from '../domain/index.js';
 
 /** One trial as a stage asks for it; the executor does not need to know why. */
 export interface TrialSpec {
@@ -26,8 +26,18 @@ export interface Executor {
   run(index: number, spec: TrialSpec, onEvent?: (e: WorkloadEvent) => void): Promise<TrialRecord>;
   /** What happened that the report should say (retried or given-up tasks). */
   report?(): string[];
-  /** Runs stage `k` (max-batch) whole inside one allocation; returns the trials it journaled there. */
-  allocateStage?(k: number, name: string): Promise<TrialRecord[]>;
+  /**
+   * Runs stage `k` (max-batch) whole inside one allocation, on nodes with `constraint` when given;
+   * returns the trials it journaled there and the machine it ran on.
+   */
+  allocateStage?(k: number, name: string, constraint?: string): Promise<StageAllocation>;
+}
+
+/** What a stage's allocation ran: its trials, and the node (host and fingerprint) they ran on. */
+export interface StageAllocation {
+  records: TrialRecord[];
+  host: string;
+  environment: Fingerprint;
 }
 
 export function localExecutor(trial: TrialContext): Executor {

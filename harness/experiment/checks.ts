@@ -288,8 +288,56 @@ function checkMaxBatchExtras(e: Experiment, stage: MaxBatchStageSpec, i: number,
         message: `expected a multiple of the ${ranks} ranks (workload.launcher.nproc_per_node), got ${stage.keep_effective_batch}`,
       });
     if (stage.accumulation_param === stage.param)
-      issues.push({ path: at('accumulation_param'), message: `must differ from the searched parameter ${stage.param}` });
+      issues.push({
+        path: at('accumulation_param'),
+        message: `must differ from the searched parameter ${stage.param}`,
+      });
   }
+}
+
+/** constraint and predicted_by: where the stage's allocation goes, and whose prediction it confirms. */
+function checkMaxBatchDevice(e: Experiment, stage: MaxBatchStageSpec, i: number, issues: Issue[]): void {
+  const at = (field: string) => `stages[${i}].${field}`;
+  if (stage.constraint !== undefined && e.executor.kind !== 'slurm')
+    issues.push({
+      path: at('constraint'),
+      message:
+        "places this stage's SLURM allocation (sbatch --constraint), so it needs executor: { kind: slurm } " +
+        `in the experiment file, got executor.kind ${e.executor.kind}; remove it to run on this machine`,
+    });
+  const from = stage.predicted_by;
+  if (from === undefined) return;
+  const names = e.stages.map(stageName);
+  const j = names.indexOf(from);
+  const earlier = e.stages
+    .slice(0, i)
+    .flatMap((s, k) => (s.kind === 'max-batch' ? [JSON.stringify(names[k])] : []))
+    .join(', ');
+  const choices = earlier ? `one of ${earlier}` : 'none: add a max-batch stage before this one';
+  const source = e.stages[j];
+  if (source === undefined || j >= i)
+    issues.push({
+      path: at('predicted_by'),
+      message:
+        `expected the name of an earlier max-batch stage (${choices}), got ${JSON.stringify(from)}` +
+        `${j === i ? ', this stage itself' : j > i ? ', which runs after this one' : ''}`,
+    });
+  else if (source.kind !== 'max-batch')
+    issues.push({
+      path: at('predicted_by'),
+      message: `expected a max-batch stage, whose memory line predicts other cards (${choices}); ${JSON.stringify(from)} is a ${source.kind} stage`,
+    });
+  else if (source.param !== stage.param)
+    issues.push({
+      path: at('param'),
+      message: `must be the parameter that ${JSON.stringify(from)} searches (${source.param}) to confirm its prediction, got ${stage.param}`,
+    });
+  const chooses = (['buckets', 'keep_effective_batch', 'base_lr'] as const).filter((f) => stage[f] !== undefined);
+  for (const f of chooses)
+    issues.push({
+      path: at(f),
+      message: `a stage with predicted_by measures one max on its device and chooses nothing; move ${f} to ${JSON.stringify(from)}`,
+    });
 }
 
 /** Processes per trial: workload.launcher.nproc_per_node under torchrun, else 1. */
@@ -331,6 +379,7 @@ export function checkExperiment(e: Experiment): Issue[] {
         });
       }
       checkMaxBatchExtras(e, stage, i, issues);
+      checkMaxBatchDevice(e, stage, i, issues);
     }
   });
   e.stages.forEach((stage, i) => {

@@ -155,6 +155,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
       ),
       ...bucketBlocks(r),
       ...recipeBlocks(r),
+      ...confirmationBlocks(r),
       ...predictionBlocks(r),
     ],
     [
@@ -257,6 +258,27 @@ function recipeBlocks(r: MaxBatchSummary): Block[] {
   return [
     text(`Training recipe: ${x.statement}.${x.lr ? ` Learning rate: ${x.lr.statement}.` : ''}`),
     ...(rows.length > 0 ? [tableBlock(['recipe', 'value', 'kind'], rows)] : []),
+  ];
+}
+
+/** predicted_by: the earlier stage's prediction for this device against the max measured on it. */
+function confirmationBlocks(r: MaxBatchSummary): Block[] {
+  const c = r.device_confirmation;
+  if (!c) return [];
+  const measured = c.status === 'exact' ? figure(c.measured) : `${figure(c.measured)} (${c.status})`;
+  return [
+    tableBlock(
+      ['device', 'memory', `predicted max ${r.param} (from ${c.of_stage})`, `measured max ${r.param}`, 'probes'],
+      [
+        [
+          `${c.device} (${c.host})`,
+          figure(c.memory_bytes, formatBytes),
+          figure(c.predicted, (v) => `${v} (prediction)`),
+          measured,
+          figure(c.probes),
+        ],
+      ],
+    ),
   ];
 }
 

@@ -66,10 +66,26 @@ export function predictCards(
   return {
     fixed,
     perSample: fit.slope,
-    rows: cards.map(({ card, gb, bytes }) => {
-      // A millionth of a multiple is rounding in the fit, not memory.
-      const k = Math.floor((bytes - fixed) / fit.slope / m + 1e-6);
-      return { card, bytes, predicted: k >= 1 ? k * m : null, ruleOfThumb: ruleOfThumb(gb) };
-    }),
+    rows: cards.map(({ card, gb, bytes }) => ({
+      card,
+      bytes,
+      predicted: predictMax(fixed, fit.slope, bytes, m),
+      ruleOfThumb: ruleOfThumb(gb),
+    })),
   };
+}
+
+/** The largest multiple of `m` whose memory, fixed + perSample x batch, fits `bytes`; null when none does. */
+export function predictMax(fixed: number, perSample: number, bytes: number, m: number): number | null {
+  // A millionth of a multiple is rounding in the fit, not memory.
+  const k = Math.floor((bytes - fixed) / perSample / m + 1e-6);
+  return k >= 1 ? k * m : null;
+}
+
+/** Relative difference under which a device's memory counts as a card's size (80 GiB against 81559 MiB). */
+const SAME_CARD = 0.03;
+
+/** The card whose size matches `bytes` within 3%, if any. */
+export function matchingCard<T extends { bytes: number }>(rows: readonly T[], bytes: number): T | undefined {
+  return rows.find((r) => Math.abs(r.bytes - bytes) <= SAME_CARD * r.bytes);
 }

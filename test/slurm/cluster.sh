@@ -2,6 +2,7 @@
 # Starts (or checks) a single-node SLURM cluster on this machine for the SLURM tests and CI: munged,
 # slurmctld and slurmd, with a slurm.conf for this host. Needs root and Debian's slurm-wlm and munge
 # (.ci/run installs them). Idempotent: a running cluster with the same configuration is left alone.
+# The node carries the features gpu40 and gpu80, so that a stage's --constraint picks a (fake) GPU type.
 #   TUNEBENCH_SLURM_MAX_ARRAY  MaxArraySize (default 10, small so that the tests see arrays split)
 set -euo pipefail
 
@@ -42,7 +43,7 @@ InactiveLimit=0
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MpiDefault=none
-${node_line} NodeAddr=127.0.0.1 State=UNKNOWN
+${node_line} NodeAddr=127.0.0.1 Features=gpu40,gpu80 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 )"

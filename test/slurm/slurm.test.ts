@@ -1,9 +1,10 @@
 // The SLURM executor on a real single-node cluster (test/slurm/cluster.sh starts munged, slurmctld and
 // slurmd): job arrays that split at MaxArraySize, max batch inside one allocation, the same answer as
-// the local executor, cancelled and failing tasks, and a coordinator killed and then collected.
+// the local executor, a prediction confirmed per GPU type (node features), cancelled and failing tasks,
+// and a coordinator killed and then collected.
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { z } from 'zod';
@@ -19,6 +20,7 @@ import { waitFor } from '../support/wait.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 
 const EXPERIMENT = join(FIXTURES, 'experiments', 'slurm.yaml');
+const CARDS = join(FIXTURES, 'experiments', 'slurm-cards.yaml');
 const skip = requireSystem('slurm');
 
 const cli = (args: string[]) => execa(process.execPath, [CLI, ...args], { reject: false });
@@ -157,6 +159,71 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
         submissionsBefore,
       );
       assert.deepEqual(readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n'), lines);
+    },
+  );
+
+  it(
+    'confirms a prediction per GPU type: a stage on gpu80 predicts the 40 GB card, ' +
+      'a stage on gpu40 (predicted_by) measures it, and the config stays the first stage',
+    async () => {
+      const out = tempDir();
+      // The fake nvidia-smi reports the card of the job's feature (an A100-80GB or an A100-40GB); sbatch
+      // passes PATH on to the jobs.
+      const r = await execa(process.execPath, [CLI, 'run', CARDS, '--out', out], {
+        reject: false,
+        env: { PATH: `${join(FIXTURES, 'bin')}${delimiter}${process.env['PATH'] ?? ''}` },
+      });
+      assert.equal(r.exitCode, 0, r.stderr);
+      const dir = runDir(out, 'slurm-cards');
+      const trace = readTrace(dir);
+      const of = (stage: string) => trace.records.filter((t) => t.stage === stage);
+      assert.deepEqual([...new Set(of('a100-80').map((t) => t.node?.device))], ['NVIDIA A100-SXM4-80GB']);
+      assert.deepEqual([...new Set(of('a100-40').map((t) => t.node?.device))], ['NVIDIA A100-SXM4-40GB']);
+      // Exact on each card, from the journal: the max ran, max + multiple_of ran out of memory.
+      const ran = (stage: string, batch: number) => of(stage).filter((t) => t.config['batch_size'] === batch);
+      for (const [stage, max] of [
+        ['a100-80', 392],
+        ['a100-40', 192],
+      ] as const) {
+        assert.ok(
+          ran(stage, max).some((t) => t.outcome === 'ok'),
+          `${stage}: ${max} ran`,
+        );
+        assert.ok(ran(stage, max + 8).length > 0, `${stage}: ${max + 8} was probed`);
+        assert.ok(
+          ran(stage, max + 8).every((t) => t.outcome === 'oom'),
+          `${stage}: ${max + 8} ran out of memory`,
+        );
+      }
+      const stages = readRunJson(dir, 'a bug').result!.stages;
+      const first = stages.find((s) => s.name === 'a100-80');
+      const second = stages.find((s) => s.name === 'a100-40');
+      assert.ok(first?.kind === 'max-batch' && second?.kind === 'max-batch');
+      assert.deepEqual(second.result.device_confirmation, {
+        of_stage: 'a100-80',
+        device: 'NVIDIA A100-SXM4-40GB',
+        host: second.result.device_confirmation!.host,
+        memory_bytes: 40960 * 2 ** 20,
+        predicted: 192,
+        measured: 192,
+        status: 'exact',
+        probes: second.result.probesToMax,
+      });
+      assert.deepEqual(
+        first.result
+          .predictions!.rows.filter((row) => row.measured != null)
+          .map((row) => [row.card, row.predicted, row.measured]),
+        [['40 GB', 192, 192]],
+      );
+      // The confirming stage chose nothing: the config is the first stage's.
+      assert.deepEqual(second.chosen, {});
+      assert.equal(trace.chosen['batch_size'], 392);
+      const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
+      assert.match(
+        summary,
+        /\| device \| memory \| predicted max batch_size \(from a100-80\) \| measured max batch_size \| probes \|\n.*\n\| NVIDIA A100-SXM4-40GB \(.+\) \| 40\.00 GiB \| 192 \(prediction\) \| 192 \| \d+ \|/,
+      );
+      assert.match(summary, /\| 40 GB \| 192 \(prediction\) \| 54 \| 192 \|/);
     },
   );
 

@@ -8,6 +8,7 @@ import { formatBytes } from '../../experiment/units.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
+import { confirmPrediction, predictionHere } from './confirm-prediction.js';
 import type {
   BucketsSummary,
   CardPredictions,
@@ -64,6 +65,8 @@ export async function runMaxBatchStage(
       return result;
     };
   const latency = latencyLimit(exp.objective.constraints);
+  const target = spec.predicted_by === undefined ? undefined : predictionHere(ctx, spec, spec.predicted_by);
+  const guide = target?.predicted;
   const options: MaxBatchOptions = {
     multipleOf: m,
     start: spec.start ?? m,
@@ -75,6 +78,8 @@ export async function runMaxBatchStage(
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
     ...(latency ? { latency } : {}),
+    // The earlier stage's line, taken at its word: a correct prediction closes with one pair of probes.
+    ...(guide != null ? { predict: () => ({ batch: guide, spread: 0 }) } : {}),
     onEstimate: (r) => {
       remaining = bucket ? r + (bucket.values.length - 1) * 3 : r;
     },
@@ -186,8 +191,10 @@ export async function runMaxBatchStage(
     choose_rule: rule,
     ...(buckets ? { buckets } : {}),
     ...(recipe ? { recipe } : {}),
-    ...(predictions ? { predictions } : {}),
+    // A confirming stage measures its card; the cards table is the predicting stage's.
+    ...(predictions && !target ? { predictions } : {}),
   };
+  if (target) return confirmPrediction(target, name, summary, result);
   return {
     name,
     kind: 'max-batch',

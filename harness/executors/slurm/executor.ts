@@ -11,7 +11,8 @@ import { DetachedError, StoppedError, TrialError } from '../../errors.js';
 import type { ExecutorSpec } from '../../experiment/schema.js';
 import { readJournal } from '../../store/journal.js';
 import { makeDirs } from '../../store/run-dir.js';
-import { specKey, type Executor, type TrialSpec } from '../executor.js';
+import { readCheckedJson } from '../../util/checked-json.js';
+import { specKey, type Executor, type StageAllocation, type TrialSpec } from '../executor.js';
 import type { Progress } from '../progress.js';
 import {
   batchDir,
@@ -27,6 +28,7 @@ import { ACTIVE_STATES, finishedStates, maxArraySize, queuedStates, sbatch } fro
 import { firstPoll, nextAction, type Policy, type TaskView } from './next-action.js';
 import { arrayRanges, resourceArgs, splitForArrays, writeScript } from './sbatch.js';
 import { readStageJob, writeStageJob, type StageJob } from './stage-job.js';
+import { stageDoneSchema } from './worker.js';
 
 export interface SlurmExecutorOptions {
   runDir: string;
@@ -39,8 +41,8 @@ export interface SlurmExecutorOptions {
 }
 
 export interface SlurmExecutor extends Executor {
-  /** Runs stage `k` (max-batch) inside one allocation; returns the trials it journaled there. */
-  allocateStage(k: number, name: string): Promise<TrialRecord[]>;
+  /** Runs stage `k` (max-batch) inside one allocation; returns the trials it journaled there and its node. */
+  allocateStage(k: number, name: string, constraint?: string): Promise<StageAllocation>;
 }
 
 const MAIN = fileURLToPath(new URL('../../cli/main.js', import.meta.url));
@@ -215,14 +217,15 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     }
   }
 
-  async function allocateStage(k: number, name: string): Promise<TrialRecord[]> {
+  async function allocateStage(k: number, name: string, constraint?: string): Promise<StageAllocation> {
     const dir = join(o.runDir, SLURM_DIR, `stage-${k}`);
     const done = join(dir, 'done.json');
     const start = async (attempts: number): Promise<StageJob> => {
       makeDirs(dir);
       const id = await sbatch(
         [
-          ...resourceArgs(o.spec),
+          // The stage's own constraint (a GPU type) replaces the executor's for this allocation.
+          ...resourceArgs(o.spec, constraint ?? o.spec.constraint),
           `--job-name=${jobName}-${name}`.slice(0, 60),
           `--output=${join(dir, 'slurm-%j.log')}`,
         ],
@@ -241,7 +244,19 @@ export function slurmExecutor(o: SlurmExecutorOptions): SlurmExecutor {
     let current = readStageJob(dir);
     let delay = 0.5;
     for (;;) {
-      if (existsSync(done)) return readJournal(join(dir, 'trials.jsonl')).records;
+      if (existsSync(done)) {
+        const ran = readCheckedJson(
+          stageDoneSchema,
+          done,
+          'done.json of a stage allocation',
+          'the stage job writes it',
+        );
+        return {
+          records: readJournal(join(dir, 'trials.jsonl')).records,
+          host: ran.node.host,
+          environment: ran.environment,
+        };
+      }
       if (o.signal?.aborted) throw new StoppedError(`stopped while waiting for the allocation of stage ${name}`);
       current ??= await start(1);
       let state = (await queuedStates([current.job_id])).get(current.job_id);

@@ -7,8 +7,8 @@ import { makeDirs } from '../../store/run-dir.js';
 import { shellQuote } from '../../util/shell.js';
 import { SLURM_DIR } from './batch.js';
 
-/** sbatch arguments for the resources of every task. */
-export function resourceArgs(spec: ExecutorSpec): string[] {
+/** sbatch arguments for the resources of every task; `constraint` (a stage's own) replaces the executor's. */
+export function resourceArgs(spec: ExecutorSpec, constraint: string | undefined = spec.constraint): string[] {
   const args: string[] = [];
   if (spec.partition) args.push(`--partition=${spec.partition}`);
   if (spec.account) args.push(`--account=${spec.account}`);
@@ -16,7 +16,7 @@ export function resourceArgs(spec: ExecutorSpec): string[] {
   if (spec.cpus_per_task) args.push(`--cpus-per-task=${spec.cpus_per_task}`);
   if (spec.mem) args.push(`--mem=${spec.mem}`);
   if (spec.time) args.push(`--time=${spec.time}`);
-  if (spec.constraint) args.push(`--constraint=${spec.constraint}`);
+  if (constraint) args.push(`--constraint=${constraint}`);
   return [...args, ...spec.extra_args];
 }
 

@@ -84,6 +84,15 @@ export const maxBatchStage = object(
     ),
     base_lr: num({ exclusiveMin: 0 }, 'the learning rate the recipe was tuned with, at base_batch').optional(),
     base_batch: positiveInt('the effective batch that base_lr was tuned with').optional(),
+    constraint: str({
+      description:
+        "SLURM only: this stage's allocation goes to nodes with this feature (sbatch --constraint), " +
+        'instead of executor.constraint',
+    }).optional(),
+    predicted_by: str({
+      description:
+        "the name of an earlier max-batch stage whose memory line (fixed + per-sample bytes) this stage confirms on its own device: it measures the exact max there, guided by that stage's prediction, and chooses nothing",
+    }).optional(),
   },
   'Finds the largest batch that runs without OOM under the cap, plus recommended and fastest.',
 );

@@ -71,6 +71,12 @@ describe('slurm executor helpers', () => {
     ]);
     assert.equal(exp.executor.max_concurrent, 4);
     assert.equal(exp.executor.retries, 1);
+    // A max-batch stage's own constraint replaces the executor's for its allocation.
+    const stage = resourceArgs(exp.executor, 'gpu40');
+    assert.deepEqual(
+      stage.filter((a) => a.startsWith('--constraint')),
+      ['--constraint=gpu40'],
+    );
   });
 });
 

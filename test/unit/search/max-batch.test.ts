@@ -203,6 +203,18 @@ describe('findMaxBatch', () => {
     assert.match(result.notes.join('\n'), /fix it before tuning/);
   });
 
+  it("without a cap, another card's prediction guides the search: exact, in one pair when it is right", async () => {
+    const c = curve('linear', 5000);
+    const truth = trueMax(c, 8, BASE.ceiling)!;
+    const right = await search(c, { capBytes: null, predict: () => ({ batch: truth, spread: 0 }) });
+    assertExact(right);
+    assert.equal(right.result.probesToMax, 3, right.result.log.join('\n'));
+    for (const off of [0.6, 1.3]) {
+      const wrong = await search(c, { capBytes: null, predict: () => ({ batch: Math.round(truth * off), spread: 0 }) });
+      assertExact(wrong);
+    }
+  });
+
   it('beats power-of-two-then-bisect on large maxima (median over shapes)', async () => {
     const { powerThenBisect } = await import('../../../harness/search/reference.js');
     const ratios: number[] = [];
