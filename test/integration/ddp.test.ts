@@ -183,7 +183,11 @@ describe('DDP trials: 2 gloo ranks under torchrun', { skip: requireSystem('torch
       const [mb, sweep] = run.result.stages.map((s) => s.result) as [MaxBatchSummary, SweepSummary];
       assert.equal(mb.status, 'exact');
       const max = mb.max!;
-      assertExactMax(records, max, 32);
+      const { experiment, source } = loadExperiment(EXPERIMENT);
+      const stage = experiment.stages[0]!;
+      assert.ok(stage.kind === 'max-batch');
+      const step = stage.multiple_of;
+      assertExactMax(records, max, step);
       for (const o of records.filter((t) => t.outcome === 'oom')) {
         assert.match(o.reason, /^oom event from the workload \(rank [01]\)/);
         assert.match(o.stderr_tail, /DefaultCPUAllocator: can't allocate memory/);
@@ -202,7 +206,6 @@ describe('DDP trials: 2 gloo ranks under torchrun', { skip: requireSystem('torch
       assert.equal(run.result.chosen['batch_size'], max);
 
       // The boundary, probed directly as the search probes: warm-up plus 1 step under the same cap.
-      const { experiment, source } = loadExperiment(EXPERIMENT);
       const ctx: TrialContext = {
         workload: createWorkload(experiment.workload, experiment.seed, source),
         limits: experiment.limits,
@@ -226,7 +229,7 @@ describe('DDP trials: 2 gloo ranks under torchrun', { skip: requireSystem('torch
       );
       assert.equal(fits.limit.mechanism, 'prlimit-as');
       assert.ok(fits.peak_limited_bytes! <= experiment.limits.memory!, 'the largest rank stayed under its cap');
-      const over = await probe(max + 32, 1);
+      const over = await probe(max + step, 1);
       assert.equal(over.outcome, 'oom', over.reason);
       assert.match(over.reason, /^oom event from the workload \(rank [01]\)/);
     },
@@ -257,6 +260,17 @@ describe('DDP trials: 2 gloo ranks under torchrun', { skip: requireSystem('torch
         2,
       );
       assert.deepEqual(inGroup(ranks[0]!['pgid']!), [], "nothing is left in the trial's process group");
+    },
+  );
+
+  it(
+    "a rank killed by SIGKILL from outside (the OOM killer's signal) is an OOM, read from the launcher's report",
+    { timeout: 60_000 },
+    async () => {
+      const r = await runTrial(ddpContext({ DDP_SIGKILL_RANK: '1' }), request(16));
+      assert.equal(r.outcome, 'oom', r.reason + r.stderr_tail);
+      assert.match(r.reason, /^exit code 1 and an out-of-memory message \(torchrun: /);
+      assert.match(r.stderr_tail, /exitcode\s*: -9/);
     },
   );
 

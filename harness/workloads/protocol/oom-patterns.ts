@@ -1,7 +1,7 @@
 // Known out-of-memory messages, one versioned table. Structured signals are checked before these.
 
 /** Bump when the table changes; trial records store it so a reclassification can be explained. */
-export const PATTERNS_VERSION = 1;
+export const PATTERNS_VERSION = 2;
 
 export interface OomPattern {
   source: string;
@@ -23,6 +23,12 @@ export const OOM_PATTERNS: readonly OomPattern[] = [
   { source: 'c++', pattern: /std::bad_alloc/ },
   { source: 'python', pattern: /^MemoryError\b/m },
   { source: 'libc', pattern: /Cannot allocate memory/i },
+  // torchrun's report when the first rank to fail was killed by SIGKILL, which tunebench did not send
+  // (it stops a multi-rank trial itself only at its timeout, a done or an oom event): the OOM killer.
+  {
+    source: 'torchrun',
+    pattern: /Root Cause \(first observed failure\):\n\[\d+\]:\n(?: {2}.*\n)*? {2}exitcode\s*: -9\b/,
+  },
 ];
 
 /** Returns the first matching pattern's source, or undefined. */

@@ -18,6 +18,25 @@ const base: Observation = {
 };
 const step: WorkloadEvent = { event: 'step', samples: 8, seconds: 0.1 };
 const obs = (o: Partial<Observation>): Observation => ({ ...base, ...o });
+/** The end of torchrun's stderr (torch 1.13) when rank 1 was killed by SIGKILL. */
+const TORCHRUN_SIGKILL = [
+  'torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ',
+  '======================================================',
+  'train.py FAILED',
+  '------------------------------------------------------',
+  'Failures:',
+  '  <NO_OTHER_FAILURES>',
+  '------------------------------------------------------',
+  'Root Cause (first observed failure):',
+  '[0]:',
+  '  time      : 2026-11-25_01:13:15',
+  '  host      : localhost',
+  '  rank      : 1 (local_rank: 1)',
+  '  exitcode  : -9 (pid: 22256)',
+  '  error_file: <N/A>',
+  '  traceback : Signal 9 (SIGKILL) received by PID 22256',
+  '======================================================',
+].join('\n');
 
 describe('classify', () => {
   it('ok: exit 0 with steps', () => assert.equal(classify(obs({ events: [step] })).outcome, 'ok'));
@@ -118,10 +137,27 @@ describe('the OOM pattern table', () => {
     ],
     ['c++', "terminate called after throwing an instance of 'std::bad_alloc'"],
     ['python', 'Traceback (most recent call last):\nMemoryError'],
+    ['torchrun', TORCHRUN_SIGKILL],
   ];
   for (const [source, text] of samples) {
     it(`recognises ${source}: ${text.slice(0, 50)}`, () => assert.equal(matchOom(text)?.source, source));
   }
+  it("does not read torchrun's report of a rank that failed otherwise, or killed later, as OOM", () => {
+    const crashed = TORCHRUN_SIGKILL.replace('exitcode  : -9', 'exitcode  : 1').replace(
+      /traceback : .*/,
+      'traceback : x',
+    );
+    assert.equal(matchOom(crashed), undefined);
+    // Another rank killed after the root cause (the launcher's own SIGKILL after its grace) is not the cause.
+    const later = crashed.replace('Failures:\n  <NO_OTHER_FAILURES>', '[1]:\n  exitcode  : -9 (pid: 7)');
+    assert.equal(matchOom(later), undefined);
+    assert.equal(matchOom(`${crashed}\n  exitcode  : -9 (pid: 8)`), undefined, 'only the root cause block counts');
+  });
+  it('a launcher whose rank was killed by SIGKILL from outside is oom', () => {
+    const c = classify(obs({ exitCode: 1, events: [step], stderr: TORCHRUN_SIGKILL }));
+    assert.equal(c.outcome, 'oom');
+    assert.match(c.reason, /exit code 1 and an out-of-memory message \(torchrun/);
+  });
   it('does not fire on ordinary errors', () => {
     for (const text of [
       'ValueError: shapes do not match',
