@@ -153,6 +153,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
         `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}` +
           `Trials to the exact max: ${b(r.probesToMax)}.`,
       ),
+      ...ranksBlocks(records),
       ...bucketBlocks(r),
       ...recipeBlocks(r),
       ...confirmationBlocks(r),
@@ -186,6 +187,26 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
         ]),
       ),
     ],
+  ];
+}
+
+/** Multi-rank trials (torchrun): how their figures combine, and which rank held the most memory. */
+function ranksBlocks(records: readonly TrialRecord[]): Block[] {
+  const multi = records.filter((t) => (t.ranks ?? 1) > 1);
+  if (multi.length === 0) return [];
+  const ranks = Math.max(...multi.map((t) => t.ranks!));
+  const peaks = new Map<number, number>();
+  for (const t of multi) if (t.peak_rank !== undefined) peaks.set(t.peak_rank, (peaks.get(t.peak_rank) ?? 0) + 1);
+  const held = [...peaks]
+    .sort(([a], [b]) => a - b)
+    .map(([rank, n]) => `rank ${rank} in ${n}`)
+    .join(', ');
+  return [
+    text(
+      `Each trial ran ${ranks} ranks (workload.launcher): a batch fits when every rank survives, samples/s is summed ` +
+        "over the ranks, steps are rank 0's, and memory is the largest rank's" +
+        `${held ? ` (the largest was ${held} trial${multi.length === 1 ? '' : 's'})` : ''}. The cap applies to each rank.`,
+    ),
   ];
 }
 

@@ -204,6 +204,10 @@ describe('DDP trials: 2 gloo ranks under torchrun', { skip: requireSystem('torch
       );
       assert.equal(sweep.configs.length, 2);
       assert.equal(run.result.chosen['batch_size'], max);
+      assert.match(
+        readFileSync(join(dir, 'summary.md'), 'utf8'),
+        /Each trial ran 2 ranks \(workload\.launcher\): a batch fits when every rank survives, samples\/s is summed over the ranks/,
+      );
 
       // The boundary, probed directly as the search probes: warm-up plus 1 step under the same cap.
       const ctx: TrialContext = {
