@@ -199,16 +199,19 @@ describe('stages in sequence', () => {
     assert.equal(r.exitCode, 0, r.stderr);
     const result = JSON.parse(r.stdout) as {
       chosen: Record<string, number>;
-      stages: { name: string; chosen: Record<string, number> }[];
+      stages: { name: string; chosen: Record<string, number>; result: { final_confirmation?: { from: number } } }[];
     };
     const batch = result.stages[0]!.chosen['batch_size']!;
     assert.ok(batch > 0);
+    // The final confirmation may lower the stage's answer after the sweep (under Node 24 this cap sits close to the
+    // runtime's own address-space reservations); the sweep ran at what the stage chose before that.
+    const searched = result.stages[0]!.result.final_confirmation?.from ?? batch;
     const records = journal(runDir(out, 'chain'));
     const sweep = records.filter((x) => x.stage === result.stages[1]!.name);
     assert.equal(sweep.length, 2);
     assert.ok(
-      sweep.every((x) => x.config['batch_size'] === batch),
-      'the sweep ran at the chosen batch',
+      sweep.every((x) => x.config['batch_size'] === searched),
+      `the sweep ran at the chosen batch ${searched}: ${sweep.map((x) => x.config['batch_size']).join(', ')}`,
     );
     assert.equal(result.chosen['batch_size'], batch);
     assert.ok([1, 2].includes(result.chosen['intra_op_threads']!));
