@@ -411,7 +411,9 @@ function buildResult(
       chosen_env: join(dir.path, 'chosen-config.env'),
       chosen_yaml: join(dir.path, 'chosen-config.yaml'),
       ...(argsWritten(x.workload, ctx.baseConfig) ? { chosen_args: join(dir.path, 'chosen-config.args') } : {}),
-      ...(maxBatchExtras(outcomes).buckets ? { chosen_buckets: join(dir.path, 'chosen-config.buckets.json') } : {}),
+      ...(outcomes.some((o) => o.kind === 'max-batch' && o.result.buckets)
+        ? { chosen_buckets: join(dir.path, 'chosen-config.buckets.json') }
+        : {}),
       summary: join(dir.path, 'summary.md'),
       report: join(dir.path, 'report.html'),
     },

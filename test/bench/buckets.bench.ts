@@ -4,27 +4,25 @@
 // plain-Python job under a prlimit cap (test/fixtures/programs/bucket_memory.py). Writes RESULTS.md.
 import { join } from 'node:path';
 import { findMaxBatchPerBucket } from '../../harness/search/buckets.js';
-import { findMaxBatch, type MaxBatchOptions } from '../../harness/search/max-batch.js';
+import { findMaxBatch } from '../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { toProbe } from '../../harness/engine/stages/max-batch.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { PROGRAMS, tempDir } from '../support/paths.js';
-import { lengthTrueMax, lengthWorkload, type LengthCurve } from '../support/synthetic.js';
+import {
+  BUCKET_LENGTHS,
+  BUCKET_SEARCH,
+  lengthTrueMax,
+  lengthWorkload,
+  type LengthCurve,
+} from '../support/synthetic.js';
 import { writeSection } from './results.js';
 
 const COMMAND = 'npm run bench:buckets';
 const GiB = 2 ** 30;
-const LENGTHS = [128, 256, 512, 1024, 2048];
-const BASE: Omit<MaxBatchOptions, 'capBytes'> = {
-  multipleOf: 8,
-  start: 8,
-  ceiling: 1 << 16,
-  headroom: 0.1,
-  tolerance: 0.05,
-  throughputPoints: 0,
-  confirmSteps: 0,
-};
+const LENGTHS = BUCKET_LENGTHS;
+const BASE = BUCKET_SEARCH;
 
 interface Side {
   probes: number;

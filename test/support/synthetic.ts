@@ -1,4 +1,5 @@
 // A deterministic in-memory workload with a known memory curve, for unit tests and the benchmark.
+import type { MaxBatchOptions } from '../../harness/search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
 import { createRng } from '../../harness/stats/rng.js';
 
@@ -177,3 +178,15 @@ export function lengthWorkload(c: LengthCurve): {
     };
   return { runAt, calls };
 }
+
+/** Bucket lengths and search options shared by the bucket tests and the bucket benchmark. */
+export const BUCKET_LENGTHS = [128, 256, 512, 1024, 2048];
+export const BUCKET_SEARCH: Omit<MaxBatchOptions, 'capBytes'> = {
+  multipleOf: 8,
+  start: 8,
+  ceiling: 1 << 16,
+  headroom: 0.1,
+  tolerance: 0.05,
+  throughputPoints: 0,
+  confirmSteps: 0,
+};

@@ -1,8 +1,8 @@
 // A max-batch stage's constraint and predicted_by: what they need of the executor and of the other stages.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError } from '../../../harness/errors.js';
 import { parseExperimentText } from '../../../harness/experiment/load.js';
+import { experimentIssues } from '../../support/issues.js';
 
 function experiment(executor: string, stages: string[]): string {
   return [
@@ -15,15 +15,7 @@ function experiment(executor: string, stages: string[]): string {
   ].join('\n');
 }
 
-function issues(text: string): string[] {
-  try {
-    parseExperimentText(text, '/x/exp.yaml');
-  } catch (error) {
-    assert.ok(error instanceof ConfigError);
-    return error.issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  return [];
-}
+const issues = experimentIssues;
 
 const slurm = '{ kind: slurm }';
 const first = '{ kind: max-batch, name: a100-80, constraint: gpu80 }';

@@ -1,18 +1,9 @@
 // Validation of command templates stage by stage: a value in every stage that runs the command.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError } from '../../../harness/errors.js';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
+import { experimentIssues } from '../../support/issues.js';
 
-function issues(text: string): string[] {
-  try {
-    parseExperimentText(text, '/x/exp.yaml');
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.issues.map((i) => `${i.path}: ${i.message}`);
-  }
-  return [];
-}
+const issues = experimentIssues;
 
 const experiment = (command: string, stages: string, params = '{}') => `
 name: t

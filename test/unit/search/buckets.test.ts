@@ -5,20 +5,18 @@ import { findMaxBatchPerBucket } from '../../../harness/search/buckets.js';
 import { fitLengthModel, predictBucket } from '../../../harness/search/length-model.js';
 import { findMaxBatch, type MaxBatchOptions } from '../../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../../harness/search/probe.js';
-import { lengthMemory, lengthTrueMax, lengthWorkload, type LengthCurve } from '../../support/synthetic.js';
+import {
+  BUCKET_LENGTHS,
+  BUCKET_SEARCH,
+  lengthMemory,
+  lengthTrueMax,
+  lengthWorkload,
+  type LengthCurve,
+} from '../../support/synthetic.js';
 
 const GiB = 2 ** 30;
-const LENGTHS = [128, 256, 512, 1024, 2048];
-const BASE: Omit<MaxBatchOptions, 'capBytes'> = {
-  multipleOf: 8,
-  start: 8,
-  ceiling: 1 << 16,
-  headroom: 0.1,
-  tolerance: 0.05,
-  throughputPoints: 0,
-  confirmSteps: 0,
-  placeBy: 'count',
-};
+const LENGTHS = BUCKET_LENGTHS;
+const BASE: Omit<MaxBatchOptions, 'capBytes'> = { ...BUCKET_SEARCH, placeBy: 'count' };
 
 function curve(noise = 0, seed = 1): LengthCurve {
   // 2 GiB fixed, 64 KiB per token, 24 bytes per batch x length^2: attention dominates past ~2.7k tokens.
