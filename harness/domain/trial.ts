@@ -15,7 +15,7 @@ export const stepSampleSchema = z.object({
 });
 export type StepSample = z.infer<typeof stepSampleSchema>;
 
-export const LIMIT_MECHANISMS = ['prlimit-as', 'cgroup-v2', 'none'] as const;
+export const LIMIT_MECHANISMS = ['prlimit-as', 'cgroup-v2', 'cgroup-v1', 'none'] as const;
 export type LimitMechanism = (typeof LIMIT_MECHANISMS)[number];
 
 /** Record format version: bump when a field changes meaning, and keep reading the old one. */
@@ -57,9 +57,15 @@ export const trialRecordSchema = z.object({
   peak_rss_bytes: z.number().nullable(),
   /** Peak accelerator memory as the workload reported it (CUDA's max_memory_allocated); null on CPU. */
   peak_device_bytes: z.number().nullable().optional(),
-  /** Peak of the quantity that the cap limits: address space under prlimit, cgroup memory under cgroup v2. */
+  /** Peak of the quantity that the cap limits: address space under prlimit, cgroup memory under cgroup v1 or v2
+   * (of a warm fork: with the server's share). */
   peak_limited_bytes: z.number().nullable(),
-  limit: z.object({ mechanism: z.enum(LIMIT_MECHANISMS), bytes: z.number().nullable() }),
+  limit: z.object({
+    mechanism: z.enum(LIMIT_MECHANISMS),
+    bytes: z.number().nullable(),
+    /** How the trial was contained: 'cgroup' (its own cgroups, killed as a whole) or 'process-tree' (group, descendants, mark). */
+    contained: z.enum(['cgroup', 'process-tree']).optional(),
+  }),
   /** CPU, RSS and GPU sampled while the trial ran: summaries and raw series. */
   telemetry: telemetrySchema,
   /** The workload's last `memory` event as it sent it, e.g. CUDA's max_memory_reserved and

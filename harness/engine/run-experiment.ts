@@ -14,6 +14,7 @@ import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit } from '../trial/limits.js';
+import { endLeftovers } from '../trial/process.js';
 import { WarmPool } from '../trial/warm-pool.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
@@ -114,7 +115,7 @@ export interface Execution {
 
 export function preflightLimit(experiment: Experiment): string {
   try {
-    return planLimit(experiment.limits.memory, experiment.limits.mechanism, 'preflight').mechanism;
+    return planLimit(experiment.limits.memory, experiment.limits.mechanism).mechanism;
   } catch (error) {
     throw new ConfigError(`limits: ${(error as Error).message}`, [], { cause: error });
   }
@@ -241,6 +242,10 @@ export async function runStages(
 
 async function executeLocked(x: Execution): Promise<RunResult> {
   const { dir, experiment, env } = x;
+  // A killed run's trials may still run (and write): they end before anything of this run starts.
+  const leftovers = endLeftovers(dir.scratch);
+  if (leftovers > 0)
+    x.progress.note(`ended ${leftovers} process(es) that an earlier, killed run of this directory left running`);
   const ctx = stageContext(x, dir.journal, dir.scratch);
   const state = { outcomes: [] as StageOutcome[], evidence: {} as Record<string, Evidence>, current: '' };
   const { outcomes, evidence } = state;

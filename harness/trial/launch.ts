@@ -4,7 +4,11 @@ import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { ConfigError } from '../errors.js';
-import { prepareCgroup, type MemoryLimit } from './limits.js';
+import type { Readable } from 'node:stream';
+import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
+import { capsTree, type MemoryLimit } from './limits.js';
+import { identify, type KnownProcess } from './pids.js';
+import { joinArgv, joinedSignal } from './launch-join.js';
 import { TailBuffer } from './tail.js';
 import type { WarmServer } from './warm-server.js';
 
@@ -14,6 +18,8 @@ import type { WarmServer } from './warm-server.js';
  */
 export const PIPE_GRACE_SECONDS = 1;
 export const STDERR_TAIL_BYTES = 8 * 1024;
+/** The least cap a fork gets when the server alone holds nearly all of limits.memory (it then fails as a fresh process would). */
+const MIN_FORK_CAP_BYTES = 16 * 2 ** 20;
 
 /** What launching needs of the trial's spec. */
 export interface LaunchSpec {
@@ -21,11 +27,19 @@ export interface LaunchSpec {
   cwd?: string;
   scratchDir: string;
   trialId: string;
+  /** Unique to this attempt of the trial: names its scratch files, which no earlier attempt's orphan shares. */
+  attemptId: string;
   fork?: WarmServer;
 }
 
 export interface Launched {
   pid: number;
+  /** Resolves false when the trial's process could not join its cgroups (it never ran the workload). */
+  joined: Promise<boolean>;
+  /** The trial's first process as the harness verified it: the only pid it signals by number. */
+  root: KnownProcess | undefined;
+  /** Bytes of the warm server's memory that the fork shares and that count against the trial's cap. */
+  sharedBytes?: number;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** After the exit: waits for the output to be complete; `kill` ends what still holds it. */
   settle(kill: () => void): Promise<void>;
@@ -35,8 +49,14 @@ export interface Launched {
 }
 
 /** A fresh process: the program itself, exec'd under the memory cap's prefix. */
-export async function spawnTrial(spec: LaunchSpec, limit: MemoryLimit, env: Record<string, string>): Promise<Launched> {
-  const argv = [...limit.prefix, ...spec.argv];
+export async function spawnTrial(
+  spec: LaunchSpec,
+  limit: MemoryLimit,
+  env: Record<string, string>,
+  cgroup: TrialCgroup | undefined,
+): Promise<Launched> {
+  const program = [...limit.prefix, ...spec.argv];
+  const argv = cgroup ? joinArgv(cgroup.procsFiles, program) : program;
   const child = execa(argv[0]!, argv.slice(1), {
     cwd: spec.cwd,
     env,
@@ -44,10 +64,9 @@ export async function spawnTrial(spec: LaunchSpec, limit: MemoryLimit, env: Reco
     detached: true,
     reject: false,
     buffer: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdio: ['ignore', 'pipe', 'pipe', cgroup ? 'pipe' : 'ignore'],
   });
+  const joined = cgroup ? joinedSignal(child.stdio[3] as Readable | undefined) : Promise.resolve(true);
   const stderr = new TailBuffer(STDERR_TAIL_BYTES);
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
@@ -55,13 +74,18 @@ export async function spawnTrial(spec: LaunchSpec, limit: MemoryLimit, env: Reco
   if (pid === undefined) {
     const r = await child;
     throw new ConfigError(
-      `could not start ${JSON.stringify(argv[0])}: ${r.shortMessage ?? r.message}; ` +
+      `could not start ${JSON.stringify(program[0])}: ${r.shortMessage ?? r.message}; ` +
         'check workload.command (and workload.python)',
     );
   }
   let result: Awaited<typeof child> | undefined;
+  // The wrapper (or the program itself) is the root: every process of the trial starts after it.
+  const root = identify(pid);
+  if (cgroup && root) cgroup.minStartTicks = root.startTicks;
   return {
     pid,
+    root,
+    joined,
     // The workload's own process ended: its exit status, whatever its pipes still do.
     exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
     settle: async (kill) => {
@@ -87,19 +111,35 @@ export async function spawnTrial(spec: LaunchSpec, limit: MemoryLimit, env: Reco
 }
 
 /** A fork of the warm server: the cap is set in the child (setrlimit, or it joins the cgroup) before the trial. */
-export async function forkTrial(spec: LaunchSpec, limit: MemoryLimit, env: Record<string, string>): Promise<Launched> {
-  const stderrPath = join(spec.scratchDir, `${spec.trialId}.stderr`);
-  const forked = await spec.fork!.fork({
+export async function forkTrial(
+  spec: LaunchSpec,
+  limit: MemoryLimit,
+  env: Record<string, string>,
+  cgroup: TrialCgroup | undefined,
+): Promise<Launched> {
+  const stderrPath = join(spec.scratchDir, `${spec.attemptId}.stderr`);
+  const server = spec.fork!;
+  // A fork shares the server's memory (imports, setup()), which a fresh process would hold itself:
+  // under a cgroup cap it is charged to the server, so the trial's own cap is lowered by as much.
+  const shared = server.memoryBytes();
+  if (cgroup && capsTree(limit.mechanism) && limit.bytes !== null && shared !== null) {
+    setMemoryLimit(cgroup, Math.max(limit.bytes - shared, MIN_FORK_CAP_BYTES));
+  }
+  const forked = await server.fork({
     id: spec.trialId,
     argv: spec.argv.slice(1),
     env,
     ...(spec.cwd ? { cwd: spec.cwd } : {}),
     stderrPath,
     memoryBytes: limit.mechanism === 'prlimit-as' ? limit.bytes : null,
-    cgroupProcs: prepareCgroup(limit),
+    cgroupProcs: cgroup?.procsFiles ?? [],
   });
+  if (cgroup) cgroup.minStartTicks = forked.root.startTicks;
   return {
     pid: forked.pid,
+    root: forked.root,
+    joined: Promise.resolve(true),
+    ...(shared !== null ? { sharedBytes: shared } : {}),
     exited: forked.exited,
     settle: async (kill) => kill(),
     stderrTail: () => {

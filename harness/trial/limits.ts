@@ -1,16 +1,9 @@
-// Enforcing the per-trial memory cap: cgroup v2 memory.max where writable, else prlimit --as.
-import {
-  accessSync,
-  constants,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  rmdirSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+// Enforcing the per-trial memory cap: a memory cgroup (v2, else v1) where one can be made, else prlimit --as.
+import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { LimitMechanism } from '../domain/index.js';
+import { canContain, cgroupHost, memoryCgroupVersion } from './cgroup-host.js';
+import { createTrialCgroup, type TrialCgroup } from './cgroup.js';
 
 export type MechanismChoice = 'auto' | 'prlimit' | 'cgroup' | 'none';
 
@@ -19,27 +12,11 @@ export interface MemoryLimit {
   bytes: number | null;
   /** Prefix for the command's argv (prlimit), empty otherwise. */
   prefix: string[];
-  /** For cgroup v2: the cgroup directory the child is moved into. */
-  cgroupDir?: string;
-}
-
-export const CGROUP_ROOT = '/sys/fs/cgroup';
-
-/** A cgroup v2 directory where this process may create children with a memory controller, or undefined. */
-export function writableCgroup(root = CGROUP_ROOT): string | undefined {
-  try {
-    if (!existsSync(join(root, 'cgroup.controllers'))) return undefined;
-    const self = readFileSync('/proc/self/cgroup', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('0::'));
-    const dir = join(root, self ? self.slice(3).trim() : '');
-    const controllers = readFileSync(join(dir, 'cgroup.subtree_control'), 'utf8');
-    if (!/\bmemory\b/.test(controllers)) return undefined;
-    accessSync(dir, constants.W_OK);
-    return dir;
-  } catch {
-    return undefined;
-  }
+  /**
+   * Whether the trial runs in cgroups of its own (made at launch): it then ends by killing them, and
+   * under a cgroup mechanism they cap its memory. False where no cgroup can be made here.
+   */
+  contained: boolean;
 }
 
 const PRLIMIT_LOCATIONS = ['/usr/bin/prlimit', '/bin/prlimit', '/usr/sbin/prlimit', '/sbin/prlimit'];
@@ -70,62 +47,38 @@ export function hasPrlimit(): boolean {
   return prlimitPath() !== undefined;
 }
 
-/** Decides how the cap is enforced; throws when the requested mechanism is unavailable. */
-export function planLimit(bytes: number | undefined, choice: MechanismChoice, trialId: string): MemoryLimit {
-  if (bytes === undefined || choice === 'none') return { mechanism: 'none', bytes: null, prefix: [] };
-  const cgroupParent = choice === 'prlimit' ? undefined : writableCgroup();
-  if (cgroupParent) {
-    const dir = join(cgroupParent, `tunebench-${process.pid}-${trialId}`);
-    return { mechanism: 'cgroup-v2', bytes, prefix: [], cgroupDir: dir };
-  }
+/**
+ * Decides how the cap is enforced: a memory cgroup of the trial's own (v2, else v1) where one can be
+ * nested under the harness's cgroup, else prlimit --as. Throws when the requested mechanism is unavailable.
+ * Containment (the trial's own cgroups, killed as a whole) is used wherever cgroups can be made,
+ * whatever caps memory.
+ */
+export function planLimit(bytes: number | undefined, choice: MechanismChoice, host = cgroupHost()): MemoryLimit {
+  const contained = canContain(host);
+  if (bytes === undefined || choice === 'none') return { mechanism: 'none', bytes: null, prefix: [], contained };
+  const version = choice === 'prlimit' ? undefined : memoryCgroupVersion(host);
+  if (version !== undefined) return { mechanism: `cgroup-${version}`, bytes, prefix: [], contained };
   if (choice === 'cgroup')
     throw new Error(
-      'limits.mechanism is "cgroup" but no writable cgroup v2 with the memory controller was found; ' +
-        'use "prlimit" or "auto"',
+      'limits.mechanism is "cgroup" but no memory cgroup can be made here (cgroup v2 with the memory ' +
+        "controller, or a v1 memory hierarchy, writable under this process's own cgroup: root or a delegated " +
+        'subtree); use "prlimit" or "auto"',
     );
   const prlimit = prlimitPath();
   if (prlimit === undefined)
     throw new Error(
-      'limits.memory needs prlimit (util-linux) or a writable cgroup v2; install util-linux or remove limits.memory',
+      'limits.memory needs prlimit (util-linux) or a writable memory cgroup; install util-linux or remove limits.memory',
     );
-  return { mechanism: 'prlimit-as', bytes, prefix: [prlimit, `--as=${bytes}`, '--'] };
+  return { mechanism: 'prlimit-as', bytes, prefix: [prlimit, `--as=${bytes}`, '--'], contained };
 }
 
-/** Creates the cgroup with its limit; returns its cgroup.procs file, or null without a cgroup. */
-export function prepareCgroup(limit: MemoryLimit): string | null {
-  if (!limit.cgroupDir || limit.bytes === null) return null;
-  mkdirSync(limit.cgroupDir, { recursive: true });
-  writeFileSync(join(limit.cgroupDir, 'memory.max'), String(limit.bytes));
-  try {
-    writeFileSync(join(limit.cgroupDir, 'memory.swap.max'), '0');
-  } catch {
-    // Swap accounting may be off; the cap still holds for RAM.
-  }
-  return join(limit.cgroupDir, 'cgroup.procs');
+/** Whether the mechanism caps the whole process tree's memory (a cgroup) rather than each process. */
+export function capsTree(mechanism: LimitMechanism): boolean {
+  return mechanism === 'cgroup-v2' || mechanism === 'cgroup-v1';
 }
 
-/** Creates the cgroup and moves pid into it (cgroup v2 only). */
-export function enterCgroup(limit: MemoryLimit, pid: number): void {
-  const procs = prepareCgroup(limit);
-  if (procs !== null) writeFileSync(procs, String(pid));
-}
-
-/** Reads peak usage and OOM kills of the trial's cgroup, then removes it. */
-export function leaveCgroup(limit: MemoryLimit): { peakBytes: number | null; oomKills: number } {
-  if (!limit.cgroupDir) return { peakBytes: null, oomKills: 0 };
-  const read = (f: string): string => {
-    try {
-      return readFileSync(join(limit.cgroupDir!, f), 'utf8');
-    } catch {
-      return '';
-    }
-  };
-  const peak = Number(read('memory.peak').trim());
-  const oomKills = Number(/oom_kill (\d+)/.exec(read('memory.events'))?.[1] ?? 0);
-  try {
-    rmdirSync(limit.cgroupDir);
-  } catch {
-    // Still populated by a stray process; leave it for the kernel to reap.
-  }
-  return { peakBytes: Number.isFinite(peak) && peak > 0 ? peak : null, oomKills };
+/** Makes the trial's cgroups (with the cap under a cgroup mechanism); undefined when the trial is not contained. */
+export function trialCgroup(limit: MemoryLimit, label: string, host = cgroupHost()): TrialCgroup | undefined {
+  if (!limit.contained) return undefined;
+  return createTrialCgroup(host, label, capsTree(limit.mechanism) ? limit.bytes : null);
 }

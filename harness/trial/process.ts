@@ -1,7 +1,7 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
 import { TelemetrySampler } from '../telemetry/sampler.js';
@@ -9,9 +9,19 @@ import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
 import { rankOf } from './ranks.js';
-import { enterCgroup, leaveCgroup, planLimit, type MechanismChoice, type MemoryLimit } from './limits.js';
-import { forkTrial, spawnTrial } from './launch.js';
-import { killWarmServers, type WarmServer } from './warm-server.js';
+import { cgroupHost } from './cgroup-host.js';
+import {
+  cgroupMembers,
+  cgroupMemory,
+  endOrphanedCgroups,
+  killTrialCgroup,
+  removeTrialCgroup,
+  type TrialCgroup,
+} from './cgroup.js';
+import { capsTree, planLimit, trialCgroup, type MechanismChoice, type MemoryLimit } from './limits.js';
+import { forkTrial, spawnTrial, type Launched } from './launch.js';
+import { descendantsOf, signalAll, signalGroup, type KnownProcess } from './pids.js';
+import { killWarmServers, WarmForkError, type ForkExit, type WarmServer } from './warm-server.js';
 import type { Telemetry } from '../domain/index.js';
 
 export interface ProcessTrialSpec {
@@ -55,7 +65,11 @@ export interface ProcessTrialResult extends Classification {
   peakTreeRssBytes: number;
   telemetry: Telemetry;
   cgroupPeakBytes: number | null;
+  /** Of a fork: the warm server's memory, shared by the trial and counted against its cap. */
+  sharedBytes?: number;
   limit: MemoryLimit;
+  /** How the trial was contained: its own cgroups, or its process group, descendants and mark. */
+  contained: 'cgroup' | 'process-tree';
   aborted: boolean;
   /** 'fork' when the trial was forked from a warm server. */
   launch?: 'fork';
@@ -73,37 +87,63 @@ export const DONE_GRACE_SECONDS = 10;
 export const TRIAL_MARK_ENV = 'TUNEBENCH_TRIAL_MARK';
 const POLL_MS = 200;
 
-/** Trials running now (root pid -> mark): a second Ctrl-C or a crash of the harness kills them all. */
-const active = new Map<number, string>();
+/** What the harness knows of a running trial, enough to end it without trusting any pid it did not verify. */
+interface Tracked {
+  root: KnownProcess | undefined;
+  mark: string;
+  cgroup: TrialCgroup | undefined;
+  server: WarmServer | undefined;
+}
+
+/** Trials running now: a second Ctrl-C or a crash of the harness kills them all. */
+const active = new Set<Tracked>();
 
 /** Kills the process trees of every trial that is running (SIGKILL), synchronously. */
 export function killActiveTrials(): void {
-  for (const [pid, mark] of active) killTrial(pid, mark, 'SIGKILL');
+  for (const t of active) endTrial(t, 'SIGKILL');
   killWarmServers();
 }
 
+/**
+ * The prefix of the marks of one run's trials (from its scratch folder): a resumed run finds what
+ * the killed run left behind by it.
+ */
+export function runMarkPrefix(scratchDir: string): string {
+  return `${createHash('sha256').update(resolve(scratchDir)).digest('hex').slice(0, 16)}.`;
+}
+
+/**
+ * Ends what an earlier, killed harness left of this run's trials: orphaned tunebench cgroups (their
+ * owner is dead) and processes carrying one of the run's marks. Returns how many processes it ended.
+ */
+export function endLeftovers(scratchDir: string): number {
+  const marked = markedProcesses(runMarkPrefix(scratchDir), { prefix: true });
+  signalAll(marked, 'SIGKILL');
+  return endOrphanedCgroups(cgroupHost()) + marked.length;
+}
+
 export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTrialResult> {
-  const limit = planLimit(spec.memoryBytes, spec.mechanism, spec.trialId);
+  const limit = planLimit(spec.memoryBytes, spec.mechanism);
   mkdirSync(spec.scratchDir, { recursive: true });
-  const eventsPath = join(spec.scratchDir, `${spec.trialId}.events.jsonl`);
-  rmSync(eventsPath, { force: true });
-  const mark = randomUUID();
+  // Each attempt has files of its own: an orphan of a killed earlier attempt cannot write into them.
+  const attemptId = `${spec.trialId}.${randomUUID().slice(0, 8)}`;
+  const eventsPath = join(spec.scratchDir, `${attemptId}.events.jsonl`);
+  const mark = `${runMarkPrefix(spec.scratchDir)}${randomUUID()}`;
   const env = { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark };
+  const cgroup = makeCgroup(limit, attemptId);
   const started = process.hrtime.bigint();
-  const launched = await (spec.fork ? forkTrial(spec, limit, env) : spawnTrial(spec, limit, env));
-  const { pid, exited } = launched;
-  active.set(pid, mark);
-  if (!spec.fork) {
-    try {
-      enterCgroup(limit, pid);
-    } catch (error) {
-      killTrial(pid, mark, 'SIGKILL');
-      active.delete(pid);
-      throw new TrialError(`could not place the trial in cgroup ${limit.cgroupDir}: ${String(error)}`, {
-        cause: error,
-      });
-    }
+  let launched: Launched;
+  try {
+    const launch = { ...spec, attemptId };
+    launched = await (spec.fork ? forkTrial(launch, limit, env, cgroup) : spawnTrial(launch, limit, env, cgroup));
+  } catch (error) {
+    if (cgroup) removeTrialCgroup(cgroup);
+    throw error;
   }
+  const { pid, exited } = launched;
+  const tracked: Tracked = { root: launched.root, mark, cgroup, server: spec.fork };
+  active.add(tracked);
+  const end = (signal: NodeJS.Signals): void => void endTrial(tracked, signal);
 
   const reader = new EventReader(eventsPath);
   const sampler = new TelemetrySampler(pid);
@@ -122,8 +162,8 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   let running = true;
   const stop = (): void => {
     killedByHarness = true;
-    killTrial(pid, mark, 'SIGTERM');
-    setTimeout(() => killTrial(pid, mark, 'SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
+    end('SIGTERM');
+    setTimeout(() => end('SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
   };
   const timer = setTimeout(() => {
     timedOut = true;
@@ -142,11 +182,11 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       if (e.event === 'oom' && ranks > 1 && running && !killedByHarness) {
         stoppedAtOom = rankOf(e);
         killedByHarness = true;
-        killTrial(pid, mark, 'SIGKILL');
+        end('SIGKILL');
       }
       if (e.event === 'done' && doneRanks.size >= ranks && spec.stopAtDone && running && !killedByHarness) {
         endedAtDone = true;
-        killTrial(pid, mark, 'SIGKILL');
+        end('SIGKILL');
       }
       // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
       if (e.event === 'done' && doneTimer === undefined && running) {
@@ -171,11 +211,13 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       clearInterval(poller);
     }
   }, POLL_MS);
-  let exit: { code: number | null; signal: NodeJS.Signals | null };
+  let exit: ForkExit;
+  let memory: ReturnType<typeof cgroupMemory> = { peakBytes: null, usageBytes: null, oomKills: 0 };
+  let left: number[];
   try {
     sampler.start();
     exit = await exited;
-    await launched.settle(() => killTrial(pid, mark, 'SIGKILL'));
+    await launched.settle(() => end('SIGKILL'));
   } finally {
     running = false;
     clearTimeout(timer);
@@ -183,8 +225,10 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     clearInterval(poller);
     spec.signal?.removeEventListener('abort', onAbort);
     // Whatever happened above, no process of the trial outlives it.
-    killTrial(pid, mark, 'SIGKILL');
-    active.delete(pid);
+    if (cgroup) memory = cgroupMemory(cgroup);
+    left = endTrial(tracked, 'SIGKILL');
+    active.delete(tracked);
+    if (cgroup) removeTrialCgroup(cgroup);
   }
   const telemetry = sampler.stop();
   try {
@@ -192,8 +236,14 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   } catch (error) {
     readerError ??= (error as Error).message;
   }
-  const cgroup = leaveCgroup(limit);
   rmSync(eventsPath, { force: true });
+  if (!(await launched.joined))
+    throw new TrialError(
+      `the trial could not join its cgroup (${cgroup?.dirs.join(', ')}): the cgroup hierarchy refused the move; ` +
+        'set limits.mechanism: prlimit to run without cgroups',
+    );
+  if (exit.serverGone !== undefined)
+    throw new WarmForkError(`the warm server died while trial ${spec.trialId} ran (${exit.serverGone})`);
 
   const notStarted = launched.startFailure(exit, killedByHarness);
   if (notStarted !== undefined) {
@@ -214,7 +264,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     signal,
     timedOut,
     killedByHarness,
-    cgroupOomKills: cgroup.oomKills,
+    cgroupOomKills: memory.oomKills,
     stderr: stderrTail,
     eventsRequired: spec.eventsRequired,
     malformedEvents: reader.malformed,
@@ -235,6 +285,9 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       `stopped at its done event${ranks > 1 ? ` from each of its ${ranks} ranks` : ''} ` +
         '(the teardown is not waited for)',
     stoppedAtOom !== undefined && `every rank was stopped at the oom event of rank ${stoppedAtOom}`,
+    left.length > 0 &&
+      `${left.length} process(es) in the trial's cgroup were not ended (pids ${left.join(', ')}: moved in ` +
+        'from outside the trial, or unkillable)',
   ].filter((x): x is string => typeof x === 'string' && x.length > 0);
   if (problems.length > 0)
     classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
@@ -248,16 +301,18 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
     peakTreeRssBytes: sampler.peakRss,
     telemetry,
-    cgroupPeakBytes: cgroup.peakBytes,
+    cgroupPeakBytes: memory.peakBytes,
+    ...(launched.sharedBytes !== undefined ? { sharedBytes: launched.sharedBytes } : {}),
     limit,
+    contained: cgroup ? 'cgroup' : 'process-tree',
     aborted: stoppedByUser && !timedOut,
     ...(spec.fork ? { launch: 'fork' as const } : {}),
   };
 }
 
-/** The processes whose environment carries the trial's mark (they may have left its group and tree). */
-export function markedProcesses(mark: string): number[] {
-  const needle = Buffer.from(`${TRIAL_MARK_ENV}=${mark}\0`);
+/** The processes whose environment carries the mark (or, with `prefix`, any mark that starts with it). */
+export function markedProcesses(mark: string, opts: { prefix?: boolean } = {}): number[] {
+  const needle = Buffer.from(`${TRIAL_MARK_ENV}=${mark}${opts.prefix ? '' : '\0'}`);
   const out: number[] = [];
   let entries: string[];
   try {
@@ -268,7 +323,10 @@ export function markedProcesses(mark: string): number[] {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${entry}/environ`).includes(needle)) out.push(Number(entry));
+      const environ = readFileSync(`/proc/${entry}/environ`);
+      // A variable starts the block or follows a NUL: a value that merely contains the text is not a mark.
+      const at = environ.indexOf(needle);
+      if (at === 0 || (at > 0 && environ[at - 1] === 0)) out.push(Number(entry));
     } catch {
       // Gone, or another user's process.
     }
@@ -276,36 +334,34 @@ export function markedProcesses(mark: string): number[] {
   return out;
 }
 
-/** Signals the trial's process group, its descendants, and every process that carries its mark. */
-export function killTrial(pid: number, mark: string, signal: NodeJS.Signals): void {
-  killTree(pid, signal);
-  for (const p of markedProcesses(mark)) {
-    try {
-      process.kill(p, signal);
-    } catch {
-      // Exited meanwhile.
-    }
+/**
+ * Signals every process of a trial: its cgroups' members (SIGKILL empties them), its process group and
+ * descendants while its root is the process the harness started, every process carrying its mark, and
+ * for a fork what the trial left in the warm server's tree. Returns the pids a cgroup still holds.
+ */
+function endTrial(t: Tracked, signal: NodeJS.Signals): number[] {
+  const minStart = t.root?.startTicks ?? 0;
+  if (t.root) {
+    const tree = descendantsOf(t.root, processTree);
+    signalGroup(t.root, signal);
+    signalAll(tree, signal, minStart);
   }
+  signalAll(markedProcesses(t.mark), signal, minStart);
+  let left: number[] = [];
+  if (t.cgroup) {
+    if (signal === 'SIGKILL') left = killTrialCgroup(t.cgroup);
+    else signalAll(cgroupMembers(t.cgroup), signal, t.cgroup.minStartTicks);
+  }
+  if (signal === 'SIGKILL' && t.server && t.root) t.server.endStragglers(t.root);
+  return left;
 }
 
-/** Signals the process group and every descendant found in /proc (some may have left the group). */
-export function killTree(pid: number, signal: NodeJS.Signals): void {
-  let tree: number[];
+/** The trial's cgroups; undefined where none can be made (then a cgroup mechanism is an error). */
+function makeCgroup(limit: MemoryLimit, label: string): TrialCgroup | undefined {
   try {
-    tree = processTree(pid);
-  } catch {
-    tree = [pid];
-  }
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // The group is already gone.
-  }
-  for (const p of tree) {
-    try {
-      process.kill(p, signal);
-    } catch {
-      // Exited meanwhile.
-    }
+    return trialCgroup(limit, label);
+  } catch (error) {
+    if (!capsTree(limit.mechanism)) return undefined; // contained by the process tree and the mark instead
+    throw new TrialError(`could not make the trial's cgroup: ${String(error)}`, { cause: error });
   }
 }

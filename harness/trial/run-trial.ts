@@ -9,6 +9,7 @@ import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload
 import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
+import { capsTree } from './limits.js';
 import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
 import { summarizeEvents } from './ranks.js';
 import type { WarmPool } from './warm-pool.js';
@@ -86,13 +87,17 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
       : reportedRss !== null && treeRss !== null
         ? Math.max(reportedRss, treeRss)
         : (reportedRss ?? treeRss);
-  const limited =
-    result.limit.mechanism === 'cgroup-v2'
-      ? result.cgroupPeakBytes
-      : result.limit.mechanism === 'prlimit-as'
-        ? reportedLimited
-        : peakRss;
+  const shared = result.sharedBytes ?? 0;
+  const limited = capsTree(result.limit.mechanism)
+    ? result.cgroupPeakBytes === null
+      ? null
+      : result.cgroupPeakBytes + shared
+    : result.limit.mechanism === 'prlimit-as'
+      ? reportedLimited
+      : peakRss;
   const notes: string[] = [...launchNotes];
+  if (result.launch === 'fork' && shared > 0 && result.limit.bytes !== null)
+    notes.push(sharedMemoryNote(result, shared));
   // prlimit caps each process's address space, not the tree: workers (a DataLoader's) each get the
   // whole cap, so the tree can hold more than the cap and still run ok.
   if (
@@ -133,7 +138,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     peak_rss_bytes: peakRss,
     peak_limited_bytes: limited,
     peak_device_bytes: reportedDevice,
-    limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes },
+    limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes, contained: result.contained },
     telemetry: result.telemetry,
     ...(report ? { workload_report: report } : {}),
     ...(ranks > 1 ? { ranks } : {}),
@@ -145,6 +150,17 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     patterns_version: PATTERNS_VERSION,
     ...(notes.length > 0 ? { notes } : {}),
   };
+}
+
+/** A fork's memory includes the warm server's: says how it counted against the cap. */
+function sharedMemoryNote(result: ProcessTrialResult, shared: number): string {
+  const how = capsTree(result.limit.mechanism)
+    ? 'its cgroup cap was lowered by as much and its peak includes it'
+    : 'its address space includes it, as a fresh process would';
+  return (
+    `the trial's memory includes the warm server's ${formatBytes(shared)} (imports and setup()), counted against ` +
+    `limits.memory as a fresh process would hold it: ${how}`
+  );
 }
 
 /** What `python -m torch.distributed.run` prints when the interpreter lacks torch, or torch lacks it. */

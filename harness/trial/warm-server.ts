@@ -1,15 +1,24 @@
 // Warm start: a Python server (the adapter's tunebench_warm.py) that ran the script's imports and
 // setup() once and forks one child per trial. This file starts it, asks it for forks and hears of exits.
+// Every reply is hostile until its schema and /proc agree: a pid is used only once it is the server's child.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
+import { processTree, rssBytes } from '../telemetry/proc-tree.js';
+import { cgroupHost, canContain } from './cgroup-host.js';
+import { cgroupMemory, createTrialCgroup, killTrialCgroup, removeTrialCgroup, type TrialCgroup } from './cgroup.js';
+import { joinArgv, joinedSignal } from './launch-join.js';
+import { identify, signalAll, signalGroup, signalKnown, verifyChild, type KnownProcess } from './pids.js';
 import { TailBuffer } from './tail.js';
 
 /** The environment variable that turns the script's `tunebench.main()` into the warm server. */
 export const WARM_SERVER_ENV = 'TUNEBENCH_WARM_SERVER';
 /** Seconds the server may take to answer a fork request before it counts as broken. */
 export const FORK_REPLY_SECONDS = 10;
+/** The fd on which the join wrapper says the server joined its cgroup (fd 3 carries the replies). */
+const SERVER_JOIN_FD = 4;
 
 export interface WarmServerSpec {
   /** The script's command (the first trial's); the server re-reads nothing of it per trial. */
@@ -27,24 +36,59 @@ export interface ForkRequest {
   cwd?: string;
   stderrPath: string;
   memoryBytes: number | null;
-  cgroupProcs: string | null;
+  /** The cgroup.procs files the child joins before the trial's code runs. */
+  cgroupProcs: readonly string[];
+}
+
+export interface ForkExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the server died or was ended while the trial ran: a harness fault, not the trial's outcome. */
+  serverGone?: string;
 }
 
 export interface ForkedTrial {
   pid: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** The child as verified in /proc (a child of the server, with its start time). */
+  root: KnownProcess;
+  exited: Promise<ForkExit>;
 }
 
-/** The server could not fork a trial (refused, gone or silent); the trial can still run afresh. */
+/** The server could not fork a trial (refused, gone, silent or lying); the trial can still run afresh. */
 export class WarmForkError extends Error {
   override readonly name = 'WarmForkError';
 }
 
-type Reply =
-  | { op: 'ready'; pid: number }
-  | { op: 'refused'; id?: string; reason: string }
-  | { op: 'forked'; id: string; pid: number }
-  | { op: 'exit'; id: string; pid: number; code: number | null; signal: number | null };
+/** A pid in a reply: an integer above 1 (0 and 1 would make a group kill hit everything). */
+const pidSchema = z
+  .number()
+  .int()
+  .min(2)
+  .max(2 ** 30);
+const replySchema = z.discriminatedUnion('op', [
+  z.object({ op: z.literal('setup'), pid: pidSchema }),
+  z.object({ op: z.literal('ready'), pid: pidSchema }),
+  z.object({ op: z.literal('refused'), id: z.string().max(200).nullish(), reason: z.string().max(8000) }),
+  z.object({ op: z.literal('forked'), id: z.string().max(200), pid: pidSchema }),
+  z.object({
+    op: z.literal('exit'),
+    id: z.string().max(200),
+    pid: pidSchema,
+    code: z.number().int().min(0).max(255).nullable(),
+    signal: z.number().int().min(1).max(64).nullable(),
+  }),
+]);
+type Reply = z.infer<typeof replySchema>;
+
+/** Parses one reply line; undefined when it is not valid JSON of a known shape. */
+export function parseReply(line: string): Reply | undefined {
+  try {
+    const r = replySchema.safeParse(JSON.parse(line));
+    return r.success ? r.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Pipes are sockets underneath; unref lets the harness exit while the server lives. */
 type Unrefable = { unref?: () => void };
@@ -57,62 +101,71 @@ export function killWarmServers(): void {
   for (const s of live) s.close();
 }
 
+interface Running {
+  root: KnownProcess;
+  resolve: (e: ForkExit) => void;
+}
+
 export class WarmServer {
-  private readonly waiting = new Map<string, (r: Reply) => void>();
-  private readonly exits = new Map<string, (e: { code: number | null; signal: NodeJS.Signals | null }) => void>();
-  private readonly children = new Set<number>();
+  private readonly waiting = new Map<string, (r: Reply | { op: 'gone'; why: string }) => void>();
+  private readonly running = new Map<string, Running>();
   private readonly stderr = new TailBuffer(4096);
   private gone: string | undefined;
 
   private constructor(
     private readonly child: ChildProcess,
-    readonly pid: number,
+    private readonly self: KnownProcess,
+    private readonly cgroup: TrialCgroup | undefined,
+    /** Processes that setup() started (alive at ready): they live as long as the server. */
+    private readonly setupHelpers: ReadonlySet<number>,
   ) {}
+
+  get pid(): number {
+    return this.self.pid;
+  }
 
   /** Starts the server and waits for its imports and setup(); resolves with the reason it cannot serve. */
   static async start(spec: WarmServerSpec): Promise<WarmServer | { refused: string }> {
-    const child = spawn(spec.argv[0]!, spec.argv.slice(1), {
+    const host = cgroupHost();
+    let cgroup: TrialCgroup | undefined;
+    try {
+      cgroup = canContain(host) ? createTrialCgroup(host, `warm-${Date.now().toString(36)}`, null) : undefined;
+    } catch {
+      cgroup = undefined; // not contained: its processes are still found as its descendants
+    }
+    const argv = cgroup ? joinArgv(cgroup.procsFiles, spec.argv, SERVER_JOIN_FD) : [...spec.argv];
+    const child = spawn(argv[0]!, argv.slice(1), {
       cwd: spec.cwd,
       env: { ...process.env, ...spec.env, [WARM_SERVER_ENV]: 'fork' },
-      // stdin: requests; fd 3: replies; stdout is the script's own.
-      stdio: ['pipe', 'ignore', 'pipe', 'pipe'],
+      // stdin: requests; fd 3: replies; fd 4: the join wrapper's word; stdout is the script's own.
+      stdio: ['pipe', 'ignore', 'pipe', 'pipe', cgroup ? 'pipe' : 'ignore'],
       detached: true,
     });
+    const joined = cgroup ? joinedSignal(child.stdio[SERVER_JOIN_FD] as Readable | null) : Promise.resolve(true);
     const stderr = new TailBuffer(4096);
     child.stderr?.on('data', (c: Buffer) => stderr.push(c));
     const replies = child.stdio[3] as Readable | null;
-    if (child.pid === undefined || replies === null) {
+    const self = child.pid === undefined ? undefined : identify(child.pid);
+    const end = (why: string): { refused: string } => {
+      if (self) signalGroup(self, 'SIGKILL');
+      if (cgroup) {
+        killTrialCgroup(cgroup);
+        removeTrialCgroup(cgroup);
+      }
+      return { refused: why };
+    };
+    if (child.pid === undefined || replies === null || self === undefined) {
       const error = await new Promise<Error>((resolve) => child.once('error', resolve));
-      return { refused: `could not start ${JSON.stringify(spec.argv[0])}: ${error.message}` };
+      return end(`could not start ${JSON.stringify(spec.argv[0])}: ${error.message}`);
     }
     const lines = createInterface({ input: replies });
-    const first = await new Promise<Reply | { op: 'gone'; why: string }>((resolve) => {
-      const timer = setTimeout(
-        () => resolve({ op: 'gone', why: `its imports and setup() took over ${spec.readySeconds} s` }),
-        spec.readySeconds * 1000,
-      );
-      lines.once('line', (line) => {
-        clearTimeout(timer);
-        resolve(parseReply(line) ?? { op: 'gone', why: `it replied ${JSON.stringify(line.slice(0, 200))}` });
-      });
-      child.once('exit', (code, signal) => {
-        clearTimeout(timer);
-        resolve({
-          op: 'gone',
-          why:
-            `the script exited (${signal ?? `status ${code}`}) without reaching tunebench.main(): ` +
-            'warm start needs the Python adapter' +
-            tailNote(stderr.text()),
-        });
-      });
-    });
-    if (first.op !== 'ready') {
-      killGroup(child.pid, 'SIGKILL');
-      return {
-        refused: first.op === 'gone' ? first.why : first.op === 'refused' ? first.reason : `it replied ${first.op}`,
-      };
-    }
-    const server = new WarmServer(child, first.pid);
+    const first = await firstAnswer(child, lines, stderr, spec.readySeconds);
+    if (first.op !== 'ready') return end(first.why);
+    if (first.pid !== self.pid)
+      return end(`it announced pid ${first.pid}, but the server is pid ${self.pid} (a forged reply)`);
+    if (!(await joined)) return end('it could not join its cgroup');
+    const helpers = new Set(processTree(self.pid).filter((p) => p !== self.pid));
+    const server = new WarmServer(child, self, cgroup, helpers);
     child.stderr?.removeAllListeners('data');
     child.stderr?.on('data', (c: Buffer) => server.stderr.push(c));
     lines.on('line', (line) => server.onReply(line));
@@ -128,16 +181,23 @@ export class WarmServer {
     return this.gone === undefined;
   }
 
-  /** Forks one trial; throws when the server refuses, is gone, or does not answer. */
+  /** Memory the server holds, which every fork shares: its cgroup's charge, else its resident set. */
+  memoryBytes(): number | null {
+    const charged = this.cgroup ? cgroupMemory(this.cgroup).usageBytes : null;
+    if (charged !== null) return charged;
+    const rss = rssBytes(this.self.pid);
+    return rss > 0 ? rss : null;
+  }
+
+  /** Forks one trial; throws when the server refuses, is gone, does not answer, or lies. */
   async fork(req: ForkRequest): Promise<ForkedTrial> {
     if (this.gone) throw new WarmForkError(this.gone);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      this.exits.set(req.id, resolve),
-    );
-    const reply = await new Promise<Reply>((resolve, reject) => {
+    if (this.waiting.has(req.id) || this.running.has(req.id))
+      throw new WarmForkError(`trial ${req.id} is already running in the warm server`);
+    const reply = await new Promise<Reply | { op: 'gone'; why: string }>((resolve) => {
       const timer = setTimeout(() => {
         this.waiting.delete(req.id);
-        reject(new WarmForkError(`the warm server did not answer a fork request within ${FORK_REPLY_SECONDS} s`));
+        resolve({ op: 'gone', why: `the warm server did not answer a fork request within ${FORK_REPLY_SECONDS} s` });
       }, FORK_REPLY_SECONDS * 1000);
       this.waiting.set(req.id, (r) => {
         clearTimeout(timer);
@@ -155,31 +215,72 @@ export class WarmServer {
       };
       this.child.stdin?.write(`${JSON.stringify(message)}\n`);
     });
-    if (reply.op !== 'forked') {
-      this.exits.delete(req.id);
-      throw new WarmForkError(reply.op === 'refused' ? reply.reason : `unexpected reply ${reply.op}`);
-    }
-    this.children.add(reply.pid);
-    return { pid: reply.pid, exited };
+    if (reply.op === 'gone') throw new WarmForkError(reply.why);
+    if (reply.op === 'refused') throw new WarmForkError(reply.reason);
+    if (reply.op !== 'forked') throw this.fail(`it answered a fork request with ${JSON.stringify(reply.op)}`);
+    const root = verifyChild(reply.pid, this.self.pid);
+    if (root === undefined)
+      throw this.fail(`it named pid ${reply.pid} as trial ${req.id}, which is not a live child of the server`);
+    const exited = new Promise<ForkExit>((resolve) => this.running.set(req.id, { root, resolve }));
+    return { pid: root.pid, root, exited };
   }
 
-  /** Kills the server and every trial it forked that is still running. */
+  /**
+   * Kills what a finished fork left in the server's tree (descendants re-parented to the server,
+   * which is their subreaper): processes that started after the trial did, never setup()'s helpers.
+   */
+  endStragglers(trial: KnownProcess): void {
+    if (this.gone) return;
+    const tree = processTree(this.self.pid).filter((p) => p !== this.self.pid && !this.setupHelpers.has(p));
+    signalAll(tree, 'SIGKILL', trial.startTicks);
+  }
+
+  /** Kills the server, every trial it forked and every process setup() started. */
   close(): void {
-    for (const pid of this.children) killGroup(pid, 'SIGKILL');
-    killGroup(this.pid, 'SIGKILL');
+    const tree = processTree(this.self.pid);
+    for (const r of this.running.values()) {
+      signalGroup(r.root, 'SIGKILL');
+      signalKnown(r.root, 'SIGKILL');
+    }
+    signalGroup(this.self, 'SIGKILL');
+    signalAll(tree, 'SIGKILL', this.self.startTicks);
+    if (this.cgroup) {
+      killTrialCgroup(this.cgroup);
+      removeTrialCgroup(this.cgroup);
+    }
     this.onGone('the warm server was closed');
   }
 
+  /** A forged or malformed message: the server is ended, and nothing it said is used. */
+  private fail(why: string): WarmForkError {
+    const error = new WarmForkError(`the warm server was ended: ${why}`);
+    if (!this.gone) {
+      this.close();
+      this.gone = error.message;
+    }
+    return error;
+  }
+
   private onReply(line: string): void {
+    if (this.gone) return;
     const r = parseReply(line);
-    if (r === undefined) return;
+    if (r === undefined) {
+      this.fail(`it sent a malformed reply ${JSON.stringify(line.slice(0, 200))}`);
+      return;
+    }
     if (r.op === 'exit') {
-      this.children.delete(r.pid);
-      this.exits.get(r.id)?.({ code: r.code, signal: r.signal === null ? null : signalName(r.signal) });
-      this.exits.delete(r.id);
-    } else if ((r.op === 'forked' || r.op === 'refused') && r.id !== undefined) {
-      this.waiting.get(r.id)?.(r);
+      const run = this.running.get(r.id);
+      if (run === undefined || run.root.pid !== r.pid) {
+        this.fail(`it reported the exit of pid ${r.pid} as trial ${r.id}, which it did not fork`);
+        return;
+      }
+      this.running.delete(r.id);
+      run.resolve({ code: r.code, signal: r.signal === null ? null : signalName(r.signal) });
+    } else if ((r.op === 'forked' || r.op === 'refused') && r.id != null && this.waiting.has(r.id)) {
+      this.waiting.get(r.id)!(r);
       this.waiting.delete(r.id);
+    } else {
+      this.fail(`it sent ${JSON.stringify(r.op)} that answers no request`);
     }
   }
 
@@ -187,36 +288,57 @@ export class WarmServer {
     if (this.gone) return;
     this.gone = why + tailNote(this.stderr.text());
     live.delete(this);
-    for (const [id, resolve] of this.waiting) resolve({ op: 'refused', id, reason: this.gone });
+    for (const resolve of this.waiting.values()) resolve({ op: 'gone', why: this.gone });
     this.waiting.clear();
-    // A trial whose server died was killed with it (PR_SET_PDEATHSIG): it ended by SIGKILL.
-    for (const resolve of this.exits.values()) resolve({ code: null, signal: 'SIGKILL' });
-    this.exits.clear();
+    // A trial whose server died was killed with it (PR_SET_PDEATHSIG): the harness's fault, not the trial's.
+    for (const run of this.running.values()) run.resolve({ code: null, signal: 'SIGKILL', serverGone: this.gone });
+    this.running.clear();
   }
 }
 
-function parseReply(line: string): Reply | undefined {
-  try {
-    const r = JSON.parse(line) as Reply;
-    return typeof r === 'object' && r !== null && typeof r.op === 'string' ? r : undefined;
-  } catch {
-    return undefined;
-  }
+/** The server's first answer: ready, or why it cannot serve (refused, exited, silent, malformed). */
+async function firstAnswer(
+  child: ChildProcess,
+  lines: ReturnType<typeof createInterface>,
+  stderr: TailBuffer,
+  readySeconds: number,
+): Promise<{ op: 'ready'; pid: number } | { op: 'gone'; why: string }> {
+  let inSetup = false;
+  return new Promise((resolve) => {
+    const timer = setTimeout(
+      () => resolve({ op: 'gone', why: `its imports and setup() took over ${readySeconds} s` }),
+      readySeconds * 1000,
+    );
+    const done = (answer: { op: 'ready'; pid: number } | { op: 'gone'; why: string }) => {
+      clearTimeout(timer);
+      lines.removeAllListeners('line');
+      resolve(answer);
+    };
+    lines.on('line', (line) => {
+      const r = parseReply(line);
+      if (r?.op === 'setup') inSetup = true;
+      else if (r?.op === 'ready') done({ op: 'ready', pid: r.pid });
+      else if (r?.op === 'refused') done({ op: 'gone', why: r.reason });
+      else done({ op: 'gone', why: `it replied ${JSON.stringify(line.slice(0, 200))}, not a valid ready message` });
+    });
+    child.once('exit', (code, signal) => {
+      const status = signal ?? `status ${code}`;
+      done({
+        op: 'gone',
+        why:
+          (inSetup
+            ? `setup() ended the server (${status}) before it returned: a setup() that calls os._exit or ` +
+              'sys.exit cannot serve trials'
+            : `the script exited (${status}) without reaching tunebench.main(): warm start needs the Python adapter`) +
+          tailNote(stderr.text()),
+      });
+    });
+  });
 }
 
 function tailNote(stderr: string): string {
   const tail = stderr.trim().split('\n').slice(-3).join(' | ');
   return tail ? `; stderr: ${tail}` : '';
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  for (const target of [-pid, pid]) {
-    try {
-      process.kill(target, signal);
-    } catch {
-      // Gone already.
-    }
-  }
 }
 
 /** The name of a signal number as Node names it (9 -> SIGKILL). */

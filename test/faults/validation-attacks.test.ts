@@ -89,7 +89,7 @@ describe(
   },
   () => {
     it('plans an absolute prlimit', () => {
-      const limit = planLimit(2 ** 30, 'prlimit', 't0000');
+      const limit = planLimit(2 ** 30, 'prlimit');
       assert.match(limit.prefix[0]!, /^\/.*\/prlimit$/);
     });
 

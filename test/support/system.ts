@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { cgroupHost, memoryCgroupVersion } from '../../harness/trial/cgroup-host.js';
 import { hasPrlimit } from '../../harness/trial/limits.js';
 
 export const PYTHON = '/usr/bin/python3';
@@ -34,6 +35,8 @@ interface Need {
   what: string;
   /** Whether it also takes root (mounts, daemons, /etc/slurm). */
   root?: boolean;
+  /** What must also hold beyond the packages, checked after them. */
+  probe?: () => boolean;
 }
 
 const NEEDS = {
@@ -49,6 +52,12 @@ const NEEDS = {
   tmpfs: { packages: ['mount'], what: 'tmpfs mounts for the storage faults', root: true },
   prlimit: { packages: ['util-linux'], what: 'prlimit, for per-trial memory caps' },
   xz: { packages: ['xz-utils'], what: 'xz, to pack and unpack the portable bundle' },
+  cgroup: {
+    packages: [],
+    what: 'cgroups the tests may nest under their own (a memory cgroup, v2 or v1, as on these machines)',
+    root: true,
+    probe: () => memoryCgroupVersion(cgroupHost()) !== undefined,
+  },
 } as const satisfies Record<string, Need>;
 
 export type SystemNeed = keyof typeof NEEDS;
@@ -83,6 +92,8 @@ function reasonFor(need: Need): string | undefined {
       `or ${root ? '' : 'sudo '}apt-get install ${lacking.join(' ')}`
     );
   if (need.root && !root) return `needs root (${need.what}): run the tests as root, as .ci/run does`;
+  if ('probe' in need && need.probe && !need.probe())
+    return `needs ${need.what}: none can be made here (a read-only /sys/fs/cgroup, or no memory controller)`;
   return undefined;
 }
 

@@ -3,14 +3,17 @@ fork() of this process. Started by the harness with TUNEBENCH_WARM_SERVER=fork; 
 calls serve(). Requests arrive as JSON lines on stdin, replies leave as JSON lines on fd 3:
 
   in:  {"op": "fork", "id": "t0003", "argv": [...], "env": {...}, "cwd": "...", "stderr": "<file>",
-        "memory_bytes": 1342177280 | null, "cgroup_procs": "<cgroup.procs file>" | null}
-  out: {"op": "ready", "pid": 123} | {"op": "refused", "reason": "..."} once, then per request
+        "memory_bytes": 1342177280 | null, "cgroup_procs": ["<cgroup.procs file>", ...]}
+  out: {"op": "setup", "pid": 123} as setup() starts, then {"op": "ready", "pid": 123} or
+       {"op": "refused", "reason": "..."} once, then per request
        {"op": "forked", "id": "t0003", "pid": 456} or {"op": "refused", "id": ..., "reason": ...},
        and {"op": "exit", "id": "t0003", "pid": 456, "code": 0 | null, "signal": 9 | null}.
 
 The server never starts CUDA work itself, and refuses to fork once CUDA is initialised (a forked
 child cannot use its parent's CUDA context). It dies with the harness: EOF on stdin or the parent's
-death (PR_SET_PDEATHSIG) kills it and every trial it forked.
+death (PR_SET_PDEATHSIG) kills it and every trial it forked. It is its descendants' subreaper
+(PR_SET_CHILD_SUBREAPER): a trial's process that double-forks stays in its tree, where the harness
+finds and ends it. The harness checks every reply: a pid it names must be a child of this server.
 """
 
 import ctypes
@@ -24,6 +27,7 @@ import sys
 
 REPLY_FD = 3
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 _TRIAL_VARS = ("TUNEBENCH_",)
 
 
@@ -32,6 +36,15 @@ def _die_with_parent():
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _become_subreaper():
+    """Orphaned descendants are re-parented to this process instead of init (Linux >= 3.4)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
 
@@ -55,8 +68,10 @@ def serve(run_trial, setup=None):
     """The server loop: setup() once here, then run_trial(state) in a forked child per request.
     Never returns."""
     _die_with_parent()
+    _become_subreaper()
     server_pid = os.getpid()
     parent = os.getppid()
+    _reply({"op": "setup", "pid": server_pid})
     try:
         state = setup() if setup is not None else None
     except BaseException as error:  # noqa: BLE001 - reported, then the harness falls back
@@ -152,9 +167,9 @@ def _child(request, run_trial, state, server_pid, own_fds):
         signal.signal(signal.SIGINT, signal.default_int_handler)
         for fd in own_fds:
             os.close(fd)
-        procs = request.get("cgroup_procs")
-        if procs:
-            with open(procs, "w", encoding="ascii") as f:
+        procs = request.get("cgroup_procs") or []
+        for path in [procs] if isinstance(procs, str) else procs:
+            with open(path, "w", encoding="ascii") as f:
                 f.write("0")
         null = os.open(os.devnull, os.O_RDWR)
         err = os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
