@@ -11,7 +11,17 @@ import { writeSection } from './results.js';
 
 const KILLS = Number(process.env['BENCH_KILLS'] ?? 50);
 /** The attack suites: workloads and files written to misbehave, each a test of what must happen. */
-const ATTACK_SUITES = ['trial-attacks', 'paths-attacks', 'numbers-attacks', 'validation-attacks'];
+const ATTACK_SUITES = [
+  'trial-attacks',
+  'paths-attacks',
+  'numbers-attacks',
+  'validation-attacks',
+  'containment-attacks',
+  'record-attacks',
+  'report-attacks',
+  'input-attacks',
+  'history-attacks',
+];
 
 interface Attack {
   suite: string;

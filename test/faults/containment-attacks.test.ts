@@ -211,6 +211,27 @@ tunebench.main(train, setup=setup)
     await waitFor('the setup() helper to end with its server', () => (alive(helper) ? null : true), 5);
   });
 
+  it('os._exit(3) in setup() is named as setup()\'s, not as a script that never reached tunebench.main()', async () => {
+    const script = `
+import os, tunebench
+def setup():
+    os._exit(3)
+def train(state):
+    timer = tunebench.StepTimer()
+    for _ in timer.batches([[0, 0]] * 3):
+        with timer.step():
+            pass
+    timer.finish()
+tunebench.main(train, setup=setup)
+`;
+    const { ctx } = context(script, { warm: true });
+    const r = await trial(ctx);
+    ctx.warm?.close();
+    const notes = r.notes?.join(' ') ?? '';
+    assert.match(notes, /setup\(\) ended the server \(status 3\) before it returned/);
+    assert.doesNotMatch(notes, /without reaching tunebench\.main\(\)/);
+  });
+
   it('a trial that kills its warm server: a harness fault, the trial runs again fresh and is not an OOM', async () => {
     const script = `
 import os, signal, tunebench
@@ -251,6 +272,39 @@ describe('containment: cgroups', { skip: requireSystem('cgroup') }, () => {
     assert.equal(r.limit.contained, 'cgroup');
     const host = cgroupHost();
     assert.ok(host.memory !== undefined || host.unified?.memory === true);
+  });
+
+  it("a warm trial's memory includes what setup() holds: a fork fails the cap that a fresh process fails", async () => {
+    const script = `
+import os, tunebench
+
+def setup():
+    held = bytearray(300 * 2**20)
+    for i in range(0, len(held), 4096):
+        held[i] = 1  # resident, not only reserved
+    return held
+
+def train(held):
+    block = bytearray(150 * 2**20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    timer = tunebench.StepTimer()
+    for _ in timer.batches([[0, 0]] * 3):
+        with timer.step():
+            pass
+    timer.finish()
+
+tunebench.main(train, setup=setup)
+`;
+    const cap = 400 * 2 ** 20;
+    const fresh = await trial(context(script, { memory: cap }).ctx);
+    assert.equal(fresh.outcome, 'oom', fresh.reason);
+    const { ctx } = context(script, { warm: true, memory: cap });
+    const warm = await trial(ctx);
+    ctx.warm?.close();
+    assert.equal(warm.launch, 'fork');
+    assert.equal(warm.outcome, 'oom', warm.reason);
+    assert.match(warm.notes?.join(' ') ?? '', /includes the warm server's [\d.]+ MiB/);
   });
 
   it('an orphan of a SIGKILLed harness is ended by the resume and cannot write into the re-run trial', async () => {
