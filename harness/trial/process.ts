@@ -8,6 +8,7 @@ import { TelemetrySampler } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
+import { stepEventCount } from './counted-events.js';
 import { rankOf } from './ranks.js';
 import { enterCgroup, leaveCgroup, planLimit, type MechanismChoice, type MemoryLimit } from './limits.js';
 import { forkTrial, spawnTrial } from './launch.js';
@@ -105,7 +106,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     }
   }
 
-  const reader = new EventReader(eventsPath);
+  const reader = new EventReader(eventsPath, spec.ranks ?? 1);
   const sampler = new TelemetrySampler(pid);
   let timedOut = false;
   let killedByHarness = false;
@@ -207,7 +208,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   const exitCode = atDone ? 0 : exit.code;
   const signal = atDone ? null : exit.signal;
   const stderrTail = launched.stderrTail();
-  const steps = reader.events.filter((e) => e.event === 'step').length;
+  const steps = stepEventCount(reader.events);
   let classification = classify({
     events: reader.events,
     exitCode,
