@@ -12,8 +12,27 @@ export const stepSampleSchema = z.object({
   samples: z.number(),
   seconds: z.number(),
   data_wait_seconds: z.number().optional(),
+  /**
+   * Steps this sample stands for, when more than one: the steps past the first MAX_STEP_DETAIL of a
+   * trial, folded into one sample of their summed samples, seconds and data waits (absent: one step).
+   */
+  count: z.number().int().min(2).optional(),
 });
 export type StepSample = z.infer<typeof stepSampleSchema>;
+
+/**
+ * Steps of a trial (timed, and warm-up apart) that its record keeps one by one; the rest are folded
+ * into one last sample with a `count`. Totals (samples/s, data stall) stay exact, and a journal line
+ * stays a few MB however many steps a workload reports.
+ */
+export const MAX_STEP_DETAIL = 10_000;
+
+/** Steps that samples stand for: a folded sample counts as its `count`. */
+export function stepCount(steps: readonly StepSample[]): number {
+  let n = 0;
+  for (const s of steps) n += s.count ?? 1;
+  return n;
+}
 
 export const LIMIT_MECHANISMS = ['prlimit-as', 'cgroup-v2', 'cgroup-v1', 'none'] as const;
 export type LimitMechanism = (typeof LIMIT_MECHANISMS)[number];
@@ -36,14 +55,17 @@ export const trialRecordSchema = z.object({
   reason: z.string(),
   exit_code: z.number().nullable(),
   signal: z.string().nullable(),
-  /** Timed steps (warm-up excluded). */
+  /**
+   * Timed steps (warm-up excluded): the first MAX_STEP_DETAIL one by one, the rest folded into one
+   * last sample with a `count` (stepCount gives the number of steps).
+   */
   steps: z.array(stepSampleSchema),
   warmup_steps: z.number(),
   /** "process": the program sent no step events, so its whole run was timed as one step (absent: steps). */
   timing: z.literal('process').optional(),
   /** 'fork': forked from the workload's warm server (warm_start: fork); absent: a fresh process. */
   launch: z.literal('fork').optional(),
-  /** The warm-up steps as reported (records before this field have only the count). */
+  /** The warm-up steps as reported, folded as `steps` are (records before this field have only the count). */
   warmup: z.array(stepSampleSchema).optional(),
   /**
    * Distinct epochs the workload's steps reported (TUNEBENCH_TRIAL_EPOCHS asks for them); absent

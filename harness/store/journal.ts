@@ -1,13 +1,17 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs';
+// Each line is bounded (bound-record.ts) and the file is read line by line, so any journal stays readable.
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, statSync } from 'node:fs';
 import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
+import { journalLine, MAX_JOURNAL_LINE } from './bound-record.js';
+import { forEachLine } from './lines.js';
 import { RECORD_VERSION, trialRecordSchema, type TrialRecord } from '../domain/index.js';
 import { CheckedFileError, parseCheckedLine } from '../util/checked-json.js';
 
 export const JOURNAL_FILE = 'trials.jsonl';
 /** The record format this tunebench writes and reads (TrialRecord.v). */
 export const JOURNAL_VERSION = RECORD_VERSION;
+export { MAX_JOURNAL_LINE };
 
 export class Journal {
   /** The lines this journal must hold (read at first use, then every line appended). */
@@ -21,11 +25,13 @@ export class Journal {
 
   private load(): string[] {
     if (this.known) return this.known;
-    this.known = existsSync(this.path)
-      ? readFileSync(this.path, 'utf8')
-          .split('\n')
-          .filter((l) => l.length > 0)
-      : [];
+    const known: string[] = [];
+    // A line past the bound was not written by tunebench: verify() restores the file without it.
+    if (existsSync(this.path))
+      forEachLine(this.path, MAX_JOURNAL_LINE, (l) => {
+        if (l.kind === 'text' && l.text.length > 0) known.push(l.text);
+      });
+    this.known = known;
     this.stamp = this.statOf();
     return this.known;
   }
@@ -74,7 +80,7 @@ export class Journal {
    */
   append(record: TrialRecord): void {
     this.verify(`before trial ${record.index} was recorded`);
-    const line = JSON.stringify(record);
+    const line = journalLine(record);
     let fd: number | undefined;
     let size = 0;
     try {
@@ -140,42 +146,55 @@ export function requireJournalFormat(read: JournalRead, path: string, prefix: st
 }
 
 export function readJournal(path: string): JournalRead {
-  if (!existsSync(path))
-    return { records: [], lines: [], truncatedTail: false, badLines: [], problems: [], unsupported: [] };
-  const text = readFileSync(path, 'utf8');
-  const lines = text.split('\n');
-  const endsClean = text.endsWith('\n') || text.length === 0;
-  const records: TrialRecord[] = [];
-  const kept: string[] = [];
-  const badLines: number[] = [];
-  const problems: string[] = [];
-  const unsupported: { line: number; version: unknown }[] = [];
-  let truncatedTail = false;
-  lines.forEach((line, i) => {
-    if (!line.trim()) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      if (i === lines.length - 1 && !endsClean) truncatedTail = true;
-      else badLines.push(i + 1);
+  const read: JournalRead = {
+    records: [],
+    lines: [],
+    truncatedTail: false,
+    badLines: [],
+    problems: [],
+    unsupported: [],
+  };
+  if (!existsSync(path)) return read;
+  forEachLine(path, MAX_JOURNAL_LINE, (line) => {
+    if (line.kind === 'too-long') {
+      if (line.last && !line.endsClean) read.truncatedTail = true;
+      else {
+        read.badLines.push(line.number);
+        read.problems.push(
+          `${path} line ${line.number} is longer than the journal's bound of ${MAX_JOURNAL_LINE} bytes ` +
+            `(${line.bytes} bytes): tunebench never writes one, so the journal was edited or damaged; the line is skipped`,
+        );
+      }
       return;
     }
-    const version = value !== null && typeof value === 'object' ? (value as { v?: unknown }).v : undefined;
-    if (version !== JOURNAL_VERSION) {
-      unsupported.push({ line: i + 1, version });
-      return;
-    }
-    try {
-      records.push(
-        parseCheckedLine(trialRecordSchema, line, path, i + 1, 'a trial record', 'the journal was edited or damaged'),
-      );
-      kept.push(line);
-    } catch (error) {
-      if (!(error instanceof CheckedFileError)) throw error;
-      badLines.push(i + 1);
-      problems.push(error.message);
-    }
+    readLine(read, path, line.text, line.number, line.last && !line.endsClean);
   });
-  return { records, lines: kept, truncatedTail, badLines, problems, unsupported };
+  return read;
+}
+
+function readLine(read: JournalRead, path: string, line: string, number: number, cutShort: boolean): void {
+  if (!line.trim()) return;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch {
+    if (cutShort) read.truncatedTail = true;
+    else read.badLines.push(number);
+    return;
+  }
+  const version = value !== null && typeof value === 'object' ? (value as { v?: unknown }).v : undefined;
+  if (version !== JOURNAL_VERSION) {
+    read.unsupported.push({ line: number, version });
+    return;
+  }
+  try {
+    read.records.push(
+      parseCheckedLine(trialRecordSchema, line, path, number, 'a trial record', 'the journal was edited or damaged'),
+    );
+    read.lines.push(line);
+  } catch (error) {
+    if (!(error instanceof CheckedFileError)) throw error;
+    read.badLines.push(number);
+    read.problems.push(error.message);
+  }
 }

@@ -2,6 +2,7 @@
 import { INVALID_EXIT_CODE, OOM_EXIT_CODE, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { matchOom } from '../workloads/protocol/oom-patterns.js';
 import type { Outcome } from '../domain/index.js';
+import { stepEventCount } from './counted-events.js';
 
 export interface Observation {
   events: readonly WorkloadEvent[];
@@ -49,7 +50,7 @@ export function classify(o: Observation): Classification {
     return { outcome: 'oom', reason: 'SIGKILL not sent by tunebench (the kernel OOM killer is the usual sender)' };
   }
   if (o.exitCode === 0 && o.signal === null) {
-    const steps = o.events.filter((e) => e.event === 'step').length;
+    const steps = stepEventCount(o.events);
     if (o.eventsRequired && steps === 0) {
       const garbage = o.malformedEvents > 0 ? ` (${o.malformedEvents} malformed event line(s))` : '';
       return { outcome: 'invalid', reason: `exited 0 without reporting any step${garbage}` };

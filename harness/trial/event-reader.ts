@@ -2,10 +2,12 @@
 // The file is the workload's to write, so it is read defensively: opened non-blocking and read only
 // when it is a regular file (a FIFO or a link to a device is refused, never read), in bounded chunks
 // per poll so the event loop (and the trial's timeout) always runs, with a cap on the length of a
-// line and on the bytes read per trial.
+// line and on the bytes read per trial. What it keeps is bounded too (counted-events.ts): nothing a
+// rank sends after its `done` counts, and steps past MAX_STEP_DETAIL are folded into one StepSpan.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { parseEventLine, type WorkloadEvent } from '../workloads/protocol/events.js';
+import { CountedEvents } from './counted-events.js';
 
 /** Bytes read per poll (every 200 ms while the trial runs). */
 export const READ_PER_POLL = 4 * 1024 * 1024;
@@ -15,10 +17,10 @@ export const MAX_LINE = 1024 * 1024;
 export const MAX_EVENTS_BYTES = 64 * 1024 * 1024;
 
 export class EventReader {
-  readonly events: WorkloadEvent[] = [];
   malformed = 0;
-  /** What was wrong with the file itself (not a regular file, too large), for the trial's reason. */
-  problem: string | null = null;
+  /** What was wrong with the file itself (not a regular file, too large); reading stops there. */
+  private fileProblem: string | null = null;
+  private readonly counted: CountedEvents;
   private offset = 0;
   private pending = '';
   /** Inside an over-long line: drop everything up to the next newline. */
@@ -26,11 +28,31 @@ export class EventReader {
   private readonly decoder = new StringDecoder('utf8');
   private readonly buffer = Buffer.alloc(256 * 1024);
 
-  constructor(private readonly path: string) {}
+  /** `ranks`: the ranks the trial runs as; each rank's `done` ends what counts of that rank. */
+  constructor(
+    private readonly path: string,
+    ranks = 1,
+  ) {
+    this.counted = new CountedEvents(ranks);
+  }
 
-  /** Reads what was appended since the last call (at most READ_PER_POLL bytes); returns the new events. */
+  /** The events that count, bounded: no event after its rank's `done`, steps past MAX_STEP_DETAIL folded. */
+  get events(): WorkloadEvent[] {
+    return this.counted.events;
+  }
+
+  /**
+   * What the trial's reason should say about its events file: a problem with the file itself (not a
+   * regular file, too large) and the events that did not count (after `done`); null when none.
+   */
+  get problem(): string | null {
+    const all = [this.fileProblem, ...this.counted.ignored()].filter((x): x is string => x !== null);
+    return all.length > 0 ? all.join('; ') : null;
+  }
+
+  /** Reads what was appended since the last call (at most READ_PER_POLL bytes); returns the new counted events. */
   poll(limit = READ_PER_POLL): WorkloadEvent[] {
-    if (this.problem !== null) return [];
+    if (this.fileProblem !== null) return [];
     let fd: number;
     try {
       fd = openSync(this.path, constants.O_RDONLY | constants.O_NONBLOCK);
@@ -41,7 +63,7 @@ export class EventReader {
     try {
       const st = fstatSync(fd);
       if (!st.isFile()) {
-        this.problem =
+        this.fileProblem =
           `the events file (${this.path}) ` +
           'was replaced by something that is not a regular file (a FIFO, a device or a socket), so it was not read';
         return [];
@@ -50,7 +72,7 @@ export class EventReader {
       while (budget > 0) {
         if (this.offset >= MAX_EVENTS_BYTES) {
           if (st.size > this.offset)
-            this.problem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
+            this.fileProblem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
           break;
         }
         const n = readSync(
@@ -66,7 +88,7 @@ export class EventReader {
         this.feed(this.decoder.write(this.buffer.subarray(0, n)), fresh);
       }
       if (this.offset >= MAX_EVENTS_BYTES && st.size > this.offset)
-        this.problem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
+        this.fileProblem = `the events file grew past ${MAX_EVENTS_BYTES / 1024 / 1024} MiB; the rest was not read`;
     } finally {
       closeSync(fd);
     }
@@ -114,9 +136,6 @@ export class EventReader {
     }
     const event = parseEventLine(line);
     if (event === null) this.malformed += 1;
-    else if (event !== undefined) {
-      this.events.push(event);
-      into.push(event);
-    }
+    else if (event !== undefined && this.counted.take(event)) into.push(event);
   }
 }

@@ -8,6 +8,7 @@ import { TelemetrySampler } from '../telemetry/sampler.js';
 import { ENV, type WorkloadEvent } from '../workloads/protocol/events.js';
 import { classify, type Classification } from './classify.js';
 import { EventReader } from './event-reader.js';
+import { stepEventCount } from './counted-events.js';
 import { rankOf } from './ranks.js';
 import { cgroupHost } from './cgroup-host.js';
 import {
@@ -145,7 +146,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   active.add(tracked);
   const end = (signal: NodeJS.Signals): void => void endTrial(tracked, signal);
 
-  const reader = new EventReader(eventsPath);
+  const reader = new EventReader(eventsPath, spec.ranks ?? 1);
   const sampler = new TelemetrySampler(pid);
   let timedOut = false;
   let killedByHarness = false;
@@ -257,7 +258,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   const exitCode = atDone ? 0 : exit.code;
   const signal = atDone ? null : exit.signal;
   const stderrTail = launched.stderrTail();
-  const steps = reader.events.filter((e) => e.event === 'step').length;
+  const steps = stepEventCount(reader.events);
   let classification = classify({
     events: reader.events,
     exitCode,

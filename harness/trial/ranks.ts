@@ -1,17 +1,18 @@
 // A trial's steps and memory from its events, for one process or for N ranks (workload.launcher):
 // steps are rank 0's with the samples of every rank, memory is the largest rank's.
+import { median, quantile } from 'simple-statistics';
 import type { MemoryEvent, WorkloadEvent } from '../workloads/protocol/events.js';
 import type { StepSample } from '../domain/index.js';
+import { rankOf, StepSpan } from './counted-events.js';
 
-/** The rank an event came from: its `rank` field, else 0 (without TUNEBENCH_RANKS only rank 0 reports). */
-export function rankOf(e: WorkloadEvent): number {
-  const rank = e['rank'];
-  return typeof rank === 'number' && Number.isSafeInteger(rank) && rank >= 0 ? rank : 0;
-}
+export { rankOf };
 
 export interface EventSummary {
+  /** Timed steps: detail, then one sample with a `count` for the steps folded past MAX_STEP_DETAIL. */
   steps: StepSample[];
   warmup: StepSample[];
+  /** Median and p95 of every timed step's seconds (folded ones included); null without timed steps. */
+  latency: { median: number; p95: number } | null;
   /** Distinct epochs of the (rank 0) steps. */
   epochs: number;
   /** Host RSS as reported (the largest rank's); null when none was. */
@@ -36,13 +37,14 @@ export interface EventSummary {
 export function summarizeEvents(events: readonly WorkloadEvent[], ranks: number): EventSummary {
   const multi = ranks > 1;
   const stepsOf = new Map<number, StepSample[]>();
-  const lead: { sample: StepSample; warmup: boolean; epoch: unknown }[] = [];
+  const lead: { sample: StepSample; warmup: boolean; epoch: unknown; span?: StepSpan }[] = [];
   const memoryOf = new Map<number, MemoryEvent>();
   for (const e of events) {
     const rank = multi ? rankOf(e) : 0;
     if (e.event === 'step') {
-      const sample = stepSample(e.samples, e.seconds, e.data_wait_seconds);
-      if (rank === 0) lead.push({ sample, warmup: e.warmup === true, epoch: e.epoch });
+      const span = e instanceof StepSpan ? e : undefined;
+      const sample = span ? span.sample() : stepSample(e.samples, e.seconds, e.data_wait_seconds);
+      if (rank === 0) lead.push({ sample, warmup: e.warmup === true, epoch: e.epoch, ...(span ? { span } : {}) });
       const mine = stepsOf.get(rank) ?? [];
       mine.push(sample);
       stepsOf.set(rank, mine);
@@ -53,13 +55,21 @@ export function summarizeEvents(events: readonly WorkloadEvent[], ranks: number)
   const steps: StepSample[] = [];
   const warmup: StepSample[] = [];
   const epochs = new Set<number>();
-  lead.forEach(({ sample, warmup: isWarmup, epoch }, i) => {
+  const seconds: number[] = [];
+  lead.forEach(({ sample, warmup: isWarmup, epoch, span }, i) => {
     let samples = sample.samples;
+    // Spans line up as steps do: each rank folds its steps past the same MAX_STEP_DETAIL.
     if (multi) for (const [rank, mine] of stepsOf) if (rank !== 0) samples += mine[i]?.samples ?? 0;
     (isWarmup ? warmup : steps).push({ ...sample, samples });
     if (typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0) epochs.add(epoch);
+    if (span) for (const x of span.epochs) epochs.add(x);
+    if (!isWarmup) {
+      if (span) for (const x of span.stepSeconds()) seconds.push(x);
+      else seconds.push(sample.seconds);
+    }
   });
-  return { steps, warmup, epochs: epochs.size, ...memory(memoryOf, multi ? ranks : 1) };
+  const latency = seconds.length > 0 ? { median: median(seconds), p95: quantile(seconds, 0.95) } : null;
+  return { steps, warmup, latency, epochs: epochs.size, ...memory(memoryOf, multi ? ranks : 1) };
 }
 
 type MemorySummary = Pick<

@@ -14,7 +14,7 @@ import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from 
 import { summarizeEvents } from './ranks.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
-import type { Config, TrialRecord } from '../domain/index.js';
+import { stepCount, type Config, type TrialRecord } from '../domain/index.js';
 
 export interface TrialContext {
   workload: Workload;
@@ -74,6 +74,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const summary = summarizeEvents(result.events, ranks);
   const { steps, warmup: warmupSteps, reportedRss, reportedDevice, reportedLimited, report } = summary;
   const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
+  // steps and warmupSteps hold at most MAX_STEP_DETAIL samples each, then one folded sample (ranks.ts).
   if (processTimed) {
     // Whole-process timing for programs that ignore the protocol.
     steps.push({ samples: Number(config['batch_size'] ?? 1) * ranks, seconds: result.wallSeconds });
@@ -112,7 +113,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
         'prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)',
     );
   }
-  const overrun = stepOverrun(steps.length + warmupSteps.length, req.measure);
+  const overrun = stepOverrun(stepCount(steps) + stepCount(warmupSteps), req.measure);
   if (overrun) notes.push(overrun);
   const foreign = result.telemetry.summary.foreign_load;
   if (foreign && isMaterial(foreign)) notes.push(foreignLoadNote(foreign));
@@ -129,12 +130,12 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     exit_code: result.exitCode,
     signal: result.signal,
     steps,
-    warmup_steps: warmupSteps.length,
+    warmup_steps: stepCount(warmupSteps),
     ...(processTimed ? { timing: 'process' as const } : {}),
     warmup: warmupSteps,
     ...(summary.epochs > 0 ? { epochs: summary.epochs } : {}),
     samples_per_second: ratioThroughput(steps),
-    step_seconds: stepLatency(steps),
+    step_seconds: processTimed ? stepLatency(steps) : summary.latency,
     peak_rss_bytes: peakRss,
     peak_limited_bytes: limited,
     peak_device_bytes: reportedDevice,

@@ -10,7 +10,7 @@ import { runClaimPairs } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
-import { measuredPeakMemory } from '../../domain/index.js';
+import { measuredPeakMemory, stepCount } from '../../domain/index.js';
 import type {
   ClaimMetric,
   ClaimSummary,
@@ -161,7 +161,7 @@ export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
     case 'throughput':
       return positive(ratioThroughput(r.steps));
     case 'step_time':
-      return r.steps.length > 0 ? positive(r.steps.reduce((a, s) => a + s.seconds, 0) / r.steps.length) : null;
+      return r.steps.length > 0 ? positive(r.steps.reduce((a, s) => a + s.seconds, 0) / stepCount(r.steps)) : null;
     case 'process_time':
       return positive(r.wall_seconds);
     case 'peak_memory':

@@ -6,7 +6,14 @@ import { stageName } from '../../experiment/checks.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
 import { survival } from './max-batch.js';
-import type { Config, Evidence, FinalConfirmation, StageOutcome, TrialRecord } from '../../domain/index.js';
+import {
+  stepCount,
+  type Config,
+  type Evidence,
+  type FinalConfirmation,
+  type StageOutcome,
+  type TrialRecord,
+} from '../../domain/index.js';
 
 /** Lowering steps by this factor until a batch holds, then bisects between it and the lowest failure. */
 const LOWER_FACTOR = 0.85;
@@ -35,7 +42,7 @@ export async function finalConfirmations(
     if (ctx.baseConfig[param] !== summary.chosen) continue;
     const final: Config = { ...ctx.baseConfig };
     const mine = ctx.records.filter((r) => r.stage === outcome.name);
-    if (mine.some((r) => r.outcome === 'ok' && r.steps.length >= spec.confirm_steps && sameConfig(r.config, final)))
+    if (mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final)))
       continue;
     const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
     const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));

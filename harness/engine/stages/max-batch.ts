@@ -21,6 +21,7 @@ import type {
   Survival,
   TrialRecord,
 } from '../../domain/index.js';
+import { stepCount } from '../../domain/index.js';
 
 export async function runMaxBatchStage(
   ctx: StageContext,
@@ -129,7 +130,7 @@ export async function runMaxBatchStage(
   let { value } = picked;
   const { rule } = picked;
   const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
-  const best = evidenceRecords.sort((a, b) => b.steps.length - a.steps.length)[0];
+  const best = evidenceRecords.sort((a, b) => stepCount(b.steps) - stepCount(a.steps))[0];
   const evidence: Record<string, Evidence> = {};
   const bestRate = best ? ratioThroughput(best.steps) : null;
   if (value !== null) {
@@ -358,7 +359,7 @@ function latencyLimit(
 export function survival(records: readonly TrialRecord[], param: string): Survival | undefined {
   const ok = records
     .filter((r) => r.outcome === 'ok')
-    .sort((a, b) => b.steps.length - a.steps.length || (b.epochs ?? 0) - (a.epochs ?? 0));
+    .sort((a, b) => stepCount(b.steps) - stepCount(a.steps) || (b.epochs ?? 0) - (a.epochs ?? 0));
   const r = ok[0];
   if (!r) return undefined;
   const batch = Number(r.config[param]);
@@ -367,10 +368,10 @@ export function survival(records: readonly TrialRecord[], param: string): Surviv
   return {
     batch,
     trial: r.index,
-    steps: r.steps.length,
+    steps: stepCount(r.steps),
     epoch_boundaries: boundaries,
     config,
-    statement: survivalStatement(r.steps.length, boundaries, config),
+    statement: survivalStatement(stepCount(r.steps), boundaries, config),
   };
 }
 
