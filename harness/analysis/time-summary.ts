@@ -21,6 +21,8 @@ export interface TimedCommand {
   config: Config;
   /** Timed runs that exited 0 (warm-ups excluded). */
   runs: number;
+  /** No timed run of it exited 0: `tunebench time` then exits 2 (compare and single mode). */
+  failed_every_run: boolean;
   failures: Partial<Record<Outcome, number>>;
   /** "process": the program sent no step events, so each run is its whole-process time. */
   timing: 'process' | 'steps';
@@ -29,7 +31,8 @@ export interface TimedCommand {
   /** Programs that send step events: median samples/s over runs, with its CI. */
   samples_per_second: { median: number; ci: Interval | null } | null;
   /**
-   * compare: faster / slower / no significant difference / undecided / failed, against the first;
+   * compare: baseline / faster / slower / no significant difference / undecided / failed (this command
+   * failed at every run) / not compared (the first command failed at every run), against the first;
    * scan: best / tied with the best / slower / failed; single: measured.
    */
   verdict: string;
@@ -63,6 +66,7 @@ function measured(label: string, config: Config, all: readonly TrialRecord[]): O
     label,
     config,
     runs: ok.length,
+    failed_every_run: ok.length === 0,
     failures,
     timing: stepTimed ? 'steps' : 'process',
     wall:
@@ -89,7 +93,10 @@ export function timeSummary(mode: TimeMode, result: RunResult, records: readonly
   if (stage.kind === 'compare') {
     const s = stage.result;
     const first = s.arms.find((a) => a.baseline)!;
-    const commands = s.arms.map((arm) => compareRow(arm, ofStage, String(first.value), s.noise_band));
+    const firstFailed = first.ok_trials === 0;
+    const commands = s.arms.map((arm) =>
+      compareRow(arm, ofStage, { first: String(first.value), firstFailed }, s.noise_band),
+    );
     const findings = commands.filter((_, i) => !s.arms[i]!.baseline).map((c) => `${c.label}: ${c.why}`);
     findings.push(
       'speed-ups are paired per round (the order reverses every round) with sequential 95% CIs, ' +
@@ -154,25 +161,38 @@ export function timeSummary(mode: TimeMode, result: RunResult, records: readonly
   throw new Error(`tunebench time: unexpected ${stage.kind} stage`);
 }
 
-function compareRow(arm: CompareArmRow, records: readonly TrialRecord[], first: string, band: number): TimedCommand {
+function compareRow(
+  arm: CompareArmRow,
+  records: readonly TrialRecord[],
+  { first, firstFailed }: { first: string; firstFailed: boolean },
+  band: number,
+): TimedCommand {
   const m = measured(String(arm.value), { command: arm.value }, byIndex(records, arm.trials));
+  if (m.failed_every_run)
+    return {
+      ...m,
+      verdict: 'failed',
+      why: arm.baseline ? 'no run exited 0, so nothing was compared' : 'no run exited 0',
+    };
   if (arm.baseline) return { ...m, verdict: 'baseline', why: 'the first command: the others are compared with it' };
+  if (firstFailed)
+    return { ...m, verdict: 'not compared', why: `${first} failed at every run, so there is nothing to compare with` };
+  if (arm.verdict === 'failed')
+    return { ...m, verdict: 'failed', why: arm.stopped ?? 'a run failed, so it was not compared' };
   const r = arm.throughput_ratio;
   const ci = r ? `${x(r.estimate)} [${x(r.low)}, ${x(r.high)}]` : '';
   const after = arm.decided_at !== null ? ` after ${arm.decided_at} rounds` : '';
   const why =
-    arm.verdict === 'failed'
-      ? `no successful run on one side, so there is nothing to compare`
-      : arm.decision === 'faster'
-        ? `${ci} as fast as ${first}: faster (decided${after})`
-        : arm.decision === 'slower'
-          ? `${ci} as fast as ${first}: slower (decided${after})`
-          : arm.decision === 'equivalent'
-            ? `${ci} as fast as ${first}: no significant difference (within +/-${(band * 100).toFixed(1)}%${after})`
-            : r
-              ? `${ci} as fast as ${first}: undecided${after} (the CI reaches both 1 and the noise band's edge; ` +
-                'more --runs may decide)'
-              : 'undecided: fewer than 3 paired rounds';
-  const verdict = arm.decision === 'undecided' && arm.verdict !== 'failed' ? 'undecided' : arm.verdict;
+    arm.decision === 'faster'
+      ? `${ci} as fast as ${first}: faster (decided${after})`
+      : arm.decision === 'slower'
+        ? `${ci} as fast as ${first}: slower (decided${after})`
+        : arm.decision === 'equivalent'
+          ? `${ci} as fast as ${first}: no significant difference (within +/-${(band * 100).toFixed(1)}%${after})`
+          : r
+            ? `${ci} as fast as ${first}: undecided${after} (the CI reaches both 1 and the noise band's edge; ` +
+              'more --runs may decide)'
+            : 'undecided: fewer than 3 paired rounds';
+  const verdict = arm.decision === 'undecided' ? 'undecided' : arm.verdict;
   return { ...m, verdict, speedup: r, why };
 }

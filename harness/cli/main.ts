@@ -25,7 +25,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
       'after',
       '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, ' +
         '3 regression (compare/history --fail-on-regression), ' +
-        '4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT/SIGTERM.',
+        '4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT, SIGTERM, SIGHUP or SIGQUIT.',
     );
   registerRun(program);
   registerTime(program);

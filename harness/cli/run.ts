@@ -47,14 +47,6 @@ export function registerRun(program: Command): void {
           'a resumed run continues the experiment stored in its run.json',
       );
     }
-    const progress = createProgress(progressMode(o));
-    if (resume === undefined && raw['resumeUnfinished'] === true) {
-      const found = findUnfinished(o.out, loadExperiment(experiment).experiment.name);
-      if (found) {
-        progress.note(`--resume-unfinished: resuming ${found}`);
-        resume = found;
-      }
-    }
     const kind = raw['executor'] as string | undefined;
     if (kind !== undefined && kind !== 'local' && kind !== 'slurm')
       throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
@@ -63,11 +55,23 @@ export function registerRun(program: Command): void {
         '--executor cannot change a resumed run: it continues with the executor it started with (see its run.json)',
       );
     const noWait = raw['wait'] === false;
+    // The file is read and validated before the stop signals are taken over: until a run directory
+    // exists there is nothing to clean up, so a signal ends tunebench at once, even inside a long parse.
+    const loaded = resume === undefined ? loadExperiment(experiment) : undefined;
+    const progress = createProgress(progressMode(o));
+    if (loaded && raw['resumeUnfinished'] === true) {
+      const found = findUnfinished(o.out, loaded.experiment.name);
+      if (found) {
+        progress.note(`--resume-unfinished: resuming ${found}`);
+        resume = found;
+      }
+    }
     const result = await withStopSignals((signal) =>
       resume !== undefined
         ? resumeExperiment({ runDir: resume, progress, signal, noWait })
         : runExperiment({
             experimentPath: experiment,
+            ...(loaded ? { loaded } : {}),
             outDir: o.out,
             progress,
             signal,

@@ -150,6 +150,7 @@ export function registerTime(program: Command): void {
     const summary = timeSummary(mode, result, readRunDir(result.run_dir).records);
     writeTimeFiles(summary, line, raw);
     appendStepSummary(timeMarkdown(summary, line));
+    reportFailedCommands(summary);
     if (o.json) {
       process.stdout.write(`${JSON.stringify({ ...summary, result }, null, 2)}\n`);
       return;
@@ -159,6 +160,28 @@ export function registerTime(program: Command): void {
       terminalLines(`${timeText(summary)}\n\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`),
     );
   });
+}
+
+/**
+ * A command (not a scanned value, which may fail as data) that failed at every run makes the timing
+ * meaningless: exit 2 and say which. A scan exits 2 when every value failed (a failed stage).
+ */
+function reportFailedCommands(summary: TimeSummary): void {
+  if (summary.mode === 'scan') return;
+  const failed = summary.commands.filter((c) => c.failed_every_run);
+  if (failed.length === 0) return;
+  process.exitCode = EXIT.invalid;
+  for (const c of failed) {
+    const how = Object.entries(c.failures)
+      .map(([outcome, n]) => `${n} ${outcome}`)
+      .join(', ');
+    process.stderr.write(
+      terminalLines(
+        `tunebench: ${c.label} failed at every run (${how || 'no run'}): ` +
+          'check that it runs on its own (exit status 0); exit 2\n',
+      ),
+    );
+  }
 }
 
 /** time.json and time.md in the run directory, and the --export-* files. */

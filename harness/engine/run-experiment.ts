@@ -6,6 +6,7 @@ import { join, relative } from 'node:path';
 import { ConfigError, DetachedError, StoppedError, StoreError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
 import { loadExperiment, type LoadedExperiment } from '../experiment/load.js';
+import { refuseMemoryAboveMachine } from '../experiment/machine-fit.js';
 import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { argsWritten, buildChosenConfig, writeChosenConfig, type ChosenConfigArgs } from '../report/chosen-config.js';
@@ -57,6 +58,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const { experiment, source, text } = opts.loaded ?? loadExperiment(opts.experimentPath);
   opts.adjust?.(experiment);
   if (opts.executor) experiment.executor = { ...experiment.executor, kind: opts.executor };
+  refuseMemoryAboveMachine(experiment);
   const workload: Workload = createWorkload(experiment.workload, experiment.seed, source);
   const mechanism = preflightLimit(experiment);
   const env = fingerprint();

@@ -2,6 +2,7 @@
 import { paramEnvName } from '../workloads/protocol/events.js';
 import { closest } from './did-you-mean.js';
 import { names, parseExpr } from './expr.js';
+import { gridTooLarge } from './grid-size.js';
 import type { Issue } from './issues.js';
 import { stageName } from './names.js';
 import { checkTemplates } from './template-checks.js';
@@ -91,6 +92,8 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Iss
       });
     }
   }
+  const tooLarge = gridTooLarge(stage.params);
+  if (tooLarge !== undefined) issues.push({ path: `stages[${i}].params`, message: tooLarge });
   const exprs: [string, string | number, string[]][] = [];
   if (stage.constraints.cpus)
     exprs.push(

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { describeValue, expecting } from './issues.js';
 import { isObjectPrototypeKey, paramNameProblem, reservedKeyMessage } from './names.js';
-import { DURATION_PATTERN, parseDuration, parseSize, SIZE_PATTERN } from './units.js';
+import { DURATION_PATTERN, formatBytes, parseDuration, parseSize, SIZE_PATTERN } from './units.js';
 
 interface NumberOpts {
   min?: number;
@@ -29,6 +29,14 @@ const described = <S extends z.ZodType>(schema: S, description?: string): S =>
 /** A finite number; each bound aborts, so a value gets one message however many bounds it breaks. */
 export function num(opts: NumberOpts = {}, description?: string) {
   let schema = z.number({ error: expecting(numberPhrase(opts)) });
+  // zod's int() also refuses integers above 2^53 - 1, under the phrase "an integer": say the limit instead.
+  if (opts.integer && (opts.max === undefined || opts.max > Number.MAX_SAFE_INTEGER))
+    schema = schema.max(Number.MAX_SAFE_INTEGER, {
+      abort: true,
+      error: (issue) =>
+        `expected at most ${Number.MAX_SAFE_INTEGER} (2^53 - 1, the largest integer a number holds exactly), ` +
+        `got ${describeValue(issue.input)}`,
+    });
   if (opts.integer) schema = schema.int({ abort: true });
   if (opts.min !== undefined) schema = schema.min(opts.min, { abort: true });
   if (opts.max !== undefined) schema = schema.max(opts.max, { abort: true });
@@ -144,8 +152,15 @@ function unit(
     .describe(description);
 }
 
-export const size = (description: string) =>
-  unit('a size such as "2GiB", "800MB" or a number of bytes', SIZE_PATTERN, parseSize, description);
+/** A size in bytes; `max` caps it, with the reason given in the message. */
+export const size = (description: string, max?: { bytes: number; why: string }) =>
+  unit(
+    'a size such as "2GiB", "800MB" or a number of bytes',
+    SIZE_PATTERN,
+    parseSize,
+    description,
+    max && { max: max.bytes, format: formatBytes, why: max.why },
+  );
 
 /**
  * A duration; `max` (seconds) keeps it far below the 2^31-1 ms (24.8 days) past which a Node.js

@@ -1,5 +1,5 @@
 // Loads an experiment file (YAML or JSON), validates it against the schema and resolves relative paths.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
@@ -27,23 +27,49 @@ export function loadExperiment(path: string): LoadedExperiment {
   const source = resolve(path);
   let text: string;
   try {
-    text = readBounded(source);
+    text = readBounded(source, path);
   } catch (error) {
     if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : String(error);
+    const why = code === 'ENOENT' ? 'no such file' : String(error);
     throw new ConfigError(`cannot read experiment file ${path}: ${why}`, [], { cause: error });
   }
   return { experiment: parseExperimentText(text, source), source, text };
 }
 
-/** The file's text; a file above MAX_EXPERIMENT_BYTES (or one that never ends, such as /dev/zero) is refused unread. */
-function readBounded(source: string): string {
-  const fd = openSync(source, 'r');
+/** What a file that is not a regular file is, in words (null for a regular file). */
+function notRegular(stat: Stats): string | null {
+  if (stat.isFile()) return null;
+  if (stat.isDirectory()) return 'a directory';
+  if (stat.isFIFO()) return 'a FIFO (named pipe)';
+  if (stat.isCharacterDevice()) return 'a character device';
+  if (stat.isBlockDevice()) return 'a block device';
+  if (stat.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function refuseNotRegular(path: string, stat: Stats): void {
+  const kind = notRegular(stat);
+  if (kind === null) return;
+  // Reading a FIFO or a device blocks the process (and with it every signal handler), or never ends.
+  throw new ConfigError(
+    `cannot read experiment file ${path}: it is ${kind}; an experiment file must be a regular file ` +
+      '(YAML or JSON): give the path of the file itself',
+  );
+}
+
+/**
+ * The file's text. Anything but a regular file is refused before it is opened (a FIFO would block
+ * the open, /dev/zero never ends); it is opened without blocking and checked again, so a file
+ * swapped for a FIFO in between is refused too. A file above MAX_EXPERIMENT_BYTES is refused unread.
+ */
+function readBounded(source: string, path: string): string {
+  refuseNotRegular(path, statSync(source));
+  const fd = openSync(source, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const stat = fstatSync(fd);
-    if (stat.isDirectory()) throw Object.assign(new Error('EISDIR'), { code: 'EISDIR' });
-    if (stat.isFile() && stat.size > MAX_EXPERIMENT_BYTES) throw tooLarge(source, stat.size);
+    refuseNotRegular(path, stat);
+    if (stat.size > MAX_EXPERIMENT_BYTES) throw tooLarge(source, stat.size);
     const buffer = Buffer.alloc(MAX_EXPERIMENT_BYTES + 1);
     let length = 0;
     while (length < buffer.length) {

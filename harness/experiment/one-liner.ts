@@ -121,17 +121,18 @@ export function timeExperiment(req: TimeRequest): { experiment: Experiment; mode
           'write the values into one command as {name}, or drop -L to compare the commands',
       );
     checkRuns(req.runs, 3);
-    const params: Record<string, (string | number)[]> = {};
+    // A Map: a plain object already "has" __proto__, constructor and toString.
+    const params = new Map<string, (string | number)[]>();
     const used = new Set(argvs[0]!.flatMap((a) => placeholders(a).map((p) => p.name)));
     if (req.prepare) for (const p of placeholders(req.prepare)) used.add(p.name);
     for (const s of req.scans) {
-      if (params[s.name] !== undefined) throw new ConfigError(`-L ${s.name} is given twice`);
+      if (params.has(s.name)) throw new ConfigError(`-L ${s.name} is given twice`);
       if (!used.has(s.name))
         throw new ConfigError(
           `-L ${s.name}: the command does not use {${s.name}}, so every value would run the same command; ` +
             `write {${s.name}} where the value goes, e.g. 'python train.py --${s.name.replace(/_/g, '-')} {${s.name}}'`,
         );
-      params[s.name] = scanValues(s.name, s.values.join(','));
+      params.set(s.name, scanValues(s.name, s.values.join(',')));
     }
     mode = 'scan';
     raw = {
@@ -141,7 +142,8 @@ export function timeExperiment(req: TimeRequest): { experiment: Experiment; mode
         {
           kind: 'sweep',
           name: 'scan',
-          params,
+          // Own keys even for reserved names, so that the schema names and refuses them.
+          params: Object.fromEntries(params),
           strategy: 'race',
           min_rounds: req.runs ?? 3,
           repeats: req.runs ?? TIME_MAX_ROUNDS,

@@ -8,9 +8,18 @@ import { type commandWorkload, type onnxWorkload, workload } from './schema/work
 
 export const MAX_TRIAL_TIMEOUT_SECONDS = 7 * 86400;
 export const MAX_POLL_SECONDS = 3600;
+/**
+ * The largest limits.memory validation accepts anywhere (1 PiB): above it a cap is a typo, and the
+ * kernel's limits misbehave (every trial dies of SIGSEGV). The machine that runs the trials refuses
+ * a cap above its own memory when the run starts (machine-fit.ts); SLURM nodes are checked there.
+ */
+export const MAX_MEMORY_LIMIT_BYTES = 2 ** 50;
 
 const limits = object({
-  memory: size('hard memory cap for each trial').optional(),
+  memory: size('hard memory cap for each trial', {
+    bytes: MAX_MEMORY_LIMIT_BYTES,
+    why: 'no machine has that much memory: give the cap for one trial, such as "16GiB", or leave limits.memory out',
+  }).optional(),
   mechanism: oneOf(
     ['auto', 'prlimit', 'cgroup', 'none'] as const,
     'how the cap is enforced; auto picks cgroup v2 where writable, else prlimit',

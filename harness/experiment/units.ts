@@ -35,7 +35,7 @@ export function parseDuration(value: string | number): number | undefined {
 }
 
 export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let v = bytes;
   let i = 0;
   while (Math.abs(v) >= 1024 && i < units.length - 1) {

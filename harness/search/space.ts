@@ -1,55 +1,67 @@
 // Parameter spaces: lists, integer ranges and powers of two, expanded into a grid of configs.
 import type { Config, ParamValue } from '../domain/index.js';
+import { gridSize, MAX_SWEEP_CONFIGS, paramAxis, type ParamSpec } from '../experiment/grid-size.js';
 
-export type ParamSpec = ParamValue[] | { range: [number, number]; step?: number } | { pow2: [number, number] };
+export { gridSize, MAX_SWEEP_CONFIGS, type ParamSpec };
 
+/** Every value of one spec (a list's repeats once); only for specs whose count is known to be small. */
 export function expandParam(spec: ParamSpec): ParamValue[] {
-  if (Array.isArray(spec)) return [...new Set(spec)];
-  if ('range' in spec) {
-    const [lo, hi] = spec.range;
-    const step = spec.step ?? 1;
-    const out: number[] = [];
-    for (let v = lo; v <= hi + 1e-9; v += step) out.push(Number(v.toFixed(10)));
-    return out;
-  }
-  const [lo, hi] = spec.pow2;
-  const out: number[] = [];
-  for (let v = 2 ** Math.ceil(Math.log2(lo)); v <= hi; v *= 2) out.push(v);
-  return out;
+  const axis = paramAxis(spec);
+  return Array.from({ length: axis.count }, (_, i) => axis.at(i));
 }
 
 /**
- * The cartesian product, in the order the parameters are listed (the last varies fastest).
- * `appliesWhen` names conditional parameters: { prefetch_factor: 'num_workers' } means that
- * prefetch_factor only matters when num_workers is non-zero (or true). Where it does not apply it
- * is left out of the config, and the configs that then coincide are run once.
+ * The cartesian product, lazily, in the order the parameters are listed (the last varies fastest):
+ * each config is made from its index, so a large grid is never held in memory. `appliesWhen` names
+ * conditional parameters: { prefetch_factor: 'num_workers' } means that prefetch_factor only matters
+ * when num_workers is non-zero (or true). Where it does not apply it is left out of the config, and
+ * the configs that then coincide are yielded once.
+ */
+export function* gridConfigs(
+  params: Readonly<Record<string, ParamSpec>>,
+  appliesWhen: Readonly<Record<string, string>> = {},
+): Generator<Config> {
+  const names = Object.keys(params);
+  const axes = Object.values(params).map(paramAxis);
+  const total = axes.reduce((n, a) => n * a.count, 1);
+  const conditional = Object.keys(appliesWhen).length > 0;
+  const seen = new Set<string>();
+  for (let index = 0; index < total; index++) {
+    const full: Config = {};
+    let rest = index;
+    for (let j = names.length - 1; j >= 0; j--) {
+      const axis = axes[j]!;
+      full[names[j]!] = axis.at(rest % axis.count);
+      rest = Math.floor(rest / axis.count);
+    }
+    if (!conditional) {
+      yield full;
+      continue;
+    }
+    const active: Config = {};
+    for (const n of names) {
+      const condition = appliesWhen[n];
+      if (condition === undefined || isOn(full[condition])) active[n] = full[n]!;
+    }
+    const key = configKey(active, names);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    yield active;
+  }
+}
+
+/**
+ * The configs of a sweep as a list. Validation refuses a grid above MAX_SWEEP_CONFIGS; one that gets
+ * here all the same is a harness bug, stopped before it fills the memory.
  */
 export function grid(
   params: Readonly<Record<string, ParamSpec>>,
   appliesWhen: Readonly<Record<string, string>> = {},
 ): Config[] {
-  let configs: Config[] = [{}];
-  for (const [name, spec] of Object.entries(params)) {
-    const values = expandParam(spec);
-    configs = configs.flatMap((c) => values.map((v) => ({ ...c, [name]: v })));
-  }
-  if (Object.keys(appliesWhen).length === 0) return configs;
-  const names = Object.keys(params);
-  const seen = new Set<string>();
-  const out: Config[] = [];
-  for (const c of configs) {
-    const active: Config = {};
-    for (const n of names) {
-      const condition = appliesWhen[n];
-      if (condition === undefined || isOn(c[condition])) active[n] = c[n]!;
-    }
-    const key = configKey(active, names);
-    if (!seen.has(key)) {
-      seen.add(key);
-      out.push(active);
-    }
-  }
-  return out;
+  const { total } = gridSize(params);
+  if (total > MAX_SWEEP_CONFIGS)
+    throw new RangeError(`a sweep grid of ${total} configs (the limit is ${MAX_SWEEP_CONFIGS}) got past validation`);
+  return [...gridConfigs(params, appliesWhen)];
 }
 
 /** A condition holds for a non-zero number, true, or a non-empty string other than "false"/"0". */

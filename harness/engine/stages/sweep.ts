@@ -1,7 +1,7 @@
 // Runs a sweep stage: prune by constraints, run grid or race through journaled trials, rank, choose.
 import type { SweepStageSpec } from '../../experiment/schema.js';
 import { Constraints } from '../../search/constraints.js';
-import { configKey, grid, type ParamSpec } from '../../search/space.js';
+import { configKey, grid, gridSize, type ParamSpec } from '../../search/space.js';
 import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
 import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
@@ -22,7 +22,7 @@ export async function runSweepStage(
   const keyOf = (c: Config) => configKey(c, names);
   const constraints = new Constraints(spec.constraints);
   const candidates = grid(spec.params as Record<string, ParamSpec>, spec.applies_when);
-  const full = grid(spec.params as Record<string, ParamSpec>).length;
+  const full = gridSize(spec.params as Record<string, ParamSpec>).total;
   if (candidates.length < full) {
     ctx.progress.note(
       `${full - candidates.length} of ${full} configs coincide because ${Object.entries(spec.applies_when)
