@@ -1,6 +1,8 @@
 // `tunebench report <run-dir>`: rebuild every report of a run from its run.json and journal.
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { JOURNAL_FILE } from '../store/journal.js';
+import { rebuildFromJournal } from '../engine/rebuild.js';
 import { readRunDir } from '../store/read-run.js';
 import { writeReports } from '../report/write.js';
 import { terminalLines } from '../engine/progress.js';
@@ -14,9 +16,11 @@ export function registerReport(program: Command): void {
     .addHelpText('after', examples('tunebench report reports/default/<run-id>'))
     .action(async (dirArg: string) => {
       const dir = resolve(dirArg);
-      const { run, records, warnings } = readRunDir(dir);
-      for (const w of warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
-      const files = await writeReports(dir, run, records);
+      const read = readRunDir(dir);
+      const { run, warning } = await rebuildFromJournal(read.run, read.records, join(dir, JOURNAL_FILE));
+      for (const w of [...read.warnings, ...(warning ? [warning] : [])])
+        process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
+      const files = await writeReports(dir, run, read.records);
       process.stdout.write(
         `${files.length} files written in ${dir}: report.html, summary.md and ${files.length - 2} chart files\n`,
       );

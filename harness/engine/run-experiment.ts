@@ -319,10 +319,27 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   const finished: RunJson = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
   // The reports first, then run.json as "finished": that write is the commit point. A run killed
   // before it resumes (replaying every trial, running none) and writes the reports again.
-  await writeReports(dir.path, finished, ctx.records);
-  writeRunJson(dir, finished);
+  const done = await finishReports(dir.path, finished, ctx.records);
+  writeRunJson(dir, done);
   rmSync(dir.scratch, { recursive: true, force: true });
-  return result;
+  return done.result!;
+}
+
+/**
+ * Writes the reports of a finished run. Every trial is done, so a report that cannot be written
+ * never leaves the run unfinished (a resume would only fail the same way): the run finishes with a
+ * warning that names the failure and the command that writes the reports again.
+ */
+async function finishReports(path: string, finished: RunJson, records: readonly TrialRecord[]): Promise<RunJson> {
+  try {
+    await writeReports(path, finished, records);
+    return finished;
+  } catch (error) {
+    const warning =
+      `the reports could not be written (${(error as Error).message}); every trial is in the journal: ` +
+      `fix the cause, then write them with: tunebench report ${JSON.stringify(path)}`;
+    return { ...finished, result: { ...finished.result!, warnings: [...finished.result!.warnings, warning] } };
+  }
 }
 
 /**

@@ -11,14 +11,25 @@ import type { RunResult, TrialRecord } from '../domain/index.js';
 export const REPORT_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
 
-/** Escapes text for HTML element content and double-quoted attribute values. */
+/** Control characters other than tab, LF and CR (C0, DEL, C1), and the non-characters U+FFFE and U+FFFF. */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]/g;
+
+/**
+ * Escapes text for HTML element content and double-quoted attribute values; control characters
+ * (a workload's ESC or BEL) show as `\x1b`, never raw.
+ */
 export function esc(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return text
+    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+    .replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 export interface RenderedChart {
   chart: Chart;
-  svg: string;
+  /** Null when the chart had nothing to draw. */
+  svg: string | null;
+  /** Parts left out for lack of finite values (see charts/prune.ts). */
+  omitted?: readonly string[];
   stage: string;
 }
 
@@ -102,16 +113,7 @@ export function reportHtml(page: ReportPage): string {
       `<h2>Stage ${esc(stage.name)} (${esc(stage.kind)})</h2>`,
     );
     out.push('<div class="answer">', ...section.answer.map(htmlBlock), '</div>', ...section.warnings.map(htmlBlock));
-    for (const c of page.charts.filter((x) => x.stage === stage.name)) {
-      out.push(
-        `<figure class="chart" data-chart="${esc(c.chart.name)}">`,
-        c.svg,
-        `<figcaption>${esc(c.chart.title)} ` +
-          `(<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, ` +
-          `<a href="charts/${esc(c.chart.name)}.svg">SVG</a>)</figcaption>`,
-        '</figure>',
-      );
-    }
+    for (const c of page.charts.filter((x) => x.stage === stage.name)) out.push(chartFigure(c));
     out.push(...section.details.map(htmlBlock), '</section>');
   }
   out.push('<h2 id="environment">Environment</h2>', `<pre>${esc(JSON.stringify(page.environment, null, 2))}</pre>`);
@@ -123,6 +125,21 @@ export function reportHtml(page: ReportPage): string {
   );
   out.push('</body>', '</html>', '');
   return out.join('\n');
+}
+
+function chartFigure(c: RenderedChart): string {
+  const omitted = c.omitted ?? [];
+  const left = omitted.length > 0 ? ` Left out for lack of finite values: ${omitted.join('; ')}.` : '';
+  if (c.svg === null)
+    return `<p class="warn">Chart ${esc(c.chart.title)} not drawn: it has no finite value to plot.${esc(left)}</p>`;
+  return [
+    `<figure class="chart" data-chart="${esc(c.chart.name)}">`,
+    c.svg,
+    `<figcaption>${esc(c.chart.title)} ` +
+      `(<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>, ` +
+      `<a href="charts/${esc(c.chart.name)}.svg">SVG</a>).${esc(left)}</figcaption>`,
+    '</figure>',
+  ].join('\n');
 }
 
 function htmlBlock(block: Block): string {

@@ -8,7 +8,7 @@ import { JOURNAL_FILE } from '../store/journal.js';
 import { makeOwnDir, RUN_FILE } from '../store/run-dir.js';
 import { stageCharts } from './charts/index.js';
 import { reportHtml, type RenderedChart } from './html.js';
-import { renderSvg } from './render.js';
+import { drawChart } from './render.js';
 import { summaryMarkdown } from './summary-md.js';
 import type { RunJson, TrialRecord } from '../domain/index.js';
 
@@ -25,16 +25,24 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
   makeOwnDir(chartsDir);
   const rendered: RenderedChart[] = [];
   for (const stage of result.stages) {
-    for (const chart of stageCharts(stage, records))
-      rendered.push({ chart, svg: await renderSvg(chart.spec), stage: stage.name });
+    for (const chart of stageCharts(stage, records)) {
+      const drawn = await drawChart(chart.spec);
+      rendered.push({
+        chart: { ...chart, spec: drawn.spec ?? chart.spec },
+        svg: drawn.svg,
+        omitted: drawn.omitted,
+        stage: stage.name,
+      });
+    }
   }
+  const drawn = rendered.filter((c) => c.svg !== null);
   // Charts of an earlier build that no longer exist would mislead: the folder mirrors this build.
-  const keep = new Set(rendered.flatMap((c) => [`${c.chart.name}.vl.json`, `${c.chart.name}.svg`]));
+  const keep = new Set(drawn.flatMap((c) => [`${c.chart.name}.vl.json`, `${c.chart.name}.svg`]));
   for (const f of readdirSync(chartsDir)) if (!keep.has(f) && /\.(vl\.json|svg)$/.test(f)) rmSync(join(chartsDir, f));
   const written: string[] = [];
-  for (const c of rendered) {
+  for (const c of drawn) {
     writeFileAtomic(join(chartsDir, `${c.chart.name}.vl.json`), `${JSON.stringify(c.chart.spec, null, 2)}\n`);
-    writeFileAtomic(join(chartsDir, `${c.chart.name}.svg`), c.svg);
+    writeFileAtomic(join(chartsDir, `${c.chart.name}.svg`), c.svg!);
     written.push(`charts/${c.chart.name}.vl.json`, `charts/${c.chart.name}.svg`);
   }
   const raw = [

@@ -34,7 +34,8 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
       {
         mark: { type: 'point', filled: true, size: 60 },
         encoding: {
-          x: { field, type: 'quantitative' },
+          // The title here too: the CI layer is left out when no arm has a CI (charts/prune.ts).
+          x: { field, type: 'quantitative', title, scale: { zero: false } },
           tooltip: [{ field: 'arm' }, { field }, { field: low }, { field: high }],
         },
       },
@@ -56,7 +57,8 @@ export function compareChart(stage: string, r: CompareSummary): Chart {
       hconcat: [
         ciPanel('samples_per_second', 'low', 'high', 'samples/s (geometric mean)'),
         ciPanel('memory_mib', 'memory_low', 'memory_high', 'peak memory (MiB, geometric mean)'),
-        ratioPanel,
+        // No ratio (no arm measured beside the baseline): the panel would hold the band alone.
+        ...(ratios.length > 0 ? [ratioPanel] : []),
       ],
     },
   };
