@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
 import { readRunJson } from '../../harness/store/run-dir.js';
+import { planLimit } from '../../harness/trial/limits.js';
 import { assertExactMax, journal, resultOf, runDir } from '../support/runs.js';
 
 describe('tunebench run', () => {
@@ -37,7 +38,9 @@ describe('tunebench run', () => {
       records.every((rec, i) => rec.index === i),
       'indices follow journal order',
     );
-    assert.ok(records.every((rec) => rec.limit.mechanism === 'prlimit-as' && rec.limit.bytes === 1.5 * 2 ** 30));
+    // A memory cgroup of the trial's own where one can be made (root here and in CI), else prlimit.
+    const mechanism = planLimit(1.5 * 2 ** 30, 'auto').mechanism;
+    assert.ok(records.every((rec) => rec.limit.mechanism === mechanism && rec.limit.bytes === 1.5 * 2 ** 30));
     for (const f of ['run.json', 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml', 'summary.md'])
       assert.ok(existsSync(join(dir, f)), f);
     const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
@@ -59,7 +62,7 @@ describe('tunebench run', () => {
       environment: { versions: Record<string, string> };
       finished_at?: string;
     };
-    assert.equal(run.limit.mechanism, 'prlimit-as');
+    assert.equal(run.limit.mechanism, planLimit(1.5 * 2 ** 30, 'auto').mechanism);
     assert.ok(run.environment.versions['onnxruntime-node']);
     assert.ok(run.finished_at);
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
