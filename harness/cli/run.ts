@@ -49,7 +49,8 @@ export function registerRun(program: Command): void {
     }
     const progress = createProgress(progressMode(o));
     if (resume === undefined && raw['resumeUnfinished'] === true) {
-      const found = findUnfinished(o.out, loadExperiment(experiment).experiment.name);
+      const loaded = loadExperiment(experiment);
+      const found = findUnfinished(o.out, { name: loaded.experiment.name, file: loaded.source });
       if (found) {
         progress.note(`--resume-unfinished: resuming ${found}`);
         resume = found;

@@ -2,7 +2,7 @@
 // the chosen values over time, and the gate of the latest run against its baseline (pinned with
 // `tunebench baseline set`, else the run before it in the same environment).
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { ConfigError } from '../errors.js';
 import {
   compareRuns,
@@ -96,6 +96,8 @@ export interface HistoryOptions {
   alarmBudget: number;
   /** Regression alarms wait for a confirmation run (the CLI runs it and analyzes again). */
   confirm: boolean;
+  /** Where the history reports and confirmation runs go (--out); default <reports>/history. */
+  outRoot?: string;
 }
 
 const baselinePinSchema = z.object({ run_id: z.string(), set_at: z.string(), env_key: z.string() });
@@ -152,21 +154,41 @@ export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): s
   return path;
 }
 
-/** The confirmations recorded in an experiment folder. */
-export function readConfirmations(experimentDir: string): Confirmation[] {
-  return (
-    readHistoryFile(
-      confirmationsFileSchema,
-      join(experimentDir, CONFIRMATIONS_FILE),
-      'the confirmations file',
-      'remove it and run tunebench history again to re-confirm',
-    )?.confirmations ?? []
-  );
+/**
+ * The folders a confirmation's run directory may lie in: the reports folder (which holds the default
+ * history output) and the history's --out folder.
+ */
+export function confirmationRoots(experimentDir: string, outRoot?: string): string[] {
+  return [dirname(resolve(experimentDir)), ...(outRoot ? [resolve(outRoot)] : [])];
 }
 
-export function appendConfirmations(experimentDir: string, added: readonly Confirmation[]): string {
+/**
+ * The confirmations recorded in an experiment folder, checked by their schema and each run_dir
+ * checked to lie under one of `roots` (a confirmation names where it ran; anything else was forged).
+ */
+export function readConfirmations(experimentDir: string, roots = confirmationRoots(experimentDir)): Confirmation[] {
   const path = join(experimentDir, CONFIRMATIONS_FILE);
-  writeJsonAtomic(path, { confirmations: [...readConfirmations(experimentDir), ...added] });
+  const fix = 'remove it and run tunebench history again to re-confirm';
+  const read = readHistoryFile(confirmationsFileSchema, path, 'the confirmations file', fix)?.confirmations ?? [];
+  const outside = read.findIndex(
+    (c) => c.run_dir !== null && !roots.some((root) => resolve(c.run_dir!).startsWith(`${root}${sep}`)),
+  );
+  if (outside >= 0)
+    throw new ConfigError(
+      `${path}: the confirmations file at field "confirmations[${outside}].run_dir": ` +
+        `${JSON.stringify(read[outside]!.run_dir)} is not inside ${roots.join(' or ')}, where history runs ` +
+        `confirmations (the file was edited, or written by a history with another --out): run history with that --out, or ${fix}`,
+    );
+  return read;
+}
+
+export function appendConfirmations(
+  experimentDir: string,
+  added: readonly Confirmation[],
+  roots = confirmationRoots(experimentDir),
+): string {
+  const path = join(experimentDir, CONFIRMATIONS_FILE);
+  writeJsonAtomic(path, { confirmations: [...readConfirmations(experimentDir, roots), ...added] });
   return path;
 }
 
@@ -245,7 +267,7 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
       alpha,
       minDrop: opts.failPct / 100,
       acknowledged: new Set([...readAccepted(expDir).map((a) => a.run_id), ...(pin ? [pin.run_id] : [])]),
-      confirmations: readConfirmations(expDir),
+      confirmations: readConfirmations(expDir, confirmationRoots(expDir, opts.outRoot)),
       confirm: opts.confirm,
     },
   );
