@@ -26,6 +26,7 @@ import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
 import { acquireLock } from '../store/lock.js';
 import { terminalLines } from '../engine/progress.js';
 import { registerBaseline } from './baseline.js';
+import { printedCommand } from '../util/shell.js';
 import {
   appendStepSummary,
   examples,
@@ -99,7 +100,7 @@ export function registerHistory(program: Command): void {
       if (index.runs.length === 0)
         throw new ConfigError(
           `${reportsArg} holds no finished run (${index.skipped.length} unfinished or damaged); ` +
-            `run tunebench run --out ${reportsArg} first`,
+            `run ${printedCommand(['tunebench', 'run', '--out', reportsArg])} first`,
         );
       const budget = Number(o.alarmBudget);
       if (!(budget > 0 && budget < 0.5))

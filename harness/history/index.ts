@@ -2,10 +2,11 @@
 // fingerprint, with its key metrics and chosen config. Entries are cached in <reports>/.history-index.json
 // (keyed by run.json's size and mtime), so a history of a thousand nights reads each run.json once.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeJsonAtomic } from '../store/atomic.js';
+import { printedCommand } from '../util/shell.js';
 import { readRunJson, RUN_FILE } from '../store/run-dir.js';
 import { z } from 'zod';
 import { configSchema, type Fingerprint, isFinished, type RunJson, type RunResult } from '../domain/index.js';
@@ -124,7 +125,11 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
     return { why: (error as Error).message };
   }
   if (!isFinished(run) || !run.result || run.result.stopped) {
-    return { why: `the run did not finish (status ${run.status ?? 'unknown'}); resume it with tunebench run --resume` };
+    return {
+      why:
+        `the run did not finish (status ${run.status ?? 'unknown'}); ` +
+        `resume it with ${printedCommand(['tunebench', 'run', '--resume', dir])}`,
+    };
   }
   const env = environmentKey(run.environment);
   return {
@@ -180,9 +185,17 @@ export function indexRuns(reportsDir: string): HistoryIndex {
       const runFile = join(dir, RUN_FILE);
       let st: Stats;
       try {
-        st = statSync(runFile);
+        st = lstatSync(runFile);
       } catch {
         continue; // not a run directory (history output, compare output)
+      }
+      if (!st.isFile()) {
+        // A link would make history read (and confirm) a run that lies outside the reports folder.
+        skipped.push({
+          dir,
+          why: `${RUN_FILE} is not a regular file (a symbolic link?): only runs inside the tree count`,
+        });
+        continue;
       }
       const cached = trustedCacheEntry(cache.entries[dir], dir, st, (w) => warnings.push(`${cachePath}: ${w}`));
       const entry = cached?.entry ?? readRunEntry(dir);

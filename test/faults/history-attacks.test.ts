@@ -4,7 +4,7 @@
 // Each gets a clear message and the documented exit code, and nothing is read or written outside the tree.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -58,6 +58,15 @@ describe('history, baselines and resumes that cannot be turned against their own
     assert.equal((JSON.parse(r.stdout) as GateJson).experiments[0]!.gate.latest.dir, dirs.at(-1));
     assert.match(r.stderr, /\.history-index\.json: the cached entry of .*night-0003 names .*foreign.*ignored/);
     assert.deepEqual(readdirSync(foreign).sort(), ['run.json', 'trials.jsonl']);
+    // A run folder whose run.json links to a run outside the tree is skipped, not read.
+    const planted = join(reports, 'report-fixture', 'night-9999');
+    mkdirSync(planted);
+    symlinkSync(join(foreign, 'run.json'), join(planted, 'run.json'));
+    const linked = await cli(['history', reports, '--json']);
+    assert.equal(linked.exitCode, 0, linked.stderr);
+    const summary = JSON.parse(linked.stdout) as GateJson & { skipped: { dir: string; why: string }[] };
+    assert.equal(summary.experiments[0]!.gate.latest.dir, dirs.at(-1));
+    assert.match(summary.skipped.find((x) => x.dir === planted)?.why ?? '', /not a regular file/);
   });
 
   it('a forged confirmations.json (value 1e300, trials -3, run_dir /etc) is refused, naming the file and field', async () => {
