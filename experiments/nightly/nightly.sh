@@ -20,16 +20,34 @@ THRESHOLD="${THRESHOLD:-5}"
 CONFIRM="${CONFIRM:-1}"
 read -r -a tunebench <<< "${TUNEBENCH:-node $repo/dist/harness/cli/main.js}"
 
-# Runs a command in the background and passes SIGTERM/SIGINT on to it (SLURM signals this shell),
-# so that tunebench can stop its trial cleanly and write a partial report.
+# Runs a command in the background, in a process group of its own, and passes SIGTERM/SIGINT on to it
+# once (SLURM signals this shell), so that tunebench can stop its trial cleanly and write a partial
+# report. Its own group matters: a signal to this script's group (kill -TERM -<pgid>, a terminal's
+# Ctrl-C) would otherwise reach tunebench directly and once more through the trap, and a second signal
+# makes tunebench exit at once, without the partial report.
 forward() {
+  set -m
   "$@" &
   local pid=$! rc=0
+  set +m
   trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
   wait "$pid" || rc=$?
   if kill -0 "$pid" 2>/dev/null; then rc=0; wait "$pid" || rc=$?; fi
   trap - TERM INT
   return "$rc"
+}
+
+# The run that history judged (its history.json names it), for the accept command printed on a regression.
+latest_run_dir() {
+  node -e '
+    const fs = require("fs"), path = require("path");
+    const [root, name] = process.argv.slice(1);
+    for (const d of fs.readdirSync(root)) {
+      try {
+        const h = JSON.parse(fs.readFileSync(path.join(root, d, "history.json"), "utf8"));
+        if (h.experiment === name && h.gate) process.stdout.write(h.gate.latest.dir);
+      } catch {}
+    }' "$REPORTS/history" "$name" 2>/dev/null || true
 }
 
 echo "tunebench nightly: $(date -u +%FT%TZ) on $(hostname): $EXPERIMENT -> $REPORTS"
@@ -46,7 +64,11 @@ forward "${tunebench[@]}" history "$REPORTS" --experiment "$name" \
   --fail-on-regression "$THRESHOLD" --fail-on-config-change "${confirm[@]}" || status=$?
 case "$status" in
   0) echo "tunebench nightly: no regression" ;;
-  3) echo "tunebench nightly: REGRESSION beyond ${THRESHOLD}% (see $REPORTS/history/; if it is intended: tunebench baseline accept <run-dir>)" >&2 ;;
+  3)
+    latest="$(latest_run_dir)"
+    accept="tunebench baseline accept $(printf '%q' "${latest:-$REPORTS/<experiment>/<run-id>}")"
+    echo "tunebench nightly: REGRESSION beyond ${THRESHOLD}% (see $REPORTS/history/; if it is intended: $accept)" >&2
+    ;;
   4) echo "tunebench nightly: the CHOSEN CONFIG CHANGED (see $REPORTS/history/)" >&2 ;;
   *) echo "tunebench nightly: history failed with exit $status" >&2 ;;
 esac

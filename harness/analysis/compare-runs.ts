@@ -6,18 +6,19 @@
 import { MIN_TRIALS_FOR_CI, welchRatioInterval } from '../stats/log-ratio.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import { direction, memoryVerdict, speedVerdict } from '../stats/verdict.js';
-import type {
-  Fingerprint,
-  Interval,
-  MemoryVerdict,
-  ParamValue,
-  RunResult,
-  SpeedVerdict,
-  TrialRecord,
+import {
+  isFinished,
+  type Fingerprint,
+  type Interval,
+  type MemoryVerdict,
+  type ParamValue,
+  type RunResult,
+  type SpeedVerdict,
+  type TrialRecord,
 } from '../domain/index.js';
 
 export interface RunSide {
-  run: { experiment: string; run_id: string; environment: unknown; result?: RunResult };
+  run: { experiment: string; run_id: string; environment: unknown; result?: RunResult; status?: string | undefined };
   records: readonly TrialRecord[];
 }
 
@@ -118,6 +119,17 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
       'the two runs share no measured config (same stage name and values): nothing to compare; ' +
         'run the same experiment twice',
     );
+  for (const [side, which] of [
+    [before, 'before'],
+    [after, 'after'],
+  ] as const) {
+    if (!isFinished(side.run))
+      warnings.push(
+        `the ${which} run ${side.run.run_id} did not finish (status ${side.run.status ?? 'unknown'}): ` +
+          'its metrics cover only the trials it completed and its chosen config may be missing; ' +
+          'resume it (tunebench run --resume <run-dir>) and compare again',
+      );
+  }
   if (before.run.experiment !== after.run.experiment)
     warnings.push(`different experiments: "${before.run.experiment}" before, "${after.run.experiment}" after`);
   const cb = before.run.result?.chosen ?? {};

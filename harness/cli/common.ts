@@ -1,8 +1,9 @@
 // Flags shared by every command, and turning them into typed options once.
 import type { Command } from 'commander';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, statSync } from 'node:fs';
 import type { ProgressMode } from '../engine/progress.js';
 import { ConfigError } from '../errors.js';
+import { shellWord } from '../util/shell.js';
 
 /** Defaults of the common flags. */
 export const DEFAULTS = {
@@ -76,4 +77,24 @@ export function progressMode(o: CommonOptions, stream: NodeJS.WriteStream = proc
  */
 export function examples(...lines: string[]): string {
   return ['', 'Examples:', ...lines.map((line) => `  ${line}`)].join('\n');
+}
+
+/** A path as printed: one line, and one word when pasted into a shell (quoted where it needs to be). */
+export function printablePath(path: string): string {
+  return shellWord(path);
+}
+
+/** An output folder flag's value: a folder or nothing yet, never a file; returned as given. */
+export function requireOutDir(flag: string, path: string): string {
+  let isDir: boolean;
+  try {
+    isDir = statSync(path).isDirectory();
+  } catch {
+    return path; // not there yet: it is created
+  }
+  if (!isDir)
+    throw new ConfigError(
+      `${flag} ${printablePath(path)} is a file, not a folder: pass a folder (it is created if missing)`,
+    );
+  return path;
 }

@@ -9,7 +9,14 @@ import { renderSvg } from '../report/render.js';
 import { readRunDir } from '../store/read-run.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
-import { appendStepSummary, examples, parseNoiseBand, parseRegressionPct } from './common.js';
+import {
+  appendStepSummary,
+  examples,
+  parseNoiseBand,
+  parseRegressionPct,
+  printablePath,
+  requireOutDir,
+} from './common.js';
 import { terminalLines } from '../engine/progress.js';
 
 interface CompareOptions {
@@ -56,9 +63,16 @@ export function registerCompare(program: Command): void {
       const bad = threshold === undefined ? [] : regressions(cmp, threshold);
       const note = bad.length > 0 ? `regression beyond ${threshold}%: ${bad.map((m) => m.metric).join('; ')}` : null;
       // run_id comes from a file: as a path component it is sanitised like an experiment name.
-      const out = resolve(
-        o.out ??
-          join('reports', 'compare', `${experimentDirName(cmp.before.run_id)}__${experimentDirName(cmp.after.run_id)}`),
+      const out = requireOutDir(
+        '--out',
+        resolve(
+          o.out ??
+            join(
+              'reports',
+              'compare',
+              `${experimentDirName(cmp.before.run_id)}__${experimentDirName(cmp.after.run_id)}`,
+            ),
+        ),
       );
       makeOwnDir(join(out, 'charts'));
       const chart = cmp.metrics.length > 0 ? beforeAfterChart(cmp) : null;
@@ -80,7 +94,9 @@ export function registerCompare(program: Command): void {
         const counts = ['faster', 'slower', 'no significant difference']
           .map((v) => `${cmp.metrics.filter((m) => m.verdict === v).length} ${v}`)
           .join(', ');
-        process.stdout.write(`${cmp.metrics.length} shared metrics: ${counts}\nreport: ${join(out, 'compare.html')}\n`);
+        process.stdout.write(
+          `${cmp.metrics.length} shared metrics: ${counts}\nreport: ${printablePath(join(out, 'compare.html'))}\n`,
+        );
       }
       if (note) {
         process.stderr.write(`tunebench: ${note}\n`);

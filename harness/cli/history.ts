@@ -1,11 +1,10 @@
 // `tunebench history <reports-dir>`: trend charts, change points and the latest run's gate against its
-// baseline, per experiment; `tunebench baseline set|show|clear` pins the baseline.
+// baseline, per experiment (`tunebench baseline`, in baseline.ts, pins the baseline).
 import type { Command } from 'commander';
-import { existsSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError, EXIT, StoppedError } from '../errors.js';
 import { historyChart } from '../history/chart.js';
-import { indexRuns, readRunEntry } from '../history/index.js';
+import { HISTORY_LOCK_FILE, indexRuns, type HistoryIndex } from '../history/index.js';
 import { historyHtml, historyMarkdown, findings } from '../history/render.js';
 import { confirmAlarms, STOPPED_PREFIX } from '../history/confirm.js';
 import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
@@ -13,13 +12,9 @@ import { createProgress } from '../engine/progress.js';
 import {
   analyzeHistory,
   appendConfirmations,
-  BASELINE_FILE,
+  confirmationRoots,
   failingMetrics,
-  readAccepted,
-  readBaseline,
   seriesDecides,
-  writeAccepted,
-  writeBaseline,
   type ExperimentHistory,
   type HistoryOptions,
 } from '../history/trend.js';
@@ -28,7 +23,18 @@ import { withStopSignals } from './signals.js';
 import { renderSvg } from '../report/render.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
-import { appendStepSummary, examples, parseNoiseBand, parseRegressionPct } from './common.js';
+import { acquireLock } from '../store/lock.js';
+import { terminalLines } from '../engine/progress.js';
+import { registerBaseline } from './baseline.js';
+import { printedCommand } from '../util/shell.js';
+import {
+  appendStepSummary,
+  examples,
+  parseNoiseBand,
+  parseRegressionPct,
+  printablePath,
+  requireOutDir,
+} from './common.js';
 
 interface HistoryFlags {
   experiment?: string;
@@ -90,10 +96,11 @@ export function registerHistory(program: Command): void {
       const band = parseNoiseBand(o.noiseBand);
       const reports = resolve(reportsArg);
       const index = indexRuns(reports);
+      for (const w of index.warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       if (index.runs.length === 0)
         throw new ConfigError(
           `${reportsArg} holds no finished run (${index.skipped.length} unfinished or damaged); ` +
-            `run tunebench run --out ${reportsArg} first`,
+            `run ${printedCommand(['tunebench', 'run', '--out', reportsArg])} first`,
         );
       const budget = Number(o.alarmBudget);
       if (!(budget > 0 && budget < 0.5))
@@ -109,146 +116,88 @@ export function registerHistory(program: Command): void {
         confirm,
         ...(o.experiment !== undefined ? { experiment: o.experiment } : {}),
       };
-      let histories = analyzeHistory(index.runs, opts);
-      const outRoot = resolve(o.out ?? join(reports, 'history'));
-      if (confirm && (await confirmPending(histories, index.runs, outRoot, o.quiet === true)))
-        histories = analyzeHistory(index.runs, opts);
-      const written: string[] = [];
-      const markdown: string[] = [];
-      for (const h of histories) {
-        const dir = join(outRoot, experimentDirName(h.experiment));
-        makeOwnDir(join(dir, 'charts'));
-        const chart = historyChart(h);
-        const svg = await renderSvg(chart.spec);
-        writeFileAtomic(join(dir, 'charts', `${chart.name}.vl.json`), `${JSON.stringify(chart.spec, null, 2)}\n`);
-        writeFileAtomic(join(dir, 'charts', `${chart.name}.svg`), svg);
-        writeFileAtomic(join(dir, 'history.html'), historyHtml(h, { chart, svg }, threshold));
-        const text = historyMarkdown(h, threshold);
-        writeFileAtomic(join(dir, 'history.md'), text);
-        writeJsonAtomic(join(dir, 'history.json'), machine(h, threshold));
-        markdown.push(text);
-        written.push(join(dir, 'history.html'));
-      }
-      appendStepSummary(markdown.join('\n'));
-      const failed = histories.filter((h) => threshold !== null && failingMetrics(h.gate).length > 0);
-      const changed = histories.filter((h) => o.failOnConfigChange && (h.gate?.config_changes.length ?? 0) > 0);
-      if (o.json) {
-        const summary = {
-          reports,
-          skipped: index.skipped,
-          experiments: histories.map((h) => machine(h, threshold)),
-          reports_written: written,
-        };
-        process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-      } else {
-        for (const h of histories)
-          process.stdout.write(
-            `${h.experiment}: ${h.runs} runs\n${findings(h, threshold)
-              .map((f) => `  ${f}`)
-              .join('\n')}\n`,
-          );
-        if (index.skipped.length > 0)
-          process.stdout.write(
-            `skipped ${index.skipped.length} unfinished or damaged run(s), e.g. ` +
-              `${index.skipped[0]!.dir}: ${index.skipped[0]!.why}\n`,
-          );
-        process.stdout.write(`history: ${written.join(', ')}\n`);
-      }
-      if (failed.length > 0) {
-        process.stderr.write(
-          `tunebench: regression beyond ${threshold}% in ${failed.map((h) => h.experiment).join(', ')}\n`,
-        );
-        process.exitCode = EXIT.regression;
-      } else if (changed.length > 0) {
-        process.stderr.write(
-          `tunebench: the chosen config changed in ${changed.map((h) => h.experiment).join(', ')}\n`,
-        );
-        process.exitCode = EXIT.configChanged;
+      const outRoot = requireOutDir('--out', resolve(o.out ?? join(reports, 'history')));
+      // Confirmations run trials and record what they found: one history at a time per reports folder.
+      const lock = confirm
+        ? acquireLock(reports, process.argv.slice(1).join(' '), {
+            file: HISTORY_LOCK_FILE,
+            then: 'run tunebench history again',
+          })
+        : null;
+      try {
+        await historyCommand({ reports, index, opts: { ...opts, outRoot }, threshold, flags: o, confirm });
+      } finally {
+        lock?.release();
       }
     });
-
-  const baseline = program
-    .command('baseline')
-    .description('pin the run that `tunebench history` compares the latest run with')
-    .addHelpText(
-      'after',
-      examples('tunebench baseline set reports/default/<run-id>', 'tunebench baseline show reports/default'),
-    );
-  baseline
-    .command('set')
-    .description("pin a finished run as its experiment's baseline (<reports>/<experiment>/baseline.json)")
-    .argument('<run-dir>', 'a finished run directory')
-    .addHelpText('after', examples('tunebench baseline set reports/default/<run-id>'))
-    .action((runArg: string) => {
-      const { dir, entry } = finishedRun(runArg, `pin ${runArg} as the baseline`);
-      const path = writeBaseline(dir, {
-        run_id: entry.run_id,
-        set_at: new Date().toISOString(),
-        env_key: entry.env_key,
-      });
-      process.stdout.write(
-        `baseline of ${entry.experiment}: ${entry.run_id} (environment ${entry.env_key}: ${entry.env_label}); ` +
-          `written to ${path}\n`,
-      );
-    });
-  baseline
-    .command('accept')
-    .description(
-      'accept a flagged run as the new level: the nightly gate takes it (and the nights after it) ' +
-        'as the reference from now on (<reports>/<experiment>/accepted.json)',
-    )
-    .argument('<run-dir>', 'a finished run directory, usually the latest night that history flagged')
-    .addHelpText('after', examples('tunebench baseline accept reports/default/<run-id>'))
-    .action((runArg: string) => {
-      const { dir, entry } = finishedRun(runArg, `accept ${runArg}`);
-      const expDir = dirname(dir);
-      const accepted = readAccepted(expDir);
-      if (accepted.some((a) => a.run_id === entry.run_id)) {
-        process.stdout.write(`${entry.experiment}: ${entry.run_id} was already accepted\n`);
-        return;
-      }
-      const path = writeAccepted(expDir, [...accepted, { run_id: entry.run_id, at: new Date().toISOString() }]);
-      process.stdout.write(
-        `${entry.experiment}: ${entry.run_id} accepted as a new level: ` +
-          `the nightly gate compares later nights with it; written to ${path}\n`,
-      );
-    });
-  baseline
-    .command('show')
-    .description('print the pinned baseline of an experiment folder')
-    .argument('<experiment-dir>', 'e.g. reports/default')
-    .addHelpText('after', examples('tunebench baseline show reports/default'))
-    .action((dirArg: string) => {
-      const pin = readBaseline(resolve(dirArg));
-      const accepted = readAccepted(resolve(dirArg));
-      process.stdout.write(
-        pin
-          ? `${JSON.stringify(pin)}\n`
-          : `no pinned baseline in ${dirArg}: history compares the latest run with the run before it\n`,
-      );
-      if (accepted.length > 0)
-        process.stdout.write(`accepted as new levels: ${accepted.map((a) => `${a.run_id} (${a.at})`).join(', ')}\n`);
-    });
-  baseline
-    .command('clear')
-    .description('remove the pinned baseline of an experiment folder')
-    .argument('<experiment-dir>', 'e.g. reports/default')
-    .addHelpText('after', examples('tunebench baseline clear reports/default'))
-    .action((dirArg: string) => {
-      const path = join(resolve(dirArg), BASELINE_FILE);
-      rmSync(path, { force: true });
-      process.stdout.write(`removed ${path}\n`);
-    });
+  registerBaseline(program);
 }
 
-/** The finished run a baseline command names, or a ConfigError that says why it cannot do `toDo`. */
-function finishedRun(runArg: string, toDo: string): { dir: string; entry: RunEntry } {
-  const dir = resolve(runArg);
-  if (!existsSync(join(dir, 'run.json')))
-    throw new ConfigError(`${runArg} is not a run directory (run.json is missing)`);
-  const entry = readRunEntry(dir);
-  if ('why' in entry) throw new ConfigError(`cannot ${toDo}: ${entry.why}`);
-  return { dir, entry };
+interface HistoryRun {
+  reports: string;
+  index: HistoryIndex;
+  opts: HistoryOptions & { experiment?: string; outRoot: string };
+  threshold: number | null;
+  flags: HistoryFlags;
+  confirm: boolean;
+}
+
+/** Analyzes, confirms pending alarms, writes the history reports and sets the exit code. */
+async function historyCommand({ reports, index, opts, threshold, flags: o, confirm }: HistoryRun): Promise<void> {
+  const outRoot = opts.outRoot;
+  let histories = analyzeHistory(index.runs, opts);
+  if (confirm && (await confirmPending(histories, index.runs, outRoot, o.quiet === true)))
+    histories = analyzeHistory(index.runs, opts);
+  const written: string[] = [];
+  const markdown: string[] = [];
+  for (const h of histories) {
+    const dir = join(outRoot, experimentDirName(h.experiment));
+    makeOwnDir(join(dir, 'charts'));
+    const chart = historyChart(h);
+    const svg = await renderSvg(chart.spec);
+    writeFileAtomic(join(dir, 'charts', `${chart.name}.vl.json`), `${JSON.stringify(chart.spec, null, 2)}\n`);
+    writeFileAtomic(join(dir, 'charts', `${chart.name}.svg`), svg);
+    writeFileAtomic(join(dir, 'history.html'), historyHtml(h, { chart, svg }, threshold));
+    const text = historyMarkdown(h, threshold);
+    writeFileAtomic(join(dir, 'history.md'), text);
+    writeJsonAtomic(join(dir, 'history.json'), machine(h, threshold));
+    markdown.push(text);
+    written.push(join(dir, 'history.html'));
+  }
+  appendStepSummary(markdown.join('\n'));
+  const failed = histories.filter((h) => threshold !== null && failingMetrics(h.gate).length > 0);
+  const changed = histories.filter((h) => o.failOnConfigChange && (h.gate?.config_changes.length ?? 0) > 0);
+  if (o.json) {
+    const summary = {
+      reports,
+      skipped: index.skipped,
+      experiments: histories.map((h) => machine(h, threshold)),
+      reports_written: written,
+    };
+    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  } else {
+    for (const h of histories)
+      process.stdout.write(
+        `${h.experiment}: ${h.runs} runs\n${findings(h, threshold)
+          .map((f) => `  ${f}`)
+          .join('\n')}\n`,
+      );
+    if (index.skipped.length > 0)
+      process.stdout.write(
+        `skipped ${index.skipped.length} unfinished or damaged run(s), e.g. ` +
+          `${index.skipped[0]!.dir}: ${index.skipped[0]!.why}\n`,
+      );
+    process.stdout.write(`history: ${written.map(printablePath).join(', ')}\n`);
+  }
+  if (failed.length > 0) {
+    process.stderr.write(
+      `tunebench: regression beyond ${threshold}% in ${failed.map((h) => h.experiment).join(', ')}\n`,
+    );
+    process.exitCode = EXIT.regression;
+  } else if (changed.length > 0) {
+    process.stderr.write(`tunebench: the chosen config changed in ${changed.map((h) => h.experiment).join(', ')}\n`);
+    process.exitCode = EXIT.configChanged;
+  }
 }
 
 /**
@@ -285,7 +234,7 @@ async function confirmPending(
     // next history runs it again.
     const stopped = done.find((c) => c.error?.startsWith(STOPPED_PREFIX));
     if (stopped) throw new StoppedError(`${stopped.error}; run tunebench history again to confirm`);
-    appendConfirmations(dirname(latest.dir), done);
+    appendConfirmations(dirname(latest.dir), done, confirmationRoots(dirname(latest.dir), outRoot));
     ran = true;
   }
   return ran;

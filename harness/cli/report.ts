@@ -4,25 +4,39 @@ import { join, resolve } from 'node:path';
 import { JOURNAL_FILE } from '../store/journal.js';
 import { rebuildFromJournal } from '../engine/rebuild.js';
 import { readRunDir } from '../store/read-run.js';
+import { copyRunFiles } from '../store/run-dir.js';
 import { writeReports } from '../report/write.js';
 import { terminalLines } from '../engine/progress.js';
-import { examples } from './common.js';
+import { examples, printablePath, requireOutDir } from './common.js';
 
 export function registerReport(program: Command): void {
   program
     .command('report')
     .description('rebuild charts/, report.html and summary.md of a run directory from its run.json and trials.jsonl')
     .argument('<run-dir>', 'a run directory, e.g. reports/default/<run-id>')
-    .addHelpText('after', examples('tunebench report reports/default/<run-id>'))
-    .action(async (dirArg: string) => {
+    .option(
+      '--out <dir>',
+      'write the reports to this folder instead (with copies of the files they link to), ' +
+        'e.g. when the run directory is read-only',
+    )
+    .addHelpText(
+      'after',
+      examples(
+        'tunebench report reports/default/<run-id>',
+        'tunebench report reports/default/<run-id> --out /tmp/report',
+      ),
+    )
+    .action(async (dirArg: string, o: { out?: string }) => {
       const dir = resolve(dirArg);
       const read = readRunDir(dir);
       const { run, warning } = await rebuildFromJournal(read.run, read.records, join(dir, JOURNAL_FILE));
       for (const w of [...read.warnings, ...(warning ? [warning] : [])])
         process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
-      const files = await writeReports(dir, run, read.records);
+      const target = o.out === undefined ? dir : copyRunFiles(dir, requireOutDir('--out', resolve(o.out)));
+      const files = await writeReports(target, run, read.records);
       process.stdout.write(
-        `${files.length} files written in ${dir}: report.html, summary.md and ${files.length - 2} chart files\n`,
+        `${files.length} files written in ${printablePath(target)}: ` +
+          `report.html, summary.md and ${files.length - 2} chart files\n`,
       );
     });
 }

@@ -60,7 +60,7 @@ export function registerRun(program: Command): void {
     const loaded = resume === undefined ? loadExperiment(experiment) : undefined;
     const progress = createProgress(progressMode(o));
     if (loaded && raw['resumeUnfinished'] === true) {
-      const found = findUnfinished(o.out, loaded.experiment.name);
+      const found = findUnfinished(o.out, { name: loaded.experiment.name, file: loaded.source });
       if (found) {
         progress.note(`--resume-unfinished: resuming ${found}`);
         resume = found;

@@ -12,10 +12,10 @@ export async function withStopSignals<T>(work: (signal: AbortSignal) => Promise<
     if (controller.signal.aborted) {
       // The second signal: no waiting for the trial to stop, but its processes still die, and the
       // run directory is marked stopped and unlocked so that it can be resumed.
-      hardExit('stopped', `stopped by a second ${name}`);
+      const resume = hardExit('stopped', `stopped by a second ${name}`);
       say(
         `tunebench: second ${name}: the trial was killed and the run marked stopped; ` +
-          `resume it with tunebench run --resume <run-dir>\n`,
+          `resume it with ${resume.join(' or ') || 'tunebench run --resume and the run directory it printed'}\n`,
       );
       process.exit(130);
     }

@@ -3,7 +3,8 @@
 // run can be resumed. Hooks are synchronous; they run once, in the order they were registered.
 import { killActiveTrials } from '../trial/process.js';
 
-type Hook = (status: 'stopped' | 'failed', reason: string) => void;
+/** A hook may return the command that continues what it closed (a run's resume command, a string). */
+type Hook = (status: 'stopped' | 'failed', reason: string) => unknown;
 const hooks = new Set<Hook>();
 let ran = false;
 
@@ -13,9 +14,10 @@ export function onHardExit(hook: Hook): () => void {
   return () => hooks.delete(hook);
 }
 
-/** Kills every running trial, then runs the hooks; never throws. */
-export function hardExit(status: 'stopped' | 'failed', reason: string): void {
-  if (ran) return;
+/** Kills every running trial, then runs the hooks; never throws. Returns the commands the hooks gave. */
+export function hardExit(status: 'stopped' | 'failed', reason: string): string[] {
+  const next: string[] = [];
+  if (ran) return next;
   ran = true;
   try {
     killActiveTrials();
@@ -24,9 +26,11 @@ export function hardExit(status: 'stopped' | 'failed', reason: string): void {
   }
   for (const hook of hooks) {
     try {
-      hook(status, reason);
+      const command = hook(status, reason);
+      if (typeof command === 'string') next.push(command);
     } catch {
       // One failing hook must not keep the others from running.
     }
   }
+  return next;
 }

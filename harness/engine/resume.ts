@@ -36,21 +36,29 @@ export interface ResumeOptions {
 /**
  * The newest run of an experiment under outDir that did not finish (killed, stopped, failed), for
  * `tunebench run --resume-unfinished`: nightly jobs continue last night's run instead of starting over.
+ * Only runs of the same experiment count: the same name and the same experiment file (two files may
+ * share a name, or names that map to one folder).
  */
-export function findUnfinished(outDir: string, experimentName: string): string | null {
-  const root = join(resolve(outDir), experimentDirName(experimentName));
+export function findUnfinished(outDir: string, experiment: { name: string; file: string }): string | null {
+  const root = join(resolve(outDir), experimentDirName(experiment.name));
   if (!existsSync(root)) return null;
-  // Only the newest run: an older run left unfinished was given up, and must not come back every night.
-  const newest = readdirSync(root, { withFileTypes: true })
+  const file = resolve(experiment.file);
+  const mine = readdirSync(root, { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(root, d.name, RUN_FILE)))
-    .map((d) => d.name)
-    .sort()
-    .at(-1);
-  if (newest === undefined) return null;
+    .map((d) => ({ dir: join(root, d.name), run: runJsonOrNull(join(root, d.name)) }))
+    .filter(({ run }) => run === null || (run.experiment === experiment.name && resolve(run.experiment_file) === file))
+    .sort((a, b) => a.dir.localeCompare(b.dir));
+  // Only the newest run: an older run left unfinished was given up, and must not come back every night.
+  const newest = mine.at(-1);
+  // A damaged run.json cannot be resumed: a new run starts.
+  return newest?.run && !isFinished(newest.run) ? newest.dir : null;
+}
+
+function runJsonOrNull(dir: string): RunJson | null {
   try {
-    return isFinished(readRunJson(join(root, newest), '')) ? null : join(root, newest);
+    return readRunJson(dir, '');
   } catch {
-    return null; // a damaged run.json cannot be resumed; a new run starts
+    return null;
   }
 }
 
@@ -74,6 +82,7 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     const resumed: RunDir = { ...dir, runId: runJson.run_id };
     const notes: string[] = [];
     if (dir.lock.tookOver) notes.push(dir.lock.tookOver);
+    requireJournalOfProgress(runJson, resumed);
     const records = readJournalForResume(resumed, notes);
     const { experiment, workload } = experimentOfRun(runJson);
     const mechanism = preflightLimit(experiment);
@@ -139,6 +148,41 @@ function readRunJsonForResume(dir: string): RunJson {
     );
   }
   return run;
+}
+
+/**
+ * What the run directory says had run before it stopped: trials counted in run.json (a stop, earlier
+ * resumes, a partial result) and trial files left in .scratch/.
+ */
+function progressOf(run: RunJson, dir: RunDir): { trials: number; where: string } | null {
+  const counted = Math.max(
+    run.stopped?.completed_trials ?? 0,
+    ...(run.resumes ?? []).map((r) => r.replayed_trials),
+    run.result?.trials.total ?? 0,
+  );
+  if (counted > 0) return { trials: counted, where: `${RUN_FILE} records ${counted} completed trial(s)` };
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir.scratch).filter((f) => f.endsWith('.events.jsonl') || f.endsWith('.stderr'));
+  } catch {
+    // No scratch folder: nothing ran.
+  }
+  return files.length > 0 ? { trials: files.length, where: `.scratch/ holds the files of trials that ran` } : null;
+}
+
+/**
+ * A journal that is missing although trials ran was deleted: resuming would run every trial again and
+ * present it as the same run, so it is refused with the way out.
+ */
+function requireJournalOfProgress(run: RunJson, dir: RunDir): void {
+  if (existsSync(dir.journal.path)) return;
+  const progress = progressOf(run, dir);
+  if (!progress) return;
+  throw new ConfigError(
+    `cannot resume ${dir.path}: its journal ${dir.journal.path} is missing, but ${progress.where}, ` +
+      'so the journal was deleted or moved after the run stopped; restore the journal (from a backup, or ' +
+      `put it back where it was) and resume again, or start a new run from ${run.experiment_file}`,
+  );
 }
 
 function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {

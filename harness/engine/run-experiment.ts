@@ -23,6 +23,7 @@ import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
 import { deviceOf, type StageContext } from './context.js';
 import { onHardExit } from './hard-exit.js';
+import { printedCommand } from '../util/shell.js';
 import type { Progress } from './progress.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import { runStage } from './stages/index.js';
@@ -125,7 +126,7 @@ export function preflightLimit(experiment: Experiment): string {
 
 /** The command that continues this run. */
 function resumeCommand(dir: string): string {
-  return `tunebench run --resume ${JSON.stringify(dir)}`;
+  return printedCommand(['tunebench', 'run', '--resume', dir]);
 }
 
 /**
@@ -148,6 +149,7 @@ export async function execute(x: Execution): Promise<RunResult> {
       stopped: { reason, stage: '', completed_trials: completed, stage_trials: 0, resume: resumeCommand(x.dir.path) },
     });
     x.dir.lock.release();
+    return resumeCommand(x.dir.path);
   });
   try {
     return await executeLocked(x);

@@ -2,15 +2,18 @@
 // fingerprint, with its key metrics and chosen config. Entries are cached in <reports>/.history-index.json
 // (keyed by run.json's size and mtime), so a history of a thousand nights reads each run.json once.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeJsonAtomic } from '../store/atomic.js';
+import { printedCommand } from '../util/shell.js';
 import { readRunJson, RUN_FILE } from '../store/run-dir.js';
 import { z } from 'zod';
 import { configSchema, type Fingerprint, isFinished, type RunJson, type RunResult } from '../domain/index.js';
 
 export const INDEX_FILE = '.history-index.json';
+/** Held in the reports folder while `history` confirms alarms: one confirmation run at a time. */
+export const HISTORY_LOCK_FILE = '.history.lock';
 const INDEX_VERSION = 1;
 
 /** One key metric of a run: higher is better for every metric tunebench tracks. */
@@ -44,6 +47,8 @@ export interface HistoryIndex {
   runs: RunEntry[];
   /** Run directories that were skipped, and why (unfinished, stopped, damaged). */
   skipped: { dir: string; why: string }[];
+  /** Cache entries that were not trusted (a path that is not where the run lies), in words. */
+  warnings: string[];
 }
 
 /** What makes two runs comparable: the device, its driver and the library versions. */
@@ -120,7 +125,11 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
     return { why: (error as Error).message };
   }
   if (!isFinished(run) || !run.result || run.result.stopped) {
-    return { why: `the run did not finish (status ${run.status ?? 'unknown'}); resume it with tunebench run --resume` };
+    return {
+      why:
+        `the run did not finish (status ${run.status ?? 'unknown'}); ` +
+        `resume it with ${printedCommand(['tunebench', 'run', '--resume', dir])}`,
+    };
   }
   const env = environmentKey(run.environment);
   return {
@@ -166,6 +175,7 @@ export function indexRuns(reportsDir: string): HistoryIndex {
   const fresh: CacheFile = { version: INDEX_VERSION, entries: {} };
   const runs: RunEntry[] = [];
   const skipped: { dir: string; why: string }[] = [];
+  const warnings: string[] = [];
   let changed = false;
   for (const exp of readdirSync(root, { withFileTypes: true })) {
     if (!exp.isDirectory() || exp.name.startsWith('.')) continue;
@@ -175,12 +185,20 @@ export function indexRuns(reportsDir: string): HistoryIndex {
       const runFile = join(dir, RUN_FILE);
       let st: Stats;
       try {
-        st = statSync(runFile);
+        st = lstatSync(runFile);
       } catch {
         continue; // not a run directory (history output, compare output)
       }
-      const cached = cache.entries[dir];
-      const entry = cached && cached.size === st.size && cached.mtime === st.mtimeMs ? cached.entry : readRunEntry(dir);
+      if (!st.isFile()) {
+        // A link would make history read (and confirm) a run that lies outside the reports folder.
+        skipped.push({
+          dir,
+          why: `${RUN_FILE} is not a regular file (a symbolic link?): only runs inside the tree count`,
+        });
+        continue;
+      }
+      const cached = trustedCacheEntry(cache.entries[dir], dir, st, (w) => warnings.push(`${cachePath}: ${w}`));
+      const entry = cached?.entry ?? readRunEntry(dir);
       if (entry !== cached?.entry) changed = true;
       fresh.entries[dir] = { size: st.size, mtime: st.mtimeMs, entry };
       if ('why' in entry) skipped.push({ dir, why: entry.why });
@@ -195,5 +213,28 @@ export function indexRuns(reportsDir: string): HistoryIndex {
     }
   }
   runs.sort((a, b) => a.started_at.localeCompare(b.started_at) || a.run_id.localeCompare(b.run_id));
-  return { runs, skipped };
+  return { runs, skipped, warnings };
+}
+
+/**
+ * The cached entry of the run directory `dir` when it is still current (same size and time of
+ * run.json) and names `dir` itself; a cache is a file anyone may edit, so an entry that points
+ * elsewhere (outside the reports tree, or at another run) is ignored with a warning and the run is
+ * read again.
+ */
+function trustedCacheEntry(
+  cached: CacheFile['entries'][string] | undefined,
+  dir: string,
+  st: Stats,
+  warn: (message: string) => void,
+): CacheFile['entries'][string] | undefined {
+  if (!cached || cached.size !== st.size || cached.mtime !== st.mtimeMs) return undefined;
+  if ('dir' in cached.entry && cached.entry.dir !== dir) {
+    warn(
+      `the cached entry of ${dir} names ${JSON.stringify(cached.entry.dir)}, which is not that run's folder ` +
+        '(the cache was edited); the entry was ignored and the run read again from its run.json',
+    );
+    return undefined;
+  }
+  return cached;
 }

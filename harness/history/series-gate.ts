@@ -7,26 +7,53 @@ import { NIGHTLY_DEFAULTS, NightlyGate, type NightStatus } from '../stats/nightl
 import type { RunEntry } from './index.js';
 import { z } from 'zod';
 
+/** Above any throughput (samples/s) or speed-up a machine measures: a larger value was not measured. */
+export const MAX_CONFIRMED_VALUE = 1e15;
+
+const finite = z.number().finite();
+/** An absolute path on one line: where a confirmation ran (checked to lie in the reports tree when read). */
+const runDirSchema = z
+  .string()
+  .refine((p) => p.startsWith('/') && !/[\u0000-\u001f\u007f]/.test(p), 'expected an absolute path on one line');
+
 /** A re-measurement of one flagged metric of one run (stored in <reports>/<experiment>/confirmations.json). */
-export const confirmationSchema = z.object({
-  run_id: z.string(),
-  metric: z.string(),
-  /** When it ran. */
-  at: z.string(),
-  /** The re-measured value (the metric's own estimator over more trials); null when it could not be measured. */
-  value: z.number().positive().nullable(),
-  /** Trials whose value went into `value`. */
-  trials: z.number(),
-  /** The run whose config was measured beside tonight's, interleaved. */
-  reference_run: z.string(),
-  same_config: z.boolean(),
-  /** Tonight's config over the reference run's config, both measured now (95% CI), when the configs differ. */
-  config_ratio: z.object({ estimate: z.number(), low: z.number(), high: z.number() }).nullable(),
-  /** The confirmation's own run directory. */
-  run_dir: z.string().nullable(),
-  /** Why it could not measure, when it could not. */
-  error: z.string().nullable(),
-});
+export const confirmationSchema = z
+  .object({
+    run_id: z.string(),
+    metric: z.string(),
+    /** When it ran. */
+    at: z.string(),
+    /** The re-measured value (the metric's own estimator over more trials); null when it could not be measured. */
+    value: finite.positive().max(MAX_CONFIRMED_VALUE).nullable(),
+    /** Trials whose value went into `value`. */
+    trials: z.number().int().nonnegative(),
+    /** The run whose config was measured beside tonight's, interleaved. */
+    reference_run: z.string(),
+    same_config: z.boolean(),
+    /** Tonight's config over the reference run's config, both measured now (95% CI), when the configs differ. */
+    config_ratio: z
+      .object({ estimate: finite.positive(), low: finite.nonnegative(), high: finite.positive() })
+      .nullable(),
+    /** The confirmation's own run directory. */
+    run_dir: runDirSchema.nullable(),
+    /** Why it could not measure, when it could not. */
+    error: z.string().nullable(),
+  })
+  .superRefine((c, ctx) => {
+    // A value is the estimate of trials that ran in a run directory: without them it was not measured.
+    if (c.value !== null && c.trials < 1)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['trials'],
+        message: `a measured value needs at least 1 trial, got ${c.trials}`,
+      });
+    if (c.value !== null && c.run_dir === null)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['run_dir'],
+        message: 'a measured value needs the run directory it was measured in',
+      });
+  });
 export type Confirmation = z.infer<typeof confirmationSchema>;
 
 export interface GateTest {

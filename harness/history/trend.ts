@@ -1,8 +1,7 @@
 // History analysis: per experiment and environment, one series per key metric with its change points,
 // the chosen values over time, and the gate of the latest run against its baseline (pinned with
 // `tunebench baseline set`, else the run before it in the same environment).
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { ConfigError } from '../errors.js';
 import {
   compareRuns,
@@ -13,18 +12,25 @@ import {
 } from '../analysis/compare-runs.js';
 import { readRunDir } from '../store/read-run.js';
 import { detectChangePoints } from '../stats/change-points.js';
-import { writeJsonAtomic } from '../store/atomic.js';
 import type { RunEntry } from './index.js';
-import { confirmationSchema, seriesGate, type Confirmation, type SeriesGate } from './series-gate.js';
+import { seriesGate, type SeriesGate } from './series-gate.js';
+import { confirmationRoots, readAccepted, readBaseline, readConfirmations } from './files.js';
 import type { Fingerprint, ParamValue } from '../domain/index.js';
-import { CheckedFileError, readCheckedJson } from '../util/checked-json.js';
-import { z } from 'zod';
 
-export const BASELINE_FILE = 'baseline.json';
-/** Runs accepted as a new level with `tunebench baseline accept`, per experiment folder. */
-export const ACCEPTED_FILE = 'accepted.json';
-/** The re-measurements of flagged metrics, per experiment folder. */
-export const CONFIRMATIONS_FILE = 'confirmations.json';
+export {
+  ACCEPTED_FILE,
+  appendConfirmations,
+  BASELINE_FILE,
+  confirmationRoots,
+  CONFIRMATIONS_FILE,
+  readAccepted,
+  readBaseline,
+  readConfirmations,
+  writeAccepted,
+  writeBaseline,
+  type AcceptedRun,
+  type BaselinePin,
+} from './files.js';
 
 export interface TrendPoint {
   run_id: string;
@@ -96,84 +102,8 @@ export interface HistoryOptions {
   alarmBudget: number;
   /** Regression alarms wait for a confirmation run (the CLI runs it and analyzes again). */
   confirm: boolean;
-}
-
-const baselinePinSchema = z.object({ run_id: z.string(), set_at: z.string(), env_key: z.string() });
-export type BaselinePin = z.infer<typeof baselinePinSchema>;
-
-/** The pinned baseline of an experiment folder (<reports>/<experiment>/baseline.json), if any. */
-export function readBaseline(experimentDir: string): BaselinePin | null {
-  const path = join(experimentDir, BASELINE_FILE);
-  if (!existsSync(path)) return null;
-  try {
-    return readCheckedJson(
-      baselinePinSchema,
-      path,
-      'baseline.json',
-      'pin the baseline again with tunebench baseline set <run-dir>',
-    );
-  } catch (error) {
-    if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
-    throw error;
-  }
-}
-
-const acceptedRunSchema = z.object({ run_id: z.string(), at: z.string() });
-export type AcceptedRun = z.infer<typeof acceptedRunSchema>;
-const acceptedFileSchema = z.object({ accepted: z.array(acceptedRunSchema) });
-const confirmationsFileSchema = z.object({ confirmations: z.array(confirmationSchema) });
-
-/** A JSON file that history keeps beside the runs, checked; a missing file is an empty one. */
-function readHistoryFile<S extends z.ZodType>(schema: S, path: string, what: string, fix: string): z.output<S> | null {
-  if (!existsSync(path)) return null;
-  try {
-    return readCheckedJson(schema, path, what, fix);
-  } catch (error) {
-    if (error instanceof CheckedFileError) throw new ConfigError(error.message, [], { cause: error });
-    throw error;
-  }
-}
-
-/** The runs accepted as new levels in an experiment folder. */
-export function readAccepted(experimentDir: string): AcceptedRun[] {
-  return (
-    readHistoryFile(
-      acceptedFileSchema,
-      join(experimentDir, ACCEPTED_FILE),
-      'the accepted-runs file',
-      'accept the runs again with tunebench baseline accept <run-dir> after removing it',
-    )?.accepted ?? []
-  );
-}
-
-export function writeAccepted(experimentDir: string, accepted: AcceptedRun[]): string {
-  const path = join(experimentDir, ACCEPTED_FILE);
-  writeJsonAtomic(path, { accepted });
-  return path;
-}
-
-/** The confirmations recorded in an experiment folder. */
-export function readConfirmations(experimentDir: string): Confirmation[] {
-  return (
-    readHistoryFile(
-      confirmationsFileSchema,
-      join(experimentDir, CONFIRMATIONS_FILE),
-      'the confirmations file',
-      'remove it and run tunebench history again to re-confirm',
-    )?.confirmations ?? []
-  );
-}
-
-export function appendConfirmations(experimentDir: string, added: readonly Confirmation[]): string {
-  const path = join(experimentDir, CONFIRMATIONS_FILE);
-  writeJsonAtomic(path, { confirmations: [...readConfirmations(experimentDir), ...added] });
-  return path;
-}
-
-export function writeBaseline(runDir: string, pin: BaselinePin): string {
-  const path = join(dirname(runDir), BASELINE_FILE);
-  writeJsonAtomic(path, pin);
-  return path;
+  /** Where the history reports and confirmation runs go (--out); default <reports>/history. */
+  outRoot?: string;
 }
 
 function series(runs: readonly RunEntry[]): MetricTrend[] {
@@ -245,7 +175,7 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
       alpha,
       minDrop: opts.failPct / 100,
       acknowledged: new Set([...readAccepted(expDir).map((a) => a.run_id), ...(pin ? [pin.run_id] : [])]),
-      confirmations: readConfirmations(expDir),
+      confirmations: readConfirmations(expDir, confirmationRoots(expDir, opts.outRoot)),
       confirm: opts.confirm,
     },
   );

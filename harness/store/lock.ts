@@ -87,9 +87,21 @@ function tryCreate(path: string, info: LockInfo): boolean {
   }
 }
 
-/** Locks a run directory for this process, taking over a stale lock; throws StoreError when it is held. */
-export function acquireLock(dir: string, command = process.argv.slice(1).join(' ')): RunLock {
-  const path = join(dir, LOCK_FILE);
+/** What a lock guards, for its messages: the lock file's name and what to do once the holder is gone. */
+export interface LockTarget {
+  /** The lock file's name in the folder (default LOCK_FILE). */
+  file?: string;
+  /** What the user does after stopping the holder (default: resume). */
+  then?: string;
+}
+
+/**
+ * Locks a folder for this process (a run directory by default), taking over a stale lock; throws
+ * StoreError, naming the holder, when it is held.
+ */
+export function acquireLock(dir: string, command = process.argv.slice(1).join(' '), target: LockTarget = {}): RunLock {
+  const path = join(dir, target.file ?? LOCK_FILE);
+  const then = target.then ?? 'resume';
   const mine: LockInfo = {
     pid: process.pid,
     host: hostname(),
@@ -110,13 +122,13 @@ export function acquireLock(dir: string, command = process.argv.slice(1).join(' 
       if (stale === false) {
         throw new StoreError(
           `${dir} is in use by another tunebench (${who}: ${held.command}); ` +
-            `wait for it to finish, or stop it (kill ${held.pid}) and resume`,
+            `wait for it to finish, or stop it (kill ${held.pid}) and ${then}`,
         );
       }
       if (stale === null) {
         throw new StoreError(
           `${dir} is locked by a tunebench on another host (${who}); ` +
-            `if that job is gone (its node failed or was preempted), delete ${path} and resume`,
+            `if that job is gone (its node failed or was preempted), delete ${path} and ${then}`,
         );
       }
       tookOver = `took over the stale lock of ${who}: that process no longer runs`;

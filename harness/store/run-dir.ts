@@ -1,6 +1,6 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeJsonAtomic } from './atomic.js';
@@ -72,7 +72,11 @@ export function makeDirs(path: string): void {
  * folder, never a symbolic link, or a planted link would make tunebench delete and write elsewhere.
  */
 export function makeOwnDir(path: string): void {
-  makeDirs(path);
+  try {
+    makeDirs(path);
+  } catch (error) {
+    throw new StoreError(`could not create ${path}: ${describeWriteError(error)}`, { cause: error });
+  }
   const st = lstatSync(path);
   if (st.isSymbolicLink() || !st.isDirectory()) {
     throw new StoreError(
@@ -145,4 +149,24 @@ function runFormatOf(text: string): unknown {
 
 export function writeRunJson(dir: RunDir, value: RunJson): void {
   writeJsonAtomic(join(dir.path, RUN_FILE), value);
+}
+
+/** The files of a run that its report links to, besides the reports themselves. */
+const LINKED_FILES = [RUN_FILE, JOURNAL_FILE, 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml'];
+
+/**
+ * Copies the files a run's report links to (run.json, the journal, the chosen config) into another
+ * folder, so that a report rebuilt there (`tunebench report --out`) is whole; returns the folder.
+ */
+export function copyRunFiles(from: string, to: string): string {
+  makeOwnDir(to);
+  for (const name of LINKED_FILES) {
+    if (!existsSync(join(from, name))) continue;
+    try {
+      copyFileSync(join(from, name), join(to, name));
+    } catch (error) {
+      throw new StoreError(`could not copy ${name} to ${to}: ${describeWriteError(error)}`, { cause: error });
+    }
+  }
+  return to;
 }

@@ -12,6 +12,33 @@ export function shellLine(args: readonly string[]): string {
   return args.map((a) => (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : shellQuote(a))).join(' ');
 }
 
+/** Control characters (newline, tab, ESC, ...): a printed line must not break or carry them raw. */
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * One word for a command line that is printed for a person to paste into bash or zsh: plain words
+ * stay bare, others are single-quoted, and a word with control characters (a newline in a path) is
+ * written as $'...' with escapes, so the printed line stays one line and pastes back to the same word.
+ */
+export function shellWord(value: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(value)) return value;
+  if (!CONTROL.test(value)) return shellQuote(value);
+  const escaped = [...value]
+    .map((c) => {
+      if (c === '\\' || c === "'") return `\\${c}`;
+      if (c === '\n') return '\\n';
+      if (c === '\t') return '\\t';
+      return CONTROL.test(c) ? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}` : c;
+    })
+    .join('');
+  return `$'${escaped}'`;
+}
+
+/** A command printed for a person to paste into a shell (resume, confirm and accept hints). */
+export function printedCommand(args: readonly string[]): string {
+  return args.map(shellWord).join(' ');
+}
+
 /** Unquoted text that means something to a shell: pipes, lists, redirections, substitutions, variables, globs. */
 const NEEDS_SHELL = /[|&;<>()`*?[]|\$[A-Za-z_{(0-9@*#?$!-]|^#/;
 

@@ -105,7 +105,7 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
       assert.match(r.stderr, /SIGTERM received; stopping the current trial/);
       assert.match(
         r.stderr,
-        new RegExp(`Resume with: tunebench run --resume "${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"`),
+        new RegExp(`Resume with: tunebench run --resume '?${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'?$`, 'm'),
       );
       // The stopped trial's process is gone, and so is the lock.
       assert.equal(

@@ -69,6 +69,9 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
       assert.equal(slow.exitCode, 3, slow.stderr);
       assert.match(slow.stdout, /REGRESSION: .* is -23\.\d% \[/);
       assert.match(slow.stderr, /tunebench nightly: REGRESSION beyond 10%/);
+      // The accept command names the night that was judged, ready to paste (no <run-dir> placeholder).
+      const latest = join(runs, readdirSync(runs).sort().at(-1)!);
+      assert.ok(slow.stderr.includes(`if it is intended: tunebench baseline accept ${latest})`), slow.stderr);
       // On GitHub Actions each night's history lands in the step summary.
       assert.equal((readFileSync(summary, 'utf8').match(/^# tunebench history: faults$/gm) ?? []).length, 3);
     },
