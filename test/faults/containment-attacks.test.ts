@@ -211,7 +211,7 @@ tunebench.main(train, setup=setup)
     await waitFor('the setup() helper to end with its server', () => (alive(helper) ? null : true), 5);
   });
 
-  it('os._exit(3) in setup() is named as setup()\'s, not as a script that never reached tunebench.main()', async () => {
+  it("os._exit(3) in setup() is named as setup()'s, not as a script that never reached tunebench.main()", async () => {
     const script = `
 import os, tunebench
 def setup():

@@ -32,10 +32,7 @@ describe('ONNX Runtime trials under a cap', () => {
     assert.ok(r.samples_per_second! > 0);
     assert.ok(r.peak_rss_bytes! > 10e6);
     assert.ok(r.peak_limited_bytes! > r.peak_rss_bytes!, 'address space exceeds resident memory');
-    assert.deepEqual(
-      { mechanism: r.limit.mechanism, bytes: r.limit.bytes },
-      { mechanism: 'prlimit-as', bytes: CAP },
-    );
+    assert.deepEqual({ mechanism: r.limit.mechanism, bytes: r.limit.bytes }, { mechanism: 'prlimit-as', bytes: CAP });
     assert.equal(r.config['intra_op_threads'], 2, 'fixed parameters are part of the config');
   });
 
