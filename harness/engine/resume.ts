@@ -167,7 +167,16 @@ function progressOf(run: RunJson, dir: RunDir): { trials: number; where: string 
   } catch {
     // No scratch folder: nothing ran.
   }
-  return files.length > 0 ? { trials: files.length, where: `.scratch/ holds the files of trials that ran` } : null;
+  // A trial's files are removed when it is journaled, so what is left belongs to the trial a kill
+  // interrupted: trial N > 0 starts only after trial N-1 is in the journal. Trial 0's files alone
+  // mean the journal was never written (the kill landed in the first trial).
+  const started = Math.max(-1, ...files.map((f) => Number(/^t(\d+)[.-]/.exec(f)?.[1] ?? -1)));
+  return started > 0
+    ? {
+        trials: started,
+        where: `.scratch/ holds the files of trial ${started}, which starts after ${started} were journaled`,
+      }
+    : null;
 }
 
 /**
