@@ -1,7 +1,7 @@
 // How a trial's process starts: spawned afresh (under the cap's prefix), or forked from a warm server
 // (the cap set in the child). Both give the same handle to the code that watches the trial.
-import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, closeSync, constants, fstatSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ConfigError } from '../errors.js';
 import type { Readable } from 'node:stream';
@@ -56,6 +56,8 @@ export async function spawnTrial(
   cgroup: TrialCgroup | undefined,
 ): Promise<Launched> {
   const program = [...limit.prefix, ...spec.argv];
+  // Behind the join wrapper a missing program would be the shell's exit 127: say it as spawn would.
+  if (cgroup) requireProgram(program[0]!, env, spec.cwd);
   const argv = cgroup ? joinArgv(cgroup.procsFiles, program) : program;
   const child = execa(argv[0]!, argv.slice(1), {
     cwd: spec.cwd,
@@ -149,6 +151,32 @@ export async function forkTrial(
     },
     startFailure: () => undefined,
   };
+}
+
+/**
+ * Throws the error a spawn of `program` would give when it cannot be executed: a path that is not an
+ * executable file, or a name found on no directory of the trial's PATH.
+ */
+function requireProgram(program: string, env: Record<string, string>, cwd: string | undefined): void {
+  const candidates = program.includes('/')
+    ? [resolve(cwd ?? process.cwd(), program)]
+    : (env['PATH'] ?? process.env['PATH'] ?? '')
+        .split(delimiter)
+        .filter((d) => d !== '')
+        .map((d) => resolve(cwd ?? process.cwd(), d, program));
+  const runnable = candidates.some((c) => {
+    try {
+      accessSync(c, constants.X_OK);
+      return statSync(c).isFile();
+    } catch {
+      return false;
+    }
+  });
+  if (!runnable)
+    throw new ConfigError(
+      `could not start ${JSON.stringify(program)}: ${program.includes('/') ? 'no executable file there' : 'not found on PATH'}; ` +
+        'check workload.command (and workload.python)',
+    );
 }
 
 /** The last `bytes` of a file as text ('' when it does not exist). */
