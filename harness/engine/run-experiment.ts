@@ -245,7 +245,10 @@ export async function runStages(
       name,
       outcomes: state.outcomes,
       evidence: state.evidence,
-      rerun: () => runStage(ctx, stage, name),
+      rerun: () => {
+        ctx.progress.stage(name, `${stage.kind} again, at the lowered ${ctx.baseConfig['batch_size'] ?? 'batch'}`);
+        return runStage(ctx, stage, name);
+      },
     });
     outcome = lowered.outcome;
     for (const note of outcome.notes) ctx.progress.note(note);

@@ -11,8 +11,8 @@ export function failureHead(f: StageFailure): string {
 /** A failure no lowering rescued, as the CLI and the summary say it. */
 export function stageFailureSentence(f: StageFailure): string {
   return (
-    `${failureHead(f)} (the ${f.param} ${f.chosen_by} chose, or lower); no lower ${f.param} held under the ` +
-    `stage's config, so no ${f.param} is written and the stages after ${f.stage} did not run`
+    `${failureHead(f)}, the ${f.param} that ${f.chosen_by} chose, and no lower ${f.param} held under the ` +
+    `stage's cheapest config: no ${f.param} is written, and the stages after ${f.stage} did not run`
   );
 }
 

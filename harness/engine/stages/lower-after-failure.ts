@@ -53,9 +53,9 @@ export async function lowerAfterFailure(
     }
     const lowering = await lowerUnder(ctx, owner, failure, lighterConfig(ctx, outcome, x.spec));
     (owner.outcome.result.lowered_after ??= []).push(lowering);
-    ctx.progress.note(loweringNote(lowering, owner.spec.param));
     if (lowering.batch === null) {
       dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
+      outcome.notes.unshift(loweringNote(lowering, owner.spec.param));
       return { outcome, failure };
     }
     setBatch(ctx, owner.outcome, x.evidence, lowering);
