@@ -214,11 +214,7 @@ export function stageContext(
  * Runs the stages in order (up to and including `until`), each starting from what the earlier ones
  * chose. On SLURM a max-batch stage first runs whole inside one allocation; its trials then replay here.
  */
-export async function runStages(
-  ctx: StageContext,
-  state: RunState,
-  until = Infinity,
-): Promise<void> {
+export async function runStages(ctx: StageContext, state: RunState, until = Infinity): Promise<void> {
   for (const [i, stage] of ctx.experiment.stages.entries()) {
     if (i > until) break;
     const name = stageName(stage, i);

@@ -17,4 +17,3 @@ export const tableBlock = (headers: string[], rows: (string | number)[][], highl
   kind: 'table',
   table: { headers, rows: rows.map((r) => r.map(String)), highlight },
 });
-

@@ -101,7 +101,14 @@ describe('a later stage that fails at the chosen batch', () => {
     assert.match(r.stderr, /^tunebench: harness failure: stage loader: every config OOMed at batch 200, /m);
     assert.doesNotMatch(r.all ?? '', /invalid input/);
     assert.deepEqual(result.stage_failures, [
-      { stage: 'loader', kind: 'every-config-oom', param: 'batch_size', batch: 200, chosen_by: 'max-batch-1', configs: 2 },
+      {
+        stage: 'loader',
+        kind: 'every-config-oom',
+        param: 'batch_size',
+        batch: 200,
+        chosen_by: 'max-batch-1',
+        configs: 2,
+      },
     ]);
     assert.equal(mb.chosen, null);
     assert.equal(mb.lowered_after![0]!.batch, null);

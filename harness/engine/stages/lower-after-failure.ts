@@ -108,7 +108,14 @@ export function everyConfigOom(ctx: StageContext, outcome: StageOutcome, owner: 
     groups.every((g) => g.some(oomAt)) &&
     (outcome.kind === 'sweep' || groups.every((g) => !g.some((t) => t.outcome === 'ok')));
   if (!allOom) return undefined;
-  return { stage: outcome.name, kind: 'every-config-oom', param, batch, chosen_by: owner.outcome.name, configs: groups.length };
+  return {
+    stage: outcome.name,
+    kind: 'every-config-oom',
+    param,
+    batch,
+    chosen_by: owner.outcome.name,
+    configs: groups.length,
+  };
 }
 
 /** The stage's trials grouped by config: a sweep's rows that ran, else the stage's records by config. */

@@ -10,7 +10,6 @@ import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '..
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
-
 export async function runSweepStage(
   ctx: StageContext,
   spec: SweepStageSpec,
