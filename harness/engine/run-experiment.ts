@@ -241,10 +241,7 @@ export async function runStages(ctx: StageContext, state: RunState, until = Infi
       name,
       outcomes: state.outcomes,
       evidence: state.evidence,
-      rerun: () => {
-        ctx.progress.stage(name, `${stage.kind} again, at the lowered ${ctx.baseConfig['batch_size'] ?? 'batch'}`);
-        return runStage(ctx, stage, name);
-      },
+      rerun: () => runStage(ctx, stage, name),
     });
     outcome = lowered.outcome;
     for (const note of outcome.notes) ctx.progress.note(note);

@@ -59,6 +59,7 @@ export async function lowerAfterFailure(
       return { outcome, failure };
     }
     setBatch(ctx, owner.outcome, x.evidence, lowering);
+    ctx.progress.stage(x.name, `${x.spec.kind} again, at the lowered ${owner.spec.param}=${lowering.batch}`);
     outcome = await x.rerun();
     outcome.notes.unshift(loweringNote(lowering, owner.spec.param));
   }
