@@ -130,8 +130,10 @@ export function loweredRows(r: MaxBatchSummary): string[][] {
 }
 
 const CAPS: Record<string, string> = {
-  'cgroup-v1': 'a memory cgroup (v1): the real memory of the whole trial tree, DataLoader workers included',
-  'cgroup-v2': 'a memory cgroup (v2): the real memory of the whole trial tree, DataLoader workers included',
+  'cgroup-v1':
+    'a memory cgroup (v1): the real memory of the whole trial tree, child processes (DataLoader workers) included',
+  'cgroup-v2':
+    'a memory cgroup (v2): the real memory of the whole trial tree, child processes (DataLoader workers) included',
   'prlimit-as':
     "prlimit --as: each process's address space, which moves with glibc arenas and threads, not only with tensors",
   none: 'no cap',
