@@ -37,6 +37,14 @@ export class StoreError extends Error {
   override readonly name = 'StoreError';
 }
 
+/**
+ * A stage failed at a value an earlier stage chose (every config OOMed at the chosen batch) and no lower
+ * value rescued it: the harness's answer did not hold. The run directory and its reports are written. Exit code 1.
+ */
+export class StageFailedError extends Error {
+  override readonly name = 'StageFailedError';
+}
+
 /** The run was stopped by a signal; what completed is in the journal. Exit code 130. */
 export class StoppedError extends Error {
   override readonly name = 'StoppedError';

@@ -3,7 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { hardExit } from '../engine/hard-exit.js';
 import { terminalLines } from '../engine/progress.js';
-import { ConfigError, DetachedError, EXIT, exitCodeFor, StoppedError } from '../errors.js';
+import { ConfigError, DetachedError, EXIT, exitCodeFor, StageFailedError, StoppedError } from '../errors.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
 import { registerHistory } from './history.js';
@@ -23,7 +23,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
     .showHelpAfterError()
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 harness failure, 2 invalid input, ' +
+      '\nExit codes: 0 ok, 1 harness failure (also a stage that failed at the batch an earlier stage chose), 2 invalid input, ' +
         '3 regression (compare/history --fail-on-regression), ' +
         '4 chosen config changed (history --fail-on-config-change), 130 stopped by SIGINT, SIGTERM, SIGHUP or SIGQUIT.',
     );
@@ -52,7 +52,9 @@ export async function main(argv: string[] = process.argv): Promise<number> {
           ? 'stopped by signal'
           : error instanceof DetachedError
             ? 'submitted'
-            : 'error';
+            : error instanceof StageFailedError
+              ? 'harness failure'
+              : 'error';
     process.stderr.write(
       terminalLines(`tunebench: ${prefix}: ${error instanceof Error ? error.message : String(error)}\n`),
     );

@@ -4,7 +4,8 @@ import { createProgress, terminalLines } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { findUnfinished, resumeExperiment } from '../engine/resume.js';
 import { loadExperiment } from '../experiment/load.js';
-import { ConfigError, EXIT } from '../errors.js';
+import { ConfigError, EXIT, StageFailedError } from '../errors.js';
+import { stageFailureSentence } from '../report/stage-failure.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
 import { addCommonOptions, appendStepSummary, DEFAULTS, examples, progressMode, resolveCommon } from './common.js';
@@ -79,30 +80,42 @@ export function registerRun(program: Command): void {
             ...(kind ? { executor: kind } : {}),
           }),
     ).finally(() => progress.finish());
-    if (result.failed_stages.length > 0) {
+    // A stage that failed at the batch an earlier stage chose is the harness's answer failing (exit 1).
+    const failures = result.stage_failures ?? [];
+    const invalid = result.failed_stages.filter((s) => !failures.some((f) => f.stage === s));
+    if (invalid.length > 0) {
       // A workload that fails before any config runs is the user's to fix: report it as invalid input.
       process.exitCode = EXIT.invalid;
-      const why = result.stages.filter((s) => result.failed_stages.includes(s.name)).flatMap((s) => s.notes);
+      const why = result.stages.filter((s) => invalid.includes(s.name)).flatMap((s) => s.notes);
       process.stderr.write(
         terminalLines(
-          `tunebench: invalid input: the workload failed in stage ${result.failed_stages.join(', ')}: ` +
+          `tunebench: invalid input: the workload failed in stage ${invalid.join(', ')}: ` +
             `${why.join(' ')} (see ${result.files['summary']})\n`,
         ),
       );
     }
+    const failedBy = (): StageFailedError =>
+      new StageFailedError(
+        `${failures.map(stageFailureSentence).join('; ')} (see ${result.files['summary'] ?? result.run_dir})`,
+      );
     if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
     if (o.json) {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      if (failures.length > 0) throw failedBy();
       return;
     }
-    if (o.quiet) return;
+    if (o.quiet) {
+      if (failures.length > 0) throw failedBy();
+      return;
+    }
     const chosen = Object.entries(result.chosen)
       .map(([k, v]) => `${k}=${String(v)}`)
       .join(' ');
     // The headline says what the exit status says: a run with failed stages exits 2.
     const ended =
       result.failed_stages.length > 0
-        ? `finished with failed stages (${result.failed_stages.join(', ')}; exit ${EXIT.invalid})`
+        ? `finished with failed stages (${result.failed_stages.join(', ')}; ` +
+          `exit ${failures.length > 0 ? EXIT.harness : EXIT.invalid})`
         : 'finished';
     // Chosen values and warnings carry text from the workload and the experiment file: escaped for the terminal.
     process.stdout.write(
@@ -120,5 +133,6 @@ export function registerRun(program: Command): void {
         ].join('\n'),
       ),
     );
+    if (failures.length > 0) throw failedBy();
   });
 }

@@ -2,7 +2,7 @@
 // that `--json` prints and the reports read besides the journal. One shape, checked when read back.
 import { z } from 'zod';
 import { configSchema } from './params.js';
-import { evidenceSchema, stageOutcomeSchema } from './stages.js';
+import { evidenceSchema, stageFailureSchema, stageOutcomeSchema } from './stages.js';
 import { fingerprintSchema } from './telemetry.js';
 import { OUTCOMES } from './trial.js';
 
@@ -43,6 +43,11 @@ export const runResultSchema = z.object({
   warnings: z.array(z.string()),
   /** Stages that could choose nothing because the workload failed: the run exits 2. */
   failed_stages: z.array(z.string()),
+  /**
+   * Stages that failed at a value an earlier stage chose (every config OOMed at the chosen batch) and that
+   * no lower batch rescued: the harness's answer did not hold, so the run exits 1 (absent in older runs).
+   */
+  stage_failures: z.array(stageFailureSchema).optional(),
   files: z.record(z.string(), z.string()),
   /** Set when the run was stopped (a signal) or failed before its end: the report is partial. */
   stopped: stopInfoSchema.optional(),

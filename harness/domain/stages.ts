@@ -102,6 +102,50 @@ export const finalConfirmationSchema = z.object({
 });
 export type FinalConfirmation = z.infer<typeof finalConfirmationSchema>;
 
+/** Why a later stage could not run at a value an earlier stage chose (typed; the sentence is made where printed). */
+export const stageFailureSchema = z.object({
+  /** The later stage that failed. */
+  stage: z.string(),
+  kind: z.literal('every-config-oom'),
+  /** The parameter an earlier stage chose, and the value every config of the stage ran out of memory at. */
+  param: z.string(),
+  batch: num,
+  /** The stage that chose the value. */
+  chosen_by: z.string(),
+  /** Configs of the stage that ran (each with at least one OOM). */
+  configs: num,
+});
+export type StageFailure = z.infer<typeof stageFailureSchema>;
+
+/** A later stage failed at the chosen batch: the batch was lowered under that stage's config and the stage ran again. */
+export const stageLoweringSchema = z.object({
+  failure: stageFailureSchema,
+  /** The config the lowering ran with (the failed stage's cheapest config on top of the run's). */
+  config: configSchema,
+  /** The batch that held a confirmation-length run; null when none did. */
+  batch: numOrNull,
+  /** The lowest batch that failed in the lowering (or the stage's batch); exact when it is batch + multiple_of. */
+  lowest_fail: num,
+  trials: z.array(num),
+  survived: survivalSchema.optional(),
+});
+export type StageLowering = z.infer<typeof stageLoweringSchema>;
+
+/** The boundary measured again: the max and the batch above it, each repeated under identical runs. */
+export const boundaryBandSchema = z.object({
+  /** Runs of each boundary batch (after the one that placed it). */
+  repeats: num,
+  /** Largest batch that passed every run. */
+  passed_all: numOrNull,
+  /** Batches that passed some runs and failed others: the band where the limit moves between runs. */
+  failed_some: z.array(z.object({ batch: num, passed: num, failed: num })),
+  /** Smallest batch that failed every run; null when none was repeated or each passed at least once. */
+  failed_all: numOrNull,
+  /** The steps each repeat ran (null: the stage's probe steps). */
+  steps: numOrNull,
+});
+export type BoundaryBand = z.infer<typeof boundaryBandSchema>;
+
 /** One bucket of a bucketed max-batch stage (a sequence length and its answers). */
 export const bucketRowSchema = z.object({
   value: num,
@@ -152,6 +196,13 @@ export type Recipe = z.infer<typeof recipeSchema>;
 export const cardPredictionsSchema = z.object({
   /** What the fit was made on: the workload's device memory, or host RSS. */
   quantity: z.string(),
+  /** The fit is of device memory (a GPU workload's allocator peak) rather than host RSS (absent in older runs). */
+  of_device: z.boolean().optional(),
+  /**
+   * Shown in the report: by default only a fit of device memory (a card's max from a CPU job's host RSS means
+   * nothing); predict_cards: true shows it anyway, false never. Absent in older runs: shown.
+   */
+  shown: z.boolean().optional(),
   fixed_bytes: num,
   per_sample_bytes: num,
   rows: z.array(
@@ -222,6 +273,12 @@ export const maxBatchSummarySchema = z.object({
   buckets: bucketsSummarySchema.optional(),
   recipe: recipeSchema.optional(),
   predictions: cardPredictionsSchema.optional(),
+  /** The memory cap the max was found under: cgroup-v1/v2 (the whole trial tree's real memory), prlimit-as, none. */
+  cap_mechanism: z.string().optional(),
+  /** repeat_boundary: the max and the batch above it run again; the max written passed every run. */
+  band: boundaryBandSchema.optional(),
+  /** Later stages that failed at the chosen batch, and the lowering each caused. */
+  lowered_after: z.array(stageLoweringSchema).optional(),
   device_confirmation: deviceConfirmationSchema.optional(),
 });
 export type MaxBatchSummary = z.infer<typeof maxBatchSummarySchema>;
@@ -260,6 +317,8 @@ export const sweepSummarySchema = z.object({
   trials: num,
   trial_seconds: num,
   budget_exhausted: z.boolean(),
+  /** Parameters swept that do nothing here (pin_memory without a GPU): their values measure the same work. */
+  inert: z.array(z.object({ param: z.string(), why: z.literal('no-gpu') })).optional(),
   /** Trials that ran in SLURM jobs: the chosen config of each device class, from its own trials. */
   by_device: z.array(deviceChoiceSchema).optional(),
 });

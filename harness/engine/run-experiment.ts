@@ -26,6 +26,7 @@ import { onHardExit } from './hard-exit.js';
 import { printedCommand } from '../util/shell.js';
 import type { Progress } from './progress.js';
 import { finalConfirmations } from './stages/final-confirm.js';
+import { lowerAfterFailure } from './stages/lower-after-failure.js';
 import { runStage } from './stages/index.js';
 import {
   type Config,
@@ -35,6 +36,7 @@ import {
   OUTCOMES,
   type RunJson,
   type RunResult,
+  type StageFailure,
   type StageOutcome,
   type StopInfo,
   type TrialRecord,
@@ -212,11 +214,7 @@ export function stageContext(
  * Runs the stages in order (up to and including `until`), each starting from what the earlier ones
  * chose. On SLURM a max-batch stage first runs whole inside one allocation; its trials then replay here.
  */
-export async function runStages(
-  ctx: StageContext,
-  state: { outcomes: StageOutcome[]; evidence: Record<string, Evidence>; current: string },
-  until = Infinity,
-): Promise<void> {
+export async function runStages(ctx: StageContext, state: RunState, until = Infinity): Promise<void> {
   for (const [i, stage] of ctx.experiment.stages.entries()) {
     if (i > until) break;
     const name = stageName(stage, i);
@@ -237,11 +235,34 @@ export async function runStages(
     } finally {
       ctx.device = here;
     }
+    // Every config OOMed at the batch an earlier stage chose: lower it and run the stage again.
+    const lowered = await lowerAfterFailure(ctx, outcome, {
+      spec: stage,
+      name,
+      outcomes: state.outcomes,
+      evidence: state.evidence,
+      rerun: () => runStage(ctx, stage, name),
+    });
+    outcome = lowered.outcome;
     for (const note of outcome.notes) ctx.progress.note(note);
     state.outcomes.push(outcome);
     Object.assign(ctx.baseConfig, outcome.chosen);
     Object.assign(state.evidence, outcome.evidence);
+    if (lowered.failure) {
+      // The batch failed and nothing lower held: later stages would run at a batch that failed.
+      (state.failures ??= []).push(lowered.failure);
+      break;
+    }
   }
+}
+
+/** What the stages produce as they run: their outcomes, the evidence, the failures no lowering rescued. */
+export interface RunState {
+  outcomes: StageOutcome[];
+  evidence: Record<string, Evidence>;
+  current: string;
+  /** Absent until a failure (the SLURM stage worker and the rebuild pass a state without it). */
+  failures?: StageFailure[];
 }
 
 async function executeLocked(x: Execution): Promise<RunResult> {
@@ -251,7 +272,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   if (leftovers > 0)
     x.progress.note(`ended ${leftovers} process(es) that an earlier, killed run of this directory left running`);
   const ctx = stageContext(x, dir.journal, dir.scratch);
-  const state = { outcomes: [] as StageOutcome[], evidence: {} as Record<string, Evidence>, current: '' };
+  const state: RunState = { outcomes: [], evidence: {}, current: '', failures: [] };
   const { outcomes, evidence } = state;
   try {
     await runStages(ctx, state);
@@ -277,7 +298,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
         { cause: error },
       );
     }
-    await savePartial(x, ctx, outcomes, evidence, stop, x.signal?.aborted ? 'stopped' : 'failed');
+    await savePartial(x, ctx, state, stop, x.signal?.aborted ? 'stopped' : 'failed');
     if (x.signal?.aborted) {
       throw new StoppedError(
         `${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; ` +
@@ -299,7 +320,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   }
   // The journal must hold every trial of the run before the run can finish on it.
   dir.journal.verify('by the end of the run');
-  const result = buildResult(x, ctx, outcomes, evidence);
+  const result = buildResult(x, ctx, state);
   const allocated = ctx.records.find(
     (r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage),
   );
@@ -351,12 +372,11 @@ async function finishReports(path: string, finished: RunJson, records: readonly 
 async function savePartial(
   x: Execution,
   ctx: StageContext,
-  outcomes: StageOutcome[],
-  evidence: Record<string, Evidence>,
+  state: RunState,
   stop: StopInfo,
   status: 'stopped' | 'failed',
 ): Promise<void> {
-  const result = { ...buildResult(x, ctx, outcomes, evidence), stopped: stop };
+  const result = { ...buildResult(x, ctx, state), stopped: stop };
   const partial: RunJson = { ...x.runJson, status, stopped: stop, result };
   try {
     writeRunJson(x.dir, partial);
@@ -366,12 +386,8 @@ async function savePartial(
   }
 }
 
-function buildResult(
-  x: Execution,
-  ctx: StageContext,
-  outcomes: StageOutcome[],
-  evidence: Record<string, Evidence>,
-): RunResult {
+function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResult {
+  const { outcomes, evidence } = state;
   const { dir, experiment, mechanism, env } = x;
   const warnings: string[] = [];
   if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
@@ -430,6 +446,7 @@ function buildResult(
     wall_seconds: (Date.now() - x.started) / 1000,
     warnings,
     failed_stages: failedStages,
+    ...(state.failures?.length ? { stage_failures: state.failures } : {}),
     files: {
       run: join(dir.path, 'run.json'),
       journal: dir.journal.path,

@@ -2,6 +2,7 @@
 // environment, warnings, links to the raw files). No script, no network request: the
 // Content-Security-Policy allows inline styles and nothing else, and every string from the
 // experiment, the workload or the environment is escaped.
+import { stageFailureSentence } from './stage-failure.js';
 import { formatSeconds } from '../experiment/units.js';
 import type { Chart } from './charts/index.js';
 import { figure, interval } from './format.js';
@@ -81,6 +82,11 @@ export function reportHtml(page: ReportPage): string {
         `Only the stages that finished are shown. Resume with: <code>${esc(s.resume)}</code></p>`,
     );
   }
+  if (r.stage_failures?.length)
+    out.push(
+      '<h2 id="failed">Failed</h2>',
+      ...r.stage_failures.map((f) => `<p class="warn">${esc(stageFailureSentence(f))}</p>`),
+    );
   if (r.warnings.length > 0)
     out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
   out.push('<h2 id="chosen">Chosen config</h2>');

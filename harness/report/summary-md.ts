@@ -2,6 +2,7 @@
 import { formatSeconds } from '../experiment/units.js';
 import { figure } from './format.js';
 import { code, md, table } from './markdown.js';
+import { stageFailureSentence } from './stage-failure.js';
 import { stageSection, type Block } from './tables.js';
 import type { RunResult, TrialRecord } from '../domain/index.js';
 
@@ -30,6 +31,8 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
       `Resume with: ${code(s.resume)}`,
     );
   }
+  if (run.stage_failures?.length)
+    out.push('', '## Failed', '', ...run.stage_failures.map((f) => `- ${md(stageFailureSentence(f))}`));
   for (const stage of run.stages) {
     out.push('', `## Stage ${md(stage.name)} (${md(stage.kind)})`, '');
     const section = stageSection(

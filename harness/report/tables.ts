@@ -5,6 +5,17 @@ import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import { figure, interval as ci } from './format.js';
 import { foreignLoadWarning } from './foreign-load.js';
+import { tableBlock, text, type Block, type Table } from './blocks.js';
+import {
+  bandBlocks,
+  bucketBlocks,
+  confirmationBlocks,
+  loweredRows,
+  predictionBlocks,
+  recipeBlocks,
+} from './max-batch-blocks.js';
+
+export type { Block, Table };
 import type {
   ClaimSummary,
   CompareSummary,
@@ -14,25 +25,6 @@ import type {
   SweepSummary,
   TrialRecord,
 } from '../domain/index.js';
-
-export interface Table {
-  headers: string[];
-  rows: string[][];
-  /** Rows to emphasise (the chosen config or arm), by index. */
-  highlight: number[];
-}
-
-export type Block =
-  | { kind: 'text'; text: string }
-  | { kind: 'list'; items: string[] }
-  | { kind: 'warning'; text: string }
-  | { kind: 'table'; table: Table };
-
-const text = (t: string): Block => ({ kind: 'text', text: t });
-const tableBlock = (headers: string[], rows: (string | number)[][], highlight: number[] = []): Block => ({
-  kind: 'table',
-  table: { headers, rows: rows.map((r) => r.map(String)), highlight },
-});
 
 /** A stage as the report shows it: its outcome from run.json. */
 export type StageView = StageOutcome;
@@ -145,6 +137,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
       '-',
     ]);
   const f = r.final_confirmation;
+  rows.push(...loweredRows(r));
   if (f) rows.push([`final confirmation (${f.outcome})`, b(f.batch), f.statement, f.survived?.statement ?? '-']);
   return [
     [
@@ -153,6 +146,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
         `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}` +
           `Trials to the exact max: ${b(r.probesToMax)}.`,
       ),
+      ...bandBlocks(r),
       ...ranksBlocks(records),
       ...bucketBlocks(r),
       ...recipeBlocks(r),
@@ -210,116 +204,9 @@ function ranksBlocks(records: readonly TrialRecord[]): Block[] {
   ];
 }
 
-/** The bucket table: max batch and tokens per batch per bucket, and what the neighbours saved. */
-function bucketBlocks(r: MaxBatchSummary): Block[] {
-  const k = r.buckets;
-  if (!k) return [];
-  const b = (v: unknown) => figure(v);
-  const first = k.rows[0];
-  const model = k.model
-    ? ` One memory model across buckets guided the probes: ${formatBytes(k.model.a)} + ` +
-      `${figure(k.model.b, (v) => v.toFixed(0))} B x batch x ${k.param} + ` +
-      `${figure(k.model.c, (v) => v.toPrecision(3))} B x batch x ${k.param}^2.`
-    : '';
-  return [
-    text(
-      `Max ${r.param} per ${k.param} bucket, longest first; every max ran, and the next multiple of ` +
-        `${b(r.multiple_of)} failed at the same ${k.param} when the status is exact. ` +
-        `${b(k.probes_total)} probes located all ${b(k.rows.length)} maxima; the longest bucket, ` +
-        `searched with no neighbour (as an independent search would be), took ${b(first?.probesToMax)}.${model}`,
-    ),
-    tableBlock(
-      [
-        k.param,
-        `max ${r.param}`,
-        'tokens per batch (max)',
-        `chosen ${r.param}`,
-        'tokens per batch (chosen)',
-        'status',
-        'probes',
-        'what it survived',
-      ],
-      k.rows.map((row) => [
-        b(row.value),
-        b(row.max),
-        figure(row.max === null ? null : row.max * row.value),
-        b(row.chosen),
-        b(row.tokens),
-        row.status === 'exact' ? `exact (${b(row.smallestFail)} failed)` : row.status,
-        b(row.probesToMax),
-        row.survived?.statement ?? '-',
-      ]),
-    ),
-  ];
-}
-
-/** keep_effective_batch and the learning-rate rules. */
-function recipeBlocks(r: MaxBatchSummary): Block[] {
-  const x = r.recipe;
-  if (!x) return [];
-  const rows: string[][] = [];
-  if (x.accumulation_steps !== null)
-    rows.push([
-      `${r.param} x ${x.accumulation_param}${x.ranks > 1 ? ' x ranks' : ''}`,
-      `${figure(x.batch)} x ${figure(x.accumulation_steps)}${x.ranks > 1 ? ` x ${figure(x.ranks)}` : ''} = ${figure(x.effective_batch)}`,
-      'measured: the batch ran',
-    ]);
-  if (x.lr) {
-    rows.push([
-      'learning rate, linear rule',
-      Number(x.lr.linear.toPrecision(3)).toString(),
-      'a rule, not a measurement',
-    ]);
-    rows.push([
-      'learning rate, square-root rule',
-      Number(x.lr.sqrt.toPrecision(3)).toString(),
-      'a rule, not a measurement',
-    ]);
-  }
-  return [
-    text(`Training recipe: ${x.statement}.${x.lr ? ` Learning rate: ${x.lr.statement}.` : ''}`),
-    ...(rows.length > 0 ? [tableBlock(['recipe', 'value', 'kind'], rows)] : []),
-  ];
-}
-
-/** predicted_by: the earlier stage's prediction for this device against the max measured on it. */
-function confirmationBlocks(r: MaxBatchSummary): Block[] {
-  const c = r.device_confirmation;
-  if (!c) return [];
-  const measured = c.status === 'exact' ? figure(c.measured) : `${figure(c.measured)} (${c.status})`;
-  return [
-    tableBlock(
-      ['device', 'memory', `predicted max ${r.param} (from ${c.of_stage})`, `measured max ${r.param}`, 'probes'],
-      [
-        [
-          `${c.device} (${c.host})`,
-          figure(c.memory_bytes, formatBytes),
-          figure(c.predicted, (v) => `${v} (prediction)`),
-          measured,
-          figure(c.probes),
-        ],
-      ],
-    ),
-  ];
-}
-
-/** Max batch predicted on other cards from the fitted memory, beside the seed's rule of thumb. */
-function predictionBlocks(r: MaxBatchSummary): Block[] {
-  const p = r.predictions;
-  if (!p) return [];
-  const measured = p.rows.some((row) => row.measured != null);
-  return [
-    text(`Other cards: ${p.statement}.`),
-    tableBlock(
-      ['card', `predicted max ${r.param}`, 'rule of thumb (VRAM - 4) x 1.5', ...(measured ? ['measured'] : [])],
-      p.rows.map((row) => [
-        row.card,
-        figure(row.predicted, (v) => `${v} (prediction)`),
-        figure(row.rule_of_thumb),
-        ...(measured ? [figure(row.measured ?? null)] : []),
-      ]),
-    ),
-  ];
+/** A config is called tied only when it finished every trial: one that failed (an OOM at the chosen batch) never is. */
+export function tiedWithBest(r: SweepSummary, c: SweepSummary['configs'][number]): boolean {
+  return r.tied.includes(c.key) && c.key !== r.chosen_key && c.status !== 'failed';
 }
 
 function sweepBlocks(r: SweepSummary): Block[] {
@@ -330,9 +217,15 @@ function sweepBlocks(r: SweepSummary): Block[] {
     c.trials.length,
     ci(c.throughput, (v) => v.toFixed(1)),
     pct(c.stall_fraction),
-    c.why ?? (r.tied.includes(c.key) && c.key !== r.chosen_key ? 'tied with the best' : ''),
+    c.why ?? (tiedWithBest(r, c) ? 'tied with the best' : ''),
   ]);
   return [
+    ...(r.inert ?? []).map((i) =>
+      text(
+        `${i.param} does nothing without a GPU (no CUDA device ran these trials): ` +
+          'its values measure the same work, so any difference between them is noise.',
+      ),
+    ),
     text(
       `Strategy ${r.strategy} over ${r.params.join(', ')}: ${figure(r.trials)} trials, ` +
         `${figure(r.trial_seconds, (v) => v.toFixed(1))} trial-seconds` +

@@ -9,6 +9,7 @@ import {
   type Prediction,
   type Reading,
 } from './memory-fit.js';
+import { repeatBoundary, type Band } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
 import { ProbeCosts } from './probe-cost.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
@@ -44,6 +45,8 @@ export interface MaxBatchOptions {
    * another card's memory line); used even without capBytes.
    */
   predict?: (readings: readonly Reading[]) => Prediction | undefined;
+  /** Runs of the max and of the smallest failing batch after the search (harness/search/boundary-repeat.ts); 0: none. */
+  repeatBoundary?: number;
   /** Told, before each search probe, about how many trials the stage still needs (for progress). */
   onEstimate?: (remaining: number) => void;
 }
@@ -65,6 +68,8 @@ export interface MaxBatchResult {
   log: string[];
   notes: string[];
   probes: ProbeResult[];
+  /** repeatBoundary: what the max and the batch above it did when run again. */
+  band?: Band;
 }
 
 /** Growth factor of the exploration phase when memory readings are available. */
@@ -107,6 +112,7 @@ class SearchState {
   readonly longOk = new Set<number>();
   /** What search probes have cost, by outcome: bisection leans towards the cheaper one. */
   readonly costs = new ProbeCosts();
+  band: Band | undefined;
 
   constructor(
     private readonly run: ProbeFn,
@@ -180,6 +186,7 @@ class SearchState {
       await this.close();
     }
     if (!this.broken) await this.confirm();
+    if (!this.broken) await this.repeatBoundary();
     // Every trial that located the max, including failed confirmations; not the passing confirmation.
     this.probesToMax = this.probes.filter((p) => p.role === 'probe' || (p.role === 'confirm' && !p.ok)).length;
   }
@@ -329,6 +336,26 @@ class SearchState {
     }
   }
 
+  /** repeat_boundary: the max written passes every repeat; the boundary is reported as a band. */
+  private async repeatBoundary(): Promise<void> {
+    const n = this.opts.repeatBoundary ?? 0;
+    if (n <= 0 || this.lo === 0) return;
+    const steps = this.opts.confirmSteps > 0 ? this.opts.confirmSteps : this.probeSteps;
+    const hi = this.hi <= this.ceilK ? this.hi : null;
+    const b = await repeatBoundary({ run: this.run, m: this.m, lo: this.lo, hi, repeats: n, steps });
+    this.probes.push(...b.probes);
+    this.log.push(...b.log);
+    if (b.lo < this.lo)
+      this.notes.push(
+        `batch ${this.lo * this.m} failed one of ${n} repeats: the max written is ${b.lo * this.m || 'none'}, ` +
+          'the largest batch that passed every run',
+      );
+    if (b.lo > 0 && steps === this.opts.confirmSteps) this.longOk.add(b.lo);
+    this.lo = b.lo;
+    if (b.hi !== null) this.hi = Math.min(this.hi, b.hi);
+    this.band = b.band;
+  }
+
   async finish(): Promise<MaxBatchResult> {
     const status: MaxBatchStatus = this.broken
       ? 'failed'
@@ -360,6 +387,7 @@ class SearchState {
       notes: this.notes,
       probes: this.probes,
       ...(this.readings.length >= 2 ? { fit: fitLinear(this.readings)! } : {}),
+      ...(this.band ? { band: this.band } : {}),
     };
     if (max === null) return { ...base, recommended: null, fastest: null, peakSamplesPerSecond: null };
     const recommended = this.opts.skipRecommended ? null : await this.recommend(max);

@@ -1,6 +1,6 @@
 // What a batch-size search sees of one trial, and the function it calls to run one.
 
-export type ProbeRole = 'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe';
+export type ProbeRole = 'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe' | 'repeat';
 
 export interface ProbeResult {
   batch: number;

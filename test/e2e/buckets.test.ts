@@ -39,6 +39,8 @@ function experiment(dir: string): string {
       '    keep_effective_batch: 256',
       '    base_lr: 0.001',
       '    base_batch: 32',
+      // A line of host RSS (a CPU job) is shown only when asked for (issue 32).
+      '    predict_cards: true',
     ],
   );
 }
@@ -148,6 +150,8 @@ describe('max batch per sequence-length bucket', { skip: requireSystem('python3'
         assert.equal(row.predicted, expected);
       }
       assert.match(p.statement, /^predictions, not measurements/);
+      assert.equal(p.of_device, false, 'a line of host RSS');
+      assert.equal(p.shown, true, 'shown because predict_cards: true asks for it');
 
       const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
       assert.match(summary, /\| seq \| max batch_size \| tokens per batch \(max\) \|/);

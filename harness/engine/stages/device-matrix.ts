@@ -17,7 +17,9 @@ export function deviceMatrix(
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([device, rs]) => {
       const byConfig = new Map<string, { config: Config; steps: TrialRecord['steps'][] }>();
-      for (const r of rs.filter((x) => x.outcome === 'ok' && x.steps.length > 0)) {
+      // A config that failed a trial here (an OOM at the chosen batch) is no contender: never a tie.
+      const failed = new Set(rs.filter((x) => x.outcome !== 'ok').map((x) => keyOf(x.config)));
+      for (const r of rs.filter((x) => x.outcome === 'ok' && x.steps.length > 0 && !failed.has(keyOf(x.config)))) {
         const key = keyOf(r.config);
         const g = byConfig.get(key) ?? { config: r.config, steps: [] };
         g.steps.push(r.steps);

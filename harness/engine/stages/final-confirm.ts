@@ -18,7 +18,7 @@ import {
 /** Lowering steps by this factor until a batch holds, then bisects between it and the lowest failure. */
 const LOWER_FACTOR = 0.85;
 /** Trials the lowering may spend before it gives up. */
-const MAX_LOWERING_TRIALS = 8;
+export const MAX_LOWERING_TRIALS = 8;
 
 /**
  * Runs the final confirmation of every max-batch stage whose chosen batch is still in the final
@@ -137,21 +137,8 @@ async function confirmOrLower(
         `it is kept, but the training may fail the same way: see trial ${first.index}`,
     };
   }
-  // Lower geometrically until a batch holds, then bisect between it and the lowest failure.
-  let hi = from / m;
-  let lo = 0;
-  let okRecord: TrialRecord | undefined;
-  while (hi - lo > 1 && trials.length < MAX_LOWERING_TRIALS) {
-    const k = lo === 0 ? Math.max(1, Math.min(hi - 1, Math.floor(hi * LOWER_FACTOR))) : Math.floor((lo + hi) / 2);
-    const r = await run(k * m);
-    if (r.outcome === 'ok') {
-      lo = k;
-      okRecord = r;
-    } else {
-      hi = k;
-    }
-  }
-  if (!okRecord) {
+  const low = await lowerBelow({ m, failed: from, budget: MAX_LOWERING_TRIALS - trials.length, run });
+  if (!low.held) {
     return {
       changed,
       from,
@@ -163,20 +150,55 @@ async function confirmOrLower(
         `and no smaller batch held within ${trials.length} trials; no ${spec.param} is written`,
     };
   }
-  const s = survival([okRecord], spec.param)!;
-  const exact =
-    hi - lo <= 1 ? ` (${hi * m} failed)` : ` (not exact: the lowering stopped after ${trials.length} trials)`;
+  const s = survival([low.held], spec.param)!;
+  const exact = low.exact
+    ? ` (${low.lowestFail} failed)`
+    : ` (not exact: the lowering stopped after ${trials.length} trials)`;
   return {
     changed,
     from,
-    batch: lo * m,
+    batch: low.held.config[spec.param] as number,
     outcome: 'lowered',
     trials,
     survived: s,
     statement:
       `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}); ` +
-      `lowered to ${lo * m}${exact}, which ${s.statement}`,
+      `lowered to ${String(low.held.config[spec.param])}${exact}, which ${s.statement}`,
   };
+}
+
+/** What lowering a batch that failed found: the largest batch that held, and the lowest that failed. */
+export interface Lowered {
+  held: TrialRecord | undefined;
+  lowestFail: number;
+  /** The held batch is one multiple below the lowest failure. */
+  exact: boolean;
+}
+
+/**
+ * Lowers a batch that failed: geometrically (x0.85) until a batch holds, then bisects between it and the
+ * lowest failure, within `budget` trials.
+ */
+export async function lowerBelow(o: {
+  m: number;
+  failed: number;
+  budget: number;
+  run: (batch: number) => Promise<TrialRecord>;
+}): Promise<Lowered> {
+  let hi = Math.floor(o.failed / o.m);
+  let lo = 0;
+  let held: TrialRecord | undefined;
+  for (let n = 0; hi - lo > 1 && n < o.budget; n++) {
+    const k = lo === 0 ? Math.max(1, Math.min(hi - 1, Math.floor(hi * LOWER_FACTOR))) : Math.floor((lo + hi) / 2);
+    const r = await o.run(k * o.m);
+    if (r.outcome === 'ok') {
+      lo = k;
+      held = r;
+    } else {
+      hi = k;
+    }
+  }
+  return { held, lowestFail: hi * o.m, exact: held !== undefined && hi - lo <= 1 };
 }
 
 function sameConfig(a: Config, b: Config): boolean {

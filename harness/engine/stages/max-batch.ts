@@ -78,6 +78,8 @@ export async function runMaxBatchStage(
     throughputPoints: spec.throughput_points,
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
+    // Not per bucket: the bucket map rests on one model across buckets (docs/max-batch.md).
+    ...(bucket ? {} : { repeatBoundary: spec.repeat_boundary }),
     ...(latency ? { latency } : {}),
     // The earlier stage's line, taken at its word: a correct prediction closes with one pair of probes.
     ...(guide != null ? { predict: () => ({ batch: guide, spread: 0 }) } : {}),
@@ -179,7 +181,9 @@ export async function runMaxBatchStage(
       trials: recipe.trials,
     };
   }
-  const predictions = cardPredictions(probes, byBatch, m);
+  const predictions = cardPredictions(probes, byBatch, m, spec.predict_cards);
+  const atMax = probes.find((p) => p.ok && p.batch === result.max);
+  const capMechanism = atMax ? byBatch.get(atMax)?.limit.mechanism : undefined;
   const summary: MaxBatchSummary = {
     ...rest,
     survived,
@@ -187,6 +191,7 @@ export async function runMaxBatchStage(
     multiple_of: m,
     ceiling: spec.ceiling,
     cap_bytes: exp.limits.memory ?? null,
+    ...(capMechanism ? { cap_mechanism: capMechanism } : {}),
     headroom: spec.headroom,
     chosen: value,
     choose_rule: rule,
@@ -298,6 +303,7 @@ function cardPredictions(
   probes: readonly ProbeResult[],
   byBatch: Map<ProbeResult, TrialRecord>,
   m: number,
+  asked: boolean | undefined,
 ): CardPredictions | undefined {
   const ok = probes.filter((p) => p.ok && p.rssBytes !== null);
   const device = ok.length > 0 && ok.every((p) => byBatch.get(p)?.peak_device_bytes != null);
@@ -310,6 +316,9 @@ function cardPredictions(
     : 'peak RSS of the trial (host memory)';
   return {
     quantity,
+    of_device: device,
+    // Kept for predicted_by either way; shown where the line means something for a card, or when asked.
+    shown: asked ?? device,
     fixed_bytes: fit.fixed,
     per_sample_bytes: fit.perSample,
     rows: fit.rows.map((r) => ({ card: r.card, bytes: r.bytes, predicted: r.predicted, rule_of_thumb: r.ruleOfThumb })),

@@ -10,8 +10,6 @@ import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '..
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
-/** Trials per config of a grid, and the most rounds of a race, when `repeats` is not given. */
-
 export async function runSweepStage(
   ctx: StageContext,
   spec: SweepStageSpec,
@@ -123,13 +121,14 @@ export async function runSweepStage(
       };
     }
   } else {
-    // Say why: the first failure's reason (an OOM at this batch, a workload that never stops).
-    const failed = ctx.records.find((r) => r.stage === name && r.outcome !== 'ok');
-    notes.push(
-      'no config finished a trial: ' +
-        `nothing was chosen${failed ? ` (trial ${failed.index}: ${failed.outcome}, ${failed.reason})` : ''}`,
-    );
+    notes.push(nothingChosen(ctx, [...indices.values()].flat()));
   }
+  const inert = inertParams(ctx, names);
+  for (const i of inert)
+    notes.unshift(
+      `${i.param} does nothing without a GPU (no CUDA device here: pinned host memory only speeds copies to one); ` +
+        'its values measure the same work, so a difference between them is noise',
+    );
   const summary: SweepSummary = {
     strategy,
     params: names,
@@ -139,6 +138,7 @@ export async function runSweepStage(
     trials: result.trials,
     trial_seconds: result.trialSeconds,
     budget_exhausted: result.budgetExhausted,
+    ...(inert.length > 0 ? { inert } : {}),
   };
   const stageRecords = ctx.records.filter((r) => r.stage === name);
   if (stageRecords.some((r) => r.node)) summary.by_device = deviceMatrix(stageRecords, keyOf, spec.cost ?? names);
@@ -152,4 +152,26 @@ export async function runSweepStage(
     notes,
     result: summary,
   };
+}
+
+/**
+ * Why nothing was chosen, from this run of the stage's own trials: how many failed and how, and the
+ * first failure's reason (an OOM at this batch, a workload that never stops).
+ */
+function nothingChosen(ctx: StageContext, mine: readonly number[]): string {
+  const records = mine.flatMap((i) => (ctx.records[i] ? [ctx.records[i]] : []));
+  const failed = records.filter((r) => r.outcome !== 'ok');
+  const first = failed[0];
+  const how = [...new Set(failed.map((r) => r.outcome))].join(', ');
+  const ok = records.length - failed.length;
+  return (
+    `every config failed at least one trial (${failed.length} of ${records.length} trials failed: ${how}` +
+    `${ok > 0 ? `; ${ok} finished` : ''}): nothing was chosen` +
+    `${first ? ` (trial ${first.index}: ${first.outcome}, ${first.reason})` : ''}`
+  );
+}
+
+/** Swept parameters that do nothing on this machine: pin_memory without a GPU. */
+function inertParams(ctx: StageContext, names: readonly string[]): NonNullable<SweepSummary['inert']> {
+  return names.includes('pin_memory') && ctx.hasCuda === false ? [{ param: 'pin_memory', why: 'no-gpu' }] : [];
 }

@@ -1,6 +1,7 @@
 // The stages of an experiment: max-batch, sweep, compare and claim, told apart by `kind`.
 import { z } from 'zod';
 import {
+  bool,
   duration,
   either,
   fraction,
@@ -56,6 +57,14 @@ export const maxBatchStage = object(
     headroom: fraction('memory fraction kept free by the recommended batch').default(0.1),
     tolerance: fraction('fastest: smallest batch within this fraction of peak samples/s').default(0.05),
     throughput_points: nonNegativeInt('extra batch sizes measured for the throughput curve').default(4),
+    repeat_boundary: nonNegativeInt(
+      'runs of the max and of the smallest failing batch after the search, as long as the confirmation: a max ' +
+        'that fails one is stepped down until a batch passes every run, and the boundary is reported as a band; 0 skips it',
+    ).default(2),
+    predict_cards: bool(
+      "show the max batch predicted on other cards (16-141 GB) from the probes' memory line; default: only when " +
+        'the line is of device memory (a GPU workload), not from host RSS of a CPU job',
+    ).optional(),
     place_by: oneOf(
       ['time', 'count'] as const,
       'time: probes are placed by what they have cost (cheap OOMs draw them up), so the sequence depends on ' +

@@ -19,7 +19,13 @@ export function sweepCharts(stage: string, r: SweepSummary): Chart[] {
     config: c.key || '(no parameter applies)',
     label: names.labels[i]!,
     ...Object.fromEntries(r.params.map((p) => [p, c.config[p] === undefined ? 'n/a' : String(c.config[p])])),
-    status: c.key === r.chosen_key ? 'chosen' : r.tied.includes(c.key) ? 'tied with the best' : c.status,
+    // A config that failed a trial (an OOM at the chosen batch) is never called a tie.
+    status:
+      c.key === r.chosen_key
+        ? 'chosen'
+        : r.tied.includes(c.key) && c.status !== 'failed'
+          ? 'tied with the best'
+          : c.status,
     samples_per_second: round(c.throughput?.estimate),
     low: round(c.throughput?.low),
     high: round(c.throughput?.high),

@@ -1,0 +1,224 @@
+// A later stage that fails at the batch an earlier max-batch stage chose (every config of a loader sweep
+// ran out of memory at it) is the answer failing, not the workload: the batch is lowered under that
+// stage's cheapest config until a confirmation-length run holds, and the stage runs again at it. A batch
+// that failed is never left in the config: when nothing lower holds, the batch is removed and the run
+// reports the failure (exit 1).
+import { stageName } from '../../experiment/checks.js';
+import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
+import { cheaper } from '../../search/rank.js';
+import { configKey } from '../../search/space.js';
+import { runJournaledTrial, type StageContext } from '../context.js';
+import { lowerBelow, MAX_LOWERING_TRIALS } from './final-confirm.js';
+import { survival } from './max-batch.js';
+import type {
+  Config,
+  Evidence,
+  StageFailure,
+  StageLowering,
+  StageOutcome,
+  StageOutcomeOf,
+  TrialRecord,
+} from '../../domain/index.js';
+
+/** Times a stage runs again at a lower batch before the run gives up on it. */
+const MAX_RETRIES = 2;
+
+export interface FailedStageRun {
+  spec: StageSpec;
+  name: string;
+  /** The stages before it (the max-batch stage that chose the batch is among them). */
+  outcomes: StageOutcome[];
+  evidence: Record<string, Evidence>;
+  /** Runs the stage again (with the run's current config). */
+  rerun: () => Promise<StageOutcome>;
+}
+
+/**
+ * Runs `first` through the lowering: while every config of the stage OOMed at the chosen batch, lowers
+ * the batch and runs the stage again. Returns the last outcome, and the failure when no lower batch rescued it.
+ */
+export async function lowerAfterFailure(
+  ctx: StageContext,
+  first: StageOutcome,
+  x: FailedStageRun,
+): Promise<{ outcome: StageOutcome; failure?: StageFailure }> {
+  let outcome = first;
+  for (let attempt = 0; ; attempt++) {
+    const owner = ownerOfBatch(ctx, x.outcomes);
+    const failure = owner ? everyConfigOom(ctx, outcome, owner) : undefined;
+    if (!owner || !failure) return { outcome };
+    if (attempt === MAX_RETRIES) {
+      dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
+      return { outcome, failure };
+    }
+    const lowering = await lowerUnder(ctx, owner, failure, lighterConfig(ctx, outcome, x.spec));
+    (owner.outcome.result.lowered_after ??= []).push(lowering);
+    if (lowering.batch === null) {
+      dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
+      outcome.notes.unshift(loweringNote(lowering, owner.spec.param));
+      return { outcome, failure };
+    }
+    setBatch(ctx, owner.outcome, x.evidence, lowering);
+    ctx.progress.stage(x.name, `${x.spec.kind} again, at the lowered ${owner.spec.param}=${lowering.batch}`);
+    outcome = await x.rerun();
+    outcome.notes.unshift(loweringNote(lowering, owner.spec.param));
+  }
+}
+
+/** "stage loader: every config OOMed at batch_size 200; max-batch-1 lowered it to 176 (184 failed) ...". */
+export function loweringNote(l: StageLowering, param: string): string {
+  const f = l.failure;
+  const head = `stage ${f.stage}: every config OOMed at ${param === 'batch_size' ? 'batch' : param} ${f.batch}`;
+  if (l.batch === null)
+    return `${head}, and no lower ${param} held under its config in ${l.trials.length} trials; no ${param} is written`;
+  return (
+    `${head}; ${f.chosen_by} lowered it to ${l.batch} (${l.lowest_fail} failed), which ` +
+    `${l.survived?.statement ?? 'held'}, and the stage ran again at ${l.batch}`
+  );
+}
+
+interface Owner {
+  outcome: StageOutcomeOf<'max-batch'>;
+  spec: MaxBatchStageSpec;
+}
+
+/** The max-batch stage whose chosen batch the run still uses. */
+function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Owner | undefined {
+  for (const o of [...outcomes].reverse()) {
+    if (o.kind !== 'max-batch' || o.result.chosen === null) continue;
+    const spec = ctx.experiment.stages.find(
+      (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === o.name,
+    );
+    if (spec && ctx.baseConfig[spec.param] === o.result.chosen) return { outcome: o, spec };
+  }
+  return undefined;
+}
+
+/**
+ * The failure when the stage chose nothing and every config it ran had an OOM at the owner's batch
+ * (a sweep: every config that was not pruned; another stage: every trial failed, some by OOM).
+ */
+export function everyConfigOom(ctx: StageContext, outcome: StageOutcome, owner: Owner): StageFailure | undefined {
+  const param = owner.spec.param;
+  const batch = owner.outcome.result.chosen!;
+  if (Object.keys(outcome.chosen).length > 0) return undefined;
+  const groups = trialGroups(ctx, outcome);
+  const oomAt = (t: TrialRecord) => t.outcome === 'oom' && t.config[param] === batch;
+  const allOom =
+    groups.length > 0 &&
+    groups.every((g) => g.some(oomAt)) &&
+    (outcome.kind === 'sweep' || groups.every((g) => !g.some((t) => t.outcome === 'ok')));
+  if (!allOom) return undefined;
+  return {
+    stage: outcome.name,
+    kind: 'every-config-oom',
+    param,
+    batch,
+    chosen_by: owner.outcome.name,
+    configs: groups.length,
+  };
+}
+
+/** The stage's trials grouped by config: a sweep's rows that ran, else the stage's records by config. */
+function trialGroups(ctx: StageContext, outcome: StageOutcome): TrialRecord[][] {
+  if (outcome.kind === 'sweep')
+    return outcome.result.configs
+      .filter((c) => c.status !== 'pruned' && c.trials.length > 0)
+      .map((c) => c.trials.flatMap((i) => (ctx.records[i] ? [ctx.records[i]] : [])));
+  const mine = ctx.records.filter((r) => r.stage === outcome.name);
+  const byKey = new Map<string, TrialRecord[]>();
+  for (const r of mine) {
+    const key = configKey(r.config, Object.keys(r.config).sort());
+    byKey.set(key, [...(byKey.get(key) ?? []), r]);
+  }
+  return [...byKey.values()];
+}
+
+/** The config the lowering runs with: a sweep's cheapest config by its cost order, on top of the run's. */
+function lighterConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpec): Config {
+  if (outcome.kind !== 'sweep' || spec.kind !== 'sweep') return { ...ctx.baseConfig };
+  const ran = outcome.result.configs.filter((c) => c.status !== 'pruned' && c.trials.length > 0);
+  const order = spec.cost ?? outcome.result.params;
+  const lightest = [...ran].sort((a, b) => cheaper(a.config, b.config, order))[0];
+  return { ...ctx.baseConfig, ...(lightest?.config ?? {}) };
+}
+
+/** Lowers below the failed batch with `config`, each run as long as the owner's confirmation. */
+async function lowerUnder(
+  ctx: StageContext,
+  owner: Owner,
+  failure: StageFailure,
+  config: Config,
+): Promise<StageLowering> {
+  const spec = owner.spec;
+  const steps = spec.confirm_steps > 0 ? spec.confirm_steps : spec.steps;
+  const trials: number[] = [];
+  ctx.progress.stage(
+    `${owner.outcome.name}: lowering`,
+    `every config of ${failure.stage} OOMed at ${spec.param}=${failure.batch}; lowering under its cheapest config`,
+  );
+  const run = async (batch: number): Promise<TrialRecord> => {
+    const measure = {
+      warmupSteps: ctx.experiment.measure.warmup_steps,
+      steps,
+      ...(spec.confirm_steps > 0 && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
+    };
+    const record = await runJournaledTrial(
+      ctx,
+      owner.outcome.name,
+      'lower',
+      { ...config, [spec.param]: batch },
+      measure,
+      { n: trials.length + 1, ofAbout: trials.length + 1, show: [spec.param, ...Object.keys(config)] },
+    );
+    trials.push(record.index);
+    return record;
+  };
+  const low = await lowerBelow({ m: spec.multiple_of, failed: failure.batch, budget: MAX_LOWERING_TRIALS, run });
+  const s = low.held ? survival([low.held], spec.param) : undefined;
+  return {
+    failure,
+    config,
+    batch: low.held ? (low.held.config[spec.param] as number) : null,
+    lowest_fail: low.lowestFail,
+    trials,
+    ...(s ? { survived: s } : {}),
+  };
+}
+
+/** The lowered batch replaces the stage's answer in the run's config, its outcome and the evidence. */
+function setBatch(
+  ctx: StageContext,
+  owner: StageOutcomeOf<'max-batch'>,
+  evidence: Record<string, Evidence>,
+  l: StageLowering,
+): void {
+  const param = owner.result.param;
+  const batch = l.batch!;
+  owner.result.chosen = batch;
+  owner.chosen[param] = batch;
+  ctx.baseConfig[param] = batch;
+  const e = evidence[param] ?? owner.evidence[param];
+  if (!e) return;
+  const lowered: Evidence = {
+    ...e,
+    rule: `${e.rule}; lowered from ${l.failure.batch} because every config of stage ${l.failure.stage} OOMed at it`,
+    trials: l.survived ? [l.survived.trial] : [],
+  };
+  evidence[param] = lowered;
+  owner.evidence[param] = lowered;
+}
+
+/** A batch that failed is not written: it leaves the run's config, the stage's answer and the evidence. */
+function dropBatch(
+  ctx: StageContext,
+  owner: StageOutcomeOf<'max-batch'>,
+  evidence: Record<string, Evidence>,
+  param: string,
+): void {
+  owner.result.chosen = null;
+  delete ctx.baseConfig[param];
+  delete owner.chosen[param];
+  delete owner.evidence[param];
+  delete evidence[param];
+}

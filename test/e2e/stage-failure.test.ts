@@ -1,0 +1,123 @@
+// A later stage that fails at the chosen batch (every config of a loader sweep OOMs at it, because
+// DataLoader workers hold memory the max-batch probes did not) makes the run lower the batch and run
+// the stage again; a batch that failed is never written, and a failure that no lowering rescues is
+// the harness's (exit 1, "stage loader: every config OOMed at batch 200"), not "invalid input".
+// test/fixtures/programs/loader-budget.mjs needs batch x (1 + 0.5 x workers) + fixed x workers samples
+// of a budget of 200, so the exact max without workers is 200, and with one worker 128 (136 needs 204).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { readRunJson } from '../../harness/store/run-dir.js';
+import { commandExperiment } from '../support/faults.js';
+import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { journal, resultOf, runDir } from '../support/runs.js';
+
+async function run(perWorkerFixed: number) {
+  const file = commandExperiment(
+    tempDir(),
+    'loader-oom',
+    [
+      process.execPath,
+      join(PROGRAMS, 'loader-budget.mjs'),
+      '--budget=200',
+      '--per-worker=0.5',
+      `--per-worker-fixed=${perWorkerFixed}`,
+      '--batch={batch_size}',
+    ],
+    ['  protocol: required'],
+    [
+      'limits: { memory: 1GiB, timeout: 30s }',
+      'measure: { warmup_steps: 0, steps: 2 }',
+      'stages:',
+      '  - { kind: max-batch, multiple_of: 8, start: 8, ceiling: 1024, steps: 2, confirm_steps: 3, ' +
+        'throughput_points: 0, choose: max, place_by: count }',
+      '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }',
+    ],
+  );
+  const out = tempDir();
+  const r = await execa(process.execPath, [CLI, 'run', file, '--out', out], { reject: false, all: true });
+  const dir = runDir(out, 'loader-oom');
+  const { result } = readRunJson(dir, 'the test reads it');
+  assert.ok(result, r.all);
+  const chosen = JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as {
+    config: Record<string, unknown>;
+    args?: string[];
+  };
+  return { r, dir, result, chosen, records: journal(dir), mb: resultOf(result.stages[0], 'max-batch') };
+}
+
+describe('a later stage that fails at the chosen batch', () => {
+  it('lowers the batch under the stage config and runs the stage again', { timeout: 60_000 }, async () => {
+    const { r, result, chosen, records, mb } = await run(0);
+    assert.equal(r.exitCode, 0, r.all);
+    // The first sweep OOMed at 200 in both configs.
+    const first = records.filter((t) => t.stage === 'loader' && t.config['batch_size'] === 200);
+    assert.deepEqual(
+      first.map((t) => [t.config['num_workers'], t.outcome]),
+      [
+        [1, 'oom'],
+        [2, 'oom'],
+      ],
+    );
+    // The lowering ran with the sweep's cheapest config, as long as the confirmation, and is exact.
+    const lowering = mb.lowered_after![0]!;
+    assert.deepEqual(lowering.failure, {
+      stage: 'loader',
+      kind: 'every-config-oom',
+      param: 'batch_size',
+      batch: 200,
+      chosen_by: 'max-batch-1',
+      configs: 2,
+    });
+    assert.equal(lowering.batch, 128);
+    assert.equal(lowering.lowest_fail, 136);
+    const lowers = records.filter((t) => t.role === 'lower');
+    assert.deepEqual(
+      lowers.map((t) => t.index),
+      lowering.trials,
+    );
+    assert.ok(lowers.every((t) => t.config['num_workers'] === 1 && t.stage === 'max-batch-1'));
+    assert.ok(lowers.some((t) => t.config['batch_size'] === 136 && t.outcome === 'oom'));
+    // The stage ran again at 128 and chose the config that held there.
+    const again = records.filter((t) => t.stage === 'loader' && t.config['batch_size'] === 128);
+    assert.equal(again.length, 2);
+    assert.deepEqual(result.chosen, { batch_size: 128, num_workers: 1 });
+    assert.equal(chosen.config['batch_size'], 128);
+    assert.ok(chosen.args?.includes('--batch=128'), JSON.stringify(chosen.args));
+    assert.ok(!JSON.stringify(chosen).includes('--batch=200'));
+    assert.match(
+      result.stages[1]!.notes.join('\n'),
+      /stage loader: every config OOMed at batch 200; max-batch-1 lowered it to 128 \(136 failed\)/,
+    );
+    assert.deepEqual(result.failed_stages, []);
+    assert.equal(result.stage_failures, undefined);
+  });
+
+  it('exits 1 naming the stage and the failure when no lower batch holds', { timeout: 60_000 }, async () => {
+    const { r, dir, result, chosen, mb } = await run(300);
+    assert.equal(r.exitCode, 1, r.all);
+    assert.match(r.stderr, /^tunebench: harness failure: stage loader: every config OOMed at batch 200, /m);
+    assert.doesNotMatch(r.all ?? '', /invalid input/);
+    assert.deepEqual(result.stage_failures, [
+      {
+        stage: 'loader',
+        kind: 'every-config-oom',
+        param: 'batch_size',
+        batch: 200,
+        chosen_by: 'max-batch-1',
+        configs: 2,
+      },
+    ]);
+    assert.equal(mb.chosen, null);
+    assert.equal(mb.lowered_after![0]!.batch, null);
+    // No batch that failed is written anywhere.
+    assert.equal(chosen.config['batch_size'], undefined);
+    assert.equal(result.chosen['batch_size'], undefined);
+    // The script's arguments need a batch_size: without one that held, no .args is written.
+    assert.equal(existsSync(join(dir, 'chosen-config.args')), false);
+    assert.equal(result.files['chosen_args'], undefined);
+    assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /## Failed\n\n- stage loader: every config OOMed/);
+  });
+});

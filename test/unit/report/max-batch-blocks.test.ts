@@ -1,0 +1,140 @@
+// The max-batch and sweep sections: card predictions only where they mean something, the cap and the
+// band of a repeated boundary, the lowerings later stages caused, pin_memory without a GPU, and a
+// config that failed a trial never called a tie.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { summaryMarkdown } from '../../../harness/report/summary-md.js';
+import { stageSection, tiedWithBest, type Block } from '../../../harness/report/tables.js';
+import { readRunDir } from '../../../harness/store/read-run.js';
+import { REPORT_FIXTURE } from '../../support/runs.js';
+import type { CardPredictions, StageOutcomeOf, SweepSummary } from '../../../harness/domain/index.js';
+
+const { run } = readRunDir(REPORT_FIXTURE);
+const mb = run.result!.stages.find((s): s is StageOutcomeOf<'max-batch'> => s.kind === 'max-batch')!;
+const sweep = run.result!.stages.find((s): s is StageOutcomeOf<'sweep'> => s.kind === 'sweep')!;
+const words = (blocks: readonly Block[]) =>
+  blocks
+    .map((b) =>
+      b.kind === 'table'
+        ? b.table.rows.map((r) => r.join(' | ')).join('\n')
+        : b.kind === 'list'
+          ? b.items.join('\n')
+          : b.text,
+    )
+    .join('\n');
+const MIB = 2 ** 20;
+const predictions = (o: Partial<CardPredictions>): CardPredictions => ({
+  quantity: 'peak RSS of the trial (host memory)',
+  fixed_bytes: 100 * MIB,
+  per_sample_bytes: 150_000,
+  rows: [{ card: '141 GB', bytes: 141e9, predicted: 928_992, rule_of_thumb: 206 }],
+  statement: 'predictions, not measurements',
+  ...o,
+});
+const withResult = (r: Partial<StageOutcomeOf<'max-batch'>['result']>): StageOutcomeOf<'max-batch'> => ({
+  ...mb,
+  result: { ...mb.result, ...r },
+});
+
+describe('card predictions', () => {
+  it('are not shown from host RSS of a CPU job by default (shown: false)', () => {
+    const s = words(
+      stageSection(withResult({ predictions: predictions({ of_device: false, shown: false }) }), []).answer,
+    );
+    assert.doesNotMatch(s, /Other cards|928992|prediction\)/);
+  });
+
+  it('are shown for a fit of device memory, or when asked for', () => {
+    for (const p of [predictions({ of_device: true, shown: true }), predictions({ of_device: false, shown: true })]) {
+      const s = words(stageSection(withResult({ predictions: p }), []).answer);
+      assert.match(s, /141 GB \| 928992 \(prediction\) \| 206/);
+    }
+  });
+});
+
+describe('the cap and the boundary band', () => {
+  it('names the cap the max was found under and the band of the repeated boundary', () => {
+    const s = words(
+      stageSection(
+        withResult({
+          cap_mechanism: 'cgroup-v1',
+          cap_bytes: 2 * 2 ** 30,
+          band: {
+            repeats: 2,
+            passed_all: 2352,
+            failed_some: [{ batch: 2400, passed: 2, failed: 1 }],
+            failed_all: 2464,
+            steps: 50,
+          },
+        }),
+        [],
+      ).answer,
+    );
+    assert.match(
+      s,
+      /found under a 2\.00 GiB cap enforced by a memory cgroup \(v1\): the real memory of the whole trial tree/,
+    );
+    assert.match(
+      s,
+      /2 more 50-step runs .*: 2352 passed every run; 2400 passed 2 of 3 \(the band where the limit moves between identical runs\); 2464 failed every run\. The max written is one that passed every run\./,
+    );
+  });
+
+  it('says an address-space cap moves with arenas and threads', () => {
+    const s = words(stageSection(withResult({ cap_mechanism: 'prlimit-as', cap_bytes: 2 ** 30 }), []).answer);
+    assert.match(s, /prlimit --as: each process's address space, which moves with glibc arenas and threads/);
+  });
+});
+
+describe('a later stage that failed at the chosen batch', () => {
+  const failure = {
+    stage: 'loader',
+    kind: 'every-config-oom' as const,
+    param: 'batch_size',
+    batch: 200,
+    chosen_by: 'max-batch-1',
+    configs: 6,
+  };
+  it('adds the lowering to the answer table', () => {
+    const s = words(
+      stageSection(
+        withResult({
+          lowered_after: [{ failure, config: { num_workers: 0 }, batch: 176, lowest_fail: 184, trials: [30, 31] }],
+        }),
+        [],
+      ).answer,
+    );
+    assert.match(
+      s,
+      /lowered after stage loader \| 176 \| stage loader: every config OOMed at batch 200; lowered to 176 \(184 failed\)/,
+    );
+  });
+
+  it('heads the summary with the failure no lowering rescued', () => {
+    const md = summaryMarkdown({ ...run.result!, stage_failures: [failure] }, []);
+    assert.match(
+      md,
+      /## Failed\n\n- stage loader: every config OOMed at batch 200, the batch\\_size that max-batch-1 chose, and no lower batch\\_size held/,
+    );
+  });
+});
+
+describe('the loader sweep', () => {
+  it('notes that pin_memory does nothing without a GPU', () => {
+    const s = words(
+      stageSection({ ...sweep, result: { ...sweep.result, inert: [{ param: 'pin_memory', why: 'no-gpu' }] } }, [])
+        .details,
+    );
+    assert.match(s, /pin_memory does nothing without a GPU/);
+  });
+
+  it('never calls a config that failed a trial a tie', () => {
+    const r: SweepSummary = structuredClone(sweep.result);
+    const other = r.configs.find((c) => c.key !== r.chosen_key)!;
+    r.tied = [r.chosen_key!, other.key];
+    other.status = 'failed';
+    assert.equal(tiedWithBest(r, other), false);
+    other.status = 'finished';
+    assert.equal(tiedWithBest(r, other), true);
+  });
+});
