@@ -5,6 +5,7 @@ import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import { figure, interval as ci } from './format.js';
 import { foreignLoadWarning } from './foreign-load.js';
+import { growthPhrase, holds } from '../search/confirmation.js';
 import type {
   ClaimSummary,
   CompareSummary,
@@ -121,9 +122,21 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
     failed: 'the workload failed',
   };
   // Runs written before answers carried what they survived have no `survived`.
-  const survived = (answer: 'max' | 'recommended' | 'fastest') => r.survived?.[answer]?.statement ?? '-';
+  const survived = (answer: 'max' | 'recommended' | 'fastest') => {
+    const s = r.survived?.[answer];
+    if (!s) return '-';
+    return s.memory_growth ? `${s.statement}; ${growthPhrase(s.memory_growth)}` : s.statement;
+  };
+  // A max whose confirmation never showed memory flatten is never called one that holds.
+  const g = r.memoryGrowth;
+  const proof = g && !holds(g) ? `; not a max that holds: ${growthPhrase(g)}` : '';
   const rows: string[][] = [
-    ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}`, survived('max')],
+    [
+      'max (fits)',
+      b(r.max),
+      `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${proof}`,
+      survived('max'),
+    ],
     [
       'recommended',
       b(r.recommended),
