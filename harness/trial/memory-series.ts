@@ -6,7 +6,13 @@ import { plateauStep, judgeGrowth, type MemoryPoint } from '../stats/plateau.js'
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import { rankOf, StepSpan } from './counted-events.js';
 import type { StopUpdate } from './process.js';
-import { MAX_STEP_DETAIL, type MemoryGrowth, type MemorySeries, type MemorySource, type PlateauRule } from '../domain/index.js';
+import {
+  MAX_STEP_DETAIL,
+  type MemoryGrowth,
+  type MemorySeries,
+  type MemorySource,
+  type PlateauRule,
+} from '../domain/index.js';
 
 export class MemorySeriesTracker {
   private readonly workload: MemoryPoint[] = [];

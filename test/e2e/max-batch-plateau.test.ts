@@ -68,53 +68,68 @@ async function direct(batch: number, steps: number) {
 }
 
 describe('confirmation until memory flattens', { skip: requireSystem('python3') }, () => {
-  it('a job growing for 15 steps, then flat: its max survives 100 direct steps, with confirm_steps 3', {
-    timeout: 120_000,
-  }, async () => {
-    const { records, mb, summary } = await search(15, 200);
-    assert.equal(mb.status, 'exact');
-    assert.equal(mb.confirmed, true);
-    // Allocations in steps 0..14; the window starts after the last one (and after the epoch boundary at step 2).
-    assert.deepEqual(
-      mb.memoryGrowth && { verdict: mb.memoryGrowth.verdict, at: 'at_step' in mb.memoryGrowth && mb.memoryGrowth.at_step },
-      { verdict: 'plateau', at: 24 },
-    );
-    // The short probes passed far larger batches: a fixed 3-step confirmation would have taken one of them.
-    assert.ok(
-      records.some((t) => t.role === 'probe' && t.outcome === 'ok' && Number(t.config['batch_size']) >= 2 * mb.max!),
-      'a short probe passed at twice the max',
-    );
-    // The confirmation was stopped by the harness at the plateau, long before its bound of 200 steps.
-    const confirm = records.find(
-      (t) => t.config['batch_size'] === mb.max && t.outcome === 'ok' && t.memory_growth?.verdict === 'plateau',
-    )!;
-    assert.ok(stepCount(confirm.steps) + confirm.warmup_steps < 60, `ran ${stepCount(confirm.steps)} steps`);
-    assert.match(confirm.reason, /stopped by the harness when its stop rule was met/);
-    assert.equal(confirm.memory_series?.source, 'workload');
-    assert.equal(mb.survived.max!.memory_growth?.verdict, 'plateau');
-    assert.match(summary, /\| max \(fits\) \| \d+ \| exact; smallest failing batch \d+ \| survived \d+ steps .*memory plateau at step 25/);
+  it(
+    'a job growing for 15 steps, then flat: its max survives 100 direct steps, with confirm_steps 3',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const { records, mb, summary } = await search(15, 200);
+      assert.equal(mb.status, 'exact');
+      assert.equal(mb.confirmed, true);
+      // Allocations in steps 0..14; the window starts after the last one (and after the epoch boundary at step 2).
+      assert.deepEqual(
+        mb.memoryGrowth && {
+          verdict: mb.memoryGrowth.verdict,
+          at: 'at_step' in mb.memoryGrowth && mb.memoryGrowth.at_step,
+        },
+        { verdict: 'plateau', at: 24 },
+      );
+      // The short probes passed far larger batches: a fixed 3-step confirmation would have taken one of them.
+      assert.ok(
+        records.some((t) => t.role === 'probe' && t.outcome === 'ok' && Number(t.config['batch_size']) >= 2 * mb.max!),
+        'a short probe passed at twice the max',
+      );
+      // The confirmation was stopped by the harness at the plateau, long before its bound of 200 steps.
+      const confirm = records.find(
+        (t) => t.config['batch_size'] === mb.max && t.outcome === 'ok' && t.memory_growth?.verdict === 'plateau',
+      )!;
+      assert.ok(stepCount(confirm.steps) + confirm.warmup_steps < 60, `ran ${stepCount(confirm.steps)} steps`);
+      assert.match(confirm.reason, /stopped by the harness when its stop rule was met/);
+      assert.equal(confirm.memory_series?.source, 'workload');
+      assert.equal(mb.survived.max!.memory_growth?.verdict, 'plateau');
+      assert.ok(mb.fastest === null || mb.fastest <= mb.max!, `fastest ${mb.fastest} is above the max`);
+      assert.match(
+        summary,
+        /\| max \(fits\) \| \d+ \| exact; smallest failing batch \d+ \| survived \d+ steps .*memory plateau at step 25/,
+      );
 
-    // Run directly for 100 steps under the same cap: the max holds, and one multiple more does not.
-    const held = await direct(mb.max!, 100);
-    assert.equal(held.outcome, 'ok', held.reason);
-    assert.equal(stepCount(held.steps), 100);
-    assert.equal((await direct(mb.max! + 8, 100)).outcome, 'oom');
-  });
+      // Run directly for 100 steps under the same cap: the max holds, and one multiple more does not.
+      const held = await direct(mb.max!, 100);
+      assert.equal(held.outcome, 'ok', held.reason);
+      assert.equal(stepCount(held.steps), 100);
+      assert.equal((await direct(mb.max! + 8, 100)).outcome, 'oom');
+    },
+  );
 
-  it('a job that never stops growing is reported as still growing, never as a max that holds', {
-    timeout: 120_000,
-  }, async () => {
-    const { mb, chosen, summary } = await search(-1, 20);
-    assert.equal(mb.confirmed, false);
-    const g = mb.memoryGrowth!;
-    assert.equal(g.verdict, 'growing');
-    assert.ok(g.verdict === 'growing' && g.at_bound, 'it ran to its bound');
-    // A quarter MiB per sample and step, as the fixture allocates (RSS noise aside).
-    const rate = g.verdict === 'growing' ? g.bytes_per_step / 2 ** 20 : 0;
-    assert.ok(Math.abs(rate - mb.max! / 4) < 0.05 * (mb.max! / 4), `grew ${rate} MiB/step at ${mb.max}`);
-    assert.equal(chosen['batch_size'], mb.max);
-    assert.match(summary, /not a max that holds: memory still growing \+[\d.]+ MiB\/step at the bound \(21 steps\)/);
-    assert.match(summary, /raise confirm\\?_max\\?_steps/);
-    assert.match(summary, /not proven to hold/);
-  });
+  it(
+    'a job that never stops growing is reported as still growing, never as a max that holds',
+    {
+      timeout: 120_000,
+    },
+    async () => {
+      const { mb, chosen, summary } = await search(-1, 20);
+      assert.equal(mb.confirmed, false);
+      const g = mb.memoryGrowth!;
+      assert.equal(g.verdict, 'growing');
+      assert.ok(g.verdict === 'growing' && g.at_bound, 'it ran to its bound');
+      // A quarter MiB per sample and step, as the fixture allocates (RSS noise aside).
+      const rate = g.verdict === 'growing' ? g.bytes_per_step / 2 ** 20 : 0;
+      assert.ok(Math.abs(rate - mb.max! / 4) < 0.05 * (mb.max! / 4), `grew ${rate} MiB/step at ${mb.max}`);
+      assert.equal(chosen['batch_size'], mb.max);
+      assert.match(summary, /not a max that holds: memory still growing \+[\d.]+ MiB\/step at the bound \(21 steps\)/);
+      assert.match(summary, /raise confirm\\?_max\\?_steps/);
+      assert.match(summary, /not proven to hold/);
+    },
+  );
 });

@@ -149,7 +149,8 @@ export async function runMaxBatchStage(
     const proof = value === result.max && g && !holds(g) ? `; not proven to hold: ${growthPhrase(g)}` : '';
     evidence[param] = {
       stage: name,
-      rule: (bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule) + proof,
+      rule:
+        (bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule) + proof,
       // One probe is one trial: its samples/s is shown as a point, never as a CI.
       samples_per_second: null,
       ...(bestRate !== null ? { point: bestRate } : {}),

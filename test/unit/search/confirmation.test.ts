@@ -127,7 +127,9 @@ describe('confirmations until memory flattens', () => {
         p50Seconds: null,
         p95Seconds: null,
         role,
-        ...(ok && steps !== undefined ? { growth: { verdict: 'unproven' as const, missing: 'memory' as const, steps } } : {}),
+        ...(ok && steps !== undefined
+          ? { growth: { verdict: 'unproven' as const, missing: 'memory' as const, steps } }
+          : {}),
       };
     };
     const r = await findMaxBatch(run, { ...OPTS, capBytes: null });

@@ -38,7 +38,11 @@ describe('plateauStep and judgeGrowth', () => {
       source: 'workload',
     });
     // A run that stopped by itself before its bound is growing, but not at the bound.
-    const g = judgeGrowth(series(50, (i) => GIB + 2 * MIB * i), RULE, run(50));
+    const g = judgeGrowth(
+      series(50, (i) => GIB + 2 * MIB * i),
+      RULE,
+      run(50),
+    );
     assert.equal(g.verdict === 'growing' && g.at_bound, false);
   });
 
@@ -55,7 +59,13 @@ describe('plateauStep and judgeGrowth', () => {
     const s = series(40, (i) => GIB + (((i * 7919) % 13) - 6) * 100 * 1024);
     assert.equal(plateauStep(s, RULE), 11);
     // The same wobble around 20 GiB with 20 MiB jumps stays under 0.2% of the peak (41 MiB) too.
-    assert.equal(plateauStep(series(40, (i) => 20 * GIB + (i % 2) * 20 * MIB), RULE), 11);
+    assert.equal(
+      plateauStep(
+        series(40, (i) => 20 * GIB + (i % 2) * 20 * MIB),
+        RULE,
+      ),
+      11,
+    );
   });
 
   it('slow growth above the tolerance is growth: 0.5 MiB per step on 1 GiB', () => {
@@ -70,23 +80,46 @@ describe('plateauStep and judgeGrowth', () => {
   it('waits for the first epoch boundary, and sees memory the boundary leaves behind', () => {
     const epoch = (i: number) => (i < 20 ? 0 : 1);
     assert.equal(boundaryStep(series(30, () => GIB, epoch)), 20);
-    assert.equal(plateauStep(series(40, () => GIB, epoch), RULE), 30);
+    assert.equal(
+      plateauStep(
+        series(40, () => GIB, epoch),
+        RULE,
+      ),
+      30,
+    );
     // 50 MiB left behind in the boundary's second step: the window starts after it.
     const left = series(45, (i) => GIB + (i >= 21 ? 50 * MIB : 0), epoch);
     assert.equal(plateauStep(left, RULE), 31);
     // Epochs reported, none crossed: not a plateau, and said why.
-    const one = series(40, () => GIB, () => 0);
+    const one = series(
+      40,
+      () => GIB,
+      () => 0,
+    );
     assert.equal(boundaryStep(one), null);
     assert.deepEqual(judgeGrowth(one, RULE, run(40)), { verdict: 'unproven', missing: 'epoch-boundary', steps: 40 });
   });
 
   it('runs at least min_steps, and says what is missing when it cannot judge', () => {
-    assert.equal(plateauStep(series(60, () => GIB), { ...RULE, min_steps: 50 }), 49);
-    assert.deepEqual(judgeGrowth(series(8, () => GIB), RULE, run(8)), {
-      verdict: 'unproven',
-      missing: 'window',
-      steps: 8,
-    });
+    assert.equal(
+      plateauStep(
+        series(60, () => GIB),
+        { ...RULE, min_steps: 50 },
+      ),
+      49,
+    );
+    assert.deepEqual(
+      judgeGrowth(
+        series(8, () => GIB),
+        RULE,
+        run(8),
+      ),
+      {
+        verdict: 'unproven',
+        missing: 'window',
+        steps: 8,
+      },
+    );
     assert.deepEqual(judgeGrowth([], RULE, { steps: 30, bound: 30, source: null }), {
       verdict: 'unproven',
       missing: 'memory',
