@@ -12,6 +12,7 @@ import type {
   Evidence,
   MaxBatchSummary,
   StageOutcome,
+  Survival,
   SweepSummary,
   TrialRecord,
 } from '../domain/index.js';
@@ -113,6 +114,12 @@ function kindBlocks(stage: StageView, records: readonly TrialRecord[]): [Block[]
   }
 }
 
+/** What a run survived, with its memory verdict when it ran until memory flattened. */
+function survivedText(s: Survival | undefined): string {
+  if (!s) return '-';
+  return s.memory_growth ? `${s.statement}; ${growthPhrase(s.memory_growth)}` : s.statement;
+}
+
 function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {
   const b = (v: unknown) => figure(v);
   const status: Record<MaxBatchSummary['status'], string> = {
@@ -122,11 +129,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
     failed: 'the workload failed',
   };
   // Runs written before answers carried what they survived have no `survived`.
-  const survived = (answer: 'max' | 'recommended' | 'fastest') => {
-    const s = r.survived?.[answer];
-    if (!s) return '-';
-    return s.memory_growth ? `${s.statement}; ${growthPhrase(s.memory_growth)}` : s.statement;
-  };
+  const survived = (answer: 'max' | 'recommended' | 'fastest') => survivedText(r.survived?.[answer]);
   // A max whose confirmation never showed memory flatten is never called one that holds.
   const g = r.memoryGrowth;
   const proof = g && !holds(g) ? `; not a max that holds: ${growthPhrase(g)}` : '';
@@ -260,7 +263,7 @@ function bucketBlocks(r: MaxBatchSummary): Block[] {
         b(row.tokens),
         row.status === 'exact' ? `exact (${b(row.smallestFail)} failed)` : row.status,
         b(row.probesToMax),
-        row.survived?.statement ?? '-',
+        survivedText(row.survived),
       ]),
     ),
   ];
