@@ -1,6 +1,7 @@
 // The shared vocabulary of every layer: records, outcomes, parameter values, stage results, runs.
 export * from './params.js';
 export * from './telemetry.js';
+export * from './memory.js';
 export * from './trial.js';
 export * from './stages.js';
 export * from './run.js';

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { configSchema, paramValueSchema } from './params.js';
 import { OUTCOMES } from './trial.js';
+import { memoryGrowthSchema } from './memory.js';
 
 const num = z.number();
 const numOrNull = z.number().nullable();
@@ -85,6 +86,8 @@ export const survivalSchema = z.object({
   /** The other parameters of that run (the loader settings it survived with). */
   config: configSchema,
   statement: z.string(),
+  /** Of a run until memory flattens: whether it did (absent: a fixed-length run, or a run before it was kept). */
+  memory_growth: memoryGrowthSchema.optional(),
 });
 export type Survival = z.infer<typeof survivalSchema>;
 
@@ -245,7 +248,10 @@ export const maxBatchSummarySchema = z.object({
   smallestFail: numOrNull,
   /** Trials until both bounds were known: search probes and failed confirmations. */
   probesToMax: num,
+  /** The max ran until its memory flattened: a max that holds. */
   confirmed: z.boolean(),
+  /** What the longest run at the max showed of its memory (absent in runs before it was kept). */
+  memoryGrowth: memoryGrowthSchema.nullable().optional(),
   recommended: numOrNull,
   fastest: numOrNull,
   peakSamplesPerSecond: numOrNull,

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { configSchema } from './params.js';
 import { telemetrySchema } from './telemetry.js';
+import { memoryGrowthSchema, memorySeriesSchema } from './memory.js';
 
 export const OUTCOMES = ['ok', 'oom', 'timeout', 'crash', 'invalid'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -90,6 +91,10 @@ export const trialRecordSchema = z.object({
   }),
   /** CPU, RSS and GPU sampled while the trial ran: summaries and raw series. */
   telemetry: telemetrySchema,
+  /** Memory per step (the workload's memory_bytes, else what the harness read at each step); absent: none. */
+  memory_series: memorySeriesSchema.optional(),
+  /** Of a trial run until memory flattens (a max-batch confirmation): whether it did (absent: no such rule). */
+  memory_growth: memoryGrowthSchema.optional(),
   /** The workload's last `memory` event as it sent it, e.g. CUDA's max_memory_reserved and
    * num_alloc_retries, or the adapter's empty_cache_calls. */
   workload_report: z.record(z.string(), z.unknown()).optional(),

@@ -4,7 +4,8 @@ import { formatBytes } from '../experiment/units.js';
 import { tableBlock, text, type Block } from './blocks.js';
 import { figure } from './format.js';
 import { loweringSentence } from './stage-failure.js';
-import type { MaxBatchSummary } from '../domain/index.js';
+import { growthPhrase } from '../search/confirmation.js';
+import type { MaxBatchSummary, Survival } from '../domain/index.js';
 
 /** The bucket table: max batch and tokens per batch per bucket, and what the neighbours saved. */
 export function bucketBlocks(r: MaxBatchSummary): Block[] {
@@ -43,7 +44,7 @@ export function bucketBlocks(r: MaxBatchSummary): Block[] {
         b(row.tokens),
         row.status === 'exact' ? `exact (${b(row.smallestFail)} failed)` : row.status,
         b(row.probesToMax),
-        row.survived?.statement ?? '-',
+        survivedText(row.survived),
       ]),
     ),
   ];
@@ -162,4 +163,10 @@ export function bandBlocks(r: MaxBatchSummary): Block[] {
     ),
   );
   return out;
+}
+
+/** What a run survived, with its memory verdict when it ran until memory flattened. */
+export function survivedText(s: Survival | undefined): string {
+  if (!s) return '-';
+  return s.memory_growth ? `${s.statement}; ${growthPhrase(s.memory_growth)}` : s.statement;
 }

@@ -8,6 +8,7 @@ import { foreignLoadWarning } from './foreign-load.js';
 import { tableBlock, text, type Block, type Table } from './blocks.js';
 import {
   bandBlocks,
+  survivedText,
   bucketBlocks,
   confirmationBlocks,
   loweredRows,
@@ -16,6 +17,7 @@ import {
 } from './max-batch-blocks.js';
 
 export type { Block, Table };
+import { growthPhrase, holds } from '../search/confirmation.js';
 import type {
   ClaimSummary,
   CompareSummary,
@@ -104,6 +106,7 @@ function kindBlocks(stage: StageView, records: readonly TrialRecord[]): [Block[]
   }
 }
 
+
 function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {
   const b = (v: unknown) => figure(v);
   const status: Record<MaxBatchSummary['status'], string> = {
@@ -113,9 +116,17 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
     failed: 'the workload failed',
   };
   // Runs written before answers carried what they survived have no `survived`.
-  const survived = (answer: 'max' | 'recommended' | 'fastest') => r.survived?.[answer]?.statement ?? '-';
+  const survived = (answer: 'max' | 'recommended' | 'fastest') => survivedText(r.survived?.[answer]);
+  // A max whose confirmation never showed memory flatten is never called one that holds.
+  const g = r.memoryGrowth;
+  const proof = g && !holds(g) ? `; not a max that holds: ${growthPhrase(g)}` : '';
   const rows: string[][] = [
-    ['max (fits)', b(r.max), `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}`, survived('max')],
+    [
+      'max (fits)',
+      b(r.max),
+      `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${proof}`,
+      survived('max'),
+    ],
     [
       'recommended',
       b(r.recommended),

@@ -14,7 +14,8 @@ import { planProbe } from './expected-time.js';
 import { ProbeCosts } from './probe-cost.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 import { summarizeThroughput } from './throughput.js';
-import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus } from '../domain/index.js';
+import { growthNote, holds } from './confirmation.js';
+import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus, MemoryGrowth } from '../domain/index.js';
 
 export interface MaxBatchOptions {
   multipleOf: number;
@@ -25,7 +26,7 @@ export interface MaxBatchOptions {
   headroom: number;
   tolerance: number;
   throughputPoints: number;
-  /** Steps of the confirmation run at the chosen max; 0 skips it. */
+  /** Least steps of the confirmation run at the max, which runs until memory flattens; 0 skips it. */
   confirmSteps: number;
   latency?: LatencyLimit;
   /** Place probes by what they cost (default), or by count alone: then the sequence never depends on timing. */
@@ -59,7 +60,10 @@ export interface MaxBatchResult {
   smallestFail: number | null;
   /** Trials until both bounds were known: search probes and failed confirmations. */
   probesToMax: number;
+  /** The max ran until its memory flattened (a plateau): a max that holds. */
   confirmed: boolean;
+  /** What the longest run at the max showed of its memory; null when no run measured it (no confirmation). */
+  memoryGrowth: MemoryGrowth | null;
   recommended: number | null;
   fastest: number | null;
   peakSamplesPerSecond: number | null;
@@ -108,7 +112,7 @@ class SearchState {
   broken: ProbeResult | undefined;
   /** Steps per probe once a confirmation has failed (undefined: the stage's own). */
   probeSteps: number | undefined;
-  /** Multiples that passed a run as long as the confirmation. */
+  /** Multiples that passed a run until memory flattened (a plateau). */
   readonly longOk = new Set<number>();
   /** What search probes have cost, by outcome: bisection leans towards the cheaper one. */
   readonly costs = new ProbeCosts();
@@ -136,7 +140,7 @@ class SearchState {
     this.record(k, r);
     if (this.probeSteps === undefined && this.opts.placeBy !== 'count')
       this.costs.add(k * this.m, r.ok, r.seconds ?? null);
-    if (r.ok && this.probeSteps !== undefined) this.longOk.add(k);
+    if (r.ok && this.probeSteps !== undefined && holds(r.growth)) this.longOk.add(k);
     this.log.push(`${why}: ${k * this.m} ${r.ok ? 'ok' : r.outcome}`);
     // A failure that is not about size (a crash at the smallest batch) means the workload is broken.
     if (!r.ok && r.outcome !== 'oom' && r.outcome !== 'timeout' && this.lo === 0) this.broken = r;
@@ -302,25 +306,31 @@ class SearchState {
   }
 
   /**
-   * Re-runs the max for longer. Memory that grows with steps (fragmentation, caches) can make a
-   * batch pass a short probe and fail a long run; then every later probe runs as long as the
-   * confirmation, and the search bisects again below the failure.
+   * Re-runs the max until its memory flattens (at least confirmSteps steps). Memory that grows with
+   * steps (optimizer state, fragmentation, caches, a loader started again) can make a batch pass a
+   * short probe and fail a long run; then every later probe runs until memory flattens too, and the
+   * search bisects again below the failure. A run that ends still growing (at its bound) leaves the
+   * max unconfirmed: it is not called one that holds.
    */
   private async confirm(): Promise<void> {
     const steps = this.opts.confirmSteps;
     if (steps <= 0) return;
     while (this.lo > 0 && !this.longOk.has(this.lo)) {
+      // A long probe at the max that ran without flattening is its confirmation already: not run again.
+      const known = this.probeSteps === undefined ? undefined : this.tried.get(this.lo);
+      if (known?.ok && known.growth !== undefined) return;
       const r = await this.run(this.lo * this.m, 'confirm', steps);
       this.probes.push(r);
-      this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? 'ok' : r.outcome}`);
+      this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? (r.growth?.verdict ?? 'ok') : r.outcome}`);
       if (r.ok) {
-        this.longOk.add(this.lo);
+        if (holds(r.growth)) this.longOk.add(this.lo);
         return;
       }
       if (this.probeSteps === undefined) {
         this.notes.push(
-          `batch ${this.lo * this.m} passed its probe but failed the ${steps}-step confirmation (${r.outcome}): ` +
-            `memory grows with steps, so the search went on with ${steps}-step probes`,
+          `batch ${this.lo * this.m} passed its probe but failed its confirmation (${r.outcome}): ` +
+            'memory grows with steps, so the search went on with probes that run until memory flattens ' +
+            `(at least ${steps} steps)`,
         );
       }
       this.probeSteps = steps;
@@ -356,6 +366,12 @@ class SearchState {
     this.band = b.band;
   }
 
+  /** What the runs at the max showed of its memory: a plateau when one did, else the last verdict. */
+  private growthAt(max: number | null): MemoryGrowth | null {
+    const runs = this.probes.filter((p) => p.ok && p.batch === max && p.growth !== undefined).map((p) => p.growth!);
+    return runs.find((g) => holds(g)) ?? runs.at(-1) ?? null;
+  }
+
   async finish(): Promise<MaxBatchResult> {
     const status: MaxBatchStatus = this.broken
       ? 'failed'
@@ -376,6 +392,9 @@ class SearchState {
       );
     if (this.probes.length >= (this.opts.maxProbes ?? 200))
       this.notes.push('stopped at the probe limit before the bracket closed');
+    const memoryGrowth = this.growthAt(max);
+    const unproven = max !== null && memoryGrowth ? growthNote(max, memoryGrowth) : undefined;
+    if (unproven) this.notes.push(unproven);
     const base = {
       status,
       max,
@@ -383,6 +402,7 @@ class SearchState {
       smallestFail: this.hi <= this.ceilK ? this.hi * this.m : null,
       probesToMax: this.probesToMax,
       confirmed: this.lo > 0 && this.longOk.has(this.lo),
+      memoryGrowth,
       log: this.log,
       notes: this.notes,
       probes: this.probes,

@@ -1,4 +1,5 @@
 // What a batch-size search sees of one trial, and the function it calls to run one.
+import type { MemoryGrowth } from '../domain/index.js';
 
 export type ProbeRole = 'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe' | 'repeat';
 
@@ -19,7 +20,12 @@ export interface ProbeResult {
   role: ProbeRole;
   /** Wall time of the trial, when known: the search learns what probes cost from it. */
   seconds?: number | null;
+  /** Of a run until memory flattens (a confirmation): whether it did. */
+  growth?: MemoryGrowth;
 }
 
-/** Runs one fresh-process trial at a batch size. `steps` overrides the stage's steps (confirmation runs). */
+/**
+ * Runs one fresh-process trial at a batch size. `steps` overrides the stage's steps; a run of at least
+ * the confirmation's steps (other than a throughput point) runs until memory flattens, `steps` being its minimum.
+ */
 export type ProbeFn = (batch: number, role: ProbeRole, steps?: number) => Promise<ProbeResult>;

@@ -19,8 +19,11 @@ export async function summarizeThroughput(
 ): Promise<ThroughputSummary> {
   const notes: string[] = [];
   let latencyBound: LatencyBound | undefined;
-  if (opts.latency) latencyBound = await boundLatency(probes, run, opts.latency, opts.m, notes);
-  const measured = probes.filter((p) => p.ok && p.samplesPerSecond !== null && Number.isFinite(p.samplesPerSecond));
+  if (opts.latency) latencyBound = await boundLatency(probes, run, opts.latency, opts, notes);
+  // A short probe above the max (it passed, its confirmation-length run did not) is no answer.
+  const measured = probes.filter(
+    (p) => p.ok && p.batch <= opts.max && p.samplesPerSecond !== null && Number.isFinite(p.samplesPerSecond),
+  );
   if (measured.length === 0)
     return { fastest: null, peakSamplesPerSecond: null, notes, ...(latencyBound ? { latencyBound } : {}) };
   const best = new Map<number, number>();
@@ -45,11 +48,11 @@ async function boundLatency(
   probes: ProbeResult[],
   run: ProbeFn,
   limit: LatencyLimit,
-  m: number,
+  { m, max }: { m: number; max: number },
   notes: string[],
 ): Promise<LatencyBound> {
   const bracket = (): { meet?: ProbeResult; violate?: ProbeResult } => {
-    const ok = probes.filter((p) => p.ok && latencyOf(p, limit.quantile) !== null);
+    const ok = probes.filter((p) => p.ok && p.batch <= max && latencyOf(p, limit.quantile) !== null);
     const meeting = ok.filter((p) => latencyOf(p, limit.quantile)! <= limit.seconds);
     const meet = meeting.sort((a, b) => b.batch - a.batch)[0];
     const violate = ok

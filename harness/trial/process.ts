@@ -47,6 +47,12 @@ export interface ProcessTrialSpec {
    * memory, joining workers, interpreter exit) is not waited for. The trial counts as exited 0.
    */
   stopAtDone?: boolean;
+  /**
+   * Ends the trial early, as at `done` (the teardown is not waited for; it counts as exited 0): called
+   * after each read of the events file with the events read and the trial's memory as the harness
+   * measured it then; returning true stops the trial (a confirmation whose memory has flattened).
+   */
+  stopWhen?: (update: StopUpdate) => boolean;
   /** Warm start: the trial is a fork of this server instead of a fresh process (argv[0] is not run). */
   fork?: WarmServer;
   /**
@@ -54,6 +60,21 @@ export interface ProcessTrialSpec {
    * waits for a `done` from every rank, and an `oom` from any rank stops them all at once.
    */
   ranks?: number;
+}
+
+/** What a stop hook sees after each read of the events file. */
+export interface StopUpdate {
+  /** The events read this time (possibly none), in order. */
+  events: readonly WorkloadEvent[];
+  /** The trial's memory as the harness measured it at this read. */
+  memory: HarnessMemory;
+}
+
+/** The trial's memory as the harness sees it: its cgroup's peak usage (when it has one) and the sampled tree RSS peak. */
+export interface HarnessMemory {
+  cgroupPeakBytes: number | null;
+  /** 0 until the first telemetry sample. */
+  treeRssPeakBytes: number;
 }
 
 export interface ProcessTrialResult extends Classification {
@@ -74,6 +95,8 @@ export interface ProcessTrialResult extends Classification {
   aborted: boolean;
   /** 'fork' when the trial was forked from a warm server. */
   launch?: 'fork';
+  /** True when the trial was ended by its stopWhen hook (and judged as a clean exit). */
+  stoppedEarly?: boolean;
 }
 
 /** Seconds between SIGTERM and SIGKILL when a trial is stopped. */
@@ -153,6 +176,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   let stoppedByUser = false;
   let afterDone = false;
   let endedAtDone = false;
+  let endedByHook = false;
   /** The rank whose oom event stopped a multi-rank trial. */
   let stoppedAtOom: number | undefined;
   const ranks = spec.ranks ?? 1;
@@ -203,9 +227,22 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       }
     }
   };
+  const hook = (events: WorkloadEvent[]): void => {
+    if (!spec.stopWhen || !running || killedByHarness || endedAtDone || endedByHook) return;
+    const memory = {
+      cgroupPeakBytes: cgroup ? cgroupMemory(cgroup).peakBytes : null,
+      treeRssPeakBytes: sampler.peakRss,
+    };
+    if (spec.stopWhen({ events, memory })) {
+      endedByHook = true;
+      end('SIGKILL');
+    }
+  };
   const poller = setInterval(() => {
     try {
-      take(reader.poll());
+      const events = reader.poll();
+      take(events);
+      hook(events);
     } catch (error) {
       // Never let the reader take the harness down: the trial ends, the run goes on.
       readerError = (error as Error).message;
@@ -253,8 +290,9 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       `could not start ${JSON.stringify(spec.argv[0])}: ${notStarted}; check workload.command (and workload.python)`,
     );
   }
-  // Stopped at `done` by the harness: judged as the clean exit it was about to make.
-  const atDone = endedAtDone && !timedOut && !stoppedByUser;
+  // Stopped at `done` (or by the stop hook) by the harness: judged as the clean exit it was about to make.
+  const atHook = endedByHook && !endedAtDone && !timedOut && !stoppedByUser;
+  const atDone = (endedAtDone || atHook) && !timedOut && !stoppedByUser;
   const exitCode = atDone ? 0 : exit.code;
   const signal = atDone ? null : exit.signal;
   const stderrTail = launched.stderrTail();
@@ -282,7 +320,9 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     reader.problem,
     readerError && `reading the events file failed: ${readerError}`,
     classification.outcome === 'ok' && reader.malformed > 0 && `${reader.malformed} malformed event line(s) ignored`,
+    atHook && 'stopped by the harness when its stop rule was met (the rest of its steps and the teardown are not run)',
     atDone &&
+      !atHook &&
       `stopped at its done event${ranks > 1 ? ` from each of its ${ranks} ranks` : ''} ` +
         '(the teardown is not waited for)',
     stoppedAtOom !== undefined && `every rank was stopped at the oom event of rank ${stoppedAtOom}`,
@@ -308,6 +348,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     contained: cgroup ? 'cgroup' : 'process-tree',
     aborted: stoppedByUser && !timedOut,
     ...(spec.fork ? { launch: 'fork' as const } : {}),
+    ...(atHook ? { stoppedEarly: true } : {}),
   };
 }
 

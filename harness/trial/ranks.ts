@@ -1,7 +1,7 @@
 // A trial's steps and memory from its events, for one process or for N ranks (workload.launcher):
 // steps are rank 0's with the samples of every rank, memory is the largest rank's.
 import { median, quantile } from 'simple-statistics';
-import type { MemoryEvent, WorkloadEvent } from '../workloads/protocol/events.js';
+import type { MemoryEvent, StepEvent, WorkloadEvent } from '../workloads/protocol/events.js';
 import type { StepSample } from '../domain/index.js';
 import { rankOf, StepSpan } from './counted-events.js';
 
@@ -39,6 +39,7 @@ export function summarizeEvents(events: readonly WorkloadEvent[], ranks: number)
   const stepsOf = new Map<number, StepSample[]>();
   const lead: { sample: StepSample; warmup: boolean; epoch: unknown; span?: StepSpan }[] = [];
   const memoryOf = new Map<number, MemoryEvent>();
+  const lastStepMemory = new Map<number, MemoryEvent>();
   for (const e of events) {
     const rank = multi ? rankOf(e) : 0;
     if (e.event === 'step') {
@@ -48,10 +49,13 @@ export function summarizeEvents(events: readonly WorkloadEvent[], ranks: number)
       const mine = stepsOf.get(rank) ?? [];
       mine.push(sample);
       stepsOf.set(rank, mine);
+      if (!(e instanceof StepSpan)) stepMemory(lastStepMemory, rank, e);
     } else if (e.event === 'memory') {
       memoryOf.set(rank, e);
     }
   }
+  // A trial stopped before its memory event (at a plateau) has its peak from its steps' memory_bytes.
+  for (const [rank, e] of lastStepMemory) if (!memoryOf.has(rank)) memoryOf.set(rank, e);
   const steps: StepSample[] = [];
   const warmup: StepSample[] = [];
   const epochs = new Set<number>();
@@ -102,6 +106,15 @@ function memory(byRank: ReadonlyMap<number, MemoryEvent>, ranks: number): Memory
     peakRank: peak.rank,
     rankPeaks: Array.from({ length: ranks }, (_, r) => byRank.get(r)?.peak_bytes ?? null),
   };
+}
+
+/** Keeps a rank's largest step memory_bytes as a memory event of its own (`from_steps`). */
+function stepMemory(into: Map<number, MemoryEvent>, rank: number, e: StepEvent): void {
+  const bytes = e.memory_bytes;
+  if (typeof bytes !== 'number') return;
+  const before = into.get(rank);
+  if (before && before.peak_bytes >= bytes) return;
+  into.set(rank, { event: 'memory', peak_bytes: bytes, device: e.device ?? 'cpu', from_steps: true });
 }
 
 function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {

@@ -12,6 +12,7 @@ import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
 import { capsTree } from './limits.js';
 import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
 import { summarizeEvents } from './ranks.js';
+import { MemorySeriesTracker } from './memory-series.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
 import { stepCount, type Config, type TrialRecord } from '../domain/index.js';
@@ -42,6 +43,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const trialId = `t${String(req.index).padStart(4, '0')}`;
   if (command.prepare) await runPrepare(ctx, command, trialId, req.index);
   const startedAt = new Date().toISOString();
+  // Memory per step for the record; under a plateau rule it also ends the trial once memory has flattened.
+  const tracker = new MemorySeriesTracker(req.measure.plateau, command.ranks ?? 1);
   const spec: ProcessTrialSpec = {
     argv: command.argv,
     env: command.env,
@@ -54,6 +57,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     trialId,
     // The record needs the steps and the memory report, both sent before `done`: the teardown is not waited for.
     stopAtDone: true,
+    stopWhen: tracker.update,
     ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(command.ranks !== undefined ? { ranks: command.ranks } : {}),
@@ -71,6 +75,9 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   if (unlaunched) throw launcherError(command, unlaunched);
   if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
   const ranks = command.ranks ?? 1;
+  tracker.finish(result.events);
+  const series = tracker.series();
+  const growth = result.outcome === 'ok' ? tracker.verdict(req.measure.warmupSteps + req.measure.steps) : undefined;
   const summary = summarizeEvents(result.events, ranks);
   const { steps, warmup: warmupSteps, reportedRss, reportedDevice, reportedLimited, report } = summary;
   const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
@@ -141,6 +148,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     peak_device_bytes: reportedDevice,
     limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes, contained: result.contained },
     telemetry: result.telemetry,
+    ...(series ? { memory_series: series } : {}),
+    ...(growth ? { memory_growth: growth } : {}),
     ...(report ? { workload_report: report } : {}),
     ...(ranks > 1 ? { ranks } : {}),
     ...(summary.peakRank !== undefined ? { peak_rank: summary.peakRank, rank_peak_bytes: summary.rankPeaks } : {}),

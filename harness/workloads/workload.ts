@@ -1,11 +1,16 @@
 // The interface every workload kind implements: how to start one trial of a configuration.
-import type { Config, ParamValue } from '../domain/index.js';
+import type { Config, ParamValue, PlateauRule } from '../domain/index.js';
 
 export interface MeasureSteps {
   warmupSteps: number;
   steps: number;
   /** Epochs the trial should span (TUNEBENCH_TRIAL_EPOCHS); unset: the workload's own. */
   epochs?: number;
+  /**
+   * Run until memory flattens: `steps` is then the bound, and the harness stops the trial at the
+   * plateau (a max-batch confirmation); unset: the trial runs its steps.
+   */
+  plateau?: PlateauRule;
 }
 
 export interface TrialCommand {

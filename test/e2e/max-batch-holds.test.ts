@@ -84,15 +84,19 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
 
       // The short probes fit more than a run with the optimizer's state: the confirmation caught it.
       assert.equal(mb.confirmed, true);
-      assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed the 8-step confirmation/);
-      // After a failed confirmation the search probes as long as the confirmation: the max ran that long.
+      assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed its confirmation \(oom\)/);
+      // After a failed confirmation the search probes until memory flattens (at least confirm_steps): so did the max.
       const long = records.find(
         (t) =>
-          t.stage === 'max-batch-1' && t.config['batch_size'] === mb.max && t.outcome === 'ok' && t.steps.length === 8,
+          t.stage === 'max-batch-1' &&
+          t.config['batch_size'] === mb.max &&
+          t.outcome === 'ok' &&
+          t.memory_growth?.verdict === 'plateau',
       )!;
+      assert.ok(long.steps.length >= 8, 'at least confirm_steps');
       assert.ok(long.epochs! >= 2, 'the confirmation-length run spans an epoch boundary');
       assert.equal(mb.survived.max!.trial, long.index);
-      assert.match(mb.survived.max!.statement, /^survived 8 steps across \d epoch boundar(y|ies)$/);
+      assert.match(mb.survived.max!.statement, /^survived \d+ steps across \d+ epoch boundar(y|ies)$/);
 
       // The final config has two workers, whose epochs leave memory behind: the chosen batch is lowered
       // until a confirmation-length run holds, and the lowered answer is exact at multiple_of.
@@ -134,7 +138,9 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
       assert.match(summary, /\| answer \| batch_size \| note \| what it survived \|/);
       assert.match(
         summary,
-        new RegExp(`\\| max \\(fits\\) \\| ${mb.max} \\| .* \\| survived 8 steps across \\d epoch boundar`),
+        new RegExp(
+          `\\| max \\(fits\\) \\| ${mb.max} \\| .* \\| survived \\d+ steps across \\d+ epoch boundar.*memory plateau`,
+        ),
       );
       assert.match(
         summary,

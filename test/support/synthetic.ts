@@ -121,6 +121,10 @@ export function syntheticWorkload(c: CurveSpec): SyntheticWorkload {
       p95Seconds: ok ? seconds * 1.1 : null,
       role,
       seconds: modeledProbeSeconds(batch, ok),
+      // Memory does not grow with steps here: a run until it flattens sees a plateau at once.
+      ...(role === 'confirm' && ok
+        ? { growth: { verdict: 'plateau' as const, at_step: 11, peak_bytes: mem, source: 'workload' as const } }
+        : {}),
     };
     return result;
   };

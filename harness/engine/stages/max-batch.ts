@@ -2,6 +2,7 @@
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { findMaxBatchPerBucket } from '../../search/buckets.js';
 import { findMaxBatch, type MaxBatchOptions, type MaxBatchResult } from '../../search/max-batch.js';
+import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
 import { predictCards, recipeBatches, scaleLr } from '../../search/recipe.js';
 import { workloadRanks } from '../../experiment/checks.js';
 import { formatBytes } from '../../experiment/units.js';
@@ -49,13 +50,22 @@ export async function runMaxBatchStage(
           : {}),
         [param]: batch,
       };
-      // A run as long as the confirmation also spans its epochs: the loader starts again in the middle.
+      // A run as long as the confirmation runs until memory flattens, across epoch boundaries (the loader
+      // starts again); a throughput point only needs the confirmation's length.
       const long = spec.confirm_steps > 0 && steps !== undefined && steps >= spec.confirm_steps;
-      const measure = {
-        warmupSteps: exp.measure.warmup_steps,
-        steps: steps ?? spec.steps,
-        ...(long && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
-      };
+      const measure =
+        long && role !== 'throughput'
+          ? confirmationMeasure({
+              warmupSteps: exp.measure.warmup_steps,
+              minSteps: steps,
+              maxSteps: spec.confirm_max_steps,
+              epochs: spec.confirm_epochs,
+            })
+          : {
+              warmupSteps: exp.measure.warmup_steps,
+              steps: steps ?? spec.steps,
+              ...(long && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
+            };
       const record = await runJournaledTrial(ctx, name, role, config, measure, {
         n,
         ofAbout: n + remaining,
@@ -136,9 +146,13 @@ export async function runMaxBatchStage(
   const evidence: Record<string, Evidence> = {};
   const bestRate = best ? ratioThroughput(best.steps) : null;
   if (value !== null) {
+    // The user's short settings may make the search cheaper, never an unproven max look proven.
+    const g = result.memoryGrowth;
+    const proof = value === result.max && g && !holds(g) ? `; not proven to hold: ${growthPhrase(g)}` : '';
     evidence[param] = {
       stage: name,
-      rule: bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule,
+      rule:
+        (bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule) + proof,
       // One probe is one trial: its samples/s is shown as a point, never as a CI.
       samples_per_second: null,
       ...(bestRate !== null ? { point: bestRate } : {}),
@@ -381,6 +395,7 @@ export function survival(records: readonly TrialRecord[], param: string): Surviv
     epoch_boundaries: boundaries,
     config,
     statement: survivalStatement(stepCount(r.steps), boundaries, config),
+    ...(r.memory_growth ? { memory_growth: r.memory_growth } : {}),
   };
 }
 
@@ -412,5 +427,6 @@ export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord
     p95Seconds: r.step_seconds?.p95 ?? null,
     role,
     seconds: r.wall_seconds,
+    ...(r.memory_growth ? { growth: r.memory_growth } : {}),
   };
 }

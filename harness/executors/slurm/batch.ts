@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { configSchema, trialRecordSchema, type TrialRecord } from '../../domain/index.js';
+import { configSchema, plateauRuleSchema, trialRecordSchema, type TrialRecord } from '../../domain/index.js';
 import { StoreError } from '../../errors.js';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { makeDirs } from '../../store/run-dir.js';
@@ -21,7 +21,12 @@ export const trialSpecSchema = z.object({
   stage: z.string(),
   role: z.string(),
   config: configSchema,
-  measure: z.object({ warmupSteps: count, steps: count, epochs: count.optional() }),
+  measure: z.object({
+    warmupSteps: count,
+    steps: count,
+    epochs: count.optional(),
+    plateau: plateauRuleSchema.optional(),
+  }),
   argv: z.array(z.string()).readonly().optional(),
 }) satisfies z.ZodType<TrialSpec>;
 

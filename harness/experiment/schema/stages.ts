@@ -44,8 +44,13 @@ export const maxBatchStage = object(
     ceiling: positiveInt('largest batch the search may probe').default(1 << 20),
     steps: positiveInt('full steps a probe must survive').default(3),
     confirm_steps: nonNegativeInt(
-      'steps of the confirmation run at the max, and of the final confirmation with the final config; 0 skips both',
+      'least steps of the confirmation run at the max (it runs on until memory stops growing, up to ' +
+        'confirm_max_steps), and the steps of the final confirmation with the final config; 0 skips both',
     ).default(50),
+    confirm_max_steps: positiveInt(
+      'most steps a confirmation runs while its memory still grows; a max whose memory has not flattened by then ' +
+        'is reported as still growing, never as a max that holds',
+    ).default(200),
     confirm_epochs: positiveInt(
       'epochs the confirmation runs span (2: one epoch boundary, where a DataLoader starts its workers again)',
     ).default(2),

@@ -65,8 +65,13 @@ async function runFixedSteps(
     const start = process.hrtime.bigint();
     await session.run(feeds);
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    events.emit({ event: 'step', samples: batch, seconds, warmup: i < spec.warmupSteps });
+    events.emit({ event: 'step', samples: batch, seconds, warmup: i < spec.warmupSteps, ...stepMemory() });
   }
+}
+
+/** The process's peak RSS so far, for the step event (a confirmation runs until it stops growing). */
+function stepMemory(): { memory_bytes: number; device: 'cpu' } {
+  return { memory_bytes: process.resourceUsage().maxRSS * 1024, device: 'cpu' };
 }
 
 /** Steps fed by the data loader; each step's time includes its wait for data. */
@@ -106,6 +111,7 @@ async function runPipelineSteps(
           data_wait_seconds: next.value.waitSeconds,
           warmup: step < spec.warmupSteps,
           epoch,
+          ...stepMemory(),
         });
         step += 1;
       }

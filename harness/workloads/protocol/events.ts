@@ -26,6 +26,13 @@ export interface StepEvent {
   warmup?: boolean;
   /** 0-based epoch of the step; the harness counts epoch boundaries from it. */
   epoch?: number;
+  /**
+   * Optional: the process's peak memory so far, read as the step ended (CUDA's max_memory_allocated
+   * on a GPU, else the peak RSS); a confirmation runs until it stops growing.
+   */
+  memory_bytes?: number;
+  /** Where memory_bytes was measured, as in the memory event: "cuda..." for device memory, else host. */
+  device?: string;
   [extra: string]: unknown;
 }
 export interface MemoryEvent {
@@ -97,6 +104,9 @@ function parseStep(obj: Record<string, unknown>): StepEvent | null {
   if (!within(samples, 0, EVENT_LIMITS.maxSamples) || !within(seconds, 0, EVENT_LIMITS.maxSeconds)) return null;
   // A step with samples took time: zero seconds (or 1e-300) is an infinite rate, not a fast one.
   if (samples > 0 && !(samples / seconds <= EVENT_LIMITS.maxSamplesPerSecond)) return null;
+  const memory = obj['memory_bytes'];
+  if (memory !== undefined && memory !== null && !within(memory, 0, EVENT_LIMITS.maxBytes)) return null;
+  if (obj['device'] !== undefined && typeof obj['device'] !== 'string') return null;
   const wait = obj['data_wait_seconds'];
   if (wait === undefined || wait === null) {
     const { data_wait_seconds: _absent, ...rest } = obj;

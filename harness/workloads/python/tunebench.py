@@ -509,11 +509,20 @@ class StepTimer:
             "data_wait_seconds": self._wait,
             "warmup": self.index < self.warmup_steps,
             "epoch": self.epoch,
+            **self._step_memory(),
         })
         self.index += 1
         self._wait = 0.0
         self._step_start = None
         self._batch = None
+
+    def _step_memory(self):
+        """The process's peak so far, as the step ends (a confirmation runs until it stops growing):
+        CUDA's max_memory_allocated on a GPU, else the peak RSS."""
+        t = self.torch
+        if self.device_type == "cuda" and t is not None:
+            return {"memory_bytes": int(t.cuda.max_memory_allocated()), "device": "cuda"}
+        return {"memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "device": "cpu"}
 
     def finish(self, extra=None):
         """Reports peak memory, then `done`."""

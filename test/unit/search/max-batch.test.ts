@@ -166,6 +166,10 @@ describe('findMaxBatch', () => {
         p50Seconds: 0.01,
         p95Seconds: 0.01,
         role,
+        // Runs as long as the confirmation run until memory flattens: it does at their last step.
+        ...(ok && steps !== undefined
+          ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
+          : {}),
       } satisfies ProbeResult;
     };
     const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });

@@ -129,4 +129,24 @@ describe('summarizeEvents with one process', () => {
     assert.equal(s.peakRank, undefined);
     assert.equal(s.rankPeaks, undefined);
   });
+
+  it("takes a trial's memory from its steps' memory_bytes when it was stopped before its memory event", () => {
+    const step = (memory_bytes: number, device = 'cpu'): WorkloadEvent => ({
+      event: 'step',
+      samples: 8,
+      seconds: 0.1,
+      memory_bytes,
+      device,
+    });
+    const cpu = summarizeEvents([step(100), step(300), step(200)], 1);
+    assert.equal(cpu.reportedRss, 300);
+    assert.equal(cpu.reportedDevice, null);
+    assert.equal(cpu.report?.['from_steps'], true);
+    const cuda = summarizeEvents([step(500, 'cuda'), step(700, 'cuda')], 1);
+    assert.equal(cuda.reportedDevice, 700);
+    // A memory event, when there is one, is the workload's own report.
+    const both = summarizeEvents([step(500), { event: 'memory', peak_bytes: 900 }], 1);
+    assert.equal(both.reportedRss, 900);
+    assert.equal(both.report?.['from_steps'], undefined);
+  });
 });

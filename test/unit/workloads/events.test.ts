@@ -30,6 +30,15 @@ describe('event numbers', () => {
     bad('{"event":"step","samples":64,"seconds":0.02,"data_wait_seconds":"0.001"}');
   });
 
+  it("checks a step's optional memory_bytes and device like a memory event's figures", () => {
+    good('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":734003200,"device":"cuda"}');
+    good('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":null}');
+    bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":-1}');
+    bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":1e400}');
+    bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":"734003200"}');
+    bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":1,"device":7}');
+  });
+
   it('rejects memory events with non-finite or absurd byte counts', () => {
     bad('{"event":"memory","peak_bytes":1e400}');
     bad('{"event":"memory","peak_bytes":1.7e308}');
