@@ -7,7 +7,10 @@ come from the trial's config (see training.py). Runs on CUDA unchanged.
 
 Parameters: batch_size, num_workers, prefetch_factor, pin_memory, persistent_workers,
 empty_cache, precision, image_size (32), width (16), blocks (3), classes (10), augment (6),
-epochs (2), threads (0 = torch's default), device (auto | cpu | cuda), alloc_conf.
+epochs (2), threads (0 = torch's default), device (auto | cpu | cuda), alloc_conf, and the work at
+each epoch's end: eval_batches (2: an eval loop under torch.no_grad()), eval_batch_size (twice
+batch_size) and checkpoint (true: torch.save of model and optimizer), run through the adapter's
+timer.on_epoch_end, so that a trial runs them at each epoch boundary as training does.
 """
 
 import tunebench
@@ -59,4 +62,4 @@ def build(cfg, torch):
 
 if __name__ == "__main__":
     # setup: the imports run once per trial, or once in all under warm_start: fork
-    tunebench.main(lambda _: training.run(build), setup=training.preload)
+    tunebench.main(lambda _: training.run(build, eval_batches=2, checkpoint=True), setup=training.preload)

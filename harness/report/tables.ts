@@ -5,6 +5,7 @@ import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import { figure, interval as ci } from './format.js';
 import { foreignLoadWarning } from './foreign-load.js';
+import { outcomeText, phaseSentences } from './phases.js';
 import type {
   ClaimSummary,
   CompareSummary,
@@ -59,6 +60,7 @@ export function stageSection(stage: StageView, records: readonly TrialRecord[]):
     answer: [
       ...(lead ? [text(lead)] : []),
       ...answer,
+      ...phaseSentences(records, stage.kind === 'max-batch' ? stage.result.param : undefined).map(text),
       ...(notes.length > 0 ? [{ kind: 'list' as const, items: notes }] : []),
     ],
     warnings: warning ? [{ kind: 'warning', text: warning }] : [],
@@ -178,7 +180,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
           t.role,
           ...(r.buckets ? [String(t.config[r.buckets.param] ?? '-')] : []),
           String(t.config[r.param] ?? '-'),
-          t.outcome,
+          outcomeText(t),
           figure(t.samples_per_second, (v) => v.toFixed(1)),
           figure(t.step_seconds?.p95, formatSeconds),
           figure(t.peak_rss_bytes, formatBytes),
