@@ -6,6 +6,7 @@ come from the config, and an OOM becomes the protocol's `oom` event. On CUDA onl
 differs; nothing here is CPU-specific.
 """
 
+import inspect
 import os
 import tempfile
 
@@ -48,10 +49,17 @@ def run(build, eval_batches=0, checkpoint=False):
     dataset_class, model, loss_of = build(cfg, torch)
     epochs = epoch_count(cfg)
     batches = cfg.get_int("eval_batches", eval_batches)
-    eval_set = dataset_class(batches * eval_batch_size(cfg)) if batches > 0 else None
+    eval_set = eval_dataset(dataset_class, batches * eval_batch_size(cfg)) if batches > 0 else None
     phases = {"eval_set": eval_set, "checkpoint": cfg.get_bool("checkpoint", checkpoint)}
     dataset = dataset_class(epoch_length(cfg, epochs) * cfg.batch_size)
     train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, phases=phases)
+
+
+def eval_dataset(dataset_class, length):
+    """The eval split: dataset_class(length, train=False) where the class takes `train` (no augmentation)."""
+    if "train" in inspect.signature(dataset_class).parameters:
+        return dataset_class(length, train=False)
+    return dataset_class(length)
 
 
 def eval_batch_size(cfg):
