@@ -20,9 +20,10 @@ export function phaseText(f: FailedIn): string {
 export function outcomeText(t: Pick<TrialRecord, 'outcome' | 'failed_in'>): string {
   const f = t.failed_in;
   if (t.outcome === 'ok' || !f) return t.outcome;
-  const word = t.outcome === 'oom' ? 'OOM' : t.outcome;
-  return `${word} in ${f.phase}${f.epoch !== undefined ? ` (epoch ${f.epoch})` : ''}`;
+  return `${outcomeWord(t.outcome)} in ${f.phase}${f.epoch !== undefined ? ` (epoch ${f.epoch})` : ''}`;
 }
+
+const outcomeWord = (outcome: TrialRecord['outcome']) => (outcome === 'oom' ? 'OOM' : outcome);
 
 /**
  * Sentences for a stage's trials: the failures outside the training steps (eval, checkpoint, setup),
@@ -36,7 +37,7 @@ export function phaseSentences(records: readonly TrialRecord[], param: string | 
     const listed = outside.slice(0, MAX_LISTED).map((t) => {
       const value =
         param !== undefined && t.config[param] !== undefined ? ` (${param}=${String(t.config[param])})` : '';
-      return `trial ${figure(t.index)}${value} ${outcomeText(t)}: ${phaseText(t.failed_in!)}`;
+      return `trial ${figure(t.index)}${value}: ${outcomeWord(t.outcome)} in ${phaseText(t.failed_in!)}`;
     });
     const more = outside.length > MAX_LISTED ? `, and ${figure(outside.length - MAX_LISTED)} more` : '';
     const inTrain = failed.length - outside.length;

@@ -64,7 +64,7 @@ describe('phase wording', () => {
     assert.match(
       said,
       new RegExp(
-        `Failed outside the training steps: trial ${first.index} \\(batch_size=${String(first.config['batch_size'])}\\) OOM in eval \\(epoch 1\\): eval \\(epoch 1, after 20 steps\\); ${failed.length - 1} failed in training steps\\.`,
+        `Failed outside the training steps: trial ${first.index} \\(batch_size=${String(first.config['batch_size'])}\\): OOM in eval \\(epoch 1, after 20 steps\\); ${failed.length - 1} failed in training steps\\.`,
       ),
     );
     const ok = marked.filter((r) => r.outcome === 'ok').length;
