@@ -26,8 +26,9 @@ export function phaseRuns(events: readonly WorkloadEvent[]): PhaseRun[] {
 /**
  * Where a trial that did not end ok failed: the workload's `phase` event at `failed` (or the fields
  * of its `oom` event), else the innermost phase that started and never ended (a kill gives the
- * program no time to report), else `train` when it reported phases but none was open. Undefined
- * for an ok trial and for a workload that reports no phases.
+ * program no time to report; the adapter starts `train` at each epoch's first batch, which ends
+ * every phase before it), else `train` when it reported phases but none was open. Undefined for
+ * an ok trial and for a workload that reports no phases.
  */
 export function failedIn(events: readonly WorkloadEvent[], outcome: Outcome): FailedIn | undefined {
   if (outcome === 'ok') return undefined;
@@ -42,7 +43,9 @@ export function failedIn(events: readonly WorkloadEvent[], outcome: Outcome): Fa
     if (e.event === 'step' && typeof e.epoch === 'number') lastEpoch = e.epoch;
     if (!isPhase(e) || rankOf(e) !== 0) continue;
     sawPhase = true;
-    if (e.at === 'start') open.push(e);
+    // A `train` start begins an epoch's steps: whatever ran before it has ended.
+    if (e.at === 'start' && e.phase === 'train') open.splice(0, open.length, e);
+    else if (e.at === 'start') open.push(e);
     else if (e.at === 'end') open.pop();
   }
   const inner = open.at(-1);

@@ -212,7 +212,7 @@ class StepTimerTests(CleanEnv):
         for batch in timer.batches([[1, 2, 3, 4], [5, 6]]):
             with timer.step(samples=len(batch)):
                 pass
-        e = self.events()
+        e = self.events("step")
         self.assertEqual([x["samples"] for x in e], [4, 2])
         self.assertEqual(e[0]["data_wait_seconds"], 0.5)
         self.assertEqual(e[0]["seconds"], 2.0)
@@ -885,12 +885,14 @@ class PhaseTests(CleanEnv):
         self.assertTrue(timer.done)
         self.assertEqual(ran, [("eval", 0, 2), ("checkpoint", 0, 2), ("eval", 1, 4), ("checkpoint", 1, 4), ("eval", 2, 6), ("checkpoint", 2, 6)])
         order = [(e["event"], e.get("at"), e.get("phase"), e["epoch"]) for e in self.events()]
-        self.assertEqual(order[:6], [
-            ("step", None, None, 0), ("step", None, None, 0),
+        self.assertEqual(order[:8], [
+            ("phase", "start", "train", 0), ("step", None, None, 0), ("step", None, None, 0),
             ("phase", "start", "eval", 0), ("phase", "end", "eval", 0),
             ("phase", "start", "checkpoint", 0), ("phase", "end", "checkpoint", 0),
+            ("phase", "start", "train", 1),
         ])
-        ends = self.events("phase")[1::2]
+        ends = [e for e in self.events("phase") if e["at"] == "end"]
+        self.assertEqual(len(ends), 6)
         self.assertTrue(all(e["at"] == "end" and e["seconds"] >= 0 and e["peak_bytes"] > 0 and e["device"] == "cpu" for e in ends), ends)
         self.assertTrue(all(e["peak_scope"] in ("phase", "process") for e in ends))
 
@@ -991,7 +993,8 @@ class PhaseTests(CleanEnv):
             tunebench.main(train)
         """)
         self.assertEqual(r.returncode, 1, r.stderr)
-        self.assertEqual(self.events("phase"), [{"event": "phase", "at": "failed", "phase": "train", "epoch": 1, "step": 2, "error": "KeyError"}])
+        self.assertEqual([(e["at"], e["phase"], e["epoch"]) for e in self.events("phase")], [("start", "train", 0), ("start", "train", 1), ("failed", "train", 1)])
+        self.assertEqual(self.events("phase")[-1], {"event": "phase", "at": "failed", "phase": "train", "epoch": 1, "step": 2, "error": "KeyError"})
         self.assertIn("KeyError: 'label'", r.stderr)
 
 

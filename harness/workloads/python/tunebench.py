@@ -491,6 +491,9 @@ class StepTimer:
         total = self.total_steps
         taken = 0
         while per_epoch is None or taken < per_epoch:
+            if taken == 0:
+                # Training starts (again): a kill from here on, which leaves no time to report, was in train.
+                self.events.emit({"event": "phase", "at": "start", "phase": "train", "epoch": self.epoch, "step": self.index})
             start = self._now()
             try:
                 batch = next(iterator)

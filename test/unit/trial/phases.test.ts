@@ -89,6 +89,13 @@ describe('failedIn', () => {
     assert.deepEqual(failedIn(events, 'oom'), { phase: 'checkpoint', epoch: 0, step: 1, source: 'open-phase' });
   });
 
+  it('places a kill after a train start in train, the phases before it being over', () => {
+    const events = parse([start('train', 0, 0), step(0), start('eval', 0, 1), end('eval', 0, 1), start('train', 1, 1)]);
+    assert.deepEqual(failedIn(events, 'oom'), { phase: 'train', epoch: 1, step: 1, source: 'open-phase' });
+    const inEval = parse([start('train', 0, 0), step(0), start('eval', 0, 1)]);
+    assert.deepEqual(failedIn(inEval, 'oom'), { phase: 'eval', epoch: 0, step: 1, source: 'open-phase' });
+  });
+
   it('says train when the program reported phases and none was open, and nothing when it reports none', () => {
     const events = parse([step(0), start('eval', 0, 1), end('eval', 0, 1), step(1), step(1)]);
     assert.deepEqual(failedIn(events, 'oom'), { phase: 'train', epoch: 1, source: 'outside-phases' });
