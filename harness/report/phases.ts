@@ -10,7 +10,7 @@ const MAX_LISTED = 8;
 export function phaseText(f: FailedIn): string {
   const at = [
     ...(f.epoch !== undefined ? [`epoch ${f.epoch}`] : []),
-    ...(f.step !== undefined ? [`after ${figure(f.step)} steps`] : []),
+    ...(f.step !== undefined ? [`after ${figure(f.step)} step${f.step === 1 ? '' : 's'}`] : []),
   ];
   const killed = f.source === 'open-phase' ? ', killed before it ended' : '';
   return `${f.phase}${at.length > 0 ? ` (${at.join(', ')}${killed})` : killed ? ` (${killed.slice(2)})` : ''}`;

@@ -715,4 +715,5 @@ def failure_phase(error):
 
 def describe_phase(where):
     """`eval (epoch 1, after 12 steps)`."""
-    return f"{where['phase']} (epoch {where['epoch']}, after {where['step']} steps)"
+    steps = where["step"]
+    return f"{where['phase']} (epoch {where['epoch']}, after {steps} step{'' if steps == 1 else 's'})"

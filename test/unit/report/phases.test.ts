@@ -42,6 +42,7 @@ describe('phase wording', () => {
       'crash in checkpoint',
     );
     assert.equal(outcomeText({ outcome: 'oom' }), 'oom', 'no phase known: the outcome alone');
+    assert.equal(phaseText({ phase: 'eval', epoch: 0, step: 1, source: 'event' }), 'eval (epoch 0, after 1 step)');
     assert.equal(outcomeText({ outcome: 'ok', failed_in: { phase: 'eval', source: 'event' } }), 'ok');
     assert.equal(
       phaseText({ phase: 'checkpoint', epoch: 0, step: 10, source: 'open-phase' }),
