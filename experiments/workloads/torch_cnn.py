@@ -7,7 +7,10 @@ come from the trial's config (see training.py). Runs on CUDA unchanged.
 
 Parameters: batch_size, num_workers, prefetch_factor, pin_memory, persistent_workers,
 empty_cache, precision, image_size (32), width (16), blocks (3), classes (10), augment (6),
-epochs (2), threads (0 = torch's default), device (auto | cpu | cuda), alloc_conf.
+epochs (2), threads (0 = torch's default), device (auto | cpu | cuda), alloc_conf, and the work at
+each epoch's end: eval_batches (1: an eval loop under torch.no_grad(), on images without augmentation), eval_batch_size (twice
+batch_size) and checkpoint (true: torch.save of model and optimizer), run through the adapter's
+timer.on_epoch_end, so that a trial runs them at each epoch boundary as training does.
 """
 
 import tunebench
@@ -28,8 +31,9 @@ def build(cfg, torch):
     blur = (blur / blur.sum()).expand(3, 1, 3, 3).contiguous()
 
     class SyntheticImages(Dataset):
-        def __init__(self, length):
+        def __init__(self, length, train=True):
             self.length = length
+            self.train = train  # the eval split is not augmented, as in an image pipeline
 
         def __len__(self):
             return self.length
@@ -37,6 +41,8 @@ def build(cfg, torch):
         def __getitem__(self, index):
             g = torch.Generator().manual_seed(index)
             image = torch.rand(3, size, size, generator=g)
+            if not self.train:
+                return (image - 0.5) / 0.25, index % classes
             padded = F.pad(image.unsqueeze(0), (4, 4, 4, 4), mode="reflect")
             dx, dy = torch.randint(0, 9, (2,), generator=g).tolist()
             image = padded[:, :, dy:dy + size, dx:dx + size]
@@ -59,4 +65,4 @@ def build(cfg, torch):
 
 if __name__ == "__main__":
     # setup: the imports run once per trial, or once in all under warm_start: fork
-    tunebench.main(lambda _: training.run(build), setup=training.preload)
+    tunebench.main(lambda _: training.run(build, eval_batches=1, checkpoint=True), setup=training.preload)

@@ -6,7 +6,9 @@ come from the config, and an OOM becomes the protocol's `oom` event. On CUDA onl
 differs; nothing here is CPU-specific.
 """
 
+import inspect
 import os
+import tempfile
 
 import tunebench
 
@@ -38,13 +40,35 @@ def setup(cfg):
     return torch, torch.device(wanted), allocator
 
 
-def run(build):
-    """Runs a reference workload: build(cfg, torch) returns (dataset_class, model, loss_of)."""
+def run(build, eval_batches=0, checkpoint=False):
+    """Runs a reference workload: build(cfg, torch) returns (dataset_class, model, loss_of).
+    eval_batches and checkpoint are the defaults of the parameters of the same names: the batches of
+    the eval loop at each epoch's end (0: none) and whether each epoch ends with a checkpoint save."""
     cfg = tunebench.config()
     torch, device, allocator = setup(cfg)
     dataset_class, model, loss_of = build(cfg, torch)
     epochs = epoch_count(cfg)
-    train(cfg, torch, device, dataset_class(epoch_length(cfg, epochs) * cfg.batch_size), model, loss_of, allocator, epochs)
+    batches = cfg.get_int("eval_batches", eval_batches)
+    eval_set = eval_dataset(dataset_class, batches * eval_batch_size(cfg)) if batches > 0 else None
+    phases = {"eval_set": eval_set, "checkpoint": cfg.get_bool("checkpoint", checkpoint)}
+    dataset = dataset_class(epoch_length(cfg, epochs) * cfg.batch_size)
+    train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, phases=phases)
+
+
+def eval_dataset(dataset_class, length):
+    """The eval split: dataset_class(length, train=False) where the class takes `train` (no augmentation)."""
+    if "train" in inspect.signature(dataset_class).parameters:
+        return dataset_class(length, train=False)
+    return dataset_class(length)
+
+
+def eval_batch_size(cfg):
+    """The eval loop's batch (eval_batch_size; default twice batch_size, as scripts often do: eval
+    keeps no activations for backward). A max-batch stage with `param: eval_batch_size` searches it."""
+    size = cfg.get_int("eval_batch_size", 2 * cfg.batch_size)
+    if size < 1:
+        tunebench.reject(f"eval_batch_size: expected at least 1, got {size}")
+    return size
 
 
 def epoch_count(cfg):
@@ -58,10 +82,11 @@ def epoch_length(cfg, epochs):
     return -(-(cfg.warmup_steps + cfg.steps) // epochs)
 
 
-def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sampler=None, wrap=None):
+def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sampler=None, wrap=None, phases=None):
     """Runs warm-up plus timed steps over `dataset` in `epochs` epochs; loss_of(model, batch)
     returns the loss. Data parallel: `sampler` gives each rank its share of the dataset and
-    wrap(model) returns the model to train (DistributedDataParallel), after it is on the device."""
+    wrap(model) returns the model to train (DistributedDataParallel), after it is on the device.
+    phases: {"eval_set": a dataset or None, "checkpoint": bool}: the work at each epoch's end."""
     from torch.utils.data import DataLoader  # noqa: PLC0415
 
     loader_kwargs = cfg.dataloader_kwargs()
@@ -74,6 +99,7 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sample
     autocast, scaler = tunebench.precision_context(cfg.get_str("precision", "fp32"), device.type, torch=torch)
     timer = tunebench.StepTimer(model=model, torch=torch, epochs=epochs)
     non_blocking = bool(loader_kwargs["pin_memory"]) and device.type == "cuda"
+    scratch = register_phases(timer, cfg, torch, device, model, optimizer, loss_of, autocast, phases or {})
 
     def step(batch):
         batch = [t.to(device, non_blocking=non_blocking) for t in batch]
@@ -98,6 +124,8 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sample
             policy.after_step(timer.index - 1)
         if timer.done:
             break
+    if scratch is not None:
+        scratch.cleanup()
     timer.finish({
         "empty_cache_calls": policy.calls,
         "empty_cache_seconds": policy.seconds,
@@ -105,3 +133,32 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sample
         "torch": torch.__version__,
         "pid": os.getpid(),
     })
+
+
+def register_phases(timer, cfg, torch, device, model, optimizer, loss_of, autocast, phases):
+    """Registers the eval loop and the checkpoint save with the timer, which runs them at each epoch's
+    end (inside a trial too); returns the folder the checkpoints go to, or None."""
+    from torch.utils.data import DataLoader  # noqa: PLC0415
+
+    eval_set = phases.get("eval_set")
+    if eval_set is not None:
+        eval_loader = DataLoader(eval_set, batch_size=eval_batch_size(cfg), shuffle=False)
+
+        def evaluate(epoch):
+            model.eval()
+            with torch.no_grad(), autocast:
+                losses = [float(loss_of(model, [t.to(device) for t in batch])) for batch in eval_loader]
+            model.train()
+            return sum(losses) / max(1, len(losses))
+
+        timer.on_epoch_end(evaluate, phase="eval")
+    if not phases.get("checkpoint"):
+        return None
+    scratch = tempfile.TemporaryDirectory(prefix="tunebench-checkpoint-")
+
+    def save(epoch):
+        state = {"epoch": epoch, "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+        torch.save(state, os.path.join(scratch.name, "last.pt"))
+
+    timer.on_epoch_end(save, phase="checkpoint")
+    return scratch

@@ -35,6 +35,36 @@ export function stepCount(steps: readonly StepSample[]): number {
   return n;
 }
 
+/** A phase of training other than the steps that the workload ran and reported (timer.phase(): eval, checkpoint). */
+export const phaseRunSchema = z.object({
+  phase: z.string(),
+  /** The epoch at whose end it ran (0-based). */
+  epoch: z.number().int().nonnegative().optional(),
+  seconds: z.number().nonnegative(),
+  /** `peak_scope` phase: the phase's own peak; process: the process's peak so far (the phase did not raise it). */
+  peak_bytes: z.number().nonnegative().optional(),
+  peak_scope: z.enum(['phase', 'process']).optional(),
+});
+export type PhaseRun = z.infer<typeof phaseRunSchema>;
+
+/** Phase runs a record keeps (the first ones); a workload's further phase events are not kept. */
+export const MAX_PHASE_RUNS = 256;
+
+/**
+ * Where a failed trial was when it failed. `source` event: the workload said so (the adapter's
+ * failure report); open-phase: it was killed inside a phase that never ended; outside-phases: it
+ * reported phases, none was open, so it was in its training steps.
+ */
+export const failedInSchema = z.object({
+  /** setup (before the first batch), train, or a phase name such as eval or checkpoint. */
+  phase: z.string(),
+  epoch: z.number().int().nonnegative().optional(),
+  /** Steps reported before the failure (warm-up included). */
+  step: z.number().int().nonnegative().optional(),
+  source: z.enum(['event', 'open-phase', 'outside-phases']),
+});
+export type FailedIn = z.infer<typeof failedInSchema>;
+
 export const LIMIT_MECHANISMS = ['prlimit-as', 'cgroup-v2', 'cgroup-v1', 'none'] as const;
 export type LimitMechanism = (typeof LIMIT_MECHANISMS)[number];
 
@@ -111,7 +141,12 @@ export const trialRecordSchema = z.object({
   started_at: z.string(),
   /** Where the trial ran, when it ran in a SLURM job: the node, its device class and the job. */
   node: z.object({ host: z.string(), device: z.string(), slurm_job: z.string().nullable() }).optional(),
+  /** The phases other than steps that the workload ran (eval, checkpoint), in order; at most MAX_PHASE_RUNS. */
+  phases: z.array(phaseRunSchema).optional(),
+  /** Of a failed trial: the phase it failed in, when the workload's events tell. */
+  failed_in: failedInSchema.optional(),
   malformed_events: z.number(),
+  /** Of a failed trial: the end of its stderr, where the adapter writes the full traceback. */
   stderr_tail: z.string(),
   patterns_version: z.number(),
   /** What the trial's numbers do not show by themselves, e.g. a tree that used more memory than a per-process cap. */

@@ -18,6 +18,7 @@ import {
 
 export type { Block, Table };
 import { growthPhrase, holds } from '../search/confirmation.js';
+import { outcomeText, phaseSentences } from './phases.js';
 import type {
   ClaimSummary,
   CompareSummary,
@@ -53,6 +54,7 @@ export function stageSection(stage: StageView, records: readonly TrialRecord[]):
     answer: [
       ...(lead ? [text(lead)] : []),
       ...answer,
+      ...phaseSentences(records, stage.kind === 'max-batch' ? stage.result.param : undefined).map(text),
       ...(notes.length > 0 ? [{ kind: 'list' as const, items: notes }] : []),
     ],
     warnings: warning ? [{ kind: 'warning', text: warning }] : [],
@@ -183,7 +185,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
           t.role,
           ...(r.buckets ? [String(t.config[r.buckets.param] ?? '-')] : []),
           String(t.config[r.param] ?? '-'),
-          t.outcome,
+          outcomeText(t),
           figure(t.samples_per_second, (v) => v.toFixed(1)),
           figure(t.step_seconds?.p95, formatSeconds),
           figure(t.peak_rss_bytes, formatBytes),

@@ -1,11 +1,13 @@
 // The events of a trial that count, held in bounded memory. Nothing a rank sends after its `done`
 // counts (steps, memory, oom: it is ignored and counted); step events past MAX_STEP_DETAIL of a rank
 // and kind (timed, warm-up) are folded into one StepSpan; only the last memory event of a rank is kept.
-import { MAX_STEP_DETAIL, type StepSample } from '../domain/index.js';
+import { MAX_PHASE_RUNS, MAX_STEP_DETAIL, type StepSample } from '../domain/index.js';
 import type { StepEvent, WorkloadEvent } from '../workloads/protocol/events.js';
 
 /** oom, error and done events kept (classification reads the first ones); later ones still count. */
 export const MAX_KEPT_NOTICES = 64;
+/** phase events kept (start, end and failed of eval, checkpoint...): a record keeps MAX_PHASE_RUNS runs. */
+export const MAX_KEPT_PHASE_EVENTS = 3 * MAX_PHASE_RUNS;
 
 /** The rank an event came from: its `rank` field, else 0 (without TUNEBENCH_RANKS only rank 0 reports). */
 export function rankOf(e: WorkloadEvent): number {
@@ -98,6 +100,7 @@ export class CountedEvents {
   private readonly done = new Set<number>();
   private readonly state = new Map<number, RankState>();
   private notices = 0;
+  private phaseEvents = 0;
 
   constructor(private readonly ranks: number) {}
 
@@ -121,6 +124,10 @@ export class CountedEvents {
     else if (e.event === 'memory') {
       if (s.memoryAt === undefined) s.memoryAt = this.events.push(e) - 1;
       else this.events[s.memoryAt] = e;
+    } else if (e.event === 'phase') {
+      // Kept apart from the notices: a workload's many phases never crowd out its oom or done.
+      if (this.phaseEvents < MAX_KEPT_PHASE_EVENTS) this.events.push(e);
+      this.phaseEvents += 1;
     } else {
       if (e.event === 'done') this.done.add(rank);
       if (this.notices < MAX_KEPT_NOTICES) this.events.push(e);

@@ -11,6 +11,7 @@ import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
 import { capsTree } from './limits.js';
 import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
+import { failedIn, phaseRuns } from './phases.js';
 import { summarizeEvents } from './ranks.js';
 import { MemorySeriesTracker } from './memory-series.js';
 import type { WarmPool } from './warm-pool.js';
@@ -122,6 +123,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   }
   const overrun = stepOverrun(stepCount(steps) + stepCount(warmupSteps), req.measure);
   if (overrun) notes.push(overrun);
+  const phases = phaseRuns(result.events);
+  const failure = failedIn(result.events, result.outcome);
   const foreign = result.telemetry.summary.foreign_load;
   if (foreign && isMaterial(foreign)) notes.push(foreignLoadNote(foreign));
   return {
@@ -155,6 +158,8 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...(summary.peakRank !== undefined ? { peak_rank: summary.peakRank, rank_peak_bytes: summary.rankPeaks } : {}),
     wall_seconds: result.wallSeconds,
     started_at: startedAt,
+    ...(phases.length > 0 ? { phases } : {}),
+    ...(failure ? { failed_in: failure } : {}),
     malformed_events: result.malformedEvents,
     stderr_tail: result.outcome === 'ok' ? '' : result.stderrTail,
     patterns_version: PATTERNS_VERSION,

@@ -25,6 +25,7 @@ describe('tunebench validate on malformed files', () => {
       'experiments/default.yaml': '2 stages: max-batch, compare',
       'experiments/onnx-pipeline.yaml': '1 stage: sweep',
       'experiments/torch-cnn.yaml': '3 stages: max-batch, sweep, compare',
+      'experiments/torch-cnn-eval.yaml': '2 stages: max-batch, max-batch',
       'experiments/torch-transformer.yaml': '3 stages: max-batch, sweep, compare',
       'experiments/torch-ddp.yaml': '2 stages: max-batch, sweep',
       'test/fixtures/experiments/quick-max-batch.yaml': '1 stage: max-batch',

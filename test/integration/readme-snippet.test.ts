@@ -24,23 +24,32 @@ function snippet(): string {
   return lines.map((l) => l.slice(indent)).join('\n');
 }
 
-// What the user's script defines before the snippet: a model, a dataset of (x, y) pairs, a step.
-const PRELUDE = `import torch
+// What the user's script defines before the snippet: a model, datasets of (x, y) pairs, a step, an
+// eval loop and a checkpoint save.
+const PRELUDE = `import os, tempfile, torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 device = torch.device("cpu")
 torch.manual_seed(0)
 dataset = TensorDataset(torch.randn(64, 8), torch.randint(0, 2, (64,)))
+eval_set = TensorDataset(torch.randn(40, 8), torch.randint(0, 2, (40,)))
+scratch = tempfile.TemporaryDirectory()
 def make_model():
     return nn.Linear(8, 2)
 def train_step(batch):
     x, y = batch
     nn.functional.cross_entropy(x @ torch.ones(8, 2), y).item()
+def evaluate(model, loader):
+    with torch.no_grad():
+        return sum(nn.functional.cross_entropy(model(x), y).item() for x, y in loader)
+def save_checkpoint(model, epoch):
+    torch.save(model.state_dict(), os.path.join(scratch.name, "last.pt"))
+    print("saved", epoch)
 `;
 
 describe("the README's PyTorch snippet", { skip: requireSystem('torch') }, () => {
   it(
-    'runs unchanged on CPU as a trial: stops at its steps, counts samples, spans epochs',
+    'runs unchanged on CPU as a trial: stops at its steps, counts samples, spans epochs, evaluates and saves at each epoch end',
     {
       timeout: 60_000,
     },
@@ -64,6 +73,12 @@ describe("the README's PyTorch snippet", { skip: requireSystem('torch') }, () =>
         'samples are rows of the (x, y) batch, not 2',
       );
       assert.equal(r.epochs, 2);
+      // 4 batches in epoch 0, the trial's last 2 in epoch 1: eval and save end each epoch, in the order registered.
+      assert.deepEqual(
+        r.phases?.map((p) => `${p.phase}@${p.epoch}`),
+        ['eval@0', 'checkpoint@0', 'eval@1', 'checkpoint@1'],
+      );
+      assert.ok(r.phases!.every((p) => p.seconds >= 0 && p.peak_bytes! > 0));
     },
   );
 
@@ -77,6 +92,6 @@ describe("the README's PyTorch snippet", { skip: requireSystem('torch') }, () =>
       all: true,
     });
     assert.equal(r.exitCode, 0, r.all);
-    assert.match(r.stdout, /done/);
+    assert.match(r.stdout, /^saved 0\ndone$/m, 'one pass, then its epoch-end work once');
   });
 });

@@ -34,6 +34,7 @@ class CleanEnv(unittest.TestCase):
         self.addCleanup(folder.cleanup)
         self.dir = folder.name
         self.path = os.path.join(self.dir, "events.jsonl")
+        tunebench._active_timer = None  # noqa: SLF001 - each test's failures are located by its own timer
 
     def trial(self, warmup, steps, epochs=None):
         os.environ.update({"TUNEBENCH_WARMUP_STEPS": str(warmup), "TUNEBENCH_STEPS": str(steps)})
@@ -211,7 +212,7 @@ class StepTimerTests(CleanEnv):
         for batch in timer.batches([[1, 2, 3, 4], [5, 6]]):
             with timer.step(samples=len(batch)):
                 pass
-        e = self.events()
+        e = self.events("step")
         self.assertEqual([x["samples"] for x in e], [4, 2])
         self.assertEqual(e[0]["data_wait_seconds"], 0.5)
         self.assertEqual(e[0]["seconds"], 2.0)
@@ -575,8 +576,10 @@ class OomAndMainTests(CleanEnv):
         with self.assertRaises(SystemExit) as exit_bad, mock.patch("sys.stderr"):
             tunebench.main(bad, events)
         self.assertEqual(exit_bad.exception.code, tunebench.INVALID_EXIT_CODE)
-        self.assertEqual([e["event"] for e in self.events()], ["oom", "error"])
-        self.assertIn("fp8", self.events()[1]["message"])
+        self.assertEqual([e["event"] for e in self.events()], ["phase", "oom", "error"])
+        self.assertEqual(self.events()[0], {"event": "phase", "at": "failed", "phase": "setup", "epoch": 0, "step": 0, "error": "RuntimeError"})
+        self.assertEqual(self.events()[1]["phase"], "setup", "the oom event says where too")
+        self.assertIn("fp8", self.events()[2]["message"])
 
     def test_main_lets_exit_and_interrupt_through(self):
         for error, expected in ((SystemExit(3), SystemExit), (KeyboardInterrupt(), KeyboardInterrupt)):
@@ -608,7 +611,9 @@ class OomAndMainTests(CleanEnv):
         self.assertIn('in loss\n    raise ValueError("Target size', r.stderr)
         self.assertIn("ValueError: Target size (torch.Size([8])) must be the same", r.stderr)
         self.assertNotIn("invalid configuration", r.stderr)
-        self.assertEqual(self.events(), [], "no error event: that would read as a rejected config")
+        self.assertIn("tunebench: ValueError in setup (epoch 0, after 0 steps); the traceback:", r.stderr)
+        self.assertEqual(self.events("error"), [], "no error event: that would read as a rejected config")
+        self.assertEqual(self.events(), [{"event": "phase", "at": "failed", "phase": "setup", "epoch": 0, "step": 0, "error": "ValueError"}])
 
     def test_reject_is_invalid_config_exit_87_with_an_error_event(self):
         r = self.run_script("""
@@ -842,6 +847,155 @@ class RealTorchLoopTests(CleanEnv):
             tunebench.StepTimer(device_type="cuda")
         self.assertNotIsInstance(caught.exception, AssertionError)
         self.assertIn("StepTimer(model=model)", str(caught.exception))
+
+
+class FakeCudaWithPeaks(FakeCuda):
+    """The allocator's peak counter: set by the test, reset by reset_peak_memory_stats()."""
+
+    peak = 0
+
+    def max_memory_allocated(self):
+        return self.peak
+
+    def reset_peak_memory_stats(self):
+        self.log.append("reset_peak_memory_stats")
+        self.peak = 0
+
+
+class PhaseTests(CleanEnv):
+    """on_epoch_end work at the epoch boundaries inside batches(), timer.phase() events, and where
+    main() says a failure happened."""
+
+    def loop(self, timer, data):
+        for batch in timer.batches(data):
+            with timer.step():
+                pass
+
+    def test_a_trial_runs_epoch_end_work_at_each_boundary_and_its_end(self):
+        self.trial(warmup=1, steps=5, epochs=3)  # 6 batches: 2, 2, 2
+        timer = self.timer(device_type="cpu")
+        ran = []
+        timer.on_epoch_end(lambda epoch: ran.append(("eval", epoch, timer.index)), phase="eval")
+
+        @timer.on_epoch_end(phase="checkpoint")
+        def save(epoch):
+            ran.append(("checkpoint", epoch, timer.index))
+
+        self.loop(timer, Reiterable(100))
+        self.assertTrue(timer.done)
+        self.assertEqual(ran, [("eval", 0, 2), ("checkpoint", 0, 2), ("eval", 1, 4), ("checkpoint", 1, 4), ("eval", 2, 6), ("checkpoint", 2, 6)])
+        order = [(e["event"], e.get("at"), e.get("phase"), e["epoch"]) for e in self.events()]
+        self.assertEqual(order[:8], [
+            ("phase", "start", "train", 0), ("step", None, None, 0), ("step", None, None, 0),
+            ("phase", "start", "eval", 0), ("phase", "end", "eval", 0),
+            ("phase", "start", "checkpoint", 0), ("phase", "end", "checkpoint", 0),
+            ("phase", "start", "train", 1),
+        ])
+        ends = [e for e in self.events("phase") if e["at"] == "end"]
+        self.assertEqual(len(ends), 6)
+        self.assertTrue(all(e["at"] == "end" and e["seconds"] >= 0 and e["peak_bytes"] > 0 and e["device"] == "cpu" for e in ends), ends)
+        self.assertTrue(all(e["peak_scope"] in ("phase", "process") for e in ends))
+
+    def test_an_epoch_that_yields_nothing_runs_no_epoch_end_work(self):
+        self.trial(warmup=0, steps=4)
+        timer = self.timer(device_type="cpu")
+        ran = []
+        timer.on_epoch_end(ran.append, phase="eval")
+        self.loop(timer, OneShot(3))  # the one-shot iterator ends the call after its 3 batches
+        self.loop(timer, OneShot(0))  # a later call that yields nothing is no epoch
+        self.assertEqual(ran, [0])
+
+    def test_outside_a_trial_each_pass_ends_with_its_epoch_end_work(self):
+        timer = self.timer(device_type="cpu")
+        ran = []
+        timer.on_epoch_end(ran.append, phase="eval")
+        for _ in range(2):
+            self.loop(timer, Reiterable(3))
+        self.assertEqual(ran, [0, 1])
+
+    def test_phase_names_are_checked(self):
+        timer = self.timer(device_type="cpu")
+        for bad in ("Eval", "", "eval phase", "x" * 33, None):
+            with self.assertRaises(ValueError):
+                timer.on_epoch_end(print, phase=bad)
+        with self.assertRaises(TypeError):
+            timer.on_epoch_end(3, phase="eval")
+
+    def test_cuda_phase_peak_is_its_own_and_the_trial_peak_survives_the_reset(self):
+        torch = FakeTorch()
+        torch.cuda = FakeCudaWithPeaks(torch.log)
+        timer = tunebench.StepTimer(events=tunebench.Events(self.path), device_type="cuda", torch=torch)
+        torch.cuda.peak = 900  # the training steps' peak
+        with timer.phase("eval"):
+            torch.cuda.peak = 300
+        end = self.events("phase")[-1]
+        self.assertEqual((end["peak_bytes"], end["peak_scope"], end["device"]), (300, "phase", "cuda"))
+        timer.finish()
+        self.assertEqual(self.events("memory")[0]["peak_bytes"], 900, "finish() reports the larger peak, from before the reset")
+
+    def test_an_exception_in_a_phase_is_tagged_with_the_innermost_phase(self):
+        timer = self.timer(device_type="cpu")
+        with self.assertRaises(RuntimeError) as caught:
+            with timer.phase("checkpoint"):
+                with timer.phase("eval"):
+                    raise RuntimeError("boom")
+        self.assertEqual(caught.exception.tunebench_phase, {"phase": "eval", "epoch": 0, "step": 0})
+        self.assertIsNone(timer.current_phase, "the phase is over")
+        self.assertEqual([e["at"] for e in self.events("phase")], ["start", "start"], "no end for a failed phase")
+
+    def run_trial_script(self, body, warmup=0, steps=4, epochs=2):
+        script = os.path.join(self.dir, "train.py")
+        with open(script, "w", encoding="utf-8") as f:
+            f.write(textwrap.dedent(body))
+        env = dict(os.environ, PYTHONPATH=ADAPTER, TUNEBENCH_EVENTS=self.path, TUNEBENCH_WARMUP_STEPS=str(warmup),
+                   TUNEBENCH_STEPS=str(steps), TUNEBENCH_TRIAL_EPOCHS=str(epochs))
+        return subprocess.run([sys.executable, script], capture_output=True, text=True, env=env, timeout=60)
+
+    def test_main_reports_an_oom_in_eval_with_its_phase_and_full_traceback(self):
+        r = self.run_trial_script("""
+            import tunebench
+
+            def eval_forward(epoch):
+                if epoch == 1:
+                    raise MemoryError("eval batch too large")
+
+            def train():
+                timer = tunebench.StepTimer(device_type="cpu")
+                timer.on_epoch_end(eval_forward, phase="eval")
+                for batch in timer.batches([[1, 2]] * 10):
+                    with timer.step():
+                        pass
+                timer.finish()
+
+            tunebench.main(train)
+        """)
+        self.assertEqual(r.returncode, tunebench.OOM_EXIT_CODE, r.stderr)
+        failed = [e for e in self.events("phase") if e["at"] == "failed"]
+        self.assertEqual(failed, [{"event": "phase", "at": "failed", "phase": "eval", "epoch": 1, "step": 4, "error": "MemoryError"}])
+        oom = self.events("oom")[0]
+        self.assertEqual((oom["phase"], oom["epoch"], oom["step"]), ("eval", 1, 4))
+        self.assertIn("tunebench: out of memory in eval (epoch 1, after 4 steps); the traceback:", r.stderr)
+        self.assertIn("Traceback (most recent call last)", r.stderr)
+        self.assertIn('in eval_forward\n    raise MemoryError("eval batch too large")', r.stderr)
+        self.assertTrue(r.stderr.rstrip().endswith("MemoryError: eval batch too large"), "the traceback comes last")
+
+    def test_main_says_a_crash_in_the_training_steps_was_in_train(self):
+        r = self.run_trial_script("""
+            import tunebench
+
+            def train():
+                timer = tunebench.StepTimer(device_type="cpu")
+                for i, batch in enumerate(timer.batches([[1, 2]] * 10)):
+                    with timer.step():
+                        if i == 2:
+                            raise KeyError("label")
+
+            tunebench.main(train)
+        """)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual([(e["at"], e["phase"], e["epoch"]) for e in self.events("phase")], [("start", "train", 0), ("start", "train", 1), ("failed", "train", 1)])
+        self.assertEqual(self.events("phase")[-1], {"event": "phase", "at": "failed", "phase": "train", "epoch": 1, "step": 2, "error": "KeyError"})
+        self.assertIn("KeyError: 'label'", r.stderr)
 
 
 if __name__ == "__main__":

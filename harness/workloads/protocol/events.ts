@@ -50,11 +50,35 @@ export interface ErrorEvent {
   message: string;
   [extra: string]: unknown;
 }
+/** Where a phase event is in its phase: begun, ended (with its time and memory), or failed there. */
+export const PHASE_MOMENTS = ['start', 'end', 'failed'] as const;
+/** A phase name: lower-case letters, digits, `_` and `-`, as the adapter's timer.phase() takes them. */
+export const PHASE_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+/**
+ * A phase of training other than the steps (eval, checkpoint, ...), or where a failure happened
+ * (`at: failed`, whose phase may also be `setup` or `train`). The adapter's timer.phase() sends them.
+ */
+export interface PhaseEvent {
+  event: 'phase';
+  at: (typeof PHASE_MOMENTS)[number];
+  phase: string;
+  /** 0-based epoch the phase ran at the end of (or failed in). */
+  epoch?: number;
+  /** Steps reported before it. */
+  step?: number;
+  /** `end`: how long the phase took. */
+  seconds?: number;
+  /** `end`: the phase's peak memory (`peak_scope: phase`) or the process's peak so far (`process`). */
+  peak_bytes?: number;
+  peak_scope?: 'phase' | 'process';
+  [extra: string]: unknown;
+}
 export interface DoneEvent {
   event: 'done';
   [extra: string]: unknown;
 }
-export type WorkloadEvent = StepEvent | MemoryEvent | OomEvent | ErrorEvent | DoneEvent;
+export type WorkloadEvent = StepEvent | MemoryEvent | OomEvent | ErrorEvent | PhaseEvent | DoneEvent;
 
 /**
  * Bounds of a believable measurement. A value outside them is no measurement but a bug or an attack
@@ -92,6 +116,8 @@ export function parseEventLine(line: string): WorkloadEvent | null | undefined {
     case 'oom':
     case 'error':
       return { ...obj, message: String(obj['message'] ?? '') } as OomEvent | ErrorEvent;
+    case 'phase':
+      return parsePhase(obj);
     case 'done':
       return obj as DoneEvent;
     default:
@@ -126,6 +152,18 @@ function parseMemory(obj: Record<string, unknown>): MemoryEvent | null {
   // The rest is kept as the workload's report (allocator figures): a number there must be finite.
   if (Object.values(obj).some((v) => typeof v === 'number' && !Number.isFinite(v))) return null;
   return obj as MemoryEvent;
+}
+
+function parsePhase(obj: Record<string, unknown>): PhaseEvent | null {
+  const { at, phase, epoch, step, seconds, peak_bytes: peak, peak_scope: scope } = obj;
+  if (!PHASE_MOMENTS.includes(at as PhaseEvent['at'])) return null;
+  if (typeof phase !== 'string' || !PHASE_NAME.test(phase)) return null;
+  const count = (v: unknown) => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0);
+  if (!count(epoch) || !count(step)) return null;
+  if (seconds !== undefined && !within(seconds, 0, EVENT_LIMITS.maxSeconds)) return null;
+  if (peak !== undefined && !within(peak, 0, EVENT_LIMITS.maxBytes)) return null;
+  if (scope !== undefined && scope !== 'phase' && scope !== 'process') return null;
+  return obj as PhaseEvent;
 }
 
 function within(v: unknown, low: number, high: number): v is number {

@@ -8,6 +8,8 @@ interpreter. A training script adds a few lines (see the README's PyTorch adapte
     cfg = tunebench.config()
     loader = DataLoader(dataset, batch_size=cfg.batch_size, **cfg.dataloader_kwargs())
     timer = tunebench.StepTimer(model=model)
+    timer.on_epoch_end(evaluate, phase="eval")          # evaluate(epoch) at every epoch's end
+    timer.on_epoch_end(save_checkpoint, phase="checkpoint")
     for batch in timer.batches(loader):   # in a trial: warm-up + timed steps, across epochs
         with timer.step():                # samples: tunebench.count_samples(batch)
             train_step(batch)
@@ -38,6 +40,9 @@ _OOM_PATTERNS = (
 )
 
 _torch_override = None
+_active_timer = None  # the last StepTimer made: main() asks it where a failure happened
+
+PHASE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")  # eval, checkpoint, ...: the harness keeps these names
 
 
 class InvalidConfig(ValueError):
@@ -389,7 +394,11 @@ class StepTimer:
     first parameter, else "auto": CUDA when torch is imported and torch.cuda.is_available(). In a
     trial (TUNEBENCH_STEPS set, or `steps` given), batches() yields warm-up + steps batches across
     epochs, split into `epochs` (TUNEBENCH_TRIAL_EPOCHS) when the harness asks for them; `done` turns
-    True once they are taken. Outside a trial, each batches() call is one plain pass."""
+    True once they are taken. Outside a trial, each batches() call is one plain pass.
+
+    The work a training script does between epochs (eval, checkpoint save) is registered with
+    on_epoch_end(fn, phase=...): batches() runs it at the end of every epoch it yields, inside a trial
+    too (at each epoch boundary and at the trial's end), in timer.phase(name), which reports it."""
 
     def __init__(self, events=None, device_type=None, torch=None, clock=time.perf_counter, warmup_steps=None,
                  *, model=None, steps=None, epochs=None):
@@ -409,6 +418,11 @@ class StepTimer:
         self._batch = None
         self._wait = 0.0
         self._step_start = None
+        self._epoch_end = []  # (phase, fn): the work batches() runs at each epoch's end
+        self.current_phase = None  # the phase running now (eval, checkpoint...), None while training
+        self._device_peak_floor = 0  # CUDA: the peak before a phase reset the allocator's counter
+        global _active_timer
+        _active_timer = self
 
     def _resolve_device(self, device_type, model):
         if device_type is None:
@@ -452,7 +466,8 @@ class StepTimer:
         """Yields from `iterable`, timing how long each batch took to arrive. Outside a trial: one
         pass. In a trial: until warm-up + steps batches are taken, starting a new epoch (a new
         iterator) when the iterable runs out or the epoch has its share of the trial's batches; a
-        one-shot iterator that runs out ends the call."""
+        one-shot iterator that runs out ends the call. The on_epoch_end work runs after each epoch
+        that yielded a batch (a loop that breaks out early skips it)."""
         if self.done:
             return
         if self._epoch_used:  # a later call is a later epoch
@@ -462,30 +477,106 @@ class StepTimer:
         while True:
             iterator = iter(iterable)
             one_shot = iterator is iterable
-            taken, exhausted = 0, False
-            while per_epoch is None or taken < per_epoch:
-                start = self._now()
-                try:
-                    batch = next(iterator)
-                except StopIteration:
-                    exhausted = True
-                    break
-                end = self._now()
-                self._wait = end - start
-                self._step_start = start
-                self._batch = batch
-                self._yielded += 1
-                self._epoch_used = True
-                taken += 1
-                yield batch
-                if total is not None and self._yielded >= total:
-                    self._trial_over = True
-                    break
+            taken, exhausted = yield from self._epoch_batches(iterator, per_epoch)
             # Dropping the iterator shuts a DataLoader's workers down (unless they are persistent).
             del iterator
+            if taken > 0:
+                self._run_epoch_end()
             if total is None or self._trial_over or (exhausted and (one_shot or taken == 0)):
                 return
             self._next_epoch()
+
+    def _epoch_batches(self, iterator, per_epoch):
+        """One epoch's batches; returns (batches taken, whether the iterator ran out)."""
+        total = self.total_steps
+        taken = 0
+        while per_epoch is None or taken < per_epoch:
+            if taken == 0:
+                # Training starts (again): a kill from here on, which leaves no time to report, was in train.
+                self.events.emit({"event": "phase", "at": "start", "phase": "train", "epoch": self.epoch, "step": self.index})
+            start = self._now()
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                return taken, True
+            end = self._now()
+            self._wait = end - start
+            self._step_start = start
+            self._batch = batch
+            self._yielded += 1
+            self._epoch_used = True
+            taken += 1
+            yield batch
+            if total is not None and self._yielded >= total:
+                self._trial_over = True
+                break
+        return taken, False
+
+    def on_epoch_end(self, fn=None, *, phase="eval"):
+        """Registers fn(epoch) to run at the end of every epoch that batches() yields, in
+        timer.phase(phase): `timer.on_epoch_end(evaluate, phase="eval")`, or as a decorator,
+        `@timer.on_epoch_end(phase="checkpoint")`. Work runs in the order it was registered.
+        Returns fn."""
+        _check_phase_name(phase)
+        if fn is None:
+            return lambda f: self.on_epoch_end(f, phase=phase)
+        if not callable(fn):
+            raise TypeError(f"StepTimer.on_epoch_end: expected a function of the epoch, got {fn!r}")
+        self._epoch_end.append((phase, fn))
+        return fn
+
+    def _run_epoch_end(self):
+        for phase, fn in self._epoch_end:
+            with self.phase(phase):
+                fn(self.epoch)
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Runs a phase of training other than the steps, such as `with timer.phase("eval"):`. It is
+        reported with `phase` events (at start, and at end with its seconds and memory), so that the
+        harness sees it ran and where a trial failed: an exception raised inside is tagged with the
+        phase, and main() reports it (`oom in eval (epoch 1)`)."""
+        _check_phase_name(name)
+        outer = self.current_phase
+        self.current_phase = name
+        where = {"phase": name, "epoch": self.epoch, "step": self.index}
+        self.events.emit({"event": "phase", "at": "start", **where})
+        start = self._now()
+        before = self._phase_memory_start()
+        try:
+            yield
+        except BaseException as error:
+            _tag_failure(error, where)
+            raise
+        finally:
+            self.current_phase = outer
+        seconds = self._now() - start
+        self.events.emit({"event": "phase", "at": "end", **where, "seconds": seconds, **self._phase_memory(before)})
+
+    def where(self):
+        """Where the script is now, for a failure report: {"phase", "epoch", "step"}. The phase is
+        the one running, else "train" once a batch was taken, else "setup"."""
+        phase = self.current_phase or ("train" if self._yielded > 0 else "setup")
+        return {"phase": phase, "epoch": self.epoch, "step": self.index}
+
+    def _phase_memory_start(self):
+        """CUDA: the peak so far is kept and the allocator's counter reset, so the phase gets its own
+        peak. CPU: the process's peak RSS so far (it cannot be reset)."""
+        if self._cuda():
+            self._device_peak_floor = max(self._device_peak_floor, int(self.torch.cuda.max_memory_allocated()))
+            self.torch.cuda.reset_peak_memory_stats()
+            return 0
+        return _peak_rss()
+
+    def _phase_memory(self, before):
+        if self._cuda():
+            return {"peak_bytes": int(self.torch.cuda.max_memory_allocated()), "peak_scope": "phase", "device": "cuda"}
+        peak = _peak_rss()
+        # The process's peak can only be read since it started: it is the phase's when the phase raised it.
+        return {"peak_bytes": peak, "peak_scope": "phase" if peak > before else "process", "device": "cpu"}
+
+    def _cuda(self):
+        return self.device_type == "cuda" and self.torch is not None and self.torch.cuda.is_available()
 
     def _next_epoch(self):
         self.epoch += 1
@@ -521,13 +612,34 @@ class StepTimer:
         CUDA's max_memory_allocated on a GPU, else the peak RSS."""
         t = self.torch
         if self.device_type == "cuda" and t is not None:
-            return {"memory_bytes": int(t.cuda.max_memory_allocated()), "device": "cuda"}
+            return {"memory_bytes": max(int(t.cuda.max_memory_allocated()), self._device_peak_floor), "device": "cuda"}
         return {"memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "device": "cpu"}
 
     def finish(self, extra=None):
         """Reports peak memory, then `done`."""
-        self.events.emit(dict({"event": "memory", **peak_memory(self.device_type, self.torch)}, **(extra or {})))
+        memory = peak_memory(self.device_type, self.torch)
+        if memory["device"] == "cuda":  # a phase reset the allocator's peak: the trial's is the larger
+            memory["peak_bytes"] = max(memory["peak_bytes"], self._device_peak_floor)
+        self.events.emit(dict({"event": "memory", **memory}, **(extra or {})))
         self.events.emit({"event": "done"})
+
+
+def _check_phase_name(name):
+    if not isinstance(name, str) or not PHASE_NAME.fullmatch(name):
+        raise ValueError(f"StepTimer: a phase name is lower-case letters, digits, _ and - (at most 32), such as 'eval', got {name!r}")
+
+
+def _tag_failure(error, where):
+    """Marks where an exception was raised; the innermost phase wins."""
+    if getattr(error, "tunebench_phase", None) is None:
+        try:
+            error.tunebench_phase = dict(where)
+        except (AttributeError, TypeError):
+            pass  # an exception type without attributes: main() falls back to the timer's position
+
+
+def _peak_rss():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
 def _peak_address_space():
@@ -545,7 +657,7 @@ def _peak_address_space():
 def peak_memory(device_type="cpu", torch=None):
     """CUDA: max_memory_allocated/reserved and num_alloc_retries; always: the process's peak RSS
     and, on Linux, its peak address space."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+    rss = _peak_rss()
     out = {"peak_bytes": rss, "peak_rss_bytes": rss, "device": "cpu"}
     vm = _peak_address_space()
     if vm is not None:
@@ -561,8 +673,10 @@ def peak_memory(device_type="cpu", torch=None):
 
 def main(fn, events=None, setup=None):
     """Runs fn(), or fn(setup()) when `setup` is given. InvalidConfig: an `error` event and exit 87
-    (outcome invalid); an OOM: an `oom` event and exit 86; any other exception: its traceback on
-    stderr and exit 1 (a crash). SystemExit and KeyboardInterrupt pass through.
+    (outcome invalid); an OOM: an `oom` event and exit 86; any other exception: exit 1 (a crash).
+    Every failure writes its full traceback to stderr and a `phase` event (at "failed") that says
+    where it happened: the phase (setup, train, eval, checkpoint...), the epoch and the steps done;
+    the `oom` event carries the same fields. SystemExit and KeyboardInterrupt pass through.
 
     Under the harness's warm start (TUNEBENCH_WARM_SERVER=fork) this process becomes the warm
     server instead: setup() runs once here, and every trial is a fork() of this process that runs
@@ -585,10 +699,30 @@ def _run(fn, with_state, state, events):
         print(f"tunebench: invalid configuration: {error}", file=sys.stderr)
         sys.exit(INVALID_EXIT_CODE)
     except Exception as error:  # noqa: BLE001 - classified here; BaseException passes through
-        if is_oom(error):
-            events.emit({"event": "oom", "message": str(error)[:2000]})
-            print(f"tunebench: out of memory: {error}", file=sys.stderr)
-            sys.exit(OOM_EXIT_CODE)
+        where = failure_phase(error)
+        oom = is_oom(error)
+        events.emit({"event": "phase", "at": "failed", **where, "error": type(error).__name__})
+        if oom:
+            events.emit({"event": "oom", "message": str(error)[:2000], **where})
+        # The summary line first and the traceback last: the harness keeps the tail of stderr.
+        what = "out of memory" if oom else f"{type(error).__name__}"
+        print(f"tunebench: {what} in {describe_phase(where)}; the traceback:", file=sys.stderr)
         traceback.print_exc(file=sys.stderr)
         sys.stderr.flush()
-        sys.exit(1)
+        sys.exit(OOM_EXIT_CODE if oom else 1)
+
+
+def failure_phase(error):
+    """Where `error` was raised: the phase that tagged it, else the last StepTimer's position, else setup."""
+    tagged = getattr(error, "tunebench_phase", None)
+    if isinstance(tagged, dict):
+        return dict(tagged)
+    if _active_timer is not None:
+        return _active_timer.where()
+    return {"phase": "setup", "epoch": 0, "step": 0}
+
+
+def describe_phase(where):
+    """`eval (epoch 1, after 12 steps)`."""
+    steps = where["step"]
+    return f"{where['phase']} (epoch {where['epoch']}, after {steps} step{'' if steps == 1 else 's'})"
