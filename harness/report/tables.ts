@@ -108,7 +108,6 @@ function kindBlocks(stage: StageView, records: readonly TrialRecord[]): [Block[]
   }
 }
 
-
 function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {
   const b = (v: unknown) => figure(v);
   const status: Record<MaxBatchSummary['status'], string> = {
