@@ -360,7 +360,10 @@ class SearchState {
         `batch ${this.lo * this.m} failed one of ${n} repeats: the max written is ${b.lo * this.m || 'none'}, ` +
           'the largest batch that passed every run',
       );
-    if (b.lo > 0 && steps === this.opts.confirmSteps) this.longOk.add(b.lo);
+    // Repeats as long as the confirmation confirm the max only where its memory flattened in every one.
+    const atMax = b.probes.filter((p) => p.batch === b.lo * this.m);
+    const held = atMax.length > 0 && atMax.every((p) => p.ok && holds(p.growth));
+    if (b.lo > 0 && steps === this.opts.confirmSteps && held) this.longOk.add(b.lo);
     this.lo = b.lo;
     if (b.hi !== null) this.hi = Math.min(this.hi, b.hi);
     this.band = b.band;

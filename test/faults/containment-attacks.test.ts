@@ -94,6 +94,12 @@ def steps(n=2):
         f.write(json.dumps({"event": "done"}) + "\\n")
 `;
 
+/** Python, inside a function body: three timed steps through the adapter (its finish() follows). */
+const TIMED_STEPS = `timer = tunebench.StepTimer()
+    for _ in timer.batches([[0, 0]] * 3):
+        with timer.step():
+            pass`;
+
 /** A fake warm server (no adapter): says `ready` with `readyPid`, then answers every fork with `forkedPid`. */
 function forgingServer(readyPid: string, forkedPid: string): string {
   return `
@@ -190,10 +196,7 @@ def setup():
 
 def train(helper):
     escape()
-    timer = tunebench.StepTimer()
-    for _ in timer.batches([[0, 0]] * 3):
-        with timer.step():
-            pass
+    ${TIMED_STEPS}
     timer.finish({"helper_alive": os.path.exists(f"/proc/{helper}")})
 
 tunebench.main(train, setup=setup)
@@ -217,10 +220,7 @@ import os, tunebench
 def setup():
     os._exit(3)
 def train(state):
-    timer = tunebench.StepTimer()
-    for _ in timer.batches([[0, 0]] * 3):
-        with timer.step():
-            pass
+    ${TIMED_STEPS}
     timer.finish()
 tunebench.main(train, setup=setup)
 `;
@@ -243,10 +243,7 @@ def train(server):
     if os.getppid() == server:  # a fork: its parent is the server, never the harness
         os.kill(server, signal.SIGKILL)
         import time; time.sleep(5)
-    timer = tunebench.StepTimer()
-    for _ in timer.batches([[0, 0]] * 3):
-        with timer.step():
-            pass
+    ${TIMED_STEPS}
     timer.finish()
 
 tunebench.main(train, setup=setup)
@@ -288,10 +285,7 @@ def train(held):
     block = bytearray(150 * 2**20)
     for i in range(0, len(block), 4096):
         block[i] = 1
-    timer = tunebench.StepTimer()
-    for _ in timer.batches([[0, 0]] * 3):
-        with timer.step():
-            pass
+    ${TIMED_STEPS}
     timer.finish()
 
 tunebench.main(train, setup=setup)
