@@ -22,6 +22,10 @@ function scripted(limit: number, script: Record<number, boolean[]> = {}) {
       p50Seconds: null,
       p95Seconds: null,
       role,
+      // A run of confirmation length that passed ran until its memory flattened.
+      ...(ok && steps !== undefined
+        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: batch, source: 'workload' as const } }
+        : {}),
     };
     return r;
   };
