@@ -1,8 +1,8 @@
 // repeat_boundary: the limit of a batch search is a band, not a line (an address-space cap moves with
 // glibc arenas and threads; allocators and loaders differ from run to run). After the search, the max
 // and the smallest failing batch each run again `repeats` times under identical settings; a max that
-// fails a repeat is stepped down (1, 2, 4 ... multiples) until one passes every run, so the max written
-// is one that passed every repeat. What ran is reported as a band.
+// fails a repeat is stepped down (1, 2, 4 ... multiples) until one passes every run, then the gap to the
+// failure is bisected, so the max written passed every repeat and the next multiple failed a run. What ran is reported as a band.
 import type { ProbeFn, ProbeResult } from './probe.js';
 
 export interface BoundaryInput {
@@ -64,8 +64,25 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
     lo = Math.max(0, lo - step);
     if (lo > 0) await runK(lo, o.repeats + (tally.has(lo) ? 0 : 1), true);
   }
+  // A step of more than one multiple leaves batches between untried: bisect them, with repeats, so
+  // that the max written is next to a batch that failed.
+  for (
+    let fail = firstFailAbove(tally, lo);
+    lo > 0 && fail !== null && fail - lo > 1;
+    fail = firstFailAbove(tally, lo)
+  ) {
+    const mid = Math.floor((lo + fail) / 2);
+    await runK(mid, o.repeats + (tally.has(mid) ? 0 : 1), true);
+    if (tally.get(mid)!.failed === 0) lo = mid;
+  }
   if (o.hi !== null && o.hi > lo) await runK(o.hi, o.repeats, false);
   return { lo, ...bandOf(tally, lo, o), probes, log };
+}
+
+/** The smallest multiple above `lo` that failed a run, or null. */
+function firstFailAbove(tally: Tally, lo: number): number | null {
+  const fails = [...tally].filter(([k, t]) => k > lo && t.failed > 0).map(([k]) => k);
+  return fails.length > 0 ? Math.min(...fails) : null;
 }
 
 /** The band from what each batch did: passed every run up to `lo`, then some failures, then every run failed. */

@@ -264,7 +264,8 @@ describe('max-batch of an arbitrary program', () => {
     writeFileSync(
       join(dir, 'exp.yaml'),
       'name: missing\nworkload: { kind: command, command: [/no/such/trainer, "--bs={batch_size}"] }\n' +
-        'limits: { memory: 2GiB }\nstages: [{ kind: max-batch }]\n',
+        // prlimit execs the program itself: a missing one is the trial's exit 127, and the stage fails.
+        'limits: { memory: 2GiB, mechanism: prlimit }\nstages: [{ kind: max-batch }]\n',
     );
     const r = await execa(process.execPath, [CLI, 'run', join(dir, 'exp.yaml'), '--out', tempDir()], { reject: false });
     assert.equal(r.exitCode, 2);

@@ -73,18 +73,20 @@ describe('repeatBoundary', () => {
     );
   });
 
-  it('steps down 1, 2, 4 multiples while each fails', async () => {
+  it('steps down 1, 2, 4 multiples while each fails, then bisects the gap to the failure', async () => {
     const w = scripted(160, { 200: [false] });
     const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 1, steps: undefined });
-    // 200 fails; 192 (-1) fails; 176 (-2) fails; 144 (-4) passes twice.
-    assert.equal(b.lo, 18);
+    // 200 fails; 192 (-1) fails; 176 (-2) fails; 144 (-4) passes twice; then 160 passes twice and 168
+    // fails: the max written is next to a batch that failed.
+    assert.equal(b.lo, 20);
     assert.deepEqual(
       w.calls.map((c) => c.batch),
-      [200, 192, 176, 144, 144, 208],
+      [200, 192, 176, 144, 144, 160, 160, 168, 208],
     );
-    assert.equal(b.band.passed_all, 144);
-    // 200 passed the run that placed it: 176 and 192 are inside the band, 208 is where it ends.
+    assert.equal(b.band.passed_all, 160);
+    // 200 passed the run that placed it: 168 to 200 are inside the band, 208 is where it ends.
     assert.deepEqual(b.band.failed_some, [
+      { batch: 168, passed: 0, failed: 1 },
       { batch: 176, passed: 0, failed: 1 },
       { batch: 192, passed: 0, failed: 1 },
       { batch: 200, passed: 1, failed: 1 },
