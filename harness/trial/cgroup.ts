@@ -84,8 +84,9 @@ export function cgroupMemory(cg: TrialCgroup): {
   if (!cg.memory) return { peakBytes: null, usageBytes: null, oomKills: 0 };
   const { version, dir } = cg.memory;
   const num = (f: string): number | null => {
-    const n = Number(readOr(join(dir, f)).trim());
-    return readOr(join(dir, f)).trim() !== '' && Number.isFinite(n) ? n : null;
+    const text = readOr(join(dir, f)).trim();
+    const n = Number(text);
+    return text !== '' && Number.isFinite(n) ? n : null;
   };
   if (version === 'v2') {
     const kills = Number(/oom_kill (\d+)/.exec(readOr(join(dir, 'memory.events')))?.[1] ?? 0);

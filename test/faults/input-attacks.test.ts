@@ -9,9 +9,8 @@ import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
-import { commandExperiment } from '../support/faults.js';
-import { waitFor } from '../support/wait.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { startHangingRun } from '../support/faults.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -36,23 +35,7 @@ async function cli(args: string[], timeout = 30_000) {
 
 /** Starts a run whose trial hangs (and ignores SIGTERM), waits for the trial, sends `signal`, and reports. */
 async function stopMidTrial(signal: NodeJS.Signals) {
-  const dir = tempDir();
-  const pidFile = join(dir, 'pids.json');
-  const experiment = commandExperiment(
-    dir,
-    'hangs',
-    [process.execPath, join(PROGRAMS, 'hangs.mjs')],
-    [`  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`, '  params: { batch_size: 8 }'],
-    ['limits: { timeout: 120s }', 'stages:', '  - kind: sweep', '    params: { x: [1, 2] }'],
-  );
-  const out = join(dir, 'reports');
-  const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false, timeout: 90_000 });
-  const pids = await waitFor(
-    'the trial under way',
-    () =>
-      existsSync(pidFile) ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number }) : null,
-    30,
-  );
+  const { child, out, pids } = await startHangingRun({ timeout: 90_000 });
   child.kill(signal);
   const r = await child;
   const runDir = join(out, 'hangs', readdirSync(join(out, 'hangs'))[0]!);

@@ -14,7 +14,7 @@ import {
   type ProcessTrialSpec,
 } from '../../harness/trial/process.js';
 import { execa } from 'execa';
-import { commandExperiment } from '../support/faults.js';
+import { commandExperiment, startHangingRun } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { waitFor } from '../support/wait.js';
 import { requireSystem } from '../support/system.js';
@@ -118,25 +118,7 @@ describe('trials that always end', { timeout: 120_000 }, () => {
   it(
     'a second Ctrl-C exits 130 at once, yet kills the trial, ' + 'marks run.json stopped and releases the lock',
     async () => {
-      const dir = tempDir();
-      const pidFile = join(dir, 'pids.json');
-      const experiment = commandExperiment(
-        dir,
-        'hangs',
-        [process.execPath, join(PROGRAMS, 'hangs.mjs')],
-        [`  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`, '  params: { batch_size: 8 }'],
-        ['limits: { timeout: 120s }', 'stages:', '  - kind: sweep', '    params: { x: [1, 2] }'],
-      );
-      const out = join(dir, 'reports');
-      const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], { reject: false });
-      const pids = await waitFor(
-        'the trial under way',
-        () =>
-          existsSync(pidFile)
-            ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number })
-            : null,
-        30,
-      );
+      const { child, out, pids } = await startHangingRun();
       // hangs.mjs ignores SIGTERM, so the first signal waits for the kill grace; the second does not wait.
       child.kill('SIGINT');
       await new Promise((r) => setTimeout(r, 200));

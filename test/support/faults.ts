@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { createRng } from '../../harness/stats/rng.js';
-import { CLI, FIXTURES } from './paths.js';
+import { CLI, FIXTURES, PROGRAMS, tempDir } from './paths.js';
+import { waitFor } from './wait.js';
 import { journal } from './runs.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 
@@ -185,4 +186,32 @@ export function commandExperiment(
   ];
   writeFileSync(path, yaml.join('\n'));
   return path;
+}
+
+/**
+ * Starts `tunebench run` on a sweep whose trial hangs (and ignores SIGTERM: test/fixtures/programs/hangs.mjs)
+ * and waits until the trial runs; the pids are its process and grandchild.
+ */
+export async function startHangingRun(opts: { timeout?: number } = {}) {
+  const dir = tempDir();
+  const pidFile = join(dir, 'pids.json');
+  const experiment = commandExperiment(
+    dir,
+    'hangs',
+    [process.execPath, join(PROGRAMS, 'hangs.mjs')],
+    [`  env: { FIXTURE_PID_FILE: ${JSON.stringify(pidFile)} }`, '  params: { batch_size: 8 }'],
+    ['limits: { timeout: 120s }', 'stages:', '  - kind: sweep', '    params: { x: [1, 2] }'],
+  );
+  const out = join(dir, 'reports');
+  const child = execa(process.execPath, [CLI, 'run', experiment, '--out', out], {
+    reject: false,
+    ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
+  });
+  const pids = await waitFor(
+    'the trial under way',
+    () =>
+      existsSync(pidFile) ? (JSON.parse(readFileSync(pidFile, 'utf8')) as { child: number; grandchild: number }) : null,
+    30,
+  );
+  return { child, out, pids };
 }
