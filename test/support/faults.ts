@@ -67,6 +67,9 @@ function runDirs(out: string): string[] {
 /**
  * Kills the harness with SIGKILL at random points (between minDelay and maxDelay seconds after it
  * started) until `kills` kills have landed, resuming after each; a run that finishes starts the next.
+ * A kill that lands where the one before it did (the resume wrote no trial: on a slow machine start-up
+ * and replay can take most of maxDelay) widens the next delay by maxDelay - minDelay per such kill in
+ * a row, so that the kills still move through the whole run instead of piling up at one trial.
  */
 export async function killLoop(opts: {
   out: string;
@@ -91,6 +94,7 @@ export async function killLoop(opts: {
     beforeRunJson: 0,
   };
   let current: string | null = null;
+  let stalled = 0;
   // The whole journal lines a run held at its last kill: every later look must still start with them.
   const kept = new Map<string, string[]>();
   const observe = (dir: string) => {
@@ -126,7 +130,7 @@ export async function killLoop(opts: {
         ? ['run', FAULTS_EXPERIMENT, '--out', opts.out, '--quiet']
         : ['run', '--resume', current, '--quiet'];
     const child: ResultPromise = execa(process.execPath, [CLI, ...args], { reject: false });
-    const delay = minDelay + rng() * (maxDelay - minDelay);
+    const delay = minDelay + (rng() + stalled) * (maxDelay - minDelay);
     const timer = setTimeout(() => child.kill('SIGKILL'), delay * 1000);
     const r: { signal?: string | undefined; exitCode?: number | undefined; stderr: unknown } = await child;
     clearTimeout(timer);
@@ -139,8 +143,11 @@ export async function killLoop(opts: {
         current = null;
         continue;
       }
+      const held = kept.get(current)?.length;
       observe(current);
-      result.trialsAtKill.push(kept.get(current)!.length);
+      const at = kept.get(current)!.length;
+      stalled = at === held ? stalled + 1 : 0;
+      result.trialsAtKill.push(at);
       if ((JSON.parse(readFileSync(join(current, 'run.json'), 'utf8')) as { status?: string }).status === 'finished') {
         // Killed after the run committed (run.json says finished) and before the process exited.
         check(current);
