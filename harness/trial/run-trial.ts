@@ -66,7 +66,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const launchNotes: string[] = [];
   let result: ProcessTrialResult;
   try {
-    result = await runWarmOrFresh(ctx, command, spec, launchNotes);
+    result = await runWarmOrFresh(ctx, command, spec, launchNotes, req.role);
   } catch (error) {
     throw command.launcherField && error instanceof ConfigError ? launcherError(command, error.message, error) : error;
   } finally {
@@ -250,16 +250,28 @@ async function runPrepare(ctx: TrialContext, command: TrialCommand, trialId: str
 }
 
 /**
- * Forks the trial from the workload's warm server when it has one; otherwise, or when the server
- * cannot fork it, runs it as a fresh process and says why in `notes`.
+ * Roles whose trial decides that a batch holds in the training that follows: they always run as a fresh
+ * process, the process the user's training runs in. A fork shares the warm server's pages and arenas,
+ * so its memory is not what a fresh process needs (a max found by forks measured above the fresh max).
+ */
+export const FRESH_PROCESS_ROLES: ReadonlySet<string> = new Set(['confirm', 'repeat', 'final-confirm']);
+
+/**
+ * Forks the trial from the workload's warm server when it has one (and the role allows it); otherwise,
+ * or when the server cannot fork it, runs it as a fresh process and says why in `notes`.
  */
 async function runWarmOrFresh(
   ctx: TrialContext,
   command: TrialCommand,
   spec: ProcessTrialSpec,
   notes: string[],
+  role: string,
 ): Promise<ProcessTrialResult> {
   if (!ctx.warm || !command.warm) return runProcessTrial(spec);
+  if (FRESH_PROCESS_ROLES.has(role)) {
+    notes.push(`a ${role} runs as a fresh process, as the training that follows does (not a fork of the warm server)`);
+    return runProcessTrial(spec);
+  }
   const got = await ctx.warm.server(command.warm);
   if ('fallback' in got) {
     if (got.first) notes.push(got.fallback);

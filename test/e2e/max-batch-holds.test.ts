@@ -86,16 +86,19 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
       assert.equal(mb.confirmed, true);
       assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed its confirmation \(oom\)/);
       // After a failed confirmation the search probes until memory flattens (at least confirm_steps): so did the max.
-      const long = records.find(
-        (t) =>
-          t.stage === 'max-batch-1' &&
-          t.config['batch_size'] === mb.max &&
-          t.outcome === 'ok' &&
-          t.memory_growth?.verdict === 'plateau',
-      )!;
+      // The run the answer names is the longest at the max (the confirmation and its repeats reach their
+      // plateau at about the same step, so which one that is may vary).
+      const long = records.find((t) => t.index === mb.survived.max!.trial)!;
+      assert.equal(long.stage, 'max-batch-1');
+      assert.equal(long.config['batch_size'], mb.max);
+      assert.equal(long.outcome, 'ok');
+      assert.equal(long.memory_growth?.verdict, 'plateau');
       assert.ok(long.steps.length >= 8, 'at least confirm_steps');
       assert.ok(long.epochs! >= 2, 'the confirmation-length run spans an epoch boundary');
-      assert.equal(mb.survived.max!.trial, long.index);
+      const atMax = records.filter(
+        (t) => t.config['batch_size'] === mb.max && t.stage === 'max-batch-1' && t.outcome === 'ok',
+      );
+      assert.ok(atMax.every((t) => t.steps.length <= long.steps.length));
       assert.match(mb.survived.max!.statement, /^survived \d+ steps across \d+ epoch boundar(y|ies)$/);
 
       // The final config has two workers, whose epochs leave memory behind: the chosen batch is lowered
@@ -109,7 +112,7 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
         finals.map((t) => t.index),
         final.trials,
       );
-      assert.ok(finals.every((t) => t.config['num_workers'] === 2 && (t.outcome !== 'ok' || t.steps.length === 8)));
+      assert.ok(finals.every((t) => t.config['num_workers'] === 2 && (t.outcome !== 'ok' || t.steps.length >= 8)));
       const written = final.batch!;
       assert.ok(finals.some((t) => t.config['batch_size'] === written && t.outcome === 'ok'));
       assert.ok(
@@ -127,7 +130,7 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
       assert.deepEqual(evidence, [finals.find((t) => t.config['batch_size'] === written && t.outcome === 'ok')!.index]);
       assert.match(
         run.result.stages[0]!.notes.join('\n'),
-        /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed\), which survived 8 steps across/,
+        /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed\), which survived \d+ steps across/,
       );
 
       // What was written holds when the training runs with it; what the search alone found does not.
@@ -146,7 +149,7 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
         summary,
         new RegExp(
           `\\| final confirmation \\(lowered\\) \\| ${written} \\| .* \\| ` +
-            `survived 8 steps across \\d epoch boundar(y|ies) with num\\\\?_workers=2 \\|`,
+            `survived \\d+ steps across \\d+ epoch boundar(y|ies) with num\\\\?_workers=2 \\|`,
         ),
       );
       assert.match(summary, /Answer: batch\\?_size=\d+ .*lowered from \d+ by the final confirmation/);

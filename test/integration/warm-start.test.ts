@@ -156,6 +156,42 @@ describe('warm start: forked trials', () => {
   );
 
   it(
+    'run a confirmation, a boundary repeat and a final confirmation as fresh processes, never as forks',
+    { skip: requireSystem('python3') },
+    async () => {
+      const dir = scriptDir({ 'train.py': PROBE_SCRIPT });
+      const ctx = context(dir, true);
+      try {
+        const byRole = async (role: string) =>
+          runTrial(ctx, {
+            index: index++,
+            stage: 's',
+            role,
+            config: { batch_size: 4 },
+            measure: { warmupSteps: 1, steps: 2 },
+          });
+        const probe = await byRole('probe');
+        assert.equal(probe.launch, 'fork');
+        assert.equal(report(probe)['ppid'], report(probe)['server']);
+        for (const role of ['confirm', 'repeat', 'final-confirm']) {
+          const r = await byRole(role);
+          assert.equal(r.outcome, 'ok', `${role}: ${r.reason} ${r.stderr_tail}`);
+          assert.equal(r.launch, undefined, `${role} was forked`);
+          // Its own process: not a child of the warm server, and its setup() ran in it.
+          assert.notEqual(report(r)['ppid'], report(probe)['server']);
+          assert.equal(report(r)['server'], report(r)['pid']);
+          assert.ok(
+            r.notes.some((n) => n.includes(`a ${role} runs as a fresh process`)),
+            r.notes.join('; '),
+          );
+        }
+      } finally {
+        ctx.warm!.close();
+      }
+    },
+  );
+
+  it(
     'classify an OOM under the memory cap exactly as a fresh process does',
     { skip: requireSystem('python3') ?? requireSystem('prlimit') },
     async () => {

@@ -1,11 +1,13 @@
 // The final confirmation: before the chosen config is written, the batch that a max-batch stage chose
-// runs as long as its confirmation with the config of the whole run (the loader settings, precision
+// runs as its confirmation does (until memory flattens, at least confirm_steps steps, in a fresh process)
+// with the config of the whole run (the loader settings, precision
 // and so on that later stages chose). A batch that survived with two workers' worth of memory less
 // is not an answer for the training that follows; when it fails, the batch is lowered until one holds.
 import { stageName } from '../../experiment/checks.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
 import { survival } from './max-batch.js';
+import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
 import {
   stepCount,
   type Config,
@@ -89,11 +91,12 @@ async function confirmOrLower(
   let n = 0;
   const run = async (batch: number): Promise<TrialRecord> => {
     n += 1;
-    const measure = {
+    const measure = confirmationMeasure({
       warmupSteps: ctx.experiment.measure.warmup_steps,
-      steps: spec.confirm_steps,
-      ...(spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
-    };
+      minSteps: spec.confirm_steps,
+      maxSteps: spec.confirm_max_steps,
+      epochs: spec.confirm_epochs,
+    });
     const record = await runJournaledTrial(ctx, stage, 'final-confirm', { ...final, [spec.param]: batch }, measure, {
       n,
       ofAbout: n,
@@ -104,7 +107,7 @@ async function confirmOrLower(
   };
   ctx.progress.stage(
     `${stage}: final confirmation`,
-    `${spec.param}=${from} for ${spec.confirm_steps} steps with the final config`,
+    `${spec.param}=${from} until its memory flattens (at least ${spec.confirm_steps} steps) with the final config`,
   );
   const what =
     Object.keys(changed).length > 0
@@ -115,6 +118,9 @@ async function confirmOrLower(
   const first = await run(from);
   if (first.outcome === 'ok') {
     const s = survival([first], spec.param)!;
+    const g = first.memory_growth;
+    // It ran, but a run that ended with memory still growing does not show that the batch holds.
+    const proof = g ? (holds(g) ? `, ${growthPhrase(g)}` : `, but ${growthPhrase(g)}: not proven to hold`) : '';
     return {
       changed,
       from,
@@ -122,7 +128,7 @@ async function confirmOrLower(
       outcome: 'ok',
       trials,
       survived: s,
-      statement: `${spec.param}=${from} ${s.statement}: confirmed ${what}`,
+      statement: `${spec.param}=${from} ${s.statement}${proof}: ${!g || holds(g) ? 'confirmed' : 'ran'} ${what}`,
     };
   }
   if (first.outcome !== 'oom' && first.outcome !== 'timeout') {

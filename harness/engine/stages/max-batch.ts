@@ -51,21 +51,16 @@ export async function runMaxBatchStage(
         [param]: batch,
       };
       // A run as long as the confirmation runs until memory flattens, across epoch boundaries (the loader
-      // starts again); a throughput point only needs the confirmation's length.
+      // starts again); every other trial runs the stage's probe steps.
       const long = spec.confirm_steps > 0 && steps !== undefined && steps >= spec.confirm_steps;
-      const measure =
-        long && role !== 'throughput'
-          ? confirmationMeasure({
-              warmupSteps: exp.measure.warmup_steps,
-              minSteps: steps,
-              maxSteps: spec.confirm_max_steps,
-              epochs: spec.confirm_epochs,
-            })
-          : {
-              warmupSteps: exp.measure.warmup_steps,
-              steps: steps ?? spec.steps,
-              ...(long && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
-            };
+      const measure = long
+        ? confirmationMeasure({
+            warmupSteps: exp.measure.warmup_steps,
+            minSteps: steps,
+            maxSteps: spec.confirm_max_steps,
+            epochs: spec.confirm_epochs,
+          })
+        : { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps };
       const record = await runJournaledTrial(ctx, name, role, config, measure, {
         n,
         ofAbout: n + remaining,
