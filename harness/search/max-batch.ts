@@ -114,6 +114,11 @@ class SearchState {
   probeSteps: number | undefined;
   /** Multiples that passed a run until memory flattened (a plateau). */
   readonly longOk = new Set<number>();
+  /**
+   * The line of the short probes' memory, kept when a confirmation fails: from then on `readings` hold
+   * the runs until memory flattens, and one of them with this line predicts where long runs fail.
+   */
+  shortFit: LinearFit | undefined;
   /** What search probes have cost, by outcome: bisection leans towards the cheaper one. */
   readonly costs = new ProbeCosts();
   band: Band | undefined;
@@ -234,9 +239,11 @@ class SearchState {
   /** The predicted limit in multiples and its spread, or undefined when there is no usable prediction. */
   private predictK(misses: number): { k: number; spread: number } | undefined {
     const cap = this.opts.capBytes;
+    const grown = cap !== null ? this.grownLimit(cap) : undefined;
     // A prediction from outside (another card's memory line) needs no cap here.
-    if (!this.opts.predict && (cap === null || this.readings.length < 2)) return undefined;
-    const pred = this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap!);
+    if (!this.opts.predict && grown === undefined && (cap === null || this.readings.length < 2)) return undefined;
+    const pred =
+      grown ?? (this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap!));
     if (pred === undefined || !Number.isFinite(pred.batch)) return undefined;
     // Each miss shows the prediction is less precise than it claims: widen the pair geometrically.
     // A spread of a hundredth of a multiple is rounding in an exact fit, not uncertainty.
@@ -246,6 +253,21 @@ class SearchState {
     const k = Math.floor(pred.batch / this.m);
     // A predicted limit beyond a batch that already failed means the model is wrong here.
     return k >= this.hi ? undefined : { k, spread };
+  }
+
+  /**
+   * Where runs until memory flattens reach the cap, from one such run and the short probes' line: the
+   * memory a long run adds grows with the batch as the short probes' batch-dependent memory does (optimizer
+   * state, an eval batch, caches), so the long line goes through the short line's intercept and the long
+   * reading. Undefined before a confirmation failed, or once two long readings make a line of their own.
+   */
+  private grownLimit(cap: number): Prediction | undefined {
+    const fit = this.shortFit;
+    if (fit === undefined || this.readings.length !== 1) return undefined;
+    const [long] = this.readings as [Reading];
+    const slope = (long.bytes - fit.intercept) / long.batch;
+    if (!(slope > 0) || long.bytes >= cap) return undefined;
+    return { batch: long.batch + (cap - long.bytes) / slope, spread: 0 };
   }
 
   /**
@@ -335,14 +357,27 @@ class SearchState {
       }
       this.probeSteps = steps;
       this.hi = this.lo;
-      // Short-run successes say nothing about long runs; short-run failures still hold.
+      // Short-run successes say nothing about long runs; short-run failures still hold. The short probes'
+      // memory line stays to predict long runs from the first one that passes.
       for (const [k, p] of this.tried) if (p.ok) this.tried.delete(k);
       this.tried.set(this.hi, r);
-      this.lo = Math.max(
-        0,
-        ...this.probes.filter((p) => p.ok && p.batch < this.hi * this.m).map((p) => p.batch / this.m),
-      );
-      while (!this.closed) await this.probe(Math.floor((this.lo + this.hi) / 2), 'bisect (long)');
+      this.shortFit ??= fitLinear(this.readings);
+      this.readings.length = 0;
+      this.lo = Math.max(0, ...[...this.longOk].filter((k) => k < this.hi));
+      await this.stepDown();
+      await this.close();
+    }
+  }
+
+  /**
+   * After a failed run until memory flattens and with no such run passed below it: long probes step down
+   * from the failure by 1/8 of it, then twice as far each time, until one passes. Its memory and the short
+   * line then place the next probes (grownLimit), instead of a walk down one multiple per confirmation.
+   */
+  private async stepDown(): Promise<void> {
+    for (let d = Math.max(1, Math.ceil(this.hi / 8)); this.lo === 0 && !this.broken && this.hi > 1; d *= 2) {
+      const k = Math.max(1, this.hi - d);
+      if (!(await this.probe(k, 'step down (long)')).ok && k === 1) return;
     }
   }
 

@@ -66,7 +66,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const launchNotes: string[] = [];
   let result: ProcessTrialResult;
   try {
-    result = await runWarmOrFresh(ctx, command, spec, launchNotes, req.role);
+    result = await runWarmOrFresh(ctx, command, spec, launchNotes, req.role, req.measure.plateau !== undefined);
   } catch (error) {
     throw command.launcherField && error instanceof ConfigError ? launcherError(command, error.message, error) : error;
   } finally {
@@ -251,8 +251,9 @@ async function runPrepare(ctx: TrialContext, command: TrialCommand, trialId: str
 
 /**
  * Roles whose trial decides that a batch holds in the training that follows: they always run as a fresh
- * process, the process the user's training runs in. A fork shares the warm server's pages and arenas,
- * so its memory is not what a fresh process needs (a max found by forks measured above the fresh max).
+ * process, the process the user's training runs in, as does every run until memory flattens (a probe
+ * after a failed confirmation). A fork shares the warm server's pages and arenas, so its memory is not
+ * what a fresh process needs (a max found by forks measured above the fresh max).
  */
 export const FRESH_PROCESS_ROLES: ReadonlySet<string> = new Set(['confirm', 'repeat', 'final-confirm']);
 
@@ -266,10 +267,14 @@ async function runWarmOrFresh(
   spec: ProcessTrialSpec,
   notes: string[],
   role: string,
+  untilFlat: boolean,
 ): Promise<ProcessTrialResult> {
   if (!ctx.warm || !command.warm) return runProcessTrial(spec);
-  if (FRESH_PROCESS_ROLES.has(role)) {
-    notes.push(`a ${role} runs as a fresh process, as the training that follows does (not a fork of the warm server)`);
+  if (FRESH_PROCESS_ROLES.has(role) || untilFlat) {
+    notes.push(
+      `a ${untilFlat && !FRESH_PROCESS_ROLES.has(role) ? 'run until memory flattens' : role} runs as a fresh process, ` +
+        'as the training that follows does (not a fork of the warm server)',
+    );
     return runProcessTrial(spec);
   }
   const got = await ctx.warm.server(command.warm);

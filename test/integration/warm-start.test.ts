@@ -156,7 +156,7 @@ describe('warm start: forked trials', () => {
   );
 
   it(
-    'run a confirmation, a boundary repeat and a final confirmation as fresh processes, never as forks',
+    'run a confirmation, a boundary repeat, a final confirmation and any run until memory flattens as fresh processes',
     { skip: requireSystem('python3') },
     async () => {
       const dir = scriptDir({ 'train.py': PROBE_SCRIPT });
@@ -181,10 +181,20 @@ describe('warm start: forked trials', () => {
           assert.notEqual(report(r)['ppid'], report(probe)['server']);
           assert.equal(report(r)['server'], report(r)['pid']);
           assert.ok(
-            r.notes.some((n) => n.includes(`a ${role} runs as a fresh process`)),
-            r.notes.join('; '),
+            (r.notes ?? []).some((n) => n.includes(`a ${role} runs as a fresh process`)),
+            r.notes?.join('; '),
           );
         }
+        // A probe that runs until memory flattens (after a failed confirmation) decides holding too.
+        const long = await runTrial(ctx, {
+          index: index++,
+          stage: 's',
+          role: 'probe',
+          config: { batch_size: 4 },
+          measure: { warmupSteps: 1, steps: 2, plateau: { min_steps: 3, window: 10, tolerance: 0.002 } },
+        });
+        assert.equal(long.launch, undefined, 'a run until memory flattens was forked');
+        assert.ok((long.notes ?? []).some((n) => n.includes('a run until memory flattens runs as a fresh process')));
       } finally {
         ctx.warm!.close();
       }

@@ -188,6 +188,40 @@ describe('findMaxBatch', () => {
     );
   });
 
+  it('places long probes by the growth a failed confirmation showed: a few runs, not a walk down', async () => {
+    // Long runs need 30% more of the batch-dependent memory (an eval batch, optimizer state): the
+    // short-run max is far above the long-run one.
+    const c = curve('linear', 10_000);
+    const calls: { batch: number; role: string; steps?: number }[] = [];
+    const run: ProbeFn = async (batch, role, steps) => {
+      calls.push({ batch, role, ...(steps ? { steps } : {}) });
+      const mem = c.base + c.perSample * batch * (steps === undefined ? 1 : 1.3);
+      const ok = mem <= c.cap;
+      return {
+        batch,
+        ok,
+        outcome: ok ? 'ok' : 'oom',
+        limitedBytes: ok ? mem : null,
+        rssBytes: ok ? mem : null,
+        samplesPerSecond: ok ? 1000 : null,
+        p50Seconds: 0.01,
+        p95Seconds: 0.01,
+        role,
+        ...(ok && steps !== undefined
+          ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
+          : {}),
+      } satisfies ProbeResult;
+    };
+    const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });
+    const longMax = Math.floor((c.cap - c.base) / (c.perSample * 1.3) / 8) * 8;
+    assert.equal(result.max, longMax);
+    assert.equal(result.confirmed, true);
+    assert.ok(calls.some((x) => x.batch === longMax + 8 && x.steps === 10 && x.role !== 'throughput'));
+    // The failed confirmation, one step down that passes, then the pair the two lines predict.
+    const long = calls.filter((x) => x.steps === 10);
+    assert.ok(long.length <= 5, `${long.length} long runs: ${long.map((x) => x.batch).join(' ')}`);
+  });
+
   it('stops at once when the workload is broken at the first probe', async () => {
     const run: ProbeFn = async (batch, role) => ({
       batch,
