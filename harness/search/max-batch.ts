@@ -239,11 +239,17 @@ class SearchState {
   /** The predicted limit in multiples and its spread, or undefined when there is no usable prediction. */
   private predictK(misses: number): { k: number; spread: number } | undefined {
     const cap = this.opts.capBytes;
-    const grown = cap !== null ? this.grownLimit(cap) : undefined;
-    // A prediction from outside (another card's memory line) needs no cap here.
-    if (!this.opts.predict && grown === undefined && (cap === null || this.readings.length < 2)) return undefined;
-    const pred =
-      grown ?? (this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap!));
+    let pred: Prediction | undefined;
+    if (this.shortFit !== undefined) {
+      // Runs until memory flattens cost a confirmation each: one pair where the first of them and the short
+      // line predict the limit, then bisection (a walk of guided misses costs more than it saves here).
+      pred = cap !== null && misses === 0 ? this.grownLimit(cap) : undefined;
+      if (pred === undefined) return undefined;
+    } else {
+      // A prediction from outside (another card's memory line) needs no cap here.
+      if (!this.opts.predict && (cap === null || this.readings.length < 2)) return undefined;
+      pred = this.opts.predict ? this.opts.predict(this.readings) : predictWithSpread(this.readings, cap!);
+    }
     if (pred === undefined || !Number.isFinite(pred.batch)) return undefined;
     // Each miss shows the prediction is less precise than it claims: widen the pair geometrically.
     // A spread of a hundredth of a multiple is rounding in an exact fit, not uncertainty.

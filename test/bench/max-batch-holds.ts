@@ -1,0 +1,218 @@
+// bench:max-batch, "to a max that holds": the whole max-batch stage as `tunebench run` runs it, side by
+// side with power-then-bisect confirmed the same way and with in-process finders, on real PyTorch trials;
+// then every answer is run directly, in fresh processes, for a training-length run under the same cap.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { loadExperiment } from '../../harness/experiment/load.js';
+import { toProbe } from '../../harness/engine/stages/max-batch.js';
+import { confirmationMeasure, holds } from '../../harness/search/confirmation.js';
+import type { ProbeFn } from '../../harness/search/probe.js';
+import { powerThenBisect } from '../../harness/search/reference.js';
+import { runTrial } from '../../harness/trial/run-trial.js';
+import { WarmPool } from '../../harness/trial/warm-pool.js';
+import { createWorkload } from '../../harness/workloads/index.js';
+import type { TrialRecord } from '../../harness/domain/index.js';
+import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { journal, runDir } from '../support/runs.js';
+
+export interface Answer {
+  strategy: string;
+  batch: number | null;
+  seconds: number;
+  /** Seconds until the answer was confirmed (ours: the run at the max that reached its plateau). */
+  toHold?: number;
+  trials: number;
+  note: string;
+  /** Direct fresh-process runs at the answer that passed, of how many. */
+  held?: { ok: number; of: number };
+}
+
+export interface HoldsCase {
+  experiment: string;
+  answers: Answer[];
+  directSteps: number;
+}
+
+/** Runs the experiment's first stage (max-batch) through the CLI and reads what it answered and when it held. */
+async function ours(path: string, name: string): Promise<Answer> {
+  const out = tempDir('tunebench-bench-');
+  const t0 = Date.now();
+  const r = await execa(process.execPath, [CLI, 'run', path, '--out', out, '--quiet'], { reject: false, all: true });
+  const seconds = (Date.now() - t0) / 1000;
+  if (r.exitCode !== 0) throw new Error(`tunebench run ${path} failed:\n${r.all}`);
+  const dir = runDir(out, name);
+  const records = journal(dir);
+  const chosen = (
+    JSON.parse(readFileSync(join(dir, 'chosen-config.json'), 'utf8')) as { config: { batch_size?: number } }
+  ).config.batch_size;
+  const start = Date.parse(records[0]!.started_at);
+  const held = records.find((t) => t.config['batch_size'] === chosen && t.outcome === 'ok' && holds(t.memory_growth));
+  const end = (t: TrialRecord) => (Date.parse(t.started_at) - start) / 1000 + t.wall_seconds;
+  return {
+    strategy: 'tunebench run (the stage as shipped)',
+    batch: chosen ?? null,
+    seconds,
+    ...(held ? { toHold: end(held) } : {}),
+    trials: records.length,
+    note: held
+      ? `held: trial ${held.index}, plateau at step ${(held.memory_growth as { at_step: number }).at_step + 1}`
+      : 'no run at the answer reached a plateau',
+  };
+}
+
+/** Power-then-bisect on short forked probes, then its answer confirmed as ours is; a failure bisects below with long runs. */
+async function powerThenBisectConfirmed(path: string): Promise<Answer> {
+  const { experiment, source } = loadExperiment(path);
+  const stage = experiment.stages[0]!;
+  if (stage.kind !== 'max-batch') throw new Error(`${path}: the first stage must be max-batch`);
+  const workload = createWorkload(experiment.workload, experiment.seed, source);
+  const scratch = tempDir('tunebench-bench-');
+  const warm =
+    experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
+      ? new WarmPool(experiment.limits.timeout)
+      : undefined;
+  let index = 0;
+  const warmupSteps = experiment.measure.warmup_steps ?? 1;
+  const run = async (batch: number, long: boolean) =>
+    toProbe(
+      batch,
+      long ? 'confirm' : 'probe',
+      await runTrial(
+        { workload, limits: experiment.limits, scratchDir: scratch, ...(warm ? { warm } : {}) },
+        {
+          index: index++,
+          stage: 'bench',
+          role: long ? 'confirm' : 'probe',
+          config: { batch_size: batch },
+          measure: long
+            ? confirmationMeasure({
+                warmupSteps,
+                minSteps: stage.confirm_steps,
+                maxSteps: stage.confirm_max_steps,
+                epochs: stage.confirm_epochs,
+              })
+            : { warmupSteps, steps: stage.steps },
+        },
+      ),
+    );
+  const t0 = Date.now();
+  const m = stage.multiple_of;
+  const short: ProbeFn = (b) => run(b, false);
+  const found = await powerThenBisect(short, { init: 2, multipleOf: m, ceiling: stage.ceiling });
+  let trials = found.probes;
+  let lo = 0;
+  let hi = found.max === null ? 0 : found.max / m;
+  let answer: number | null = null;
+  if (found.max !== null) {
+    const first = await run(found.max, true);
+    trials += 1;
+    if (first.ok && holds(first.growth)) answer = found.max;
+    else {
+      // Bisect between nothing known and the failure with long runs: what a user does after a failed training run.
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        const r = await run(mid * m, true);
+        trials += 1;
+        if (r.ok && holds(r.growth)) lo = mid;
+        else hi = mid;
+      }
+      answer = lo > 0 ? lo * m : null;
+    }
+  }
+  warm?.close();
+  const seconds = (Date.now() - t0) / 1000;
+  return {
+    strategy: 'power-then-bisect, then confirmed as ours',
+    batch: answer,
+    seconds,
+    toHold: seconds,
+    trials,
+    note:
+      answer === found.max
+        ? `found ${found.max}, confirmed`
+        : `found ${found.max}, failed its confirmation; long runs bisected to ${answer}`,
+  };
+}
+
+/** A Lightning- or Accelerate-style finder inside one Python process under the experiment's address-space cap. */
+function inProcess(finder: 'binsearch' | 'shrink', capBytes: number): Answer {
+  const t0 = Date.now();
+  const r = spawnSync(
+    'prlimit',
+    [`--as=${capBytes}`, '/usr/bin/python3', join(ROOT, 'test/bench/programs/inprocess_finder.py'), finder],
+    { encoding: 'utf8', timeout: 600_000 },
+  );
+  const seconds = (Date.now() - t0) / 1000;
+  const line = r.stdout.trim().split('\n').at(-1) ?? '';
+  let parsed: { answer: number | null; trials: number; error: string | null } | undefined;
+  try {
+    parsed = JSON.parse(line) as typeof parsed;
+  } catch {
+    parsed = undefined;
+  }
+  const crashed =
+    parsed === undefined
+      ? `crashed (exit ${r.status ?? r.signal}): ${r.stderr.trim().split('\n').at(-1) ?? ''}`
+      : parsed.error;
+  return {
+    strategy:
+      finder === 'binsearch'
+        ? 'in-process binsearch (Lightning: init 2, 3 steps, margin 5%)'
+        : 'in-process shrink x0.9 from 128 (Accelerate)',
+    batch: parsed?.answer ?? null,
+    seconds,
+    trials: parsed?.trials ?? 0,
+    note: crashed ? `crashed: ${crashed.slice(0, 120)}` : 'ran to its end',
+  };
+}
+
+/** Runs `batch` directly `n` times in fresh processes for `steps` steps across 2 epochs under the experiment's cap. */
+async function direct(path: string, batch: number, n: number, steps: number): Promise<{ ok: number; of: number }> {
+  const { experiment, source } = loadExperiment(path);
+  const workload = createWorkload(experiment.workload, experiment.seed, source);
+  const scratch = tempDir('tunebench-bench-');
+  let ok = 0;
+  for (let i = 0; i < n; i++) {
+    const r = await runTrial(
+      { workload, limits: experiment.limits, scratchDir: scratch },
+      {
+        index: i,
+        stage: 'direct',
+        role: 'training',
+        config: { batch_size: batch },
+        measure: { warmupSteps: 1, steps, epochs: 2 },
+      },
+    );
+    if (r.outcome === 'ok') ok += 1;
+  }
+  return { ok, of: n };
+}
+
+export async function holdsCase(experimentPath: string, directRuns: number, directSteps: number): Promise<HoldsCase> {
+  const path = join(ROOT, experimentPath);
+  const { experiment } = loadExperiment(path);
+  const cap = experiment.limits.memory!;
+  const answers = [
+    await ours(path, experiment.name),
+    await powerThenBisectConfirmed(path),
+    inProcess('binsearch', cap),
+    inProcess('shrink', cap),
+  ];
+  for (const a of answers) if (a.batch !== null) a.held = await direct(path, a.batch, directRuns, directSteps);
+  return { experiment: experimentPath, answers, directSteps };
+}
+
+export function holdsTable(c: HoldsCase): string {
+  const rows = c.answers.map(
+    (a) =>
+      `| ${a.strategy} | ${a.batch ?? 'none'} | ${a.seconds.toFixed(1)} s | ${a.toHold === undefined ? '-' : `${a.toHold.toFixed(1)} s`} | ${a.trials} | ` +
+      `${a.held ? `${a.held.ok}/${a.held.of}` : '-'} | ${a.note} |`,
+  );
+  return [
+    `| strategy | answer | wall time | to a max that holds | trials | held ${c.directSteps} direct steps | note |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
+}
