@@ -1,8 +1,10 @@
 // Compiles Vega-Lite specs and renders them to SVG in Node: a headless vega View with no renderer,
 // no browser and no canvas (text is measured by vega's estimate). Nothing of vega's logging reaches
 // the terminal: its warnings are collected, and a spec is made safe and pruned before it is drawn.
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+// vega and vega-lite load on the first chart: they are a third of the CLI's start-up, which every
+// command and every SLURM task pays otherwise.
+import type * as vega from 'vega';
+import type { TopLevelSpec } from 'vega-lite';
 import { pruneEmpty } from './charts/prune.js';
 import { safeSpec, xmlSafe } from './charts/safe-spec.js';
 import type { VlSpec } from './charts/spec.js';
@@ -35,10 +37,16 @@ function collectingLogger(warnings: string[], source: string) {
   return logger;
 }
 
+let libraries: Promise<[typeof import('vega'), typeof import('vega-lite')]> | undefined;
+const loadLibraries = () => (libraries ??= Promise.all([import('vega'), import('vega-lite')]));
+
 /** Compiles a Vega-Lite spec, collecting every warning; errors throw. */
-export function compileSpec(spec: VlSpec): Compiled {
+export async function compileSpec(spec: VlSpec): Promise<Compiled> {
+  const [, vegaLite] = await loadLibraries();
   const warnings: string[] = [];
-  const out = compile(spec as unknown as TopLevelSpec, { logger: collectingLogger(warnings, 'vega-lite') as never });
+  const out = vegaLite.compile(spec as unknown as TopLevelSpec, {
+    logger: collectingLogger(warnings, 'vega-lite') as never,
+  });
   return { vega: out.spec, warnings };
 }
 
@@ -56,7 +64,8 @@ export interface Drawn {
 export async function drawChart(spec: VlSpec): Promise<Drawn> {
   const { spec: drawable, omitted } = pruneEmpty(safeSpec(spec));
   if (!drawable) return { spec: null, svg: null, omitted, warnings: [] };
-  const compiled = compileSpec(drawable);
+  const [vega] = await loadLibraries();
+  const compiled = await compileSpec(drawable);
   const warnings = [...compiled.warnings];
   const logger = collectingLogger(warnings, 'vega');
   const view = new vega.View(vega.parse(compiled.vega), {

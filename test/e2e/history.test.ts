@@ -62,7 +62,7 @@ describe('tunebench history', () => {
         string,
         unknown
       >;
-      assert.deepEqual(compileSpec(spec).warnings, []);
+      assert.deepEqual((await compileSpec(spec)).warnings, []);
       const svg = readFileSync(join(dir, 'charts', 'history-report-fixture.svg'), 'utf8');
       assert.equal(countAllMarks(svg, 'concat_0_child_layer_2_marks'), throughput.length);
       assert.equal(countAllMarks(svg, 'concat_0_child_layer_3_marks'), throughput.length);

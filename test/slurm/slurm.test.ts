@@ -33,7 +33,7 @@ function variant(name: string, edit: (text: string) => string): string {
   return path;
 }
 
-/** A one-round sweep of 6 slow trials (hold ms per step) on the simulated GPU, for the fault tests. */
+/** A one-round sweep of 2 trials per num_workers value (hold ms per step) on the simulated GPU, for the fault tests. */
 function sweepOnly(
   name: string,
   o: { holdMs: number; concurrent: number; retries: number; workers?: number[] },
@@ -50,7 +50,7 @@ function sweepOnly(
       '  params: { device: cuda, batch_size: 64 }',
       'limits: { timeout: 60s }',
       'measure: { warmup_steps: 1, steps: 3 }',
-      `executor: { kind: slurm, max_concurrent: ${o.concurrent}, retries: ${o.retries}, poll: 1s }`,
+      `executor: { kind: slurm, max_concurrent: ${o.concurrent}, retries: ${o.retries}, poll: 500ms }`,
       'stages:',
       `  - { kind: sweep, name: loader, params: { num_workers: [${(o.workers ?? [0, 2, 4]).join(', ')}], ` +
         'prefetch_factor: [2, 4] }, strategy: grid, repeats: 1 }',
@@ -106,12 +106,12 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
         trace.records.every((t) => t.node?.slurm_job && t.node.device.length > 0),
         'node on every record',
       );
-      // Each sweep round (6 configs) and each compare round (2 arms) went out as one job array.
+      // Each sweep round (4 configs) and each compare round (2 arms) went out as one job array.
       const rounds = (stage: string) =>
         batches(dir)
           .filter((b) => b.batch.specs[0]!.stage === stage)
           .map((b) => b.batch.specs.length);
-      assert.deepEqual(rounds('loader'), [6, 6]);
+      assert.deepEqual(rounds('loader'), [4, 4]);
       assert.deepEqual(rounds('variant'), [2, 2]);
       // The max-batch stage ran inside one allocation: its own journal and done.json.
       const done = readCheckedJson(
@@ -143,7 +143,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
       const loader = batches(dir)
         .filter((b) => b.batch.specs[0]!.stage === 'loader')
         .sort((a, b) => a.batch.first - b.batch.first)[1]!;
-      const keep = loader.batch.first + 3;
+      const keep = loader.batch.first + 2;
       const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
       writeFileSync(join(dir, 'trials.jsonl'), `${lines.slice(0, keep).join('\n')}\n`);
       const run = readRunJson(dir, 'a bug');
@@ -250,13 +250,13 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
     'cancelled array tasks are reported and run again when retries allow; ' +
       'a task that keeps failing is recorded as a crash',
     async () => {
-      const slow = sweepOnly('slurm-slow', { holdMs: 250, concurrent: 1, retries: 1 });
+      const slow = sweepOnly('slurm-slow', { holdMs: 250, concurrent: 1, retries: 1, workers: [0, 2] });
       const out = tempDir();
       const child = execa(process.execPath, [CLI, 'run', slow, '--out', out], { reject: false });
       const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-slow'));
-      // Task 5 cannot write its record (its result path is a folder): it fails on every attempt.
-      mkdirSync(join(b.dir, 'slurm', b.id, 'task-5.json'));
-      // Cancel task 0 while it runs, and task 3 before it starts.
+      // Task 3 cannot write its record (its result path is a folder): it fails on every attempt.
+      mkdirSync(join(b.dir, 'slurm', b.id, 'task-3.json'));
+      // Cancel task 0 while it runs, and task 2 (not next in line) before it starts.
       await waitFor('task 0 running', async () =>
         (await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(
           `${b.job}_0 RUNNING`,
@@ -264,7 +264,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
           ? true
           : null,
       );
-      await execa('scancel', [`${b.job}_0`, `${b.job}_3`]);
+      await execa('scancel', [`${b.job}_0`, `${b.job}_2`]);
       const r = await child;
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(
@@ -278,7 +278,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
       assert.match(
         r.stderr,
         new RegExp(
-          `task ${b.job}_3 \\(trial \\d+\\) ` +
+          `task ${b.job}_2 \\(trial \\d+\\) ` +
             `ended UNKNOWN \\(it left the queue.*submitting it again \\(attempt 2 of 2\\)`,
         ),
       );
@@ -289,7 +289,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
       assert.equal(failed.length, 1, JSON.stringify(failed.map((t) => t.reason)));
       assert.match(
         failed[0]!.reason,
-        /^SLURM task \d+_5 ended FAILED after 2 attempt\(s\) without writing a trial record/,
+        /^SLURM task \d+_3 ended FAILED after 2 attempt\(s\) without writing a trial record/,
       );
       // The cancelled tasks ran again: every other trial is a real record from a SLURM job.
       assert.equal(sweep.filter((t) => t.outcome === 'ok' && t.node).length, sweep.length - 1);
@@ -306,23 +306,23 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
   );
 
   it('with retries 0 a cancelled task is recorded as a failed trial with the SLURM state', async () => {
-    const once = sweepOnly('slurm-once', { holdMs: 250, concurrent: 1, retries: 0 });
+    const once = sweepOnly('slurm-once', { holdMs: 250, concurrent: 1, retries: 0, workers: [0] });
     const out = tempDir();
     const child = execa(process.execPath, [CLI, 'run', once, '--out', out, '--quiet'], { reject: false });
     const b = await waitFor('the sweep batch', () => sweepBatch(out, 'slurm-once'));
-    await waitFor('task 2 running', async () =>
+    await waitFor('task 1 running', async () =>
       (await execa('squeue', ['--array', '--noheader', `--jobs=${b.job}`, '--format=%i %T'])).stdout.includes(
-        `${b.job}_2 RUNNING`,
+        `${b.job}_1 RUNNING`,
       )
         ? true
         : null,
     );
-    await execa('scancel', [`${b.job}_2`]);
+    await execa('scancel', [`${b.job}_1`]);
     const r = await child;
     assert.equal(r.exitCode, 0, r.stderr);
     const cancelled = readTrace(b.dir).records.filter((t: TrialRecord) => t.outcome === 'crash');
     assert.equal(cancelled.length, 1, cancelled.map((t) => t.reason).join('\n'));
-    assert.match(cancelled[0]!.reason, new RegExp(`^SLURM task ${b.job}_2 ended CANCELLED after 1 attempt\\(s\\)`));
+    assert.match(cancelled[0]!.reason, new RegExp(`^SLURM task ${b.job}_1 ended CANCELLED after 1 attempt\\(s\\)`));
   });
 
   it(
@@ -345,7 +345,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
       assert.deepEqual(trace.chosen, local.chosen);
       // The batch the killed coordinator submitted was collected, not submitted again.
       const sweep = batches(b.dir).find((x) => x.id === b.id)!;
-      assert.equal(sweep.batch.submissions.length, Math.ceil(6 / 10));
+      assert.equal(sweep.batch.submissions.length, Math.ceil(4 / 10));
       const again = await cli(['collect', b.dir]);
       assert.equal(again.exitCode, 0);
       assert.match(again.stdout, /already collected/);
@@ -353,20 +353,20 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
   );
 
   it('--no-wait submits and returns; collect finishes the run', async () => {
-    const quick = sweepOnly('slurm-nowait', { holdMs: 5, concurrent: 4, retries: 1 });
+    const quick = sweepOnly('slurm-nowait', { holdMs: 5, concurrent: 4, retries: 1, workers: [0] });
     const out = tempDir();
     const r = await cli(['run', quick, '--out', out, '--no-wait', '--quiet']);
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(
       r.stderr,
-      /tunebench: submitted: 6 trial\(s\) of b0 are queued or running as SLURM job \d+; \d+ trial\(s\) are journaled\. Gather the results with: tunebench collect /,
+      /tunebench: submitted: 2 trial\(s\) of b0 are queued or running as SLURM job \d+; \d+ trial\(s\) are journaled\. Gather the results with: tunebench collect /,
     );
     const dir = runDir(out, 'slurm-nowait');
     assert.equal(readRunJson(dir, 'a bug').status, 'waiting');
     const done = await cli(['collect', dir, '--quiet']);
     assert.equal(done.exitCode, 0, done.stderr);
     const trials = readTrace(dir).records;
-    assert.equal(trials.length, 6);
+    assert.equal(trials.length, 2);
     assert.ok(trials.every((t) => t.outcome === 'ok' && t.node));
     // One submission: collect picked up the batch that --no-wait submitted.
     assert.equal(batches(dir)[0]!.batch.submissions.length, 1);

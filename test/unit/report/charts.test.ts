@@ -35,8 +35,8 @@ describe('chart builders on a known journal', () => {
     for (const c of charts) assert.equal(c.spec['$schema'], 'https://vega.github.io/schema/vega-lite/v6.json');
   });
 
-  it('every spec compiles with vega-lite without warnings', () => {
-    for (const c of charts) assert.deepEqual(compileSpec(c.spec).warnings, [], c.name);
+  it('every spec compiles with vega-lite without warnings', async () => {
+    for (const c of charts) assert.deepEqual((await compileSpec(c.spec)).warnings, [], c.name);
   });
 
   it('renders to SVG with one mark per probe, arm, config and series', async () => {
@@ -127,7 +127,7 @@ describe('telemetry chart with a GPU', () => {
       values.some((v) => v.series === 'GPU 0 %' && v.value === null),
       '[N/A] readings stay gaps, not zeros',
     );
-    assert.deepEqual(compileSpec(chart.spec).warnings, []);
+    assert.deepEqual((await compileSpec(chart.spec)).warnings, []);
     const svg = await renderSvg(chart.spec);
     assert.match(svg, /GPU 0 memory/);
   });
