@@ -7,8 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { FAULTS_EXPERIMENT } from '../support/faults.js';
-import { plantedNights, writeNights } from '../support/history.js';
+import { NIGHTLY_EXPERIMENT, plantedNights, writeNights } from '../support/history.js';
 import { CLI, tempDir } from '../support/paths.js';
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -137,9 +136,9 @@ describe('the nightly series gate', { timeout: 6 * 60_000 }, () => {
     async () => {
       // One real run of the deterministic simulated GPU, eleven earlier nights copied from it with +/-1% noise.
       const first = tempDir();
-      const base = await cli(['run', FAULTS_EXPERIMENT, '--out', first, '--quiet']);
+      const base = await cli(['run', NIGHTLY_EXPERIMENT, '--out', first, '--quiet']);
       assert.equal(base.exitCode, 0, base.stderr);
-      const baseDir = join(first, 'faults', readdirSync(join(first, 'faults'))[0]!);
+      const baseDir = join(first, 'nightly', readdirSync(join(first, 'nightly'))[0]!);
       const reports = tempDir();
       writeNights(
         reports,
@@ -148,7 +147,7 @@ describe('the nightly series gate', { timeout: 6 * 60_000 }, () => {
         baseDir,
       );
       // Tonight the machine is 30% slower, for this run only.
-      const slow = await cli(['run', FAULTS_EXPERIMENT, '--out', reports, '--quiet'], {
+      const slow = await cli(['run', NIGHTLY_EXPERIMENT, '--out', reports, '--quiet'], {
         SIMULATED_GPU_SLOWDOWN: '1.3',
       });
       assert.equal(slow.exitCode, 0, slow.stderr);
@@ -168,7 +167,7 @@ describe('the nightly series gate', { timeout: 6 * 60_000 }, () => {
         assert.ok(m.test && Math.abs(m.test.ratio - 1) < 0.05, JSON.stringify(m.test));
         assert.ok(existsSync(join(m.confirmation.run_dir!, 'report.html')), m.confirmation.run_dir!);
       }
-      const recorded = JSON.parse(readFileSync(join(reports, 'faults', 'confirmations.json'), 'utf8')) as {
+      const recorded = JSON.parse(readFileSync(join(reports, 'nightly', 'confirmations.json'), 'utf8')) as {
         confirmations: unknown[];
       };
       assert.equal(recorded.confirmations.length, alarmed.length);
@@ -179,10 +178,10 @@ describe('the nightly series gate', { timeout: 6 * 60_000 }, () => {
         again.stdout,
         /alarm not confirmed: .* measured -2\d\.\d% vs the reference .* re-measured over \d+ trials/,
       );
-      assert.equal(readdirSync(join(reports, 'history', 'faults', 'confirm', 'faults')).length, 1);
+      assert.equal(readdirSync(join(reports, 'history', 'nightly', 'confirm', 'nightly')).length, 1);
 
       // The next night is slow too, and so is the machine while history confirms: exit 3, confirmed.
-      const slower = await cli(['run', FAULTS_EXPERIMENT, '--out', reports, '--quiet'], {
+      const slower = await cli(['run', NIGHTLY_EXPERIMENT, '--out', reports, '--quiet'], {
         SIMULATED_GPU_SLOWDOWN: '1.3',
       });
       assert.equal(slower.exitCode, 0, slower.stderr);
@@ -194,7 +193,7 @@ describe('the nightly series gate', { timeout: 6 * 60_000 }, () => {
         bad.stdout,
         /REGRESSION: .* is -2\d\.\d% vs the reference of \d+ night\(s\) .*; confirmed: -2\d\.\d% after the re-measurement; re-measured over \d+ trials/,
       );
-      assert.match(bad.stderr, /regression beyond 10% in faults/);
+      assert.match(bad.stderr, /regression beyond 10% in nightly/);
     },
   );
 });

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { FAULTS_EXPERIMENT } from '../support/faults.js';
+import { NIGHTLY_EXPERIMENT } from '../support/history.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { waitFor } from '../support/wait.js';
 
@@ -23,7 +23,7 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
         execa(SCRIPT, [], {
           reject: false,
           env: {
-            EXPERIMENT: FAULTS_EXPERIMENT,
+            EXPERIMENT: NIGHTLY_EXPERIMENT,
             REPORTS: reports,
             THRESHOLD: '10',
             GITHUB_STEP_SUMMARY: summary,
@@ -37,7 +37,7 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
       // The second night is stopped by SIGTERM mid-run (as SLURM preemption does); the script passes the
       // signal on, tunebench writes a partial report and the script exits 130.
       const second = night();
-      const runs = join(reports, 'faults');
+      const runs = join(reports, 'nightly');
       // Stop it once the second run has journaled a few trials.
       await waitFor('the second night under way', () => {
         const id = readdirSync(runs).sort()[1];
@@ -73,7 +73,7 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
       const latest = join(runs, readdirSync(runs).sort().at(-1)!);
       assert.ok(slow.stderr.includes(`if it is intended: tunebench baseline accept ${latest})`), slow.stderr);
       // On GitHub Actions each night's history lands in the step summary.
-      assert.equal((readFileSync(summary, 'utf8').match(/^# tunebench history: faults$/gm) ?? []).length, 3);
+      assert.equal((readFileSync(summary, 'utf8').match(/^# tunebench history: nightly$/gm) ?? []).length, 3);
     },
   );
 });

@@ -5,8 +5,15 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRng } from '../../harness/stats/rng.js';
 import { readJournal } from '../../harness/store/journal.js';
+import { FIXTURES } from './paths.js';
 import { REPORT_FIXTURE } from './runs.js';
 import type { RunResult } from '../../harness/domain/index.js';
+
+/**
+ * The nightly tests' experiment (name `nightly`): a small deterministic run on the simulated GPU in
+ * which every stage kind gives the history a metric.
+ */
+export const NIGHTLY_EXPERIMENT = join(FIXTURES, 'experiments', 'nightly.yaml');
 
 interface RunJson {
   experiment: string;
