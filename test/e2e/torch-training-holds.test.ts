@@ -72,9 +72,11 @@ describe('a max batch that holds in the training that follows (torch)', { skip: 
       assert.match(
         final.survived!.statement,
         new RegExp(
-          `^survived 20 steps across \\d+ epoch boundar(y|ies) with num_workers=${String(result.chosen['num_workers'])}`,
+          `^survived (\\d+) steps across \\d+ epoch boundar(y|ies) with num_workers=${String(result.chosen['num_workers'])}`,
         ),
       );
+      // The final confirmation runs as the confirmation does: at least confirm_steps, on until memory flattens.
+      assert.ok(final.survived!.steps >= 20, final.statement);
       const chosenBatch = Number(result.chosen['batch_size']);
       assert.equal(final.batch, chosenBatch);
       const held = journal(run).filter((t) => t.role === 'final-confirm' && t.config['batch_size'] === chosenBatch);
