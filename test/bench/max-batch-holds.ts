@@ -11,10 +11,10 @@ import { confirmationMeasure, holds } from '../../harness/search/confirmation.js
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { powerThenBisect } from '../../harness/search/reference.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
-import { WarmPool } from '../../harness/trial/warm-pool.js';
 import { createWorkload } from '../../harness/workloads/index.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { benchTrials } from './bench-trials.js';
 import { journal, runDir } from '../support/runs.js';
 
 export interface Answer {
@@ -64,37 +64,24 @@ async function ours(path: string, name: string): Promise<Answer> {
 
 /** Power-then-bisect on short forked probes, then its answer confirmed as ours is; a failure bisects below with long runs. */
 async function powerThenBisectConfirmed(path: string): Promise<Answer> {
-  const { experiment, source } = loadExperiment(path);
-  const stage = experiment.stages[0]!;
-  if (stage.kind !== 'max-batch') throw new Error(`${path}: the first stage must be max-batch`);
-  const workload = createWorkload(experiment.workload, experiment.seed, source);
-  const scratch = tempDir('tunebench-bench-');
-  const warm =
-    experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
-      ? new WarmPool(experiment.limits.timeout)
-      : undefined;
-  let index = 0;
+  const bench = benchTrials(path);
+  const { experiment, stage } = bench;
   const warmupSteps = experiment.measure.warmup_steps ?? 1;
   const run = async (batch: number, long: boolean) =>
     toProbe(
       batch,
       long ? 'confirm' : 'probe',
-      await runTrial(
-        { workload, limits: experiment.limits, scratchDir: scratch, ...(warm ? { warm } : {}) },
-        {
-          index: index++,
-          stage: 'bench',
-          role: long ? 'confirm' : 'probe',
-          config: { batch_size: batch },
-          measure: long
-            ? confirmationMeasure({
-                warmupSteps,
-                minSteps: stage.confirm_steps,
-                maxSteps: stage.confirm_max_steps,
-                epochs: stage.confirm_epochs,
-              })
-            : { warmupSteps, steps: stage.steps },
-        },
+      await bench.trial(
+        batch,
+        long ? 'confirm' : 'probe',
+        long
+          ? confirmationMeasure({
+              warmupSteps,
+              minSteps: stage.confirm_steps,
+              maxSteps: stage.confirm_max_steps,
+              epochs: stage.confirm_epochs,
+            })
+          : { warmupSteps, steps: stage.steps },
       ),
     );
   const t0 = Date.now();
@@ -121,7 +108,7 @@ async function powerThenBisectConfirmed(path: string): Promise<Answer> {
       answer = lo > 0 ? lo * m : null;
     }
   }
-  warm?.close();
+  bench.close();
   const seconds = (Date.now() - t0) / 1000;
   return {
     strategy: 'power-then-bisect, then confirmed as ours',
@@ -196,7 +183,7 @@ export async function holdsCase(experimentPath: string, directRuns: number, dire
   const cap = experiment.limits.memory!;
   const answers = [
     await ours(path, experiment.name),
-    await powerThenBisectConfirmed(path),
+    await powerThenBisectConfirmed(experimentPath),
     inProcess('binsearch', cap),
     inProcess('shrink', cap),
   ];

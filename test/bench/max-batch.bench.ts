@@ -2,19 +2,14 @@
 // on synthetic memory curves and on real ONNX Runtime trials under a cap. Writes test/bench/RESULTS.md.
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import { median } from 'simple-statistics';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import { toProbe } from '../../harness/engine/stages/max-batch.js';
 import { findMaxBatch } from '../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { powerThenBisect, shrinkOnOom } from '../../harness/search/reference.js';
-import { runTrial } from '../../harness/trial/run-trial.js';
-import { WarmPool } from '../../harness/trial/warm-pool.js';
-import { createWorkload } from '../../harness/workloads/index.js';
-import { ROOT, tempDir } from '../support/paths.js';
 import { modeledProbeSeconds, syntheticWorkload, trueMax } from '../support/synthetic.js';
 import { writeSection } from './results.js';
+import { benchTrials } from './bench-trials.js';
 import { holdsCase, holdsTable, type HoldsCase } from './max-batch-holds.js';
 import { BENCH_CEILING, BENCH_MULTIPLE_OF, BENCH_NOISE, benchCurves } from './synthetic-curves.js';
 
@@ -75,32 +70,19 @@ async function synthetic(): Promise<Row[]> {
 
 /** Real trials: each strategy probes fresh ONNX Runtime processes under the experiment's cap. */
 async function real(experimentPath: string): Promise<Row> {
-  const { experiment, source } = loadExperiment(join(ROOT, experimentPath));
-  const stage = experiment.stages[0]!;
-  if (stage.kind !== 'max-batch') throw new Error(`${experimentPath}: the first stage must be max-batch`);
+  const bench = benchTrials(experimentPath);
+  const { experiment, stage, workload } = bench;
   const mult = stage.multiple_of ?? 8;
   const ceiling = stage.ceiling ?? 1 << 20;
-  const workload = createWorkload(experiment.workload, experiment.seed, source);
-  const scratch = tempDir('tunebench-bench-');
-  // As the experiment runs: PyTorch experiments fork their trials from a warm server.
-  const warm =
-    experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
-      ? new WarmPool(experiment.limits.timeout)
-      : undefined;
-  let index = 0;
-  const probeFn = (): ProbeFn => async (batch, role, steps) => {
-    const r = await runTrial(
-      { workload, limits: experiment.limits, scratchDir: scratch, ...(warm ? { warm } : {}) },
-      {
-        index: index++,
-        stage: 'bench',
-        role,
-        config: { batch_size: batch },
-        measure: { warmupSteps: experiment.measure.warmup_steps ?? 1, steps: steps ?? stage.steps ?? 2 },
-      },
+  const probeFn = (): ProbeFn => async (batch, role, steps) =>
+    toProbe(
+      batch,
+      role,
+      await bench.trial(batch, role, {
+        warmupSteps: experiment.measure.warmup_steps ?? 1,
+        steps: steps ?? stage.steps ?? 2,
+      }),
     );
-    return toProbe(batch, role, r);
-  };
   const timed = async (f: () => Promise<{ max: number | null; probes: number }>) => {
     const t0 = Date.now();
     const r = await f();
@@ -125,10 +107,10 @@ async function real(experimentPath: string): Promise<Row> {
     experiment.workload.kind === 'onnx'
       ? await timed(() => shrinkOnOom(probeFn(), { start: ceiling, multipleOf: mult }))
       : { max: null, probes: 0, seconds: NaN };
-  warm?.close();
+  bench.close();
   // Ground truth: the max must have run ok and max + multiple_of must fail; both strategies that bisect agree.
   const truth = ours.max === pb.max ? ours.max : null;
-  const kind = experiment.workload.kind === 'onnx' ? 'ONNX' : `PyTorch${warm ? ', warm start' : ''}`;
+  const kind = experiment.workload.kind === 'onnx' ? 'ONNX' : `PyTorch${bench.warm ? ', warm start' : ''}`;
   return { name: `real ${kind}: ${experimentPath} (${workload.description})`, truth, ours, pb, shrink };
 }
 

@@ -26,6 +26,35 @@ async function search(c: CurveSpec, opts: Partial<MaxBatchOptions> = {}) {
   return { result, calls: w.calls, truth: trueMax(c, opts.multipleOf ?? 8, opts.ceiling ?? BASE.ceiling) };
 }
 
+/**
+ * A workload whose memory at a batch depends on the steps asked for (`memory(batch, steps)`; steps is
+ * undefined for a short probe) under the curve's cap; a run with steps that fits reaches its plateau
+ * at its last step. Records every call.
+ */
+function growingRun(c: CurveSpec, memory: (batch: number, steps: number | undefined) => number) {
+  const calls: { batch: number; role: string; steps?: number }[] = [];
+  const run: ProbeFn = async (batch, role, steps) => {
+    calls.push({ batch, role, ...(steps ? { steps } : {}) });
+    const mem = memory(batch, steps);
+    const ok = mem <= c.cap;
+    return {
+      batch,
+      ok,
+      outcome: ok ? 'ok' : 'oom',
+      limitedBytes: ok ? mem : null,
+      rssBytes: ok ? mem : null,
+      samplesPerSecond: ok ? 1000 : null,
+      p50Seconds: 0.01,
+      p95Seconds: 0.01,
+      role,
+      ...(ok && steps !== undefined
+        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
+        : {}),
+    } satisfies ProbeResult;
+  };
+  return { run, calls };
+}
+
 /** Checks the invariants every answer must satisfy: max ran ok, max + m ran and failed. */
 function assertExact(r: Awaited<ReturnType<typeof search>>, m = 8): void {
   assert.equal(r.result.status, 'exact');
@@ -150,28 +179,10 @@ describe('findMaxBatch', () => {
   it('continues with long probes when the max fails its confirmation', async () => {
     // Memory grows with steps: a batch needs 0.1% more per extra step beyond 3.
     const c = curve('linear', 10_000);
-    const calls: { batch: number; role: string; steps?: number }[] = [];
-    const run: ProbeFn = async (batch, role, steps) => {
-      calls.push({ batch, role, ...(steps ? { steps } : {}) });
-      const grow = 1 + 0.001 * Math.max(0, (steps ?? 3) - 3);
-      const mem = (c.base + c.perSample * batch) * grow;
-      const ok = mem <= c.cap;
-      return {
-        batch,
-        ok,
-        outcome: ok ? 'ok' : 'oom',
-        limitedBytes: ok ? mem : null,
-        rssBytes: ok ? mem : null,
-        samplesPerSecond: ok ? 1000 : null,
-        p50Seconds: 0.01,
-        p95Seconds: 0.01,
-        role,
-        // Runs as long as the confirmation run until memory flattens: it does at their last step.
-        ...(ok && steps !== undefined
-          ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
-          : {}),
-      } satisfies ProbeResult;
-    };
+    const { run, calls } = growingRun(
+      c,
+      (batch, steps) => (c.base + c.perSample * batch) * (1 + 0.001 * Math.max(0, (steps ?? 3) - 3)),
+    );
     const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });
     const longMax = Math.floor((c.cap / 1.007 - c.base) / c.perSample / 8) * 8;
     assert.ok(longMax > 1000 && longMax < 10_000);
@@ -192,26 +203,10 @@ describe('findMaxBatch', () => {
     // Long runs need 30% more of the batch-dependent memory (an eval batch, optimizer state): the
     // short-run max is far above the long-run one.
     const c = curve('linear', 10_000);
-    const calls: { batch: number; role: string; steps?: number }[] = [];
-    const run: ProbeFn = async (batch, role, steps) => {
-      calls.push({ batch, role, ...(steps ? { steps } : {}) });
-      const mem = c.base + c.perSample * batch * (steps === undefined ? 1 : 1.3);
-      const ok = mem <= c.cap;
-      return {
-        batch,
-        ok,
-        outcome: ok ? 'ok' : 'oom',
-        limitedBytes: ok ? mem : null,
-        rssBytes: ok ? mem : null,
-        samplesPerSecond: ok ? 1000 : null,
-        p50Seconds: 0.01,
-        p95Seconds: 0.01,
-        role,
-        ...(ok && steps !== undefined
-          ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
-          : {}),
-      } satisfies ProbeResult;
-    };
+    const { run, calls } = growingRun(
+      c,
+      (batch, steps) => c.base + c.perSample * batch * (steps === undefined ? 1 : 1.3),
+    );
     const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });
     const longMax = Math.floor((c.cap - c.base) / (c.perSample * 1.3) / 8) * 8;
     assert.equal(result.max, longMax);
