@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
+import { z } from 'zod';
 import { loadExperiment } from '../../harness/experiment/load.js';
 import { toProbe } from '../../harness/engine/stages/max-batch.js';
 import { confirmationMeasure, holds } from '../../harness/search/confirmation.js';
@@ -123,6 +124,13 @@ async function powerThenBisectConfirmed(path: string): Promise<Answer> {
   };
 }
 
+/** What inprocess_finder.py prints last: its answer (a positive whole batch, or none), trials and any error. */
+const FINDER_LINE = z.object({
+  answer: z.number().int().positive().nullable(),
+  trials: z.number().int().nonnegative(),
+  error: z.string().nullable(),
+});
+
 /** A Lightning- or Accelerate-style finder inside one Python process under the experiment's address-space cap. */
 function inProcess(finder: 'binsearch' | 'shrink', capBytes: number): Answer {
   const t0 = Date.now();
@@ -133,9 +141,11 @@ function inProcess(finder: 'binsearch' | 'shrink', capBytes: number): Answer {
   );
   const seconds = (Date.now() - t0) / 1000;
   const line = r.stdout.trim().split('\n').at(-1) ?? '';
-  let parsed: { answer: number | null; trials: number; error: string | null } | undefined;
+  // The finder's last line, checked: a crash (a segfault, std::bad_alloc) prints none or garbage.
+  let parsed: z.infer<typeof FINDER_LINE> | undefined;
   try {
-    parsed = JSON.parse(line) as typeof parsed;
+    const checked = FINDER_LINE.safeParse(JSON.parse(line));
+    parsed = checked.success ? checked.data : undefined;
   } catch {
     parsed = undefined;
   }
