@@ -222,6 +222,9 @@ export class WarmServer {
     if (root === undefined)
       throw this.fail(`it named pid ${reply.pid} as trial ${req.id}, which is not a live child of the server`);
     const exited = new Promise<ForkExit>((resolve) => this.running.set(req.id, { root, resolve }));
+    // Until this acknowledgement the server does not reap the child: a trial that ends at once is
+    // still its (zombie) child when verified above, and its exit is reported only after this.
+    this.child.stdin?.write(`${JSON.stringify({ op: 'ack', id: req.id })}\n`);
     return { pid: root.pid, root, exited };
   }
 

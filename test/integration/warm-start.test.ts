@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
 import type { TrialRecord } from '../../harness/domain/index.js';
-import { CommandWorkload } from '../../harness/workloads/command/workload.js';
+import { CommandWorkload, PYTHON_ADAPTER_DIR } from '../../harness/workloads/command/workload.js';
 import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
 import { WarmPool } from '../../harness/trial/warm-pool.js';
+import { WarmServer } from '../../harness/trial/warm-server.js';
 import { CLI, tempDir } from '../support/paths.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
@@ -412,6 +413,50 @@ describe('warm start: the harness', () => {
         () => (processesRunning(dir).length === 0 ? true : undefined),
         5,
       );
+    },
+  );
+});
+
+describe('warm start: the server protocol', () => {
+  it(
+    'verifies a forked trial that ends before the harness reads its reply (the server keeps it until acknowledged)',
+    { skip: requireSystem('python3') },
+    async () => {
+      // A trial that returns at once: the child exits within a millisecond of the fork. Unless the
+      // server keeps it unreaped until the harness has seen it in /proc, some forks are refused as lies.
+      const dir = scriptDir({
+        'train.py': 'import tunebench\n\ndef train():\n    return None\n\ntunebench.main(train)\n',
+      });
+      // The server's streams are unref'd (the harness never waits for it): a timer keeps the test alive.
+      const alive = setInterval(() => undefined, 1000);
+      const started = await WarmServer.start({
+        argv: [PYTHON, join(dir, 'train.py')],
+        env: { PYTHONPATH: `${PYTHON_ADAPTER_DIR}:${dir}` },
+        cwd: dir,
+        readySeconds: 30,
+      });
+      assert.ok(!('refused' in started), 'refused' in started ? started.refused : '');
+      const server = started as WarmServer;
+      try {
+        for (let i = 0; i < 40; i++) {
+          const forked = await server.fork({
+            id: `t${i}`,
+            argv: [join(dir, 'train.py')],
+            env: {},
+            stderrPath: join(dir, `t${i}.stderr`),
+            memoryBytes: null,
+            cgroupProcs: [],
+          });
+          const exit = await forked.exited;
+          assert.equal(exit.serverGone, undefined, `fork ${i}: ${exit.serverGone}`);
+          assert.equal(exit.code, 0, `fork ${i} exited ${exit.code} ${exit.signal}: ${readFileSync(join(dir, `t${i}.stderr`), 'utf8')}`);
+          server.endStragglers(forked.root);
+        }
+        assert.ok(server.alive);
+      } finally {
+        server.close();
+        clearInterval(alive);
+      }
     },
   );
 });

@@ -3,7 +3,8 @@ fork() of this process. Started by the harness with TUNEBENCH_WARM_SERVER=fork; 
 calls serve(). Requests arrive as JSON lines on stdin, replies leave as JSON lines on fd 3:
 
   in:  {"op": "fork", "id": "t0003", "argv": [...], "env": {...}, "cwd": "...", "stderr": "<file>",
-        "memory_bytes": 1342177280 | null, "cgroup_procs": ["<cgroup.procs file>", ...]}
+        "memory_bytes": 1342177280 | null, "cgroup_procs": ["<cgroup.procs file>", ...]},
+       then {"op": "ack", "id": "t0003"} once the harness has seen the child in /proc
   out: {"op": "setup", "pid": 123} as setup() starts, then {"op": "ready", "pid": 123} or
        {"op": "refused", "reason": "..."} once, then per request
        {"op": "forked", "id": "t0003", "pid": 456} or {"op": "refused", "id": ..., "reason": ...},
@@ -14,6 +15,9 @@ child cannot use its parent's CUDA context). It dies with the harness: EOF on st
 death (PR_SET_PDEATHSIG) kills it and every trial it forked. It is its descendants' subreaper
 (PR_SET_CHILD_SUBREAPER): a trial's process that double-forks stays in its tree, where the harness
 finds and ends it. The harness checks every reply: a pid it names must be a child of this server.
+A forked child is not reaped before the harness acknowledges it: a trial that ends within a
+millisecond stays a zombie child of the server until the harness has verified it, then its exit
+is reported.
 """
 
 import ctypes
@@ -87,6 +91,7 @@ def serve(run_trial, setup=None):
     signal.set_wakeup_fd(wake_w)
     _reply({"op": "ready", "pid": server_pid})
     children = {}  # pid -> request id
+    unseen = set()  # forked children the harness has not acknowledged yet: never reaped
     buffered = b""
     while True:
         try:
@@ -95,7 +100,7 @@ def serve(run_trial, setup=None):
             ready = []
         if wake_r in ready:
             os.read(wake_r, 4096)
-        _reap(children)
+        _reap(children, unseen)
         if os.getppid() != parent:
             _shutdown(children)
         if 0 not in ready:
@@ -107,11 +112,15 @@ def serve(run_trial, setup=None):
         while b"\n" in buffered:
             line, buffered = buffered.split(b"\n", 1)
             if line.strip():
-                _handle(json.loads(line), run_trial, state, server_pid, children, (wake_r, wake_w))
+                _handle(json.loads(line), run_trial, state, server_pid, children, unseen, (wake_r, wake_w))
+        _reap(children, unseen)  # an acknowledged child may have ended already: its SIGCHLD came earlier
 
 
-def _handle(request, run_trial, state, server_pid, children, own_fds):
+def _handle(request, run_trial, state, server_pid, children, unseen, own_fds):
     rid = request.get("id")
+    if request.get("op") == "ack":
+        unseen.difference_update([pid for pid, r in children.items() if r == rid])
+        return
     if request.get("op") != "fork":
         _reply({"op": "refused", "id": rid, "reason": f"unknown op {request.get('op')!r}"})
         return
@@ -124,23 +133,41 @@ def _handle(request, run_trial, state, server_pid, children, own_fds):
     if pid == 0:
         _child(request, run_trial, state, server_pid, own_fds)
     children[pid] = rid
+    unseen.add(pid)
     _reply({"op": "forked", "id": rid, "pid": pid})
 
 
-def _reap(children):
+def _reap(children, unseen):
+    """Reaps ended children and reports the trials among them."""
     while children:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
+        pid, status = _wait_one(children, unseen)
         if pid == 0:
             return
         rid = children.pop(pid, None)
         if rid is None:
-            continue
+            continue  # an orphan of a trial, re-parented to this subreaper
         code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
         sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
         _reply({"op": "exit", "id": rid, "pid": pid, "code": code, "signal": sig})
+
+
+def _wait_one(children, unseen):
+    """One ended child as (pid, status), or (0, 0). While a fork is unacknowledged only acknowledged
+    trials are waited for, by pid: the unacknowledged child stays a zombie that the harness can
+    still find in /proc, and orphans wait for the next call."""
+    if not unseen:
+        try:
+            return os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return (0, 0)
+    for pid in [p for p in children if p not in unseen]:
+        try:
+            ended = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            continue
+        if ended[0]:
+            return ended
+    return (0, 0)
 
 
 def _shutdown(children):
