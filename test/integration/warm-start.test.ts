@@ -449,7 +449,11 @@ describe('warm start: the server protocol', () => {
           });
           const exit = await forked.exited;
           assert.equal(exit.serverGone, undefined, `fork ${i}: ${exit.serverGone}`);
-          assert.equal(exit.code, 0, `fork ${i} exited ${exit.code} ${exit.signal}: ${readFileSync(join(dir, `t${i}.stderr`), 'utf8')}`);
+          assert.equal(
+            exit.code,
+            0,
+            `fork ${i} exited ${exit.code} ${exit.signal}: ${readFileSync(join(dir, `t${i}.stderr`), 'utf8')}`,
+          );
           server.endStragglers(forked.root);
         }
         assert.ok(server.alive);
