@@ -108,13 +108,23 @@ function memory(byRank: ReadonlyMap<number, MemoryEvent>, ranks: number): Memory
   };
 }
 
-/** Keeps a rank's largest step memory_bytes as a memory event of its own (`from_steps`). */
+/**
+ * Keeps a rank's largest step memory_bytes as a memory event of its own (`from_steps`), with the
+ * largest step address_space_bytes as its peak_address_space_bytes.
+ */
 function stepMemory(into: Map<number, MemoryEvent>, rank: number, e: StepEvent): void {
   const bytes = e.memory_bytes;
-  if (typeof bytes !== 'number') return;
+  const vm = e.address_space_bytes;
   const before = into.get(rank);
-  if (before && before.peak_bytes >= bytes) return;
-  into.set(rank, { event: 'memory', peak_bytes: bytes, device: e.device ?? 'cpu', from_steps: true });
+  // A step without memory_bytes starts nothing: its address space alone is no peak_bytes.
+  if (before === undefined && typeof bytes !== 'number') return;
+  const next: MemoryEvent =
+    typeof bytes === 'number' && (before === undefined || bytes > before.peak_bytes)
+      ? { event: 'memory', peak_bytes: bytes, device: e.device ?? 'cpu', from_steps: true }
+      : before!;
+  const vmBefore = before?.['peak_address_space_bytes'];
+  const vmMax = Math.max(typeof vm === 'number' ? vm : 0, typeof vmBefore === 'number' ? vmBefore : 0);
+  into.set(rank, vmMax > 0 ? { ...next, peak_address_space_bytes: vmMax } : next);
 }
 
 function stepSample(samples: number, seconds: number, dataWait: number | undefined): StepSample {

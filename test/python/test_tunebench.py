@@ -219,6 +219,17 @@ class StepTimerTests(CleanEnv):
         self.assertEqual(e[1]["data_wait_seconds"], 0.25)
         self.assertEqual([x["warmup"] for x in e], [True, False])
 
+    def test_every_step_carries_the_peak_address_space_that_prlimit_caps(self):
+        # A trial stopped at its plateau sends no memory event: its steps carry the capped peak.
+        timer = tunebench.StepTimer(events=tunebench.Events(self.path), warmup_steps=0)
+        held = []
+        for _ in timer.batches([[1], [2]]):
+            with timer.step(samples=1):
+                held.append(bytearray(64 * 2**20))  # 64 MiB more address space at the second step
+        first, second = self.events("step")
+        self.assertGreater(first["address_space_bytes"], first["memory_bytes"])
+        self.assertGreaterEqual(second["address_space_bytes"] - first["address_space_bytes"], 64 * 2**20)
+
     def test_cuda_synchronizes_before_every_clock_read(self):
         torch = FakeTorch()
         clock = lambda: torch.log.append("clock") or 1.0  # noqa: E731

@@ -33,6 +33,11 @@ export interface StepEvent {
   memory_bytes?: number;
   /** Where memory_bytes was measured, as in the memory event: "cuda..." for device memory, else host. */
   device?: string;
+  /**
+   * Optional: the process's peak address space so far (VmPeak), what `prlimit --as` caps; a trial the
+   * harness stops at its plateau sends no memory event, and this is its capped peak then.
+   */
+  address_space_bytes?: number;
   [extra: string]: unknown;
 }
 export interface MemoryEvent {
@@ -130,8 +135,10 @@ function parseStep(obj: Record<string, unknown>): StepEvent | null {
   if (!within(samples, 0, EVENT_LIMITS.maxSamples) || !within(seconds, 0, EVENT_LIMITS.maxSeconds)) return null;
   // A step with samples took time: zero seconds (or 1e-300) is an infinite rate, not a fast one.
   if (samples > 0 && !(samples / seconds <= EVENT_LIMITS.maxSamplesPerSecond)) return null;
-  const memory = obj['memory_bytes'];
-  if (memory !== undefined && memory !== null && !within(memory, 0, EVENT_LIMITS.maxBytes)) return null;
+  for (const field of ['memory_bytes', 'address_space_bytes'] as const) {
+    const bytes = obj[field];
+    if (bytes !== undefined && bytes !== null && !within(bytes, 0, EVENT_LIMITS.maxBytes)) return null;
+  }
   if (obj['device'] !== undefined && typeof obj['device'] !== 'string') return null;
   const wait = obj['data_wait_seconds'];
   if (wait === undefined || wait === null) {

@@ -609,11 +609,17 @@ class StepTimer:
 
     def _step_memory(self):
         """The process's peak so far, as the step ends (a confirmation runs until it stops growing):
-        CUDA's max_memory_allocated on a GPU, else the peak RSS."""
+        CUDA's max_memory_allocated on a GPU, else the peak RSS; and on Linux the peak address space,
+        what prlimit --as caps (a trial stopped at its plateau sends no memory event)."""
         t = self.torch
         if self.device_type == "cuda" and t is not None:
-            return {"memory_bytes": max(int(t.cuda.max_memory_allocated()), self._device_peak_floor), "device": "cuda"}
-        return {"memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "device": "cpu"}
+            out = {"memory_bytes": max(int(t.cuda.max_memory_allocated()), self._device_peak_floor), "device": "cuda"}
+        else:
+            out = {"memory_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "device": "cpu"}
+        vm = _peak_address_space()
+        if vm is not None:
+            out["address_space_bytes"] = vm
+        return out
 
     def finish(self, extra=None):
         """Reports peak memory, then `done`."""

@@ -149,4 +149,25 @@ describe('summarizeEvents with one process', () => {
     assert.equal(both.reportedRss, 900);
     assert.equal(both.report?.['from_steps'], undefined);
   });
+
+  it("takes a stopped trial's capped address space from its steps' address_space_bytes, the largest of them", () => {
+    const step = (memory_bytes: number, address_space_bytes?: number): WorkloadEvent => ({
+      event: 'step',
+      samples: 8,
+      seconds: 0.1,
+      memory_bytes,
+      ...(address_space_bytes === undefined ? {} : { address_space_bytes }),
+    });
+    // The address space peaks at a step whose RSS is not the largest: each is the largest of its own.
+    const s = summarizeEvents([step(100, 1000), step(300, 1500), step(200, 1800), step(250)], 1);
+    assert.equal(s.reportedRss, 300);
+    assert.equal(s.reportedLimited, 1800);
+    assert.equal(summarizeEvents([step(100), step(300)], 1).reportedLimited, null);
+    // The workload's memory event, when sent, is its own report.
+    const both = summarizeEvents(
+      [step(100, 1800), { event: 'memory', peak_bytes: 900, peak_address_space_bytes: 2000 }],
+      1,
+    );
+    assert.equal(both.reportedLimited, 2000);
+  });
 });

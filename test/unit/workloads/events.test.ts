@@ -37,6 +37,9 @@ describe('event numbers', () => {
     bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":1e400}');
     bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":"734003200"}');
     bad('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":1,"device":7}');
+    good('{"event":"step","samples":64,"seconds":0.02,"memory_bytes":1,"address_space_bytes":1610612736}');
+    bad('{"event":"step","samples":64,"seconds":0.02,"address_space_bytes":-4096}');
+    bad('{"event":"step","samples":64,"seconds":0.02,"address_space_bytes":"1610612736"}');
   });
 
   it('rejects memory events with non-finite or absurd byte counts', () => {
