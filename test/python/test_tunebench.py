@@ -4,6 +4,7 @@ DataLoader worker processes, argparse and subprocesses."""
 
 import argparse
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -225,7 +226,7 @@ class StepTimerTests(CleanEnv):
         held = []
         for _ in timer.batches([[1], [2]]):
             with timer.step(samples=1):
-                held.append(bytearray(2 * 2**30))  # 2 GiB more address space (calloc'd, never touched)
+                held.append(mmap.mmap(-1, 2 * 2**30))  # 2 GiB more address space, never touched
         first, second = self.events("step")
         self.assertGreater(first["address_space_bytes"], first["memory_bytes"])
         # An earlier test may have raised the peak already, though not by a GiB past what this one holds.
