@@ -199,6 +199,18 @@ function main() {
         filter: (src) => !src.includes('__pycache__'),
       });
     cpSync(join(root, 'experiments'), join(top, 'experiments'), { recursive: true });
+    // The GPU proof kit (scripts/gpu-proof.sh) and, for its rehearsal, the recorded nvidia-smi output.
+    mkdirSync(join(top, 'scripts'), { recursive: true });
+    copyFileSync(join(root, 'scripts', 'gpu-proof.sh'), join(top, 'scripts', 'gpu-proof.sh'));
+    chmodSync(join(top, 'scripts', 'gpu-proof.sh'), 0o755);
+    cpSync(join(root, 'gpu-proof'), join(top, 'gpu-proof'), {
+      recursive: true,
+      filter: (src) => !src.includes('__pycache__'),
+    });
+    cpSync(join(root, 'test', 'fixtures', 'bin', 'nvidia-smi'), join(top, 'gpu-proof', 'rehearsal', 'bin', 'nvidia-smi'));
+    cpSync(join(root, 'test', 'fixtures', 'nvidia-smi'), join(top, 'gpu-proof', 'rehearsal', 'nvidia-smi'), {
+      recursive: true,
+    });
     for (const f of ['README.md', 'LICENSE']) if (existsSync(join(root, f))) copyFileSync(join(root, f), join(top, f));
     // type: module (dist/ is ESM), the version, and the dependencies for the record.
     const { name: pkgName, version, type, license, dependencies } = pkg;

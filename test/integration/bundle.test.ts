@@ -1,7 +1,7 @@
 // The portable bundle (npm run bundle): built once, unpacked into an empty folder and run there with
 // a PATH that holds no Node.js (only prlimit, and SLURM's commands for the cluster test): --version,
-// validate, a real max-batch run on the generated ONNX model, and a SLURM run whose batch scripts
-// start the bundled runtime.
+// validate, a real max-batch run on the generated ONNX model, a SLURM run whose batch scripts
+// start the bundled runtime, and the GPU proof kit's rehearsal (scripts/gpu-proof.sh --rehearse).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,36 @@ const MAX_BATCH = [
   'stages: [{ kind: max-batch, multiple_of: 2048, steps: 2, confirm_steps: 0, throughput_points: 1, repeat_boundary: 0 }]',
   '',
 ].join('\n');
+
+/** What scripts/gpu-proof.sh calls: a shell and its tools, prlimit, and Debian's Python with torch. */
+const KIT_PROGRAMS = [
+  'bash',
+  'cat',
+  'cut',
+  'date',
+  'dirname',
+  'find',
+  'grep',
+  'gzip',
+  'head',
+  'mkdir',
+  'mktemp',
+  'prlimit',
+  'python3',
+  'rm',
+  'sed',
+  'sleep',
+  'stat',
+  'tail',
+  'tar',
+  'tee',
+  'timeout',
+  'tr',
+  'wc',
+  'awk',
+  'mawk',
+  'gawk',
+];
 
 /** A folder for PATH holding links to these programs only (found where the system has them). */
 function pathWith(programs: readonly string[]): string {
@@ -184,4 +214,74 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
       );
     },
   );
+
+  it(
+    'rehearses the GPU proof kit with no Node.js on PATH: five steps, each ok or skipped with its reason, within the limits of what comes back',
+    { skip: requireSystem('torch') },
+    async () => {
+      const path = pathWith(KIT_PROGRAMS);
+      const out = tempDir('tunebench-gpu-proof-');
+      const r = await execa(
+        'bash',
+        [join(top, 'scripts', 'gpu-proof.sh'), '--rehearse', '--out', out, '--archive', archive],
+        { cwd: tempDir('tunebench-gpu-proof-cwd-'), env: env(path), extendEnv: false, all: true, reject: false },
+      );
+      assert.equal(r.exitCode, 0, r.all);
+      // What comes back from a lent machine: at most 8 files of at most 16 MiB.
+      const files = readdirSync(out).sort();
+      assert.deepEqual(files, ['finders.jsonl', 'fixtures.tar.gz', 'log.txt', 'runs.tar.gz', 'summary.md']);
+      assert.match(r.all ?? '', /the bundle that travels is \d+ MiB/);
+      const rows = readFileSync(join(out, 'summary.md'), 'utf8')
+        .trim()
+        .split('\n')
+        .slice(2)
+        .map((l) => l.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, '')));
+      assert.deepEqual(
+        rows.map(([name, status]) => `${name} ${status}`),
+        ['fixtures ok', 'max-batch ok', 'finders skipped', 'allocator ok', 'loader ok'],
+        r.all,
+      );
+      const detail = Object.fromEntries(rows.map(([name, , , d]) => [name, d ?? '']));
+      // The recorded nvidia-smi output stands in for the card; the OOM is the CPU allocator's under a cap.
+      assert.match(detail['fixtures']!, /^NVIDIA A100-SXM4-80GB, [\d.]+, 81920; OOM exit status [1-9]/);
+      assert.match(detail['max-batch']!, /^max \d+ in \d+ s; direct: \d+ (ran|FAILED) 10 steps/);
+      assert.match(
+        detail['finders']!,
+        /lightning: Lightning is not importable here.*accelerate: Accelerate is not importable here/,
+      );
+      assert.match(
+        detail['allocator']!,
+        /empty-cache: \{"empty_cache": "[a-z0-9-]+"\}; alloc-conf: .*; claims: .*every-step/,
+      );
+      const listing = await execa('tar', ['-tzf', join(out, 'fixtures.tar.gz')]);
+      for (const f of ['info.csv', 'samples-idle.csv', 'samples-load.csv', 'torch.json', 'oom.json', 'oom-stderr.txt'])
+        assert.ok(listing.stdout.split('\n').includes(`fixtures/${f}`), listing.stdout);
+      const runs = (await execa('tar', ['-tzf', join(out, 'runs.tar.gz')])).stdout.split('\n');
+      for (const run of ['max-batch', 'allocator', 'loader', 'claim-empty-cache'])
+        for (const f of ['summary.md', 'trials.jsonl'])
+          assert.ok(
+            runs.some((p) => p.startsWith(`./${run}/`) && p.endsWith(`/${f}`)),
+            `${run}/${f} in ${runs.join(' ')}`,
+          );
+    },
+  );
+
+  it('refuses to return more than a lent machine gives back: 8 files, 16 MiB each, 2 folders down', async () => {
+    const dir = tempDir('tunebench-gpu-proof-limits-');
+    const kit = (d: string) =>
+      execa('bash', [join(top, 'scripts', 'gpu-proof.sh'), '--check', d], { all: true, reject: false });
+    for (let i = 0; i < 8; i++) writeFileSync(join(dir, `f${i}`), 'x');
+    mkdirSync(join(dir, 'a', 'b'), { recursive: true });
+    assert.equal((await kit(dir)).exitCode, 0);
+    writeFileSync(join(dir, 'a', 'b', 'ninth'), 'x');
+    assert.match((await kit(dir)).all ?? '', /9 files in .*, more than the 8 that come back/);
+    const big = tempDir('tunebench-gpu-proof-limits-');
+    writeFileSync(join(big, 'big'), Buffer.alloc(16 * 2 ** 20 + 1));
+    mkdirSync(join(big, 'a', 'b', 'c'), { recursive: true });
+    writeFileSync(join(big, 'a', 'b', 'c', 'deep'), 'x');
+    const r = await kit(big);
+    assert.equal(r.exitCode, 1);
+    assert.match(r.all ?? '', /big is 16 MiB, over the 16 MiB/);
+    assert.match(r.all ?? '', /more than 2 folders down/);
+  });
 });
