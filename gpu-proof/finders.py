@@ -50,9 +50,8 @@ def lightning(a, torch):
         def configure_optimizers(self):
             return torch.optim.AdamW(self.parameters(), lr=1e-4)
 
+    # Lightning's defaults but the mode; newer versions also stop at max_val (8192), above this model's max.
     finder = BatchSizeFinder(mode="binsearch", steps_per_trial=3, init_val=2, max_trials=25)
-    if hasattr(finder, "_max_val"):
-        finder._max_val = None  # newer versions stop at 8192 by default; search as far as memory goes
     trainer = pl.Trainer(accelerator="gpu" if device.type == "cuda" else "cpu", devices=1, max_steps=1,
                          callbacks=[finder], logger=False, enable_checkpointing=False,
                          enable_progress_bar=False, enable_model_summary=False)
