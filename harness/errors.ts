@@ -1,4 +1,4 @@
-// The three error classes and the documented exit codes; `main` reports each error once.
+// The six error classes and the documented exit codes; `main` reports each error once.
 
 /** Exit codes of the `tunebench` command. */
 export const EXIT = {

@@ -4,7 +4,7 @@
 // permutation distribution of U, for small samples without ties, and otherwise by the normal
 // approximation with the tie correction and a continuity correction (Lehmann 1975, ch. 1).
 import { wilcoxonRankSum } from 'simple-statistics';
-import { normalCdf, uDistribution } from '../../../harness/stats/mann-whitney.js';
+import { normalCdf, uDistribution } from './mann-whitney-exact.js';
 
 export interface MannWhitney {
   /** U of the first sample: the number of pairs (x, y) with x > y, ties counting 1/2. */

@@ -13,7 +13,7 @@ import {
   parseClaim,
 } from '../../../harness/stats/claim.js';
 import { ROOT } from '../../support/paths.js';
-import { exactTiesP, mannWhitney, normalCdf, uDistribution } from '../../../harness/stats/mann-whitney.js';
+import { exactTiesP, mannWhitney, normalCdf, uDistribution } from '../../bench/legacy/mann-whitney-exact.js';
 import { noiseWarnings } from '../../../harness/stats/noise.js';
 import { createRng } from '../../../harness/stats/rng.js';
 

@@ -1,3 +1,5 @@
+// The Mann-Whitney U test with exact p-values, used by no harness code since claims report the sequential CI;
+// kept for the calibration benchmark's legacy copy (mann-whitney.ts) and its unit tests.
 // The Mann-Whitney U test (Mann & Whitney 1947) with a two-sided p-value. simple-statistics gives
 // the rank sum (midranks for ties); the p-value is computed here: exactly, by counting the
 // permutation distribution of U for small samples (over the midranks when there are ties, so

@@ -1,1 +1,0 @@
-// A confidence interval around an estimate: the shape every printed CI takes.
