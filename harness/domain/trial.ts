@@ -118,6 +118,11 @@ export const trialRecordSchema = z.object({
     bytes: z.number().nullable(),
     /** How the trial was contained: 'cgroup' (its own cgroups, killed as a whole) or 'process-tree' (group, descendants, mark). */
     contained: z.enum(['cgroup', 'process-tree']).optional(),
+    /**
+     * Under prlimit (a cap per process): the peak RSS of the whole process tree, when it exceeded the cap
+     * (DataLoader workers each get the whole cap). Absent when it did not, or under a cap of the tree.
+     */
+    tree_over_cap_bytes: z.number().optional(),
   }),
   /** CPU, RSS and GPU sampled while the trial ran: summaries and raw series. */
   telemetry: telemetrySchema,

@@ -404,9 +404,9 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
       );
     }
   }
-  const overCap = ctx.records.filter((r) => r.notes?.some((n) => n.includes('prlimit caps each process')));
+  const overCap = ctx.records.filter((r) => r.limit.tree_over_cap_bytes !== undefined);
   if (overCap.length > 0) {
-    const peak = Math.max(...overCap.map((r) => r.peak_rss_bytes ?? 0));
+    const peak = Math.max(...overCap.map((r) => r.limit.tree_over_cap_bytes!));
     warnings.push(
       `${overCap.length} trial(s) held more memory across their processes than the ` +
         `${formatBytes(experiment.limits.memory ?? 0)} cap (peak ${formatBytes(peak)}, e.g. ` +

@@ -104,20 +104,22 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     : result.limit.mechanism === 'prlimit-as'
       ? reportedLimited
       : peakRss;
-  const notes: string[] = [...launchNotes];
-  if (result.launch === 'fork' && shared > 0 && result.limit.bytes !== null)
-    notes.push(sharedMemoryNote(result, shared));
   // prlimit caps each process's address space, not the tree: workers (a DataLoader's) each get the
   // whole cap, so the tree can hold more than the cap and still run ok.
-  if (
+  const treeOverCap =
     ranks === 1 &&
     result.limit.mechanism === 'prlimit-as' &&
     result.limit.bytes !== null &&
     treeRss !== null &&
     treeRss > result.limit.bytes
-  ) {
+      ? treeRss
+      : undefined;
+  const notes: string[] = [...launchNotes];
+  if (result.launch === 'fork' && shared > 0 && result.limit.bytes !== null)
+    notes.push(sharedMemoryNote(result, shared));
+  if (treeOverCap !== undefined && result.limit.bytes !== null) {
     notes.push(
-      `the process tree's peak RSS (${formatBytes(treeRss)}) exceeded the ${formatBytes(result.limit.bytes)} cap: ` +
+      `the process tree's peak RSS (${formatBytes(treeOverCap)}) exceeded the ${formatBytes(result.limit.bytes)} cap: ` +
         'prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)',
     );
   }
@@ -149,7 +151,12 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     peak_rss_bytes: peakRss,
     peak_limited_bytes: limited,
     peak_device_bytes: reportedDevice,
-    limit: { mechanism: result.limit.mechanism, bytes: result.limit.bytes, contained: result.contained },
+    limit: {
+      mechanism: result.limit.mechanism,
+      bytes: result.limit.bytes,
+      contained: result.contained,
+      ...(treeOverCap !== undefined ? { tree_over_cap_bytes: treeOverCap } : {}),
+    },
     telemetry: result.telemetry,
     ...(series ? { memory_series: series } : {}),
     ...(growth ? { memory_growth: growth } : {}),

@@ -207,10 +207,13 @@ describe('trials that always end', { timeout: 120_000 }, () => {
       const record = JSON.parse(readFileSync(join(result.run_dir, 'trials.jsonl'), 'utf8').split('\n')[0]!) as {
         outcome: string;
         peak_rss_bytes: number;
+        limit: { tree_over_cap_bytes?: number };
         notes?: string[];
       };
       assert.equal(record.outcome, 'ok');
       assert.ok(record.peak_rss_bytes > 400 * 1024 * 1024, String(record.peak_rss_bytes));
+      // The fact is a field of the record; the note and the warning are only its wording.
+      assert.ok(record.limit.tree_over_cap_bytes! > 400 * 1024 * 1024, JSON.stringify(record.limit));
       assert.match(
         record.notes?.join(' ') ?? '',
         /exceeded the 400(\.00)? MiB cap: prlimit caps each process, not the tree/,
