@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { ROOT, tempDir } from '../support/paths.js';
 import { PYTHON, requireSystem } from '../support/system.js';
+import { INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../../harness/workloads/protocol/events.js';
+import { OOM_PATTERNS } from '../../harness/workloads/protocol/oom-patterns.js';
 
 const ADAPTER = join(ROOT, 'harness', 'workloads', 'python');
 
@@ -63,6 +65,45 @@ describe('harness/workloads/python/tunebench.py', () => {
     assert.ok(r.steps.every((s) => s.samples === 32 && s.data_wait_seconds !== undefined));
     assert.ok(r.peak_rss_bytes! > 1e6);
   });
+});
+
+describe('the Python adapter and the harness agree', () => {
+  it(
+    'on the exit codes, the OOM messages the adapter recognises, and its public API',
+    { skip: requireSystem('python3') },
+    async () => {
+      const r = await execa(PYTHON, [
+        '-c',
+        [
+          'import json, re, sys',
+          `sys.path.insert(0, ${JSON.stringify(ADAPTER)})`,
+          'import tunebench as t',
+          'print(json.dumps({"oom": t.OOM_EXIT_CODE, "invalid": t.INVALID_EXIT_CODE, "all": t.__all__,',
+          '  "missing": [n for n in t.__all__ if not hasattr(t, n)],',
+          '  "patterns": [[p.pattern, bool(p.flags & re.I)] for p in t._OOM_PATTERNS]}))',
+        ].join('\n'),
+      ]);
+      const py = JSON.parse(r.stdout) as {
+        oom: number;
+        invalid: number;
+        all: string[];
+        missing: string[];
+        patterns: [string, boolean][];
+      };
+      assert.equal(py.oom, OOM_EXIT_CODE);
+      assert.equal(py.invalid, INVALID_EXIT_CODE);
+      // Every message the adapter calls an OOM, the harness calls one too (same expression, same case rule).
+      for (const [source, ignoreCase] of py.patterns)
+        assert.ok(
+          OOM_PATTERNS.some((p) => p.pattern.source === source && p.pattern.flags.includes('i') === ignoreCase),
+          `the adapter's OOM pattern ${source} is not in harness/workloads/protocol/oom-patterns.ts`,
+        );
+      assert.ok(py.patterns.length >= 4);
+      assert.deepEqual(py.missing, []);
+      for (const name of ['config', 'StepTimer', 'main', 'reject', 'InvalidConfig'])
+        assert.ok(py.all.includes(name), name);
+    },
+  );
 });
 
 describe('harness/workloads/python/tunebench.py with real torch', () => {

@@ -27,6 +27,25 @@ import time
 import traceback
 from collections.abc import Mapping
 
+__all__ = [
+    "INVALID_EXIT_CODE",
+    "OOM_EXIT_CODE",
+    "Config",
+    "EmptyCachePolicy",
+    "Events",
+    "InvalidConfig",
+    "StepTimer",
+    "apply_allocator_env",
+    "bind_argparse",
+    "config",
+    "count_samples",
+    "is_oom",
+    "main",
+    "peak_memory",
+    "precision_context",
+    "reject",
+]
+
 OOM_EXIT_CODE = 86  # the protocol's exit status after an `oom` event
 INVALID_EXIT_CODE = 87  # the protocol's exit status after an `error` event about the config
 WARM_SERVER_ENV = "TUNEBENCH_WARM_SERVER"  # set by the harness on the warm server it starts
@@ -370,7 +389,11 @@ def precision_context(precision, device_type="cpu", torch=None):
     if t is None:
         raise RuntimeError(f"precision {precision} needs torch")
     dtype = t.bfloat16 if precision == "bf16" else t.float16
-    scaler = t.cuda.amp.GradScaler() if precision == "fp16" and device_type == "cuda" else None
+    scaler = None
+    if precision == "fp16" and device_type == "cuda":
+        # torch.amp.GradScaler("cuda") since torch 2.3; torch.cuda.amp.GradScaler before it (deprecated after)
+        amp = getattr(t, "amp", None)
+        scaler = amp.GradScaler("cuda") if hasattr(amp, "GradScaler") else t.cuda.amp.GradScaler()
     return t.autocast(device_type=device_type, dtype=dtype), scaler
 
 
