@@ -1,4 +1,6 @@
 // The workload protocol's JSON-lines events: the public contract between tunebench and a workload.
+// Every line from a workload is hostile until its event kind's zod schema accepts it.
+import { z } from 'zod';
 
 /** Environment variables of the protocol. Keep these names stable: external programs rely on them. */
 export const ENV = {
@@ -100,8 +102,74 @@ export const EVENT_LIMITS = {
   maxBytes: Number.MAX_SAFE_INTEGER,
 } as const;
 
-/** Byte counts of a memory event that tunebench reads; each must be a believable number when present. */
-const MEMORY_BYTE_FIELDS = ['peak_bytes', 'peak_rss_bytes', 'peak_address_space_bytes'] as const;
+/** A count in [0, max]: finite (zod's numbers are), never NaN. */
+const upTo = (max: number) => z.number().min(0).max(max);
+const bytes = upTo(EVENT_LIMITS.maxBytes);
+/** A protocol count (epoch, step): a non-negative safe integer. */
+const index = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+const stepSchema = z
+  .looseObject({
+    event: z.literal('step'),
+    samples: upTo(EVENT_LIMITS.maxSamples),
+    seconds: upTo(EVENT_LIMITS.maxSeconds),
+    memory_bytes: bytes.nullish(),
+    address_space_bytes: bytes.nullish(),
+    device: z.string().optional(),
+    data_wait_seconds: z.number().min(0).nullish(),
+  })
+  // A step with samples took time: zero seconds (or 1e-300) is an infinite rate, not a fast one.
+  .refine((e) => !(e.samples > 0) || e.samples / e.seconds <= EVENT_LIMITS.maxSamplesPerSecond)
+  // The wait is part of the step; the tolerance absorbs rounding where both come from one clock.
+  .refine((e) => e.data_wait_seconds == null || e.data_wait_seconds <= e.seconds * (1 + 1e-9))
+  // null is "not measured": the field is left out, as the type has it.
+  .transform((e): StepEvent => {
+    const { data_wait_seconds: wait, memory_bytes: memory, address_space_bytes: vm, ...rest } = e;
+    return {
+      ...rest,
+      ...(memory == null ? {} : { memory_bytes: memory }),
+      ...(vm == null ? {} : { address_space_bytes: vm }),
+      ...(wait == null ? {} : { data_wait_seconds: wait }),
+    };
+  });
+
+const memorySchema = z
+  .looseObject({
+    event: z.literal('memory'),
+    peak_bytes: bytes,
+    peak_rss_bytes: bytes.optional(),
+    peak_address_space_bytes: bytes.optional(),
+  })
+  // The rest is kept as the workload's report (allocator figures): a number there must be finite.
+  .refine((e) => Object.values(e).every((v) => typeof v !== 'number' || Number.isFinite(v)));
+
+const messageSchema = z.looseObject({
+  event: z.enum(['oom', 'error']),
+  message: z.unknown().transform((m) => String(m ?? '')),
+});
+
+const phaseSchema = z.looseObject({
+  event: z.literal('phase'),
+  at: z.enum(PHASE_MOMENTS),
+  phase: z.string().regex(PHASE_NAME),
+  epoch: index.optional(),
+  step: index.optional(),
+  seconds: upTo(EVENT_LIMITS.maxSeconds).optional(),
+  peak_bytes: bytes.optional(),
+  peak_scope: z.enum(['phase', 'process']).optional(),
+});
+
+const doneSchema = z.looseObject({ event: z.literal('done') });
+
+/** The schema of each known event kind; another `event` string is a well-formed event tunebench ignores. */
+const EVENT_SCHEMAS: Record<string, z.ZodType<WorkloadEvent>> = {
+  step: stepSchema,
+  memory: memorySchema,
+  oom: messageSchema as z.ZodType<OomEvent | ErrorEvent>,
+  error: messageSchema as z.ZodType<OomEvent | ErrorEvent>,
+  phase: phaseSchema,
+  done: doneSchema,
+};
 
 /** Parses one line; returns null for a malformed line and undefined for a well-formed unknown event. */
 export function parseEventLine(line: string): WorkloadEvent | null | undefined {
@@ -112,69 +180,12 @@ export function parseEventLine(line: string): WorkloadEvent | null | undefined {
     return null;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
-  const obj = value as Record<string, unknown>;
-  switch (obj['event']) {
-    case 'step':
-      return parseStep(obj);
-    case 'memory':
-      return parseMemory(obj);
-    case 'oom':
-    case 'error':
-      return { ...obj, message: String(obj['message'] ?? '') } as OomEvent | ErrorEvent;
-    case 'phase':
-      return parsePhase(obj);
-    case 'done':
-      return obj as DoneEvent;
-    default:
-      return typeof obj['event'] === 'string' ? undefined : null;
-  }
-}
-
-function parseStep(obj: Record<string, unknown>): StepEvent | null {
-  const { samples, seconds } = obj;
-  if (!within(samples, 0, EVENT_LIMITS.maxSamples) || !within(seconds, 0, EVENT_LIMITS.maxSeconds)) return null;
-  // A step with samples took time: zero seconds (or 1e-300) is an infinite rate, not a fast one.
-  if (samples > 0 && !(samples / seconds <= EVENT_LIMITS.maxSamplesPerSecond)) return null;
-  for (const field of ['memory_bytes', 'address_space_bytes'] as const) {
-    const bytes = obj[field];
-    if (bytes !== undefined && bytes !== null && !within(bytes, 0, EVENT_LIMITS.maxBytes)) return null;
-  }
-  if (obj['device'] !== undefined && typeof obj['device'] !== 'string') return null;
-  const wait = obj['data_wait_seconds'];
-  if (wait === undefined || wait === null) {
-    const { data_wait_seconds: _absent, ...rest } = obj;
-    return rest as StepEvent;
-  }
-  // The wait is part of the step; the tolerance absorbs rounding where both come from one clock.
-  if (!within(wait, 0, seconds * (1 + 1e-9))) return null;
-  return obj as StepEvent;
-}
-
-function parseMemory(obj: Record<string, unknown>): MemoryEvent | null {
-  if (!within(obj['peak_bytes'], 0, EVENT_LIMITS.maxBytes)) return null;
-  for (const field of MEMORY_BYTE_FIELDS) {
-    const v = obj[field];
-    if (typeof v === 'number' && !within(v, 0, EVENT_LIMITS.maxBytes)) return null;
-  }
-  // The rest is kept as the workload's report (allocator figures): a number there must be finite.
-  if (Object.values(obj).some((v) => typeof v === 'number' && !Number.isFinite(v))) return null;
-  return obj as MemoryEvent;
-}
-
-function parsePhase(obj: Record<string, unknown>): PhaseEvent | null {
-  const { at, phase, epoch, step, seconds, peak_bytes: peak, peak_scope: scope } = obj;
-  if (!PHASE_MOMENTS.includes(at as PhaseEvent['at'])) return null;
-  if (typeof phase !== 'string' || !PHASE_NAME.test(phase)) return null;
-  const count = (v: unknown) => v === undefined || (Number.isSafeInteger(v) && (v as number) >= 0);
-  if (!count(epoch) || !count(step)) return null;
-  if (seconds !== undefined && !within(seconds, 0, EVENT_LIMITS.maxSeconds)) return null;
-  if (peak !== undefined && !within(peak, 0, EVENT_LIMITS.maxBytes)) return null;
-  if (scope !== undefined && scope !== 'phase' && scope !== 'process') return null;
-  return obj as PhaseEvent;
-}
-
-function within(v: unknown, low: number, high: number): v is number {
-  return typeof v === 'number' && Number.isFinite(v) && v >= low && v <= high;
+  const kind = (value as { event?: unknown }).event;
+  if (typeof kind !== 'string') return null;
+  const schema = Object.hasOwn(EVENT_SCHEMAS, kind) ? EVENT_SCHEMAS[kind] : undefined;
+  if (schema === undefined) return undefined;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /** Exit status a workload uses after it reported an `oom` event about itself. */
