@@ -156,12 +156,34 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
 }
 
 /** What differs between two fingerprints that could explain a change: device, driver, libraries. */
-export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprint | undefined): string[] {
-  if (!a || !b) return ['an environment fingerprint is missing, so the runs cannot be checked for the same machine'];
-  const out: string[] = [];
-  const diff = (what: string, x: unknown, y: unknown) => {
+/** What can differ between two environment fingerprints; `version` names its package in `name`. */
+export type EnvironmentField = 'fingerprint' | 'host' | 'CPU' | 'GPU' | 'GPU driver' | 'memory' | 'kernel' | 'version';
+
+/** One difference between two fingerprints: the typed fact, and its sentence for the reader. */
+export interface EnvironmentDifference {
+  field: EnvironmentField;
+  /** The package whose version differs (field `version`). */
+  name?: string;
+  text: string;
+}
+
+/** The differences between two fingerprints, as typed facts (a missing fingerprint is one of field `fingerprint`). */
+export function environmentDiffs(a: Fingerprint | undefined, b: Fingerprint | undefined): EnvironmentDifference[] {
+  if (!a || !b)
+    return [
+      {
+        field: 'fingerprint',
+        text: 'an environment fingerprint is missing, so the runs cannot be checked for the same machine',
+      },
+    ];
+  const out: EnvironmentDifference[] = [];
+  const diff = (field: EnvironmentField, x: unknown, y: unknown, name?: string) => {
     if (JSON.stringify(x) !== JSON.stringify(y))
-      out.push(`${what} differs: ${JSON.stringify(x)} before, ${JSON.stringify(y)} after`);
+      out.push({
+        field,
+        ...(name === undefined ? {} : { name }),
+        text: `${name === undefined ? field : `${name} version`} differs: ${JSON.stringify(x)} before, ${JSON.stringify(y)} after`,
+      });
   };
   diff('host', a.host, b.host);
   diff('CPU', a.cpu, b.cpu);
@@ -170,8 +192,13 @@ export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprin
   diff('memory', a.memory_bytes, b.memory_bytes);
   diff('kernel', a.kernel, b.kernel);
   for (const k of [...new Set([...Object.keys(a.versions ?? {}), ...Object.keys(b.versions ?? {})])].sort())
-    diff(`${k} version`, a.versions?.[k], b.versions?.[k]);
+    diff('version', a.versions?.[k], b.versions?.[k], k);
   return out;
+}
+
+/** The differences between two fingerprints, in words. */
+export function environmentDifferences(a: Fingerprint | undefined, b: Fingerprint | undefined): string[] {
+  return environmentDiffs(a, b).map((d) => d.text);
 }
 
 /**

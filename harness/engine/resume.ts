@@ -6,7 +6,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
-import { environmentDifferences } from '../analysis/compare-runs.js';
+import { environmentDiffs } from '../analysis/compare-runs.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
 import {
   experimentDirName,
@@ -87,7 +87,10 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     const { experiment, workload } = experimentOfRun(runJson);
     const mechanism = preflightLimit(experiment);
     const env = fingerprint();
-    const moved = environmentDifferences(runJson.environment, env).filter((d) => !d.startsWith('host '));
+    // Another host of the same cluster is the same environment; anything else is noted.
+    const moved = environmentDiffs(runJson.environment, env)
+      .filter((d) => d.field !== 'host')
+      .map((d) => d.text);
     if (moved.length > 0) notes.push(`resumed in another environment than the run started in: ${moved.join('; ')}`);
     for (const note of notes) opts.progress.note(note);
     opts.progress.note(

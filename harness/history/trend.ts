@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { ConfigError } from '../errors.js';
 import {
   compareRuns,
-  environmentDifferences,
+  environmentDiffs,
   regressions,
   type BeforeAfter,
   type MetricComparison,
@@ -193,10 +193,10 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
   const before = readRunDir(baseline.dir);
   const after = readRunDir(latest.dir);
   if (baseline.env_key !== latest.env_key) {
-    const diffs = environmentDifferences(
-      before.run.environment as Fingerprint,
-      after.run.environment as Fingerprint,
-    ).filter((d) => !d.startsWith('host ') && !d.startsWith('kernel ') && !d.startsWith('memory '));
+    // The environment key leaves the host, kernel and memory out: those do not make another environment.
+    const diffs = environmentDiffs(before.run.environment as Fingerprint, after.run.environment as Fingerprint)
+      .filter((d) => d.field !== 'host' && d.field !== 'kernel' && d.field !== 'memory')
+      .map((d) => d.text);
     if (!opts.allowEnvMismatch) {
       throw new ConfigError(
         `refusing to compare ${latest.experiment} run ${latest.run_id} with baseline ${baseline.run_id}: ` +
