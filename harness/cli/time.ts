@@ -60,13 +60,39 @@ function runnerOptions(cmd: Command): Command {
     .option('--timeout <duration>', 'kill a run after this long (seconds, or "90s", "5m"); default 300 s');
 }
 
-function runner(raw: Record<string, unknown>, name: string): Runner {
+/** What commander gives the action for runnerOptions (and the flags every command has). */
+type RunnerFlags = {
+  out?: string;
+  json?: boolean;
+  quiet?: boolean;
+  shell?: boolean;
+  warmup?: number;
+  name?: string;
+  prepare?: string;
+  timeout?: string;
+};
+type TimeFlags = RunnerFlags & {
+  parameterList?: string[];
+  runs?: number;
+  exportJson?: string;
+  exportMarkdown?: string;
+};
+type ClaimFlags = RunnerFlags & {
+  baseline: string;
+  candidate: string;
+  metric?: string;
+  source?: string;
+  minPairs?: number;
+  maxPairs?: number;
+};
+
+function runner(raw: RunnerFlags, name: string): Runner {
   return {
-    shell: raw['shell'] === true,
-    warmup: (raw['warmup'] as number | undefined) ?? 0,
-    name: (raw['name'] as string | undefined) ?? name,
-    ...(raw['prepare'] !== undefined ? { prepare: String(raw['prepare']) } : {}),
-    ...(raw['timeout'] !== undefined ? { timeout: String(raw['timeout']) } : {}),
+    shell: raw.shell === true,
+    warmup: raw.warmup ?? 0,
+    name: raw.name ?? name,
+    ...(raw.prepare !== undefined ? { prepare: raw.prepare } : {}),
+    ...(raw.timeout !== undefined ? { timeout: raw.timeout } : {}),
   };
 }
 
@@ -132,9 +158,9 @@ export function registerTime(program: Command): void {
         '(samples/s); any other by its whole-process wall time. Exit status: 0, or 2 when a command never ran.',
     ].join('\n'),
   );
-  cmd.action(async (commands: string[], raw: Record<string, unknown>) => {
+  cmd.action(async (commands: string[], raw: TimeFlags) => {
     const o = resolveCommon(raw);
-    const scans = ((raw['parameterList'] as string[] | undefined) ?? []).map((v) => {
+    const scans = (raw.parameterList ?? []).map((v) => {
       const eq = v.indexOf('=');
       if (eq <= 0) throw new ConfigError(`-L ${v}: expected -L name values, e.g. -L workers 0,2,4`);
       return { name: v.slice(0, eq), values: [v.slice(eq + 1)] };
@@ -143,7 +169,7 @@ export function registerTime(program: Command): void {
       ...runner(raw, 'time'),
       commands,
       scans,
-      ...(raw['runs'] !== undefined ? { runs: raw['runs'] as number } : {}),
+      ...(raw.runs !== undefined ? { runs: raw.runs } : {}),
     });
     const line = typed(process.argv);
     const result = await run(experiment, line, o);
@@ -185,23 +211,22 @@ function reportFailedCommands(summary: TimeSummary): void {
 }
 
 /** time.json and time.md in the run directory, and the --export-* files. */
-function writeTimeFiles(summary: TimeSummary, line: string, raw: Record<string, unknown>): void {
+function writeTimeFiles(summary: TimeSummary, line: string, raw: TimeFlags): void {
   const json = `${JSON.stringify({ tunebench_time: 1, command_line: line, ...summary }, null, 2)}\n`;
   const markdown = timeMarkdown(summary, line);
   writeFileAtomic(join(summary.run_dir, 'time.json'), json);
   writeFileAtomic(join(summary.run_dir, 'time.md'), markdown);
-  const exports: [string, string][] = [
-    ['exportJson', json],
-    ['exportMarkdown', markdown],
+  const exports: [string, string | undefined, string][] = [
+    ['--export-json', raw.exportJson, json],
+    ['--export-markdown', raw.exportMarkdown, markdown],
   ];
-  for (const [flag, text] of exports) {
-    const file = raw[flag] as string | undefined;
+  for (const [flag, file, text] of exports) {
     if (file === undefined) continue;
     try {
       writeFileAtomic(resolve(file), text);
     } catch (error) {
       throw new ConfigError(
-        `--${flag.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} ${file}: cannot write it ` +
+        `${flag} ${file}: cannot write it ` +
           `(${(error as Error).message}); the run itself is kept in ${summary.run_dir}`,
         [],
         { cause: error },
@@ -249,17 +274,17 @@ export function registerClaim(program: Command): void {
         `short, exceeds the claim, is inconclusive or skipped; ${EXIT.invalid} on invalid input.`,
     ].join('\n'),
   );
-  cmd.action(async (claim: string, raw: Record<string, unknown>) => {
+  cmd.action(async (claim: string, raw: ClaimFlags) => {
     const o = resolveCommon(raw);
     const experiment = claimExperiment({
       ...runner(raw, 'claim'),
       claim,
-      baseline: String(raw['baseline']),
-      candidate: String(raw['candidate']),
-      ...(raw['metric'] !== undefined ? { metric: String(raw['metric']) } : {}),
-      ...(raw['source'] !== undefined ? { source: String(raw['source']) } : {}),
-      ...(raw['minPairs'] !== undefined ? { minPairs: raw['minPairs'] as number } : {}),
-      ...(raw['maxPairs'] !== undefined ? { maxPairs: raw['maxPairs'] as number } : {}),
+      baseline: raw.baseline,
+      candidate: raw.candidate,
+      ...(raw.metric !== undefined ? { metric: raw.metric } : {}),
+      ...(raw.source !== undefined ? { source: raw.source } : {}),
+      ...(raw.minPairs !== undefined ? { minPairs: raw.minPairs } : {}),
+      ...(raw.maxPairs !== undefined ? { maxPairs: raw.maxPairs } : {}),
     });
     const result = await run(experiment, typed(process.argv), o);
     const stage = result.stages[0];
