@@ -3,7 +3,7 @@
 import { closest } from './did-you-mean.js';
 import { stageName } from './names.js';
 import { placeholders, flagState, type Placeholder } from '../workloads/command/template.js';
-import type { Experiment, StageSpec } from './schema.js';
+import type { CommandWorkloadSpec, Experiment, StageSpec } from './schema.js';
 
 type Issue = { path: string; message: string };
 
@@ -71,111 +71,169 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
   const fixed = new Map<string, Known>(
     [...Object.keys(workload.params), ...(workload.python ? ['python'] : [])].map((p) => [p, { always: true }]),
   );
+  const ctx: TemplateContext = {
+    e,
+    workload,
+    everywhere: namesWithValues(e, fixed),
+    conditional: new Set(e.stages.flatMap((st) => (st.kind === 'sweep' ? Object.keys(st.applies_when) : []))),
+    prepare: workload.prepare ? command(workload.prepare, 'workload.prepare') : [],
+    env: Object.entries(workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]),
+    reported: new Set<string>(),
+    issues,
+  };
+  checkStageValues(ctx, fixed);
+  checkFlagValues(e, allTemplates(ctx), issues);
+}
+
+/** What the checks of a command workload share. */
+interface TemplateContext {
+  e: Experiment;
+  workload: CommandWorkloadSpec;
+  /** Every name that gets a value in some stage: fixed, searched, swept or set by a claim side. */
+  everywhere: Set<string>;
+  /** Parameters that applies_when leaves out of some configs. */
+  conditional: Set<string>;
+  /** The templates of workload.prepare and workload.env, used by every stage: [path, text]. */
+  prepare: [string, string][];
+  env: [string, string][];
+  /** "path name" of each placeholder reported, so that it is reported once. */
+  reported: Set<string>;
+  issues: Issue[];
+}
+
+/** The templates of an argv, each with its path: [path, text]. */
+const command = (argv: readonly string[], path: string) =>
+  argv.map((arg, j): [string, string] => [`${path}[${j}]`, arg]);
+
+function namesWithValues(e: Experiment, fixed: ReadonlyMap<string, Known>): Set<string> {
   const everywhere = new Set<string>(fixed.keys());
   e.stages.forEach((st, i) => {
     for (const p of varied(st, i).keys()) everywhere.add(p);
     if (st.kind === 'claim')
       for (const p of [...Object.keys(st.baseline), ...Object.keys(st.candidate)]) everywhere.add(p);
   });
-  const conditional = new Set(e.stages.flatMap((st) => (st.kind === 'sweep' ? Object.keys(st.applies_when) : [])));
-  const env = Object.entries(workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]);
-  const command = (argv: readonly string[], path: string) =>
-    argv.map((arg, j): [string, string] => [`${path}[${j}]`, arg]);
-  const prepare = workload.prepare ? command(workload.prepare, 'workload.prepare') : [];
-  /** A compare's own commands per arm, and whether some arm runs workload.command. */
-  const armCommands = (st: StageSpec, i: number) => {
-    const own = st.kind === 'compare' ? (st.commands ?? {}) : {};
-    const usesDefault = st.kind !== 'compare' || st.arms.some((a) => own[String(a)] === undefined);
-    return [
-      ...(usesDefault ? command(workload.command, 'workload.command') : []),
-      ...Object.entries(own).flatMap(([arm, argv]) => command(argv, `stages[${i}].commands.${JSON.stringify(arm)}`)),
-    ];
-  };
-  const reported = new Set<string>();
-  const check = (templates: [string, string][], known: Map<string, Known>, where: string, i: number) => {
-    for (const [path, text] of templates) {
-      for (const p of placeholders(text)) {
-        const key = `${path} ${p.name}`;
-        if (reported.has(key)) continue;
-        if (!everywhere.has(p.name)) {
-          reported.add(key);
-          const hint = closest(p.name, [...everywhere]);
-          issues.push({
-            path,
-            message:
-              `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, ` +
-              `or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}`,
-          });
-          continue;
-        }
-        if (p.form !== 'required') continue;
-        const k = known.get(p.name);
-        if (k?.always) continue;
-        reported.add(key);
-        if (k) {
-          issues.push({
-            path,
-            message:
-              `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${where}: ${k.why}; ` +
-              `${fixes(text, path, p, conditional.has(p.name))}`,
-          });
-        } else {
-          const later = laterStage(e, p.name, i + 1);
-          const gets = later
-            ? `${p.name} gets a value only in the later stage ${later}`
-            : `no stage before it gives ${p.name} a value`;
-          issues.push({
-            path,
-            message:
-              `${JSON.stringify(text)} uses {${p.name}}, which has no value in stage ${where}: ${gets}; ` +
-              `${fixes(text, path, p, conditional.has(p.name))}`,
-          });
-        }
-      }
-    }
-  };
+  return everywhere;
+}
+
+/** A compare's own commands per arm, and workload.command where some arm (or a non-compare stage) runs it. */
+function armCommands(ctx: TemplateContext, st: StageSpec, i: number): [string, string][] {
+  const own = st.kind === 'compare' ? (st.commands ?? {}) : {};
+  const usesDefault = st.kind !== 'compare' || st.arms.some((a) => own[String(a)] === undefined);
+  return [
+    ...(usesDefault ? command(ctx.workload.command, 'workload.command') : []),
+    ...Object.entries(own).flatMap(([arm, argv]) => command(argv, `stages[${i}].commands.${JSON.stringify(arm)}`)),
+  ];
+}
+
+/** Each stage's templates against what that stage knows: fixed, chosen by earlier stages, or its own. */
+function checkStageValues(ctx: TemplateContext, fixed: ReadonlyMap<string, Known>): void {
   const known = new Map(fixed);
-  e.stages.forEach((st, i) => {
+  ctx.e.stages.forEach((st, i) => {
     if (st.kind === 'claim') {
       for (const side of ['baseline', 'candidate'] as const) {
         const own = st[`${side}_command`];
         const sideKnown = new Map(known);
         merge(sideKnown, new Map(Object.keys(st[side]).map((p) => [p, { always: true }])));
-        check(
-          [
-            ...(own ? command(own, `stages[${i}].${side}_command`) : command(workload.command, 'workload.command')),
-            ...prepare,
-            ...env,
-          ],
-          sideKnown,
-          `${label(st, i)}, ${side} side`,
+        const argv = own
+          ? command(own, `stages[${i}].${side}_command`)
+          : command(ctx.workload.command, 'workload.command');
+        checkPlaceholders(ctx, {
+          templates: [...argv, ...ctx.prepare, ...ctx.env],
+          known: sideKnown,
+          where: `${label(st, i)}, ${side} side`,
           i,
-        );
+        });
       }
       return;
     }
     const mine = new Map(known);
     merge(mine, varied(st, i));
-    check([...armCommands(st, i), ...prepare, ...env], mine, label(st, i), i);
+    checkPlaceholders(ctx, {
+      templates: [...armCommands(ctx, st, i), ...ctx.prepare, ...ctx.env],
+      known: mine,
+      where: label(st, i),
+      i,
+    });
     merge(known, varied(st, i));
   });
-  checkFlagValues(
-    e,
-    [
-      ...command(workload.command, 'workload.command'),
-      ...prepare,
-      ...env,
-      ...e.stages.flatMap((st, i) =>
-        st.kind === 'claim'
-          ? [
-              ...command(st.baseline_command ?? [], `stages[${i}].baseline_command`),
-              ...command(st.candidate_command ?? [], `stages[${i}].candidate_command`),
-            ]
-          : armCommands(st, i),
-      ),
-    ],
-    issues,
-  );
+}
+
+interface StageTemplates {
+  templates: [string, string][];
+  /** The parameters that have a value in this stage (or side). */
+  known: ReadonlyMap<string, Known>;
+  /** The stage (and side) for the message. */
+  where: string;
+  /** The stage's index. */
+  i: number;
+}
+
+/** Every placeholder of a stage's templates, each reported at most once. */
+function checkPlaceholders(ctx: TemplateContext, stage: StageTemplates): void {
+  for (const [path, text] of stage.templates) {
+    for (const p of placeholders(text)) {
+      const key = `${path} ${p.name}`;
+      if (ctx.reported.has(key)) continue;
+      const issue = unknownName(ctx, path, p) ?? missingValue(ctx, { stage, path, text, p });
+      if (!issue) continue;
+      ctx.reported.add(key);
+      ctx.issues.push(issue);
+    }
+  }
+}
+
+/** A placeholder that no stage gives a value. */
+function unknownName(ctx: TemplateContext, path: string, p: Placeholder): Issue | null {
+  if (ctx.everywhere.has(p.name)) return null;
+  const hint = closest(p.name, [...ctx.everywhere]);
+  return {
+    path,
+    message:
+      `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, ` +
+      `or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}`,
+  };
+}
+
+/** A required placeholder whose parameter may have no value in this stage. */
+function missingValue(
+  ctx: TemplateContext,
+  { stage, path, text, p }: { stage: StageTemplates; path: string; text: string; p: Placeholder },
+): Issue | null {
+  if (p.form !== 'required') return null;
+  const k = stage.known.get(p.name);
+  if (k?.always) return null;
+  const fix = fixes(text, path, p, ctx.conditional.has(p.name));
+  if (k) {
+    return {
+      path,
+      message: `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${stage.where}: ${k.why}; ${fix}`,
+    };
+  }
+  const later = laterStage(ctx.e, p.name, stage.i + 1);
+  const gets = later
+    ? `${p.name} gets a value only in the later stage ${later}`
+    : `no stage before it gives ${p.name} a value`;
+  return {
+    path,
+    message: `${JSON.stringify(text)} uses {${p.name}}, which has no value in stage ${stage.where}: ${gets}; ${fix}`,
+  };
+}
+
+/** Every template that any stage may run, for the flag check. */
+function allTemplates(ctx: TemplateContext): [string, string][] {
+  return [
+    ...command(ctx.workload.command, 'workload.command'),
+    ...ctx.prepare,
+    ...ctx.env,
+    ...ctx.e.stages.flatMap((st, i) =>
+      st.kind === 'claim'
+        ? [
+            ...command(st.baseline_command ?? [], `stages[${i}].baseline_command`),
+            ...command(st.candidate_command ?? [], `stages[${i}].candidate_command`),
+          ]
+        : armCommands(ctx, st, i),
+    ),
+  ];
 }
 
 /** A parameter used as a flag ("{pin_memory?--pin-memory}") takes true or false (or 1/0) wherever it is set. */

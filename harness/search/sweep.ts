@@ -89,6 +89,33 @@ interface Analysis {
 const pct = (r: number) => `${r >= 1 ? '+' : ''}${((r - 1) * 100).toFixed(1)}%`;
 
 export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<SweepResult> {
+  const sweep = startSweep(opts);
+  for (let round = 0; round < opts.repeats; round++) {
+    if (!(await runRound(sweep, run, round))) break;
+  }
+  return finishSweep(sweep);
+}
+
+/** What a sweep knows between rounds; changed only by the functions of this file. */
+interface SweepState {
+  opts: SweepOptions;
+  arms: ArmState[];
+  race: boolean;
+  band: number;
+  /** Pairs of configs, for the Bonferroni bound. */
+  comparisons: number;
+  schedule: LookSchedule;
+  notes: string[];
+  trials: number;
+  trialSeconds: number;
+  /** Complete rounds. */
+  rounds: number;
+  budgetExhausted: boolean;
+  /** The latest look that could be analysed. */
+  last: Analysis | null;
+}
+
+function startSweep(opts: SweepOptions): SweepState {
   const arms: ArmState[] = opts.configs.map((config) => ({
     key: opts.keyOf(config),
     config,
@@ -97,109 +124,138 @@ export async function runSweep(run: ArmTrialFn, opts: SweepOptions): Promise<Swe
     ci: null,
   }));
   const alpha = opts.alpha ?? DEFAULT_ALPHA;
-  const band = opts.noiseBand ?? 0.02;
   const race = opts.strategy === 'race';
-  const comparisons = pairCount(arms.length);
   const first = race
     ? Math.min(Math.max(opts.minRounds ?? RACE_MIN_ROUNDS, RACE_MIN_ROUNDS), opts.repeats)
     : opts.repeats;
-  const schedule = new LookSchedule(first, opts.repeats, alpha);
-  const notes: string[] = [];
-  let trials = 0;
-  let trialSeconds = 0;
-  let rounds = 0;
-  let budgetExhausted = false;
-  let last: Analysis | null = null;
-  const overBudget = (): boolean =>
-    (opts.budget.trials !== undefined && trials >= opts.budget.trials) ||
-    (opts.budget.seconds !== undefined && trialSeconds >= opts.budget.seconds);
-  const live = (): ArmState[] => arms.filter((a) => a.status === 'unfinished');
-
-  /** The round-blocked test over the live configs and the complete rounds so far. */
-  const analyse = (lookAlpha: number): Analysis | null => {
-    const alive = live().filter((a) => a.trials.length >= rounds);
-    const y = alive.map((a) =>
-      a.trials.filter((t) => t.round < rounds).map((t) => Math.log(ratioThroughput(t.steps) ?? NaN)),
-    );
-    if (y.some((r) => r.some((v) => !Number.isFinite(v)))) return null;
-    const layout = blockedLayout(y);
-    if (!layout) return null;
-    const leaderIndex = layout.means.indexOf(Math.max(...layout.means));
-    const leader = alive[leaderIndex]!;
-    // Two-sided per pair (either config of a pair could lead), Bonferroni over the pairs.
-    const perTest = lookAlpha / (2 * comparisons);
-    const slower = new Map<ArmState, string>();
-    const within = new Set<ArmState>([leader]);
-    let equivalent = true;
-    alive.forEach((arm, i) => {
-      if (i === leaderIndex) return;
-      const d = blockedDifference(layout, i, leaderIndex, lookAlpha / comparisons);
-      if (d.pSlower < perTest) {
-        slower.set(
-          arm,
-          `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds ` +
-            `(round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: ` +
-            `alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`,
-        );
-      }
-      if (d.low < 1 - band) equivalent = false;
-      else within.add(arm);
-    });
-    return { n: rounds, alpha: lookAlpha, slower, within, leader, equivalent };
+  return {
+    opts,
+    arms,
+    race,
+    band: opts.noiseBand ?? 0.02,
+    comparisons: pairCount(arms.length),
+    schedule: new LookSchedule(first, opts.repeats, alpha),
+    notes: [],
+    trials: 0,
+    trialSeconds: 0,
+    rounds: 0,
+    budgetExhausted: false,
+    last: null,
   };
+}
 
-  for (let round = 0; round < opts.repeats; round++) {
-    const running = live();
-    if (running.length === 0 || (race && round > 0 && running.length <= 1)) break;
-    const order = [...running.slice(round % running.length), ...running.slice(0, round % running.length)];
-    const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - trials) : order.length;
-    await opts.plan?.(
-      order.slice(0, room).map((arm) => ({ config: arm.config, opts: { role: opts.strategy, round } })),
-    );
-    for (const arm of order) {
-      if (overBudget()) {
-        budgetExhausted = true;
-        break;
-      }
-      const t = await run(arm.config, { role: opts.strategy, round });
-      trials += 1;
-      trialSeconds += t.wallSeconds;
-      arm.trials.push({ ...t, round });
-      if (t.outcome !== 'ok') {
-        arm.status = 'failed';
-        arm.why = `${t.outcome}: ${t.reason}`;
-      }
+const live = (s: SweepState): ArmState[] => s.arms.filter((a) => a.status === 'unfinished');
+
+const overBudget = (s: SweepState): boolean =>
+  (s.opts.budget.trials !== undefined && s.trials >= s.opts.budget.trials) ||
+  (s.opts.budget.seconds !== undefined && s.trialSeconds >= s.opts.budget.seconds);
+
+/** Runs round `round` and, at a planned look, analyses it; false when the sweep is over. */
+async function runRound(s: SweepState, run: ArmTrialFn, round: number): Promise<boolean> {
+  const running = live(s);
+  if (running.length === 0 || (s.race && round > 0 && running.length <= 1)) return false;
+  await runRoundTrials(s, run, { running, round });
+  if (s.budgetExhausted) return false;
+  s.rounds += 1;
+  const planned = s.schedule.take(s.rounds);
+  if (planned === null) return true;
+  s.last = analyse(s, planned) ?? s.last;
+  if (s.race && s.last && s.last.n === s.rounds) return raceLook(s, s.last);
+  return true;
+}
+
+/** One trial of each running config, rotated by the round, until the budget runs out. */
+async function runRoundTrials(
+  s: SweepState,
+  run: ArmTrialFn,
+  { running, round }: { running: ArmState[]; round: number },
+): Promise<void> {
+  const { opts } = s;
+  const order = [...running.slice(round % running.length), ...running.slice(0, round % running.length)];
+  const room = opts.budget.trials !== undefined ? Math.max(0, opts.budget.trials - s.trials) : order.length;
+  await opts.plan?.(order.slice(0, room).map((arm) => ({ config: arm.config, opts: { role: opts.strategy, round } })));
+  for (const arm of order) {
+    if (overBudget(s)) {
+      s.budgetExhausted = true;
+      break;
     }
-    if (budgetExhausted) break;
-    rounds += 1;
-    const planned = schedule.take(rounds);
-    if (planned === null) continue;
-    last = analyse(planned) ?? last;
-    if (race && last && last.n === rounds) {
-      for (const [arm, why] of last.slower) {
-        arm.status = 'eliminated';
-        arm.why = `eliminated: ${why}`;
-      }
-      if (live().length <= 1) break;
-      if (last.equivalent) {
-        notes.push(
-          `race stopped after ${rounds} rounds: ` +
-            `the ${live().length} configs left are within ${(band * 100).toFixed(1)}% of the leader (noise_band)`,
-        );
-        break;
-      }
+    const t = await run(arm.config, { role: opts.strategy, round });
+    s.trials += 1;
+    s.trialSeconds += t.wallSeconds;
+    arm.trials.push({ ...t, round });
+    if (t.outcome !== 'ok') {
+      arm.status = 'failed';
+      arm.why = `${t.outcome}: ${t.reason}`;
     }
   }
-  const left = live().length > 1 ? schedule.leftover(rounds) : null;
-  if (left !== null) last = analyse(left) ?? last;
-  for (const arm of live()) if (arm.trials.length > 0) arm.status = 'finished';
-  if (budgetExhausted)
+}
+
+/** Race: eliminates the configs this look found slower; false when the race is over. */
+function raceLook(s: SweepState, look: Analysis): boolean {
+  for (const [arm, why] of look.slower) {
+    arm.status = 'eliminated';
+    arm.why = `eliminated: ${why}`;
+  }
+  if (live(s).length <= 1) return false;
+  if (look.equivalent) {
+    s.notes.push(
+      `race stopped after ${s.rounds} rounds: ` +
+        `the ${live(s).length} configs left are within ${(s.band * 100).toFixed(1)}% of the leader (noise_band)`,
+    );
+    return false;
+  }
+  return true;
+}
+
+/** The round-blocked test over the live configs and the complete rounds so far. */
+function analyse(s: SweepState, lookAlpha: number): Analysis | null {
+  const { rounds, comparisons } = s;
+  const alive = live(s).filter((a) => a.trials.length >= rounds);
+  const y = alive.map((a) =>
+    a.trials.filter((t) => t.round < rounds).map((t) => Math.log(ratioThroughput(t.steps) ?? NaN)),
+  );
+  if (y.some((r) => r.some((v) => !Number.isFinite(v)))) return null;
+  const layout = blockedLayout(y);
+  if (!layout) return null;
+  const leaderIndex = layout.means.indexOf(Math.max(...layout.means));
+  const leader = alive[leaderIndex]!;
+  // Two-sided per pair (either config of a pair could lead), Bonferroni over the pairs.
+  const perTest = lookAlpha / (2 * comparisons);
+  const slower = new Map<ArmState, string>();
+  const within = new Set<ArmState>([leader]);
+  let equivalent = true;
+  alive.forEach((arm, i) => {
+    if (i === leaderIndex) return;
+    const d = blockedDifference(layout, i, leaderIndex, lookAlpha / comparisons);
+    if (d.pSlower < perTest) {
+      slower.set(
+        arm,
+        `${pct(d.ratio)} [${pct(d.low)}, ${pct(d.high)}] against ${leader.key} after ${rounds} rounds ` +
+          `(round-blocked t test, p = ${d.pSlower.toPrecision(2)} < ${perTest.toPrecision(2)}: ` +
+          `alpha ${lookAlpha.toPrecision(2)} over ${comparisons} pairs)`,
+      );
+    }
+    if (d.low < 1 - s.band) equivalent = false;
+    else within.add(arm);
+  });
+  return { n: rounds, alpha: lookAlpha, slower, within, leader, equivalent };
+}
+
+/** The last look with the alpha left over, the CIs, the ranking and the notes. */
+function finishSweep(s: SweepState): SweepResult {
+  const { arms, notes, opts } = s;
+  const left = live(s).length > 1 ? s.schedule.leftover(s.rounds) : null;
+  if (left !== null) s.last = analyse(s, left) ?? s.last;
+  for (const arm of live(s)) if (arm.trials.length > 0) arm.status = 'finished';
+  if (s.budgetExhausted)
     notes.push(
-      `the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`,
+      `the budget ran out after ${s.trials} trials (${s.trialSeconds.toFixed(1)} trial-seconds, ` +
+        `${s.rounds} complete rounds)`,
     );
   setIntervals(arms, notes);
-  const ranking = rankArms(arms, last, opts.costOrder, race, comparisons, band, opts.pruned ?? 0);
+  const ranking = rankArms(arms, s.last, opts.costOrder, s.race, s.comparisons, s.band, opts.pruned ?? 0);
   if (ranking.note) notes.push(ranking.note);
+  const { rounds, trials, trialSeconds, budgetExhausted } = s;
   return { arms, ranking, rounds, trials, trialSeconds, budgetExhausted, notes };
 }
 

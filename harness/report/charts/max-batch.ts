@@ -3,8 +3,38 @@
 import { base, MIB, round, slug, type Chart } from './spec.js';
 import type { MaxBatchSummary, TrialRecord } from '../../domain/index.js';
 
+type Probe = ReturnType<typeof probeRows>[number];
+/** A layer of the chart, drawn over the shared batch axis. */
+type Layer = Record<string, unknown>;
+
 export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readonly TrialRecord[]): Chart {
-  const probes = records.map((t) => ({
+  const probes = probeRows(r, records);
+  const failed = probes
+    .filter((p) => p.outcome !== 'ok')
+    .map((p) => ({ batch: p.batch, trial: p.trial, outcome: p.outcome, role: p.role }));
+  const x = { field: 'batch', type: 'quantitative', scale: { type: 'log', base: 2 }, title: r.param };
+  // The same OOM layer goes into both panels.
+  const ooms = oomLayer(failed);
+  return {
+    name: `max-batch-${slug(stage)}`,
+    title: `${stage}: throughput and memory against ${r.param}`,
+    spec: {
+      ...base(
+        `${stage}: throughput and peak memory against ${r.param}`,
+        `Probes of the max-batch stage; red crosses are failed probes (${failed.length}).`,
+      ),
+      vconcat: [
+        throughputPanel({ probes, x, ooms, answers: answerLayers(r) }),
+        memoryPanel({ memory: memoryRows(probes), x, caps: capLayers(r.cap_bytes), ooms }),
+      ],
+      resolve: { scale: { x: 'shared' } },
+    },
+  };
+}
+
+/** One data row per probe, memory in MiB. */
+function probeRows(r: MaxBatchSummary, records: readonly TrialRecord[]) {
+  return records.map((t) => ({
     trial: t.index,
     batch: Number(t.config[r.param]),
     role: t.role,
@@ -13,7 +43,11 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
     rss_mib: round(t.peak_rss_bytes === null ? null : t.peak_rss_bytes / MIB),
     capped_mib: round(t.peak_limited_bytes === null ? null : t.peak_limited_bytes / MIB),
   }));
-  const memory = probes.flatMap((p) => [
+}
+
+/** Peak RSS of each probe, and the peak of the capped quantity where it differs. */
+function memoryRows(probes: readonly Probe[]) {
+  return probes.flatMap((p) => [
     ...(p.rss_mib !== null
       ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak RSS', mib: p.rss_mib }]
       : []),
@@ -29,9 +63,10 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
         ]
       : []),
   ]);
-  const failed = probes
-    .filter((p) => p.outcome !== 'ok')
-    .map((p) => ({ batch: p.batch, trial: p.trial, outcome: p.outcome, role: p.role }));
+}
+
+/** The stage's answers (max, recommended, fastest) as dashed rules with their labels stacked at the top. */
+function answerLayers(r: MaxBatchSummary): Layer[] {
   const marks = [
     ['max', r.max],
     ['recommended', r.recommended],
@@ -39,8 +74,7 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
   ]
     .filter((m): m is [string, number] => m[1] !== null)
     .map(([label, batch], i) => ({ label: `${label} ${batch}`, batch, ypx: 10 + 12 * i }));
-  const x = { field: 'batch', type: 'quantitative', scale: { type: 'log', base: 2 }, title: r.param };
-  const answers = [
+  return [
     {
       data: { values: marks },
       mark: { type: 'rule', strokeDash: [4, 3], color: '#555' },
@@ -56,7 +90,11 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
       },
     },
   ];
-  const oomMarks = {
+}
+
+/** Failed probes as red crosses at the bottom of a panel. */
+function oomLayer(failed: readonly object[]): Layer {
+  return {
     data: { values: failed },
     mark: { type: 'point', shape: 'cross', size: 90, color: '#d62728', filled: true },
     encoding: {
@@ -65,15 +103,18 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
       tooltip: [{ field: 'trial' }, { field: 'batch' }, { field: 'outcome' }, { field: 'role' }],
     },
   };
-  const throughput = {
+}
+
+function throughputPanel(opts: { probes: readonly Probe[]; x: object; ooms: Layer; answers: Layer[] }) {
+  return {
     width: 520,
     height: 200,
     layer: [
       {
-        data: { values: probes.filter((p) => p.outcome === 'ok' && p.samples_per_second !== null) },
+        data: { values: opts.probes.filter((p) => p.outcome === 'ok' && p.samples_per_second !== null) },
         mark: { type: 'point', filled: true, size: 50 },
         encoding: {
-          x,
+          x: opts.x,
           y: { field: 'samples_per_second', type: 'quantitative', title: 'samples/s' },
           tooltip: [
             { field: 'trial' },
@@ -83,37 +124,42 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
           ],
         },
       },
-      oomMarks,
-      ...answers,
+      opts.ooms,
+      ...opts.answers,
     ],
   };
-  const capLayer =
-    r.cap_bytes !== null
-      ? [
-          {
-            data: { values: [{ cap_mib: round(r.cap_bytes / MIB), label: `cap ${round(r.cap_bytes / MIB)} MiB` }] },
-            layer: [
-              {
-                mark: { type: 'rule', color: '#d62728', strokeDash: [6, 3] },
-                encoding: { y: { field: 'cap_mib', type: 'quantitative' } },
-              },
-              {
-                mark: { type: 'text', align: 'left', dx: 4, dy: -4, color: '#d62728', fontSize: 10 },
-                encoding: { x: { value: 0 }, y: { field: 'cap_mib', type: 'quantitative' }, text: { field: 'label' } },
-              },
-            ],
-          },
-        ]
-      : [];
-  const mem = {
+}
+
+/** The memory cap as a red dashed rule with its label; none without a cap. */
+function capLayers(capBytes: number | null): Layer[] {
+  if (capBytes === null) return [];
+  return [
+    {
+      data: { values: [{ cap_mib: round(capBytes / MIB), label: `cap ${round(capBytes / MIB)} MiB` }] },
+      layer: [
+        {
+          mark: { type: 'rule', color: '#d62728', strokeDash: [6, 3] },
+          encoding: { y: { field: 'cap_mib', type: 'quantitative' } },
+        },
+        {
+          mark: { type: 'text', align: 'left', dx: 4, dy: -4, color: '#d62728', fontSize: 10 },
+          encoding: { x: { value: 0 }, y: { field: 'cap_mib', type: 'quantitative' }, text: { field: 'label' } },
+        },
+      ],
+    },
+  ];
+}
+
+function memoryPanel(opts: { memory: readonly object[]; x: object; caps: Layer[]; ooms: Layer }) {
+  return {
     width: 520,
     height: 200,
     layer: [
       {
-        data: { values: memory },
+        data: { values: opts.memory },
         mark: { type: 'point', filled: true, size: 40 },
         encoding: {
-          x,
+          x: opts.x,
           y: { field: 'mib', type: 'quantitative', title: 'MiB' },
           color: { field: 'measure', type: 'nominal', title: null, legend: { orient: 'top', labelLimit: 320 } },
           shape: { field: 'outcome', type: 'nominal', title: 'outcome', legend: { orient: 'top' } },
@@ -126,20 +172,8 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
           ],
         },
       },
-      ...capLayer,
-      oomMarks,
+      ...opts.caps,
+      opts.ooms,
     ],
-  };
-  return {
-    name: `max-batch-${slug(stage)}`,
-    title: `${stage}: throughput and memory against ${r.param}`,
-    spec: {
-      ...base(
-        `${stage}: throughput and peak memory against ${r.param}`,
-        `Probes of the max-batch stage; red crosses are failed probes (${failed.length}).`,
-      ),
-      vconcat: [throughput, mem],
-      resolve: { scale: { x: 'shared' } },
-    },
   };
 }
