@@ -6,7 +6,7 @@ import type { ClaimStageSpec } from '../../experiment/schema.js';
 import { describeBand, fmt, parseClaim, type Claim } from '../../stats/claim.js';
 import { noiseWarnings } from '../../stats/noise.js';
 import { ratioThroughput } from '../../stats/throughput.js';
-import { runClaimPairs } from '../../search/claim.js';
+import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
@@ -20,11 +20,65 @@ import type {
   TrialRecord,
 } from '../../domain/index.js';
 
+type Side = 'baseline' | 'candidate';
+
+/** What a claim stage runs, fixed before its first trial. */
+interface ClaimPlan {
+  readonly ctx: StageContext;
+  readonly spec: ClaimStageSpec;
+  readonly name: string;
+  readonly claim: Claim;
+  readonly metric: ClaimMetric;
+  /** The parameters either side sets: shown on each progress line. */
+  readonly changed: string[];
+  /** Both sides in words, for the sentence. */
+  readonly what: string;
+  readonly specOf: (side: Side, pair: number) => TrialSpec;
+}
+
+/** What a claim ran: the pairs' verdict, each side's trials in run order, and the first failure. */
+interface ClaimTrials {
+  readonly out: ClaimLoopResult;
+  readonly base: readonly TrialRecord[];
+  readonly cand: readonly TrialRecord[];
+  /** Timed trials run. */
+  readonly n: number;
+  readonly failure: string | null;
+}
+
+/** A claim's end: its verdict and why, and the trials it rests on. */
+interface ClaimFinding {
+  readonly verdict: ClaimSummary['verdict'];
+  readonly reason: string;
+  readonly effect: LogInterval | null;
+  readonly warnings: string[];
+  readonly base: readonly TrialRecord[];
+  readonly cand: readonly TrialRecord[];
+  readonly looks: number;
+}
+
 export async function runClaimStage(
   ctx: StageContext,
   spec: ClaimStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'claim'>> {
+  const plan = planClaim({ ctx, spec, name });
+  if (spec.requires === 'cuda' && !ctx.hasCuda) {
+    return claimOutcome(plan, {
+      verdict: 'skipped',
+      reason: 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)',
+      effect: null,
+      warnings: [],
+      base: [],
+      cand: [],
+      looks: 0,
+    });
+  }
+  const trials = await runClaimTrials(plan);
+  return summariseClaim(plan, trials);
+}
+
+function planClaim({ ctx, spec, name }: { ctx: StageContext; spec: ClaimStageSpec; name: string }): ClaimPlan {
   const claim = parseClaim(spec.claim, spec.tolerance);
   const metric = claimMetric(spec, claim);
   const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
@@ -33,51 +87,9 @@ export async function runClaimStage(
   const what =
     `${describeSide(baseline, changed, spec.baseline_command)} -> ` +
     `${describeSide(candidate, changed, spec.candidate_command)}`;
-  const base: TrialRecord[] = [];
-  const cand: TrialRecord[] = [];
-  let looks = 0;
-  const summary = (
-    verdict: ClaimSummary['verdict'],
-    reason: string,
-    effect: LogInterval | null,
-    warnings: string[],
-  ): ClaimSummary => ({
-    claim: spec.claim,
-    source: spec.source ?? null,
-    metric,
-    band: { low: claim.low, high: Number.isFinite(claim.high) ? claim.high : null, one_sided: claim.oneSided },
-    baseline: scaled(spec.baseline),
-    candidate: scaled(spec.candidate),
-    verdict,
-    reason,
-    speedup: effect,
-    p: effect?.p ?? null,
-    pairs: Math.min(base.length, cand.length),
-    looks,
-    trials: { baseline: base.map((r) => r.index), candidate: cand.map((r) => r.index) },
-    warnings,
-    sentence: sentence(spec, metric, claim, what, verdict, reason, effect, ctx.environment),
-  });
-  const done = (s: ClaimSummary): StageOutcomeOf<'claim'> => ({
-    name,
-    kind: 'claim',
-    chosen: {},
-    evidence: {},
-    notes: [s.sentence, ...s.warnings],
-    result: s,
-  });
-  if (spec.requires === 'cuda' && !ctx.hasCuda)
-    return done(summary('skipped', 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)', null, []));
   const exp = ctx.experiment;
   const steps = spec.steps ?? exp.measure.steps;
-  let seconds = 0;
-  let n = 0;
-  let failure: string | null = null;
-  const expected = 2 * spec.max_pairs;
-  const overBudget = () =>
-    (spec.budget.trials !== undefined && n >= spec.budget.trials) ||
-    (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
-  const specOf = (side: 'baseline' | 'candidate', pair: number): TrialSpec => {
+  const specOf = (side: Side, pair: number): TrialSpec => {
     const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
     return {
       stage: name,
@@ -87,6 +99,21 @@ export async function runClaimStage(
       ...(argv ? { argv } : {}),
     };
   };
+  return { ctx, spec, name, claim, metric, changed, what, specOf };
+}
+
+/** The warm-ups, then baseline and candidate in interleaved pairs until the claim is decided (search/claim.ts). */
+async function runClaimTrials(plan: ClaimPlan): Promise<ClaimTrials> {
+  const { ctx, spec, name, claim, metric, changed, specOf } = plan;
+  const base: TrialRecord[] = [];
+  const cand: TrialRecord[] = [];
+  let seconds = 0;
+  let n = 0;
+  let failure: string | null = null;
+  const expected = 2 * spec.max_pairs;
+  const overBudget = () =>
+    (spec.budget.trials !== undefined && n >= spec.budget.trials) ||
+    (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
   await runWarmups(ctx, name, spec.warmup_trials, [specOf('baseline', 0), specOf('candidate', 0)], changed);
   const out = await runClaimPairs(
     async (side, pair) => {
@@ -119,8 +146,24 @@ export async function runClaimStage(
         ),
     },
   );
-  looks = out.looks;
-  if (out.stoppedBy === 'failed') return done(summary('inconclusive', failure ?? 'a trial failed', null, []));
+  return { out, base, cand, n, failure };
+}
+
+/** The verdict with its reason and noise warnings, from what the claim ran. */
+function summariseClaim(plan: ClaimPlan, { out, base, cand, n, failure }: ClaimTrials): StageOutcomeOf<'claim'> {
+  const { spec, metric } = plan;
+  const looks = out.looks;
+  if (out.stoppedBy === 'failed') {
+    return claimOutcome(plan, {
+      verdict: 'inconclusive',
+      reason: failure ?? 'a trial failed',
+      effect: null,
+      warnings: [],
+      base,
+      cand,
+      looks,
+    });
+  }
   let reason = out.reason;
   if (out.verdict === 'inconclusive' && out.effect) {
     reason +=
@@ -128,12 +171,52 @@ export async function runClaimStage(
         ? `; the budget ran out after ${n} trials`
         : `; stopped at max_pairs (${spec.max_pairs})`;
   }
-  const values = (rs: TrialRecord[]) => rs.map((r) => trialValue(metric, r)).filter((v): v is number => v !== null);
+  const values = (rs: readonly TrialRecord[]) =>
+    rs.map((r) => trialValue(metric, r)).filter((v): v is number => v !== null);
   const warnings = [
     ...noiseWarnings('baseline', values(base), metric === 'throughput'),
     ...noiseWarnings('candidate', values(cand), metric === 'throughput'),
   ].map((w) => w.message);
-  return done(summary(out.verdict, reason, out.effect, warnings));
+  return claimOutcome(plan, { verdict: out.verdict, reason, effect: out.effect, warnings, base, cand, looks });
+}
+
+/** The stage's outcome: the claim's summary, its sentence first among the notes; a claim chooses nothing. */
+function claimOutcome(plan: ClaimPlan, f: ClaimFinding): StageOutcomeOf<'claim'> {
+  const { ctx, spec, claim, metric } = plan;
+  const s: ClaimSummary = {
+    claim: spec.claim,
+    source: spec.source ?? null,
+    metric,
+    band: { low: claim.low, high: Number.isFinite(claim.high) ? claim.high : null, one_sided: claim.oneSided },
+    baseline: scaled(spec.baseline),
+    candidate: scaled(spec.candidate),
+    verdict: f.verdict,
+    reason: f.reason,
+    speedup: f.effect,
+    p: f.effect?.p ?? null,
+    pairs: Math.min(f.base.length, f.cand.length),
+    looks: f.looks,
+    trials: { baseline: f.base.map((r) => r.index), candidate: f.cand.map((r) => r.index) },
+    warnings: f.warnings,
+    sentence: sentence({
+      spec,
+      metric,
+      claim,
+      what: plan.what,
+      verdict: f.verdict,
+      reason: f.reason,
+      effect: f.effect,
+      environment: ctx.environment,
+    }),
+  };
+  return {
+    name: plan.name,
+    kind: 'claim',
+    chosen: {},
+    evidence: {},
+    notes: [s.sentence, ...s.warnings],
+    result: s,
+  };
 }
 
 /**
@@ -169,16 +252,26 @@ export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
   }
 }
 
-function sentence(
-  spec: ClaimStageSpec,
-  metric: ClaimMetric,
-  claim: Claim,
-  what: string,
-  verdict: ClaimSummary['verdict'],
-  reason: string,
-  effect: LogInterval | null,
-  environment: string | undefined,
-): string {
+/** The claim, what was measured and the verdict, in one sentence. */
+function sentence({
+  spec,
+  metric,
+  claim,
+  what,
+  verdict,
+  reason,
+  effect,
+  environment,
+}: {
+  spec: ClaimStageSpec;
+  metric: ClaimMetric;
+  claim: Claim;
+  what: string;
+  verdict: ClaimSummary['verdict'];
+  reason: string;
+  effect: LogInterval | null;
+  environment: string | undefined;
+}): string {
   const label = {
     throughput: 'throughput',
     step_time: 'step time',

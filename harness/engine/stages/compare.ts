@@ -2,7 +2,7 @@
 // (search/compare.ts decides each arm against the baseline at planned looks), then each arm's
 // throughput and peak memory, its ratios to the baseline with sequential CIs, and the verdicts.
 import type { CompareStageSpec } from '../../experiment/schema.js';
-import { runCompare } from '../../search/compare.js';
+import { runCompare, type CompareArm, type CompareRun } from '../../search/compare.js';
 import { configKey } from '../../search/space.js';
 import type { ArmTrialFn } from '../../search/sweep.js';
 import { median } from 'simple-statistics';
@@ -25,22 +25,41 @@ import type {
 } from '../../domain/index.js';
 import { fmtPct } from '../../report/format.js';
 
+/** What a compare stage runs, fixed before its first trial. */
+interface ComparePlan {
+  readonly ctx: StageContext;
+  readonly spec: CompareStageSpec;
+  readonly name: string;
+  readonly param: string;
+  readonly baseline: ParamValue;
+  readonly keyOf: (c: Config) => string;
+  readonly specOf: (config: Config, o: { role: string; round: number }) => TrialSpec;
+}
+
+/** What a compare ran: the strategy's result and each arm's trials in run order, by arm key. */
+interface CompareTrials {
+  readonly result: CompareRun;
+  readonly records: ReadonlyMap<string, readonly TrialRecord[]>;
+}
+
+const memoryOf = measuredPeakMemory;
+
 export async function runCompareStage(
   ctx: StageContext,
   spec: CompareStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'compare'>> {
+  const plan = planCompare({ ctx, spec, name });
+  const trials = await runCompareTrials(plan);
+  return summariseCompare(plan, trials);
+}
+
+function planCompare({ ctx, spec, name }: { ctx: StageContext; spec: CompareStageSpec; name: string }): ComparePlan {
   const exp = ctx.experiment;
   const param = spec.param;
-  const baseline = spec.baseline ?? spec.arms[0]!;
   const steps = spec.steps ?? exp.measure.steps;
-  const keyOf = (c: Config) => configKey(c, [param]);
-  const records = new Map<string, TrialRecord[]>();
-  let n = 0;
-  const expected = spec.arms.length * spec.repeats;
-  const argvOf = (config: Config) => spec.commands?.[String(config[param])];
   const specOf = (config: Config, o: { role: string; round: number }): TrialSpec => {
-    const argv = argvOf(config);
+    const argv = spec.commands?.[String(config[param])];
     return {
       stage: name,
       role: `${o.role} round ${o.round + 1}`,
@@ -49,7 +68,23 @@ export async function runCompareStage(
       ...(argv ? { argv } : {}),
     };
   };
-  const memoryOf = measuredPeakMemory;
+  return {
+    ctx,
+    spec,
+    name,
+    param,
+    baseline: spec.baseline ?? spec.arms[0]!,
+    keyOf: (c: Config) => configKey(c, [param]),
+    specOf,
+  };
+}
+
+/** The warm-ups, then the arms in interleaved rounds until each is decided (search/compare.ts). */
+async function runCompareTrials(plan: ComparePlan): Promise<CompareTrials> {
+  const { ctx, spec, name, param, keyOf, specOf } = plan;
+  const records = new Map<string, TrialRecord[]>();
+  let n = 0;
+  const expected = spec.arms.length * spec.repeats;
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const record = await runSpecTrial(ctx, specOf(config, o), { n, ofAbout: Math.max(n, expected), show: [param] });
@@ -71,7 +106,7 @@ export async function runCompareStage(
     spec.arms.map((v) => specOf({ [param]: v }, { role: 'warm-up', round: 0 })),
     [param],
   );
-  const baseIndex = Math.max(0, spec.arms.indexOf(baseline));
+  const baseIndex = Math.max(0, spec.arms.indexOf(plan.baseline));
   const result = await runCompare(run, {
     arms: spec.arms.map((v) => ({ [param]: v })),
     baseline: baseIndex,
@@ -86,109 +121,20 @@ export async function runCompareStage(
         trials.map((t) => specOf(t.config, t.opts)),
       ),
   });
+  return { result, records };
+}
 
+/** The rows, notes, evidence and choice of a compare, from what it ran. */
+function summariseCompare(plan: ComparePlan, { result, records }: CompareTrials): StageOutcomeOf<'compare'> {
+  const { spec, name, param, baseline, keyOf } = plan;
   const band = spec.noise_band;
   const okOf = (value: ParamValue) => (records.get(keyOf({ [param]: value })) ?? []).filter((r) => r.outcome === 'ok');
   const base = okOf(baseline);
-  const rows: CompareArmRow[] = result.arms.map((arm) => {
-    const value = arm.config[param]!;
-    const all = records.get(arm.key) ?? [];
-    const ok = all.filter((r) => r.outcome === 'ok');
-    const failures: Partial<Record<Outcome, number>> = {};
-    for (const r of all) if (r.outcome !== 'ok') failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
-    const isBaseline = arm.baseline;
-    const memory = ok.map(memoryOf).filter((b): b is number => b !== null);
-    const reported = (field: string) =>
-      ok.map((r) => r.workload_report?.[field]).filter((v): v is number => typeof v === 'number');
-    const calls = reported('empty_cache_calls');
-    const callSeconds = reported('empty_cache_seconds');
-    const failed = ok.length === 0 || base.length === 0;
-    return {
-      value,
-      baseline: isBaseline,
-      ...(calls.length > 0
-        ? { empty_cache: { calls: median(calls), seconds: callSeconds.length > 0 ? median(callSeconds) : 0 } }
-        : {}),
-      trials: all.map((r) => r.index),
-      ok_trials: ok.length,
-      failures,
-      ...(arm.stopped ? { stopped: arm.stopped } : {}),
-      throughput: logMeanInterval(
-        ok.map((r) => ratioThroughput(r.steps)).filter((v): v is number => v !== null && v > 0),
-        0.05,
-      ),
-      peak_memory: logMeanInterval(
-        memory.filter((b) => b > 0),
-        0.05,
-      ),
-      stall_fraction: stallFraction(ok.flatMap((r) => r.steps)),
-      throughput_ratio: isBaseline ? null : arm.ratio,
-      memory_ratio: isBaseline ? null : arm.memoryRatio,
-      throughput_p: isBaseline ? null : (arm.ratio?.p ?? null),
-      memory_p: isBaseline ? null : (arm.memoryRatio?.p ?? null),
-      decision: isBaseline ? 'baseline' : failed ? 'failed' : arm.decision,
-      decided_at: isBaseline ? null : arm.decidedAt,
-      verdict: isBaseline
-        ? 'baseline'
-        : failed
-          ? 'failed'
-          : speedVerdict(arm.decision === 'faster' ? 'higher' : arm.decision === 'slower' ? 'lower' : 'same'),
-      memory_verdict: isBaseline
-        ? 'baseline'
-        : failed
-          ? 'failed'
-          : memory.length === 0
-            ? 'not measured'
-            : memoryVerdict(
-                arm.memoryDecision === 'more memory'
-                  ? 'higher'
-                  : arm.memoryDecision === 'less memory'
-                    ? 'lower'
-                    : 'same',
-              ),
-    };
-  });
-
-  const notes = [...result.notes];
-  const pct = (r: Interval) => `${fmtPct(r.estimate)} [${fmtPct(r.low)}, ${fmtPct(r.high)}]`;
-  for (const row of rows.filter((r) => !r.baseline)) {
-    const label = `${param}=${String(row.value)} vs ${String(baseline)}`;
-    if (row.verdict === 'failed') {
-      notes.push(
-        `${label}: ${base.length === 0 ? 'the baseline' : 'this arm'} has no successful trial, ` +
-          'so there is nothing to compare',
-      );
-      continue;
-    }
-    const why =
-      row.decision === 'equivalent'
-        ? ` (within the ${fmtBand(band)} noise band after ${row.decided_at} rounds)`
-        : row.decision === 'undecided'
-          ? row.throughput_ratio
-            ? ` (undecided after ${row.decided_at} rounds: the CI reaches 1 and the band edge)`
-            : ` (fewer than 3 paired rounds: no CI)`
-          : ` (decided after ${row.decided_at} rounds)`;
-    const speed = row.throughput_ratio ? `throughput ${pct(row.throughput_ratio)}` : 'throughput not comparable';
-    const memory = row.memory_ratio ? `, peak memory ${pct(row.memory_ratio)} (${row.memory_verdict})` : '';
-    notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
-  }
-  notes.push(
-    `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) ` +
-      'and spent over the looks), valid at whichever look decided',
-  );
+  const rows = result.arms.map((arm) => armRow({ arm, param, all: records.get(arm.key) ?? [], baseOk: base.length }));
+  const notes = [...result.notes, ...armNotes({ rows, param, baseline, band, baseOk: base.length })];
   const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows);
   const baseRow = rows.find((r) => r.baseline)!;
-  if (nameOnly) {
-    notes.push(
-      flagged.length === 0
-        ? 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
-            'on this device the policies differ in name only, and no difference was found'
-        : 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
-            'on this device the policies differ in name only, so the difference measured for ' +
-            flagged.map((r) => `${param}=${String(r.value)}`).join(', ') +
-            ' comes from the machine (contention or drift during the run), not from the policy; the baseline is kept',
-    );
-  }
+  if (nameOnly) notes.push(nameOnlyNote(param, flagged));
   const rule = faster
     ? `compare: significantly faster than ${param}=${String(baseline)} ` +
       `(throughput ratio ${pct(faster.throughput_ratio!)}, outside the ${fmtBand(band)} noise band)`
@@ -223,6 +169,130 @@ export async function runCompareStage(
   };
 }
 
+/** One arm's row: its trials, failures, throughput and memory, ratios to the baseline and verdicts. */
+function armRow({
+  arm,
+  param,
+  all,
+  baseOk,
+}: {
+  arm: CompareArm;
+  param: string;
+  /** The arm's trials in run order. */
+  all: readonly TrialRecord[];
+  /** The baseline's successful trials. */
+  baseOk: number;
+}): CompareArmRow {
+  const ok = all.filter((r) => r.outcome === 'ok');
+  const failures: Partial<Record<Outcome, number>> = {};
+  for (const r of all) if (r.outcome !== 'ok') failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
+  const isBaseline = arm.baseline;
+  const memory = ok.map(memoryOf).filter((b): b is number => b !== null);
+  const reported = (field: string) =>
+    ok.map((r) => r.workload_report?.[field]).filter((v): v is number => typeof v === 'number');
+  const calls = reported('empty_cache_calls');
+  const callSeconds = reported('empty_cache_seconds');
+  const failed = ok.length === 0 || baseOk === 0;
+  return {
+    value: arm.config[param]!,
+    baseline: isBaseline,
+    ...(calls.length > 0
+      ? { empty_cache: { calls: median(calls), seconds: callSeconds.length > 0 ? median(callSeconds) : 0 } }
+      : {}),
+    trials: all.map((r) => r.index),
+    ok_trials: ok.length,
+    failures,
+    ...(arm.stopped ? { stopped: arm.stopped } : {}),
+    throughput: logMeanInterval(
+      ok.map((r) => ratioThroughput(r.steps)).filter((v): v is number => v !== null && v > 0),
+      0.05,
+    ),
+    peak_memory: logMeanInterval(
+      memory.filter((b) => b > 0),
+      0.05,
+    ),
+    stall_fraction: stallFraction(ok.flatMap((r) => r.steps)),
+    throughput_ratio: isBaseline ? null : arm.ratio,
+    memory_ratio: isBaseline ? null : arm.memoryRatio,
+    throughput_p: isBaseline ? null : (arm.ratio?.p ?? null),
+    memory_p: isBaseline ? null : (arm.memoryRatio?.p ?? null),
+    decision: isBaseline ? 'baseline' : failed ? 'failed' : arm.decision,
+    decided_at: isBaseline ? null : arm.decidedAt,
+    verdict: isBaseline
+      ? 'baseline'
+      : failed
+        ? 'failed'
+        : speedVerdict(arm.decision === 'faster' ? 'higher' : arm.decision === 'slower' ? 'lower' : 'same'),
+    memory_verdict: isBaseline
+      ? 'baseline'
+      : failed
+        ? 'failed'
+        : memory.length === 0
+          ? 'not measured'
+          : memoryVerdict(
+              arm.memoryDecision === 'more memory' ? 'higher' : arm.memoryDecision === 'less memory' ? 'lower' : 'same',
+            ),
+  };
+}
+
+/** A note per arm against the baseline, then what the CIs are. */
+function armNotes({
+  rows,
+  param,
+  baseline,
+  band,
+  baseOk,
+}: {
+  rows: readonly CompareArmRow[];
+  param: string;
+  baseline: ParamValue;
+  band: number;
+  /** The baseline's successful trials. */
+  baseOk: number;
+}): string[] {
+  const notes: string[] = [];
+  for (const row of rows.filter((r) => !r.baseline)) {
+    const label = `${param}=${String(row.value)} vs ${String(baseline)}`;
+    if (row.verdict === 'failed') {
+      notes.push(
+        `${label}: ${baseOk === 0 ? 'the baseline' : 'this arm'} has no successful trial, ` +
+          'so there is nothing to compare',
+      );
+      continue;
+    }
+    const why =
+      row.decision === 'equivalent'
+        ? ` (within the ${fmtBand(band)} noise band after ${row.decided_at} rounds)`
+        : row.decision === 'undecided'
+          ? row.throughput_ratio
+            ? ` (undecided after ${row.decided_at} rounds: the CI reaches 1 and the band edge)`
+            : ` (fewer than 3 paired rounds: no CI)`
+          : ` (decided after ${row.decided_at} rounds)`;
+    const speed = row.throughput_ratio ? `throughput ${pct(row.throughput_ratio)}` : 'throughput not comparable';
+    const memory = row.memory_ratio ? `, peak memory ${pct(row.memory_ratio)} (${row.memory_verdict})` : '';
+    notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
+  }
+  notes.push(
+    `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) ` +
+      'and spent over the looks), valid at whichever look decided',
+  );
+  return notes;
+}
+
+/** Why a compare whose arms never called empty_cache() keeps its baseline. */
+function nameOnlyNote(param: string, flagged: readonly CompareArmRow[]): string {
+  return flagged.length === 0
+    ? 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
+        'on this device the policies differ in name only, and no difference was found'
+    : 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
+        'on this device the policies differ in name only, so the difference measured for ' +
+        flagged.map((r) => `${param}=${String(r.value)}`).join(', ') +
+        ' comes from the machine (contention or drift during the run), not from the policy; the baseline is kept';
+}
+
+/** A ratio with its CI as signed percentage changes. */
+const pct = (r: Interval) => `${fmtPct(r.estimate)} [${fmtPct(r.low)}, ${fmtPct(r.high)}]`;
+
 /**
  * The arm a compare keeps: the fastest arm shown faster than the baseline, else the baseline. When
  * the workload reported calling empty_cache() in no arm (it acts on CUDA only), the arms ran the same
@@ -247,7 +317,7 @@ export function chooseArm(rows: CompareArmRow[]): {
   return { chosen: faster ?? baseRow, faster, nameOnly, flagged };
 }
 
-/** A ratio as a signed percentage change: 1.034 -> "+3.4%". */
+/** A noise band as a +/- percentage: 0.02 -> "+/-2.0%". */
 function fmtBand(band: number): string {
   return `+/-${(band * 100).toFixed(1)}%`;
 }

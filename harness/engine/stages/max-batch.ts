@@ -9,7 +9,7 @@ import { formatBytes } from '../../experiment/units.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
-import { confirmPrediction, predictionHere } from './confirm-prediction.js';
+import { confirmPrediction, predictionHere, type PredictionHere } from './confirm-prediction.js';
 import type {
   BucketsSummary,
   CardPredictions,
@@ -24,19 +24,42 @@ import type {
 } from '../../domain/index.js';
 import { stepCount } from '../../domain/index.js';
 
+/** The probe function of a max-batch stage, and the trial record behind each probe it returned. */
+interface Prober {
+  /** Probes at one bucket value (or at the experiment's own shape without buckets). */
+  readonly runAt: (value?: number) => ProbeFn;
+  readonly byBatch: Map<ProbeResult, TrialRecord>;
+  /** The search's estimate of the probes it still needs, for the progress line. */
+  readonly onEstimate: (remaining: number) => void;
+}
+
+/** What the search found: at the longest bucket when the stage has buckets, with the bucket map. */
+interface MaxBatchSearch {
+  readonly result: MaxBatchResult;
+  readonly buckets?: BucketsSummary;
+  /** The bucket value the stage's answer is for (the longest bucket); undefined without buckets. */
+  readonly longest?: number;
+}
+
 export async function runMaxBatchStage(
   ctx: StageContext,
   spec: MaxBatchStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'max-batch'>> {
+  const prober = makeProber({ ctx, spec, name });
+  const target = spec.predicted_by === undefined ? undefined : predictionHere(ctx, spec, spec.predicted_by);
+  const options = searchOptions({ ctx, spec, guide: target?.predicted, onEstimate: prober.onEstimate });
+  const search = await searchMaxBatch({ spec, options, prober });
+  return summariseMaxBatch({ ctx, spec, name, prober, search, target });
+}
+
+function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStageSpec; name: string }): Prober {
   const param = spec.param;
-  const m = spec.multiple_of;
   const exp = ctx.experiment;
   const byBatch = new Map<ProbeResult, TrialRecord>();
   let n = 0;
   let remaining = 8;
   const bucket = spec.buckets;
-  /** Probes at one bucket value (or at the experiment's own shape without buckets). */
   const runAt =
     (value?: number): ProbeFn =>
     async (batch, role, steps) => {
@@ -70,12 +93,30 @@ export async function runMaxBatchStage(
       byBatch.set(result, record);
       return result;
     };
+  const onEstimate = (r: number) => {
+    remaining = bucket ? r + (bucket.values.length - 1) * 3 : r;
+  };
+  return { runAt, byBatch, onEstimate };
+}
+
+/** The search's settings from the stage's, with the prediction that guides it when predicted_by is set. */
+function searchOptions({
+  ctx,
+  spec,
+  guide,
+  onEstimate,
+}: {
+  ctx: StageContext;
+  spec: MaxBatchStageSpec;
+  /** The earlier stage's predicted max on this device (predicted_by). */
+  guide: number | null | undefined;
+  onEstimate: (remaining: number) => void;
+}): MaxBatchOptions {
+  const exp = ctx.experiment;
   const latency = latencyLimit(exp.objective.constraints);
-  const target = spec.predicted_by === undefined ? undefined : predictionHere(ctx, spec, spec.predicted_by);
-  const guide = target?.predicted;
-  const options: MaxBatchOptions = {
-    multipleOf: m,
-    start: spec.start ?? m,
+  return {
+    multipleOf: spec.multiple_of,
+    start: spec.start ?? spec.multiple_of,
     ceiling: spec.ceiling,
     capBytes: exp.limits.memory ?? null,
     headroom: spec.headroom,
@@ -84,100 +125,93 @@ export async function runMaxBatchStage(
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
     // Not per bucket: the bucket map rests on one model across buckets (docs/max-batch.md).
-    ...(bucket ? {} : { repeatBoundary: spec.repeat_boundary }),
+    ...(spec.buckets ? {} : { repeatBoundary: spec.repeat_boundary }),
     ...(latency ? { latency } : {}),
     // The earlier stage's line, taken at its word: a correct prediction closes with one pair of probes.
     ...(guide != null ? { predict: () => ({ batch: guide, spread: 0 }) } : {}),
-    onEstimate: (r) => {
-      remaining = bucket ? r + (bucket.values.length - 1) * 3 : r;
-    },
+    onEstimate,
   };
-  let result: MaxBatchResult;
-  let buckets: BucketsSummary | undefined;
-  /** The probes of the shape the stage's answer is for (the longest bucket with buckets). */
-  let longest: number | undefined;
-  if (bucket) {
-    // A throughput curve per bucket would multiply the trials; the bucket map needs the max (or recommended).
-    const search = await findMaxBatchPerBucket(runAt, bucket.values, {
-      ...options,
-      throughputPoints: 0,
-      skipRecommended: spec.choose === 'max',
-    });
-    result = search.buckets[0]!.result;
-    longest = search.buckets[0]!.value;
-    buckets = {
-      param: bucket.param,
-      rows: search.buckets.map(({ value, result: r }) => {
-        const chosen = choose(r, spec.choose).value;
-        const records = r.probes.filter((p) => p.batch === chosen).map((p) => byBatch.get(p)!);
-        const s = chosen === null ? undefined : survival(records, param);
-        return {
-          value,
-          status: r.status,
-          max: r.max,
-          smallestFail: r.smallestFail,
-          recommended: r.recommended,
-          chosen,
-          tokens: chosen === null ? null : chosen * value,
-          probesToMax: r.probesToMax,
-          confirmed: r.confirmed,
-          ...(s ? { survived: s } : {}),
-          notes: r.notes,
-        };
-      }),
-      probes_total: search.probesToMax,
-      model: search.model
-        ? { a: search.model.a, b: search.model.b, c: search.model.c, sigma: search.model.sigma }
-        : null,
-    };
-  } else {
-    result = await findMaxBatch(runAt(), options);
-  }
+}
+
+/** One search, or one per bucket (longest first) with the bucket map. */
+async function searchMaxBatch({
+  spec,
+  options,
+  prober,
+}: {
+  spec: MaxBatchStageSpec;
+  options: MaxBatchOptions;
+  prober: Prober;
+}): Promise<MaxBatchSearch> {
+  const bucket = spec.buckets;
+  if (!bucket) return { result: await findMaxBatch(prober.runAt(), options) };
+  // A throughput curve per bucket would multiply the trials; the bucket map needs the max (or recommended).
+  const search = await findMaxBatchPerBucket(prober.runAt, bucket.values, {
+    ...options,
+    throughputPoints: 0,
+    skipRecommended: spec.choose === 'max',
+  });
+  const buckets: BucketsSummary = {
+    param: bucket.param,
+    rows: search.buckets.map(({ value, result: r }) => {
+      const chosen = choose(r, spec.choose).value;
+      const records = r.probes.filter((p) => p.batch === chosen).map((p) => prober.byBatch.get(p)!);
+      const s = chosen === null ? undefined : survival(records, spec.param);
+      return {
+        value,
+        status: r.status,
+        max: r.max,
+        smallestFail: r.smallestFail,
+        recommended: r.recommended,
+        chosen,
+        tokens: chosen === null ? null : chosen * value,
+        probesToMax: r.probesToMax,
+        confirmed: r.confirmed,
+        ...(s ? { survived: s } : {}),
+        notes: r.notes,
+      };
+    }),
+    probes_total: search.probesToMax,
+    model: search.model ? { a: search.model.a, b: search.model.b, c: search.model.c, sigma: search.model.sigma } : null,
+  };
+  return { result: search.buckets[0]!.result, buckets, longest: search.buckets[0]!.value };
+}
+
+/** The chosen batch with its evidence, the recipe (which may run trials), the card predictions and the summary. */
+async function summariseMaxBatch({
+  ctx,
+  spec,
+  name,
+  prober,
+  search,
+  target,
+}: {
+  ctx: StageContext;
+  spec: MaxBatchStageSpec;
+  name: string;
+  prober: Prober;
+  search: MaxBatchSearch;
+  target: PredictionHere | undefined;
+}): Promise<StageOutcomeOf<'max-batch'>> {
+  const { param, buckets: bucket } = spec;
+  const { result, buckets, longest } = search;
+  const { byBatch } = prober;
+  const exp = ctx.experiment;
   const picked = choose(result, spec.choose);
   let { value } = picked;
   const { rule } = picked;
-  const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
-  const best = evidenceRecords.sort((a, b) => stepCount(b.steps) - stepCount(a.steps))[0];
-  const evidence: Record<string, Evidence> = {};
-  const bestRate = best ? ratioThroughput(best.steps) : null;
-  if (value !== null) {
-    // The user's short settings may make the search cheaper, never an unproven max look proven.
-    const g = result.memoryGrowth;
-    const proof = value === result.max && g && !holds(g) ? `; not proven to hold: ${growthPhrase(g)}` : '';
-    evidence[param] = {
-      stage: name,
-      rule:
-        (bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule) + proof,
-      // One probe is one trial: its samples/s is shown as a point, never as a CI.
-      samples_per_second: null,
-      ...(bestRate !== null ? { point: bestRate } : {}),
-      trials: evidenceRecords.map((r) => r.index),
-    };
-  }
+  const evidence = chosenEvidence({ spec, name, search, byBatch, picked });
   const { probes, ...rest } = result;
-  const survived: MaxBatchSummary['survived'] = {};
-  for (const [answer, batch] of [
-    ['max', result.max],
-    ['recommended', result.recommended],
-    ['fastest', result.fastest],
-  ] as const) {
-    const s =
-      batch === null
-        ? undefined
-        : survival(
-            probes.filter((p) => p.batch === batch).map((p) => byBatch.get(p)!),
-            param,
-          );
-    if (s) survived[answer] = s;
-  }
+  const survived = survivedAnswers(result, byBatch, param);
   const chosen: Config = value === null ? {} : { [param]: value, ...(bucket ? { [bucket.param]: longest! } : {}) };
-  if (bucket && value !== null)
-    evidence[bucket.param] = {
-      ...evidence[param]!,
-      rule: `the longest bucket: later stages run at ${bucket.param}=${longest}, where ${param}=${value} fits (every shorter bucket fits it too)`,
-    };
-  const ranks = workloadRanks(exp);
-  const recipe = await keepRecipe(spec, value, ranks, probes, byBatch, runAt(longest));
+  const recipe = await keepRecipe({
+    spec,
+    from: value,
+    ranks: workloadRanks(exp),
+    probes,
+    byBatch,
+    run: prober.runAt(longest),
+  });
   if (recipe?.batch != null && recipe.accumulation_steps != null) {
     value = recipe.batch;
     chosen[param] = recipe.batch;
@@ -190,14 +224,14 @@ export async function runMaxBatchStage(
       trials: recipe.trials,
     };
   }
-  const predictions = cardPredictions(probes, byBatch, m, spec.predict_cards);
+  const predictions = cardPredictions({ probes, byBatch, m: spec.multiple_of, asked: spec.predict_cards });
   const atMax = probes.find((p) => p.ok && p.batch === result.max);
   const capMechanism = atMax ? byBatch.get(atMax)?.limit.mechanism : undefined;
   const summary: MaxBatchSummary = {
     ...rest,
     survived,
     param,
-    multiple_of: m,
+    multiple_of: spec.multiple_of,
     ceiling: spec.ceiling,
     cap_bytes: exp.limits.memory ?? null,
     ...(capMechanism ? { cap_mechanism: capMechanism } : {}),
@@ -220,19 +254,93 @@ export async function runMaxBatchStage(
   };
 }
 
+/** Evidence for the chosen batch (and, with buckets, for the longest bucket): none when no batch ran. */
+function chosenEvidence({
+  spec,
+  name,
+  search,
+  byBatch,
+  picked,
+}: {
+  spec: MaxBatchStageSpec;
+  name: string;
+  search: MaxBatchSearch;
+  byBatch: Map<ProbeResult, TrialRecord>;
+  picked: { value: number | null; rule: string };
+}): Record<string, Evidence> {
+  const { param, buckets: bucket } = spec;
+  const { result, longest } = search;
+  const { value, rule } = picked;
+  const evidence: Record<string, Evidence> = {};
+  if (value === null) return evidence;
+  const evidenceRecords = result.probes.filter((p) => p.ok && p.batch === value).map((p) => byBatch.get(p)!);
+  const best = evidenceRecords.sort((a, b) => stepCount(b.steps) - stepCount(a.steps))[0];
+  const bestRate = best ? ratioThroughput(best.steps) : null;
+  // The user's short settings may make the search cheaper, never an unproven max look proven.
+  const g = result.memoryGrowth;
+  const proof = value === result.max && g && !holds(g) ? `; not proven to hold: ${growthPhrase(g)}` : '';
+  evidence[param] = {
+    stage: name,
+    rule: (bucket ? `${rule}, at the longest bucket ${bucket.param}=${longest} (it fits every bucket)` : rule) + proof,
+    // One probe is one trial: its samples/s is shown as a point, never as a CI.
+    samples_per_second: null,
+    ...(bestRate !== null ? { point: bestRate } : {}),
+    trials: evidenceRecords.map((r) => r.index),
+  };
+  if (bucket)
+    evidence[bucket.param] = {
+      ...evidence[param],
+      rule: `the longest bucket: later stages run at ${bucket.param}=${longest}, where ${param}=${value} fits (every shorter bucket fits it too)`,
+    };
+  return evidence;
+}
+
+/** How long each answer (max, recommended, fastest) ran, from its longest ok probe. */
+function survivedAnswers(
+  result: MaxBatchResult,
+  byBatch: Map<ProbeResult, TrialRecord>,
+  param: string,
+): MaxBatchSummary['survived'] {
+  const survived: MaxBatchSummary['survived'] = {};
+  for (const [answer, batch] of [
+    ['max', result.max],
+    ['recommended', result.recommended],
+    ['fastest', result.fastest],
+  ] as const) {
+    const s =
+      batch === null
+        ? undefined
+        : survival(
+            result.probes.filter((p) => p.batch === batch).map((p) => byBatch.get(p)!),
+            param,
+          );
+    if (s) survived[answer] = s;
+  }
+  return survived;
+}
+
 /**
  * keep_effective_batch: the largest per-rank batch at most the stage's choice that divides the
  * effective batch, with the accumulation steps that make it up; the batch runs (as long as the
  * confirmation) before it is written. base_lr and base_batch add the learning rate by both rules.
  */
-async function keepRecipe(
-  spec: MaxBatchStageSpec,
-  from: number | null,
-  ranks: number,
-  probes: readonly ProbeResult[],
-  byBatch: Map<ProbeResult, TrialRecord>,
-  run: ProbeFn,
-): Promise<Recipe | undefined> {
+async function keepRecipe({
+  spec,
+  from,
+  ranks,
+  probes,
+  byBatch,
+  run,
+}: {
+  spec: MaxBatchStageSpec;
+  /** The stage's choice, before the recipe. */
+  from: number | null;
+  ranks: number;
+  probes: readonly ProbeResult[];
+  byBatch: Map<ProbeResult, TrialRecord>;
+  /** Probes at the shape of the stage's answer. */
+  run: ProbeFn;
+}): Promise<Recipe | undefined> {
   const effective = spec.keep_effective_batch;
   const lr =
     spec.base_lr !== undefined && spec.base_batch !== undefined && (effective !== undefined || from !== null)
@@ -308,12 +416,19 @@ const fmtLr = (x: number) => Number(x.toPrecision(3)).toString();
  * The max batch predicted on 16 to 141 GB cards from the probes' memory (the workload's device memory
  * when it reports one, else peak RSS): fixed plus per-sample bytes, beside seed 003's rule of thumb.
  */
-function cardPredictions(
-  probes: readonly ProbeResult[],
-  byBatch: Map<ProbeResult, TrialRecord>,
-  m: number,
-  asked: boolean | undefined,
-): CardPredictions | undefined {
+function cardPredictions({
+  probes,
+  byBatch,
+  m,
+  asked,
+}: {
+  probes: readonly ProbeResult[];
+  byBatch: Map<ProbeResult, TrialRecord>;
+  /** multiple_of: predictions are rounded down to it. */
+  m: number;
+  /** predict_cards: show the table even for a line of host memory. */
+  asked: boolean | undefined;
+}): CardPredictions | undefined {
   const ok = probes.filter((p) => p.ok && p.rssBytes !== null);
   const device = ok.length > 0 && ok.every((p) => byBatch.get(p)?.peak_device_bytes != null);
   const readings = ok.map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));

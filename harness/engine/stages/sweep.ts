@@ -2,7 +2,7 @@
 import type { SweepStageSpec } from '../../experiment/schema.js';
 import { Constraints } from '../../search/constraints.js';
 import { configKey, grid, gridSize, type ParamSpec } from '../../search/space.js';
-import { runSweep, type ArmTrialFn } from '../../search/sweep.js';
+import { runSweep, type ArmTrialFn, type SweepResult } from '../../search/sweep.js';
 import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
@@ -10,15 +10,41 @@ import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '..
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
+/** What a sweep stage runs, fixed before its first trial: the configs left after pruning and how to run them. */
+interface SweepPlan {
+  readonly ctx: StageContext;
+  readonly spec: SweepStageSpec;
+  readonly name: string;
+  /** The swept parameters, in the experiment's order. */
+  readonly names: string[];
+  readonly keyOf: (c: Config) => string;
+  readonly runnable: Config[];
+  /** A row for each config the constraints pruned, in grid order. */
+  readonly pruned: SweepConfigRow[];
+  readonly repeats: number;
+  readonly specOf: (config: Config, o: { steps?: number; role: string }) => TrialSpec;
+}
+
+/** What a sweep ran: the strategy's result and each config's trial indices in run order, by key. */
+interface SweepTrials {
+  readonly result: SweepResult;
+  readonly indices: Map<string, number[]>;
+}
+
 export async function runSweepStage(
   ctx: StageContext,
   spec: SweepStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'sweep'>> {
+  const plan = planSweep({ ctx, spec, name });
+  const trials = await runSweepTrials(plan);
+  return summariseSweep(plan, trials);
+}
+
+function planSweep({ ctx, spec, name }: { ctx: StageContext; spec: SweepStageSpec; name: string }): SweepPlan {
   const exp = ctx.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
-  const constraints = new Constraints(spec.constraints);
   const candidates = grid(spec.params as Record<string, ParamSpec>, spec.applies_when);
   const full = gridSize(spec.params as Record<string, ParamSpec>).total;
   if (candidates.length < full) {
@@ -28,12 +54,45 @@ export async function runSweepStage(
         .join(', ')}; ${candidates.length} remain`,
     );
   }
+  const { runnable, pruned } = pruneConfigs({ ctx, spec, candidates, keyOf });
+  const steps = spec.steps ?? exp.measure.steps;
+  return {
+    ctx,
+    spec,
+    name,
+    names,
+    keyOf,
+    runnable,
+    pruned,
+    repeats: spec.repeats ?? SWEEP_REPEATS[spec.strategy],
+    specOf: (config, o) => ({
+      stage: name,
+      role: o.role,
+      config: { ...ctx.baseConfig, ...config },
+      measure: { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
+    }),
+  };
+}
+
+/** The candidates that pass the stage's constraints, and a noted, trial-less row for each that does not. */
+function pruneConfigs({
+  ctx,
+  spec,
+  candidates,
+  keyOf,
+}: {
+  ctx: StageContext;
+  spec: SweepStageSpec;
+  candidates: readonly Config[];
+  keyOf: (c: Config) => string;
+}): { runnable: Config[]; pruned: SweepConfigRow[] } {
+  const constraints = new Constraints(spec.constraints);
   const runnable: Config[] = [];
-  const rows: SweepConfigRow[] = [];
+  const pruned: SweepConfigRow[] = [];
   for (const c of candidates) {
     const reason = constraints.check({ ...ctx.baseConfig, ...c });
     if (reason) {
-      rows.push({
+      pruned.push({
         key: keyOf(c),
         config: c,
         status: 'pruned',
@@ -45,21 +104,19 @@ export async function runSweepStage(
       ctx.progress.note(`pruned ${keyOf(c)}: ${reason}`);
     } else runnable.push(c);
   }
-  const steps = spec.steps ?? exp.measure.steps;
+  return { runnable, pruned };
+}
+
+/** The warm-ups, then the grid or race over the runnable configs (search/sweep.ts). */
+async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
+  const { ctx, spec, name, names, keyOf, runnable, repeats, specOf } = plan;
   const strategy = spec.strategy;
-  const repeats = spec.repeats ?? SWEEP_REPEATS[strategy];
   const indices = new Map<string, number[]>();
   let n = 0;
   const expected =
     strategy === 'grid'
       ? runnable.length * repeats
       : runnable.length * spec.min_rounds + Math.ceil(runnable.length / 3) * (repeats - spec.min_rounds);
-  const specOf = (config: Config, o: { steps?: number; role: string }): TrialSpec => ({
-    stage: name,
-    role: o.role,
-    config: { ...ctx.baseConfig, ...config },
-    measure: { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
-  });
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
@@ -89,13 +146,20 @@ export async function runSweepStage(
     costOrder: spec.cost ?? names,
     minRounds: spec.min_rounds,
     noiseBand: spec.noise_band,
-    pruned: rows.length,
+    pruned: plan.pruned.length,
     plan: (trials) =>
       planTrials(
         ctx,
         trials.map((t) => specOf(t.config, t.opts)),
       ),
   });
+  return { result, indices };
+}
+
+/** The ranked rows, evidence, notes and choice of a sweep, from what it ran. */
+function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): StageOutcomeOf<'sweep'> {
+  const { ctx, spec, name, names, keyOf } = plan;
+  const rows: SweepConfigRow[] = [...plan.pruned];
   for (const arm of result.arms) {
     const ok = arm.trials.filter((t) => t.outcome === 'ok').flatMap((t) => t.steps);
     rows.push({
@@ -130,7 +194,7 @@ export async function runSweepStage(
         'its values measure the same work, so a difference between them is noise',
     );
   const summary: SweepSummary = {
-    strategy,
+    strategy: spec.strategy,
     params: names,
     configs: rows.sort((a, b) => (b.throughput?.estimate ?? -1) - (a.throughput?.estimate ?? -1)),
     chosen_key: chosen?.key ?? null,
