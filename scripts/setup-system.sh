@@ -4,12 +4,12 @@
 #   --dry-run   print what would be installed, install nothing
 set -euo pipefail
 
-# python3, pip and setuptools: the Python adapter's tests. python3-torch: the PyTorch tests. chromium:
-# the browser tests of the reports (playwright-core drives /usr/bin/chromium). slurm-wlm, munge and
-# procps: the single-node cluster of test/slurm/cluster.sh. util-linux (prlimit) and mount: memory caps
-# and the tmpfs fault tests. git: the commit that --version and run.json record. xz-utils: the portable
-# bundle (npm run bundle) and its test.
-packages=(python3 python3-pip python3-setuptools python3-torch chromium slurm-wlm munge procps util-linux mount git xz-utils)
+# python3, pip and setuptools: the Python adapter's tests. mypy: its type check (mypy --strict).
+# python3-torch: the PyTorch tests. chromium: the browser tests of the reports (playwright-core drives
+# /usr/bin/chromium). slurm-wlm, munge and procps: the single-node cluster of test/slurm/cluster.sh.
+# util-linux (prlimit) and mount: memory caps and the tmpfs fault tests. git: the commit that --version
+# and run.json record. xz-utils: the portable bundle (npm run bundle) and its test.
+packages=(python3 python3-pip python3-setuptools mypy python3-torch chromium slurm-wlm munge procps util-linux mount git xz-utils)
 
 dry_run=0
 case "${1:-}" in

@@ -1,12 +1,12 @@
-// The Python adapter: its unittest suite under Debian's /usr/bin/python3, a trial through the protocol, the
-// reference training loop across epochs, and installing it with pip.
+// The Python adapter: its unittest suite under Debian's /usr/bin/python3, its type check (mypy --strict), a
+// trial through the protocol, the reference training loop across epochs, and installing it with pip.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { ROOT, tempDir } from '../support/paths.js';
-import { PYTHON, requireSystem } from '../support/system.js';
+import { MYPY, PYTHON, requireSystem } from '../support/system.js';
 import { INVALID_EXIT_CODE, OOM_EXIT_CODE } from '../../harness/workloads/protocol/events.js';
 import { OOM_PATTERNS } from '../../harness/workloads/protocol/oom-patterns.js';
 
@@ -28,6 +28,22 @@ describe('harness/workloads/python/tunebench.py', () => {
     assert.equal(r.exitCode, 0, r.all);
     const ran = /Ran (\d+) tests/.exec(r.all ?? '');
     assert.ok(ran && Number(ran[1]) >= 18, r.all);
+  });
+
+  it('passes mypy --strict', { skip: requireSystem('mypy'), timeout: 300_000 }, async () => {
+    // A cache of its own: nothing is written to the checkout, and no earlier run's cache hides an error.
+    const r = await execa(
+      MYPY,
+      [
+        '--strict',
+        '--cache-dir',
+        join(tempDir(), 'mypy-cache'),
+        join('harness', 'workloads', 'python', 'tunebench.py'),
+      ],
+      { cwd: ROOT, reject: false, all: true },
+    );
+    assert.equal(r.exitCode, 0, r.all);
+    assert.match(r.stdout, /^Success: no issues found/m);
   });
 
   it('reports steps through the protocol from a real Python script', { skip: requireSystem('python3') }, async () => {

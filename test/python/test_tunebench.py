@@ -206,6 +206,12 @@ class EventsTests(CleanEnv):
 
 
 class StepTimerTests(CleanEnv):
+    def test_options_after_events_are_keyword_only(self):
+        events = tunebench.Events(self.path)
+        self.assertEqual(tunebench.StepTimer(events, device_type="cpu").events, events)
+        with self.assertRaises(TypeError):
+            tunebench.StepTimer(events, "cpu")
+
     def test_separates_data_wait_from_compute(self):
         # Clock reads: batch 1 asked, arrived, step done; batch 2 asked, arrived, step done; end of data.
         ticks = iter([0.0, 0.5, 2.0, 2.0, 2.25, 3.0, 3.0])

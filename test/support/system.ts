@@ -8,12 +8,14 @@ import { hasPrlimit } from '../../harness/trial/limits.js';
 
 export const PYTHON = '/usr/bin/python3';
 export const CHROMIUM = '/usr/bin/chromium';
+export const MYPY = '/usr/bin/mypy';
 
 /** How the tests see each Debian package: a probe of what they use from it. */
 const PACKAGES = {
   python3: () => executable(PYTHON),
   'python3-pip': () => python('import pip'),
   'python3-setuptools': () => python('import setuptools'),
+  mypy: () => executable(MYPY),
   // An empty torch folder imports as a namespace package: only a working torch counts.
   'python3-torch': () => python('import torch; torch.zeros(1)'),
   chromium: () => executable(CHROMIUM),
@@ -42,6 +44,7 @@ interface Need {
 const NEEDS = {
   python3: { packages: ['python3'], what: 'Python at /usr/bin/python3' },
   pip: { packages: ['python3', 'python3-pip', 'python3-setuptools'], what: 'pip and setuptools for /usr/bin/python3' },
+  mypy: { packages: ['mypy'], what: "Debian's mypy at /usr/bin/mypy, to type-check the Python adapter" },
   torch: { packages: ['python3-torch'], what: "Debian's PyTorch for /usr/bin/python3" },
   chromium: { packages: ['chromium'], what: 'headless Chromium at /usr/bin/chromium, driven by playwright-core' },
   slurm: {

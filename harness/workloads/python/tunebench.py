@@ -16,8 +16,11 @@ interpreter. A training script adds a few lines (see the README's PyTorch adapte
     timer.finish()
 """
 
+from __future__ import annotations
+
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import re
@@ -26,6 +29,20 @@ import sys
 import time
 import traceback
 from collections.abc import Mapping
+from typing import (
+    Any,
+    Callable,
+    ContextManager,
+    Dict,
+    Generator,
+    Iterable,
+    Iterator,
+    NoReturn,
+    SupportsInt,
+    TypeVar,
+    cast,
+    overload,
+)
 
 __all__ = [
     "INVALID_EXIT_CODE",
@@ -48,8 +65,25 @@ __all__ = [
 
 OOM_EXIT_CODE = 86  # the protocol's exit status after an `oom` event
 INVALID_EXIT_CODE = 87  # the protocol's exit status after an `error` event about the config
+
+# The environment variables the adapter reads and sets, in one place (docs/protocol.md lists the harness's).
+CONFIG_ENV = "TUNEBENCH_CONFIG"  # the trial's configuration, a JSON object
+EVENTS_ENV = "TUNEBENCH_EVENTS"  # the file that protocol events are appended to
+WARMUP_STEPS_ENV = "TUNEBENCH_WARMUP_STEPS"  # the trial's warm-up steps
+STEPS_ENV = "TUNEBENCH_STEPS"  # the trial's timed steps; set: batches() runs a trial
+TRIAL_EPOCHS_ENV = "TUNEBENCH_TRIAL_EPOCHS"  # how many epochs the trial's steps span
 WARM_SERVER_ENV = "TUNEBENCH_WARM_SERVER"  # set by the harness on the warm server it starts
 RANKS_ENV = "TUNEBENCH_RANKS"  # set by the harness when it runs the trial as N ranks (workload.launcher)
+RANK_ENV = "RANK"  # torchrun's rank of this process
+ALLOC_CONF_ENVS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")  # the allocator's settings, old name and new
+
+# torch is optional and never imported for the type checker either (its result must not depend on
+# whether torch is installed): a torch module, tensor or device is Any.
+Torch = Any
+Where = Dict[str, Any]  # {"phase", "epoch", "step"}: where a failure happened
+_T = TypeVar("_T")
+_S = TypeVar("_S")
+_EpochWork = TypeVar("_EpochWork", bound=Callable[[int], object])
 
 _OOM_PATTERNS = (
     re.compile(r"CUDA out of memory", re.I),
@@ -58,8 +92,8 @@ _OOM_PATTERNS = (
     re.compile(r"std::bad_alloc"),
 )
 
-_torch_override = None
-_active_timer = None  # the last StepTimer made: main() asks it where a failure happened
+_torch_override: Torch = None
+_active_timer: StepTimer | None = None  # the last StepTimer made: main() asks it where a failure happened
 
 PHASE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")  # eval, checkpoint, ...: the harness keeps these names
 
@@ -69,26 +103,26 @@ class InvalidConfig(ValueError):
     Any other exception, ValueError included, is a crash."""
 
 
-def reject(message):
+def reject(message: str) -> NoReturn:
     """Rejects the trial's configuration, for example `tunebench.reject("dim must be a multiple of heads")`."""
     raise InvalidConfig(message)
 
 
-def set_torch(module):
+def set_torch(module: Torch) -> None:
     """Use `module` instead of importing torch (tests pass a stand-in; None restores the import)."""
     global _torch_override
     _torch_override = module
 
 
-def torch_module():
+def torch_module() -> Torch:
     """The torch module, or None when it is not installed."""
     if _torch_override is not None:
         return _torch_override
     try:
-        import torch  # noqa: PLC0415 - optional dependency, imported on first use
+        # Optional, imported on first use; by name, so that the type checker does not read torch.
+        return importlib.import_module("torch")
     except ImportError:
         return None
-    return torch
 
 
 class Events:
@@ -99,13 +133,13 @@ class Events:
     all ranks go to one file opened for appending, each in a single write, so they never mix.
     Without TUNEBENCH_RANKS (torchrun started by the script's own command) only rank 0 reports."""
 
-    def __init__(self, path=None):
-        self.path = path if path is not None else os.environ.get("TUNEBENCH_EVENTS")
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = path if path is not None else os.environ.get(EVENTS_ENV)
 
-    def emit(self, event):
+    def emit(self, event: Mapping[str, Any]) -> None:
         if not self.path:
             return
-        rank = os.environ.get("RANK", "0")
+        rank = os.environ.get(RANK_ENV, "0")
         if os.environ.get(RANKS_ENV):
             event = dict(event, rank=int(rank) if rank.isdigit() else rank)
         elif rank != "0":
@@ -118,7 +152,7 @@ class Events:
             os.close(fd)
 
 
-def _env_int(name, minimum):
+def _env_int(name: str, minimum: int) -> int | None:
     """A protocol variable as an integer >= minimum, or None when it is not set."""
     text = os.environ.get(name)
     if text is None or text == "":
@@ -135,20 +169,20 @@ def _env_int(name, minimum):
 class Config:
     """The trial's configuration from TUNEBENCH_CONFIG, with typed getters that raise InvalidConfig."""
 
-    def __init__(self, raw=None):
+    def __init__(self, raw: dict[str, Any] | None = None) -> None:
         if raw is None:
             try:
-                raw = json.loads(os.environ.get("TUNEBENCH_CONFIG", "{}"))
+                raw = json.loads(os.environ.get(CONFIG_ENV, "{}"))
             except ValueError as error:
-                raise InvalidConfig(f"TUNEBENCH_CONFIG must be a JSON object: {error}") from error
+                raise InvalidConfig(f"{CONFIG_ENV} must be a JSON object: {error}") from error
         if not isinstance(raw, dict):
-            raise InvalidConfig(f"TUNEBENCH_CONFIG must be a JSON object, got {type(raw).__name__}")
-        self.raw = dict(raw)
+            raise InvalidConfig(f"{CONFIG_ENV} must be a JSON object, got {type(raw).__name__}")
+        self.raw: dict[str, Any] = dict(raw)
 
-    def get(self, name, default=None):
+    def get(self, name: str, default: Any = None) -> Any:
         return self.raw.get(name, default)
 
-    def get_int(self, name, default=None):
+    def get_int(self, name: str, default: int | None = None) -> int | None:
         value = self.raw.get(name, default)
         if value is None:
             return None
@@ -159,7 +193,7 @@ class Config:
         except (TypeError, ValueError):
             raise InvalidConfig(f"{name}: expected an integer, got {value!r}") from None
 
-    def get_float(self, name, default=None):
+    def get_float(self, name: str, default: float | None = None) -> float | None:
         value = self.raw.get(name, default)
         if value is None:
             return None
@@ -170,7 +204,7 @@ class Config:
         except (TypeError, ValueError):
             raise InvalidConfig(f"{name}: expected a number, got {value!r}") from None
 
-    def get_bool(self, name, default=False):
+    def get_bool(self, name: str, default: bool = False) -> bool:
         value = self.raw.get(name, default)
         if isinstance(value, str):
             if value.lower() in ("true", "1", "yes", "on"):
@@ -180,59 +214,78 @@ class Config:
             raise InvalidConfig(f"{name}: expected true or false, got {value!r}")
         return bool(value)
 
-    def get_str(self, name, default=None):
+    def get_str(self, name: str, default: str | None = None) -> str | None:
         value = self.raw.get(name, default)
         return None if value is None else str(value)
 
     @property
-    def batch_size(self):
+    def batch_size(self) -> int | None:
+        """The `batch_size` parameter, 1 when it is not set (None when the config says null)."""
         return self.get_int("batch_size", 1)
 
     @property
-    def warmup_steps(self):
-        return _env_int("TUNEBENCH_WARMUP_STEPS", 0) or 0
+    def warmup_steps(self) -> int:
+        return _env_int(WARMUP_STEPS_ENV, 0) or 0
 
     @property
-    def steps(self):
-        steps = _env_int("TUNEBENCH_STEPS", 0)
+    def steps(self) -> int:
+        steps = _env_int(STEPS_ENV, 0)
         return 10 if steps is None else steps
 
     @property
-    def epochs(self):
+    def epochs(self) -> int | None:
         """TUNEBENCH_TRIAL_EPOCHS: how many epochs the harness wants the trial to span, or None."""
-        return _env_int("TUNEBENCH_TRIAL_EPOCHS", 1)
+        return _env_int(TRIAL_EPOCHS_ENV, 1)
 
-    def dataloader_kwargs(self):
+    def dataloader_kwargs(self) -> dict[str, Any]:
         """num_workers, pin_memory and, only with workers, prefetch_factor and persistent_workers,
         as torch.utils.data.DataLoader requires (it rejects those two when num_workers is 0)."""
         workers = self.get_int("num_workers", 0)
-        kwargs = {"num_workers": workers, "pin_memory": self.get_bool("pin_memory", False)}
-        if workers > 0:
+        kwargs: dict[str, Any] = {"num_workers": workers, "pin_memory": self.get_bool("pin_memory", False)}
+        # A null num_workers stays a TypeError here, as it always was; the cast only tells the type checker.
+        if cast(int, workers) > 0:
             if "prefetch_factor" in self.raw:
                 kwargs["prefetch_factor"] = self.get_int("prefetch_factor")
             kwargs["persistent_workers"] = self.get_bool("persistent_workers", False)
         return kwargs
 
 
-def config():
+def config() -> Config:
+    """The trial's configuration (TUNEBENCH_CONFIG)."""
     return Config()
 
 
-_NO_VALUE_ACTIONS = (argparse._HelpAction, argparse._VersionAction, argparse._SubParsersAction)  # noqa: SLF001
+def _probe_parser() -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog="tunebench", add_help=False)  # prog: sys.argv may be empty
 
 
-def bind_argparse(parser, cfg=None):
+def _action_class(action: str) -> type[argparse.Action]:
+    """The class argparse makes for `action="..."`, found through its public API: the classes
+    themselves (argparse._StoreTrueAction...) are private names."""
+    return type(_probe_parser().add_argument("--x", action=action))
+
+
+_NO_VALUE_ACTIONS: tuple[type[argparse.Action], ...] = (
+    _action_class("help"),
+    _action_class("version"),
+    type(_probe_parser().add_subparsers()),
+)
+
+
+def bind_argparse(parser: argparse.ArgumentParser, cfg: Config | None = None) -> dict[str, Any]:
     """Makes the trial's config values the parser's defaults, so that `args` carries them and
     arguments given on the command line still win. Call it before parser.parse_args(). A value is
     converted with the action's `type`; store_true/store_false get a bool. Outside a trial (no
     TUNEBENCH_CONFIG) nothing changes. Returns the defaults applied."""
     if cfg is None:
-        if "TUNEBENCH_CONFIG" not in os.environ:
+        if CONFIG_ENV not in os.environ:
             return {}
         cfg = Config()
     keys = {key.replace("-", "_"): key for key in cfg.raw}
-    defaults = {}
-    for action in parser._actions:  # noqa: SLF001 - argparse has no public list of actions
+    defaults: dict[str, Any] = {}
+    # The one private attribute: argparse has no public list of a parser's arguments (their dest,
+    # type, nargs and choices), and parse_known_args([]) would stop at a required one.
+    for action in parser._actions:  # noqa: SLF001
         key = keys.get(action.dest)
         if key is None or isinstance(action, _NO_VALUE_ACTIONS):
             continue
@@ -243,30 +296,36 @@ def bind_argparse(parser, cfg=None):
     return defaults
 
 
-_FLAG_ACTIONS = (argparse._StoreTrueAction, argparse._StoreFalseAction) + (  # noqa: SLF001
+_FLAG_ACTIONS: tuple[type[argparse.Action], ...] = (_action_class("store_true"), _action_class("store_false")) + (
     (argparse.BooleanOptionalAction,) if hasattr(argparse, "BooleanOptionalAction") else ()  # Python >= 3.9
 )
+_COUNT_ACTION = _action_class("count")
+_APPEND_ACTION = _action_class("append")
+# Objects to the type checker: argparse's stubs type an action's `type` as a function of the text.
+_PLAIN_TYPES: tuple[object, ...] = (int, float, str, bool)
 
 
-def _argparse_value(action, cfg, key):
+def _argparse_value(action: argparse.Action, cfg: Config, key: str) -> Any:
     if isinstance(action, _FLAG_ACTIONS):
         return cfg.get_bool(key)
-    if isinstance(action, argparse._CountAction):  # noqa: SLF001
+    if isinstance(action, _COUNT_ACTION):
         return cfg.get_int(key)
     value = cfg.get(key)
-    many = action.nargs in ("*", "+") or isinstance(action.nargs, int) or isinstance(action, argparse._AppendAction)  # noqa: SLF001
+    many = action.nargs in ("*", "+") or isinstance(action.nargs, int) or isinstance(action, _APPEND_ACTION)
     if many:
         return [_convert(action, key, v) for v in (value if isinstance(value, list) else [value])]
     return _convert(action, key, value)
 
 
-def _convert(action, key, value):
+def _convert(action: argparse.Action, key: str, value: Any) -> Any:
     convert = action.type
     if convert is None or value is None:
         converted = value
-    elif convert in (int, float, str, bool):
-        getter = {int: Config.get_int, float: Config.get_float, str: Config.get_str, bool: Config.get_bool}[convert]
-        converted = getter(Config({key: value}), key)
+    elif convert in _PLAIN_TYPES:
+        getters: dict[object, Callable[[Config, str], object]] = {
+            int: Config.get_int, float: Config.get_float, str: Config.get_str, bool: Config.get_bool
+        }
+        converted = getters[convert](Config({key: value}), key)
     else:
         # argparse types take the text of an argument.
         text = value if isinstance(value, str) else json.dumps(value)
@@ -280,7 +339,7 @@ def _convert(action, key, value):
     return converted
 
 
-def count_samples(batch):
+def count_samples(batch: object) -> int:
     """Samples in a batch: shape[0] of a tensor or array; of a tuple or list, that of its first
     element that has a shape (nested too: ((ids, mask), y)); of a dict (HF BatchEncoding too), that
     of its first tensor value; of a list of plain values (strings, numbers, a dict per sample), its
@@ -296,7 +355,7 @@ def count_samples(batch):
     )
 
 
-def _count(value):
+def _count(value: object) -> int | None:
     if isinstance(value, Mapping):
         return next((n for n in map(_count, value.values()) if n is not None), None)
     if isinstance(value, (list, tuple)):
@@ -304,7 +363,7 @@ def _count(value):
     return _first_dim(value)
 
 
-def _first_dim(value):
+def _first_dim(value: object) -> int | None:
     shape = getattr(value, "shape", None)
     try:
         return int(shape[0]) if shape is not None and len(shape) >= 1 else None
@@ -315,7 +374,7 @@ def _first_dim(value):
 class EmptyCachePolicy:
     """never | every-step | every-<N> | on-oom: when to call torch.cuda.empty_cache()."""
 
-    def __init__(self, policy="never", torch=None):
+    def __init__(self, policy: str | None = "never", torch: Torch = None) -> None:
         policy = policy or "never"
         match = re.fullmatch(r"every-(\d+)", policy)
         if policy not in ("never", "every-step", "on-oom") and not (match and int(match.group(1)) > 0):
@@ -326,11 +385,11 @@ class EmptyCachePolicy:
         self.calls = 0
         self.seconds = 0.0
 
-    def _cuda(self):
+    def _cuda(self) -> bool:
         t = self.torch
-        return t is not None and t.cuda.is_available()
+        return bool(t is not None and t.cuda.is_available())
 
-    def empty_cache(self):
+    def empty_cache(self) -> None:
         """Synchronizes, frees the cache and counts the call and its time (CUDA only)."""
         if not self._cuda():
             return
@@ -340,11 +399,11 @@ class EmptyCachePolicy:
         self.seconds += time.perf_counter() - start
         self.calls += 1
 
-    def after_step(self, step_index):
+    def after_step(self, step_index: int) -> None:
         if self.every and (step_index + 1) % self.every == 0:
             self.empty_cache()
 
-    def run(self, fn, *args, **kwargs):
+    def run(self, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         """Runs one step; with on-oom, an OOM frees the cache and the step is retried once."""
         try:
             return fn(*args, **kwargs)
@@ -355,7 +414,7 @@ class EmptyCachePolicy:
             return fn(*args, **kwargs)
 
 
-def is_oom(error):
+def is_oom(error: BaseException) -> bool:
     """OOM by exception type first (torch.cuda.OutOfMemoryError, MemoryError), then by message."""
     t = torch_module()
     oom_type = getattr(getattr(t, "cuda", None), "OutOfMemoryError", None) if t is not None else None
@@ -367,17 +426,19 @@ def is_oom(error):
     return any(p.search(text) for p in _OOM_PATTERNS)
 
 
-def apply_allocator_env(cfg):
+def apply_allocator_env(cfg: Config) -> dict[str, str]:
     """Sets PYTORCH_CUDA_ALLOC_CONF and PYTORCH_ALLOC_CONF from the `alloc_conf` parameter. Call it
     before anything initialises CUDA: the allocator reads them once. Returns what took effect."""
     conf = cfg.get_str("alloc_conf")
     if conf:
-        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = conf
-        os.environ["PYTORCH_ALLOC_CONF"] = conf
-    return {k: os.environ[k] for k in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF") if k in os.environ}
+        for name in ALLOC_CONF_ENVS:
+            os.environ[name] = conf
+    return {k: os.environ[k] for k in ALLOC_CONF_ENVS if k in os.environ}
 
 
-def precision_context(precision, device_type="cpu", torch=None):
+def precision_context(
+    precision: str | None, device_type: str = "cpu", torch: Torch = None
+) -> tuple[ContextManager[Any], Any]:
     """fp32: no autocast; bf16 / fp16: torch.autocast. Returns (context, grad_scaler or None);
     fp16 gets a GradScaler on CUDA, where it prevents gradient underflow."""
     precision = precision or "fp32"
@@ -392,20 +453,21 @@ def precision_context(precision, device_type="cpu", torch=None):
     scaler = None
     if precision == "fp16" and device_type == "cuda":
         # torch.amp.GradScaler("cuda") since torch 2.3; torch.cuda.amp.GradScaler before it (deprecated after)
-        amp = getattr(t, "amp", None)
+        amp: Any = getattr(t, "amp", None)
         scaler = amp.GradScaler("cuda") if hasattr(amp, "GradScaler") else t.cuda.amp.GradScaler()
     return t.autocast(device_type=device_type, dtype=dtype), scaler
 
 
-def _override_or_imported_torch():
+def _override_or_imported_torch() -> Torch:
     return _torch_override if _torch_override is not None else sys.modules.get("torch")
 
 
-def _model_device_type(model):
+def _model_device_type(model: Torch) -> str | None:
     for tensors in (model.parameters, getattr(model, "buffers", None)):
         first = next(iter(tensors()), None) if tensors is not None else None
         if first is not None:
-            return first.device.type
+            device_type: str = first.device.type
+            return device_type
     return None
 
 
@@ -421,33 +483,46 @@ class StepTimer:
 
     The work a training script does between epochs (eval, checkpoint save) is registered with
     on_epoch_end(fn, phase=...): batches() runs it at the end of every epoch it yields, inside a trial
-    too (at each epoch boundary and at the trial's end), in timer.phase(name), which reports it."""
+    too (at each epoch boundary and at the trial's end), in timer.phase(name), which reports it.
 
-    def __init__(self, events=None, device_type=None, torch=None, clock=time.perf_counter, warmup_steps=None,
-                 *, model=None, steps=None, epochs=None):
+    Every option after `events` is keyword-only: `StepTimer(model=model)`, `StepTimer(device_type="cpu")`."""
+
+    def __init__(
+        self,
+        events: Events | None = None,
+        *,
+        device_type: str | Torch | None = None,
+        torch: Torch = None,
+        clock: Callable[[], float] = time.perf_counter,
+        warmup_steps: int | None = None,
+        model: Torch = None,
+        steps: int | None = None,
+        epochs: int | None = None,
+    ) -> None:
         self.events = events or Events()
-        self.torch = torch
+        self.torch: Torch = torch
         self.device_type = self._resolve_device(device_type, model)
         self.clock = clock
-        self.warmup_steps = (_env_int("TUNEBENCH_WARMUP_STEPS", 0) or 0) if warmup_steps is None else warmup_steps
-        steps = _env_int("TUNEBENCH_STEPS", 0) if steps is None else steps
+        self.warmup_steps = (_env_int(WARMUP_STEPS_ENV, 0) or 0) if warmup_steps is None else warmup_steps
+        steps = _env_int(STEPS_ENV, 0) if steps is None else steps
         self.total_steps = None if steps is None else self.warmup_steps + steps
-        self.epochs = _env_int("TUNEBENCH_TRIAL_EPOCHS", 1) if epochs is None else epochs
+        self.epochs = _env_int(TRIAL_EPOCHS_ENV, 1) if epochs is None else epochs
         self.index = 0  # steps reported
         self.epoch = 0
         self._yielded = 0
         self._epoch_used = False
         self._trial_over = False
-        self._batch = None
+        self._batch: Any = None
         self._wait = 0.0
-        self._step_start = None
-        self._epoch_end = []  # (phase, fn): the work batches() runs at each epoch's end
-        self.current_phase = None  # the phase running now (eval, checkpoint...), None while training
+        self._step_start: float | None = None
+        # (phase, fn): the work batches() runs at each epoch's end
+        self._epoch_end: list[tuple[str, Callable[[int], object]]] = []
+        self.current_phase: str | None = None  # the phase running now (eval, checkpoint...), None while training
         self._device_peak_floor = 0  # CUDA: the peak before a phase reset the allocator's counter
         global _active_timer
         _active_timer = self
 
-    def _resolve_device(self, device_type, model):
+    def _resolve_device(self, device_type: str | Torch | None, model: Torch) -> str:
         if device_type is None:
             wanted = (_model_device_type(model) if model is not None else None) or "auto"
         elif isinstance(device_type, str):
@@ -476,16 +551,16 @@ class StepTimer:
         return wanted
 
     @property
-    def done(self):
+    def done(self) -> bool:
         """True once the trial has its warm-up + steps; a script's own epoch loop can break on it."""
         return self.total_steps is not None and (self._trial_over or self.index >= self.total_steps)
 
-    def _now(self):
+    def _now(self) -> float:
         if self.device_type == "cuda" and self.torch is not None:
             self.torch.cuda.synchronize()
         return self.clock()
 
-    def batches(self, iterable):
+    def batches(self, iterable: Iterable[_T]) -> Iterator[_T]:
         """Yields from `iterable`, timing how long each batch took to arrive. Outside a trial: one
         pass. In a trial: until warm-up + steps batches are taken, starting a new epoch (a new
         iterator) when the iterable runs out or the epoch has its share of the trial's batches; a
@@ -509,7 +584,7 @@ class StepTimer:
                 return
             self._next_epoch()
 
-    def _epoch_batches(self, iterator, per_epoch):
+    def _epoch_batches(self, iterator: Iterator[_T], per_epoch: int | None) -> Generator[_T, None, tuple[int, bool]]:
         """One epoch's batches; returns (batches taken, whether the iterator ran out)."""
         total = self.total_steps
         taken = 0
@@ -535,7 +610,13 @@ class StepTimer:
                 break
         return taken, False
 
-    def on_epoch_end(self, fn=None, *, phase="eval"):
+    @overload
+    def on_epoch_end(self, fn: None = None, *, phase: str = "eval") -> Callable[[_EpochWork], _EpochWork]: ...
+
+    @overload
+    def on_epoch_end(self, fn: _EpochWork, *, phase: str = "eval") -> _EpochWork: ...
+
+    def on_epoch_end(self, fn: Callable[[int], object] | None = None, *, phase: str = "eval") -> object:
         """Registers fn(epoch) to run at the end of every epoch that batches() yields, in
         timer.phase(phase): `timer.on_epoch_end(evaluate, phase="eval")`, or as a decorator,
         `@timer.on_epoch_end(phase="checkpoint")`. Work runs in the order it was registered.
@@ -548,13 +629,13 @@ class StepTimer:
         self._epoch_end.append((phase, fn))
         return fn
 
-    def _run_epoch_end(self):
+    def _run_epoch_end(self) -> None:
         for phase, fn in self._epoch_end:
             with self.phase(phase):
                 fn(self.epoch)
 
     @contextlib.contextmanager
-    def phase(self, name):
+    def phase(self, name: str) -> Iterator[None]:
         """Runs a phase of training other than the steps, such as `with timer.phase("eval"):`. It is
         reported with `phase` events (at start, and at end with its seconds and memory), so that the
         harness sees it ran and where a trial failed: an exception raised inside is tagged with the
@@ -576,13 +657,13 @@ class StepTimer:
         seconds = self._now() - start
         self.events.emit({"event": "phase", "at": "end", **where, "seconds": seconds, **self._phase_memory(before)})
 
-    def where(self):
+    def where(self) -> Where:
         """Where the script is now, for a failure report: {"phase", "epoch", "step"}. The phase is
         the one running, else "train" once a batch was taken, else "setup"."""
         phase = self.current_phase or ("train" if self._yielded > 0 else "setup")
         return {"phase": phase, "epoch": self.epoch, "step": self.index}
 
-    def _phase_memory_start(self):
+    def _phase_memory_start(self) -> int:
         """CUDA: the peak so far is kept and the allocator's counter reset, so the phase gets its own
         peak. CPU: the process's peak RSS so far (it cannot be reset)."""
         if self._cuda():
@@ -591,34 +672,35 @@ class StepTimer:
             return 0
         return _peak_rss()
 
-    def _phase_memory(self, before):
+    def _phase_memory(self, before: int) -> dict[str, Any]:
         if self._cuda():
             return {"peak_bytes": int(self.torch.cuda.max_memory_allocated()), "peak_scope": "phase", "device": "cuda"}
         peak = _peak_rss()
         # The process's peak can only be read since it started: it is the phase's when the phase raised it.
         return {"peak_bytes": peak, "peak_scope": "phase" if peak > before else "process", "device": "cpu"}
 
-    def _cuda(self):
-        return self.device_type == "cuda" and self.torch is not None and self.torch.cuda.is_available()
+    def _cuda(self) -> bool:
+        return bool(self.device_type == "cuda" and self.torch is not None and self.torch.cuda.is_available())
 
-    def _next_epoch(self):
+    def _next_epoch(self) -> None:
         self.epoch += 1
         self._epoch_used = False
 
     @contextlib.contextmanager
-    def step(self, samples=None):
+    def step(self, samples: SupportsInt | Callable[[Any], SupportsInt] | None = None) -> Iterator[None]:
         """Times one step. `samples`: an int, a function of the batch, or omitted to count the batch
         that batches() yielded last with count_samples()."""
+        count: Any = samples
         if samples is None or callable(samples):
             if self._batch is None:
                 raise TypeError("StepTimer.step(): without samples= it counts the batch from timer.batches(); pass samples=")
-            samples = count_samples(self._batch) if samples is None else samples(self._batch)
+            count = count_samples(self._batch) if samples is None else samples(self._batch)
         start = self._step_start if self._step_start is not None else self._now()
         yield
         end = self._now()
         self.events.emit({
             "event": "step",
-            "samples": samples if isinstance(samples, (int, float)) else int(samples),  # numpy and 0-d tensors too
+            "samples": count if isinstance(count, (int, float)) else int(count),  # numpy and 0-d tensors too
             "seconds": end - start,
             "data_wait_seconds": self._wait,
             "warmup": self.index < self.warmup_steps,
@@ -630,11 +712,12 @@ class StepTimer:
         self._step_start = None
         self._batch = None
 
-    def _step_memory(self):
+    def _step_memory(self) -> dict[str, Any]:
         """The process's peak so far, as the step ends (a confirmation runs until it stops growing):
         CUDA's max_memory_allocated on a GPU, else the peak RSS; and on Linux the peak address space,
         what prlimit --as caps (a trial stopped at its plateau sends no memory event)."""
         t = self.torch
+        out: dict[str, Any]
         if self.device_type == "cuda" and t is not None:
             out = {"memory_bytes": max(int(t.cuda.max_memory_allocated()), self._device_peak_floor), "device": "cuda"}
         else:
@@ -644,7 +727,7 @@ class StepTimer:
             out["address_space_bytes"] = vm
         return out
 
-    def finish(self, extra=None):
+    def finish(self, extra: Mapping[str, Any] | None = None) -> None:
         """Reports peak memory, then `done`."""
         memory = peak_memory(self.device_type, self.torch)
         if memory["device"] == "cuda":  # a phase reset the allocator's peak: the trial's is the larger
@@ -653,25 +736,25 @@ class StepTimer:
         self.events.emit({"event": "done"})
 
 
-def _check_phase_name(name):
+def _check_phase_name(name: object) -> None:
     if not isinstance(name, str) or not PHASE_NAME.fullmatch(name):
         raise ValueError(f"StepTimer: a phase name is lower-case letters, digits, _ and - (at most 32), such as 'eval', got {name!r}")
 
 
-def _tag_failure(error, where):
+def _tag_failure(error: BaseException, where: Where) -> None:
     """Marks where an exception was raised; the innermost phase wins."""
     if getattr(error, "tunebench_phase", None) is None:
         try:
-            error.tunebench_phase = dict(where)
+            setattr(error, "tunebench_phase", dict(where))  # noqa: B010 - an attribute BaseException does not declare
         except (AttributeError, TypeError):
             pass  # an exception type without attributes: main() falls back to the timer's position
 
 
-def _peak_rss():
+def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
-def _peak_address_space():
+def _peak_address_space() -> int | None:
     """VmPeak from /proc/self/status: the quantity that prlimit --as caps (Linux only)."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
@@ -683,7 +766,7 @@ def _peak_address_space():
     return None
 
 
-def peak_memory(device_type="cpu", torch=None):
+def peak_memory(device_type: str = "cpu", torch: Torch = None) -> dict[str, Any]:
     """CUDA: max_memory_allocated/reserved and num_alloc_retries; always: the process's peak RSS
     and, on Linux, its peak address space."""
     rss = _peak_rss()
@@ -700,7 +783,19 @@ def peak_memory(device_type="cpu", torch=None):
     return out
 
 
-def main(fn, events=None, setup=None):
+@overload
+def main(fn: Callable[[], object], events: Events | None = None, setup: None = None) -> None: ...
+
+
+@overload
+def main(fn: Callable[[_S], object], events: Events | None = None, *, setup: Callable[[], _S]) -> None: ...
+
+
+@overload
+def main(fn: Callable[[_S], object], events: Events | None, setup: Callable[[], _S]) -> None: ...
+
+
+def main(fn: Callable[..., object], events: Events | None = None, setup: Callable[[], object] | None = None) -> None:
     """Runs fn(), or fn(setup()) when `setup` is given. InvalidConfig: an `error` event and exit 87
     (outcome invalid); an OOM: an `oom` event and exit 86; any other exception: exit 1 (a crash).
     Every failure writes its full traceback to stderr and a `phase` event (at "failed") that says
@@ -719,7 +814,7 @@ def main(fn, events=None, setup=None):
     _run(fn, setup is not None, state, events)
 
 
-def _run(fn, with_state, state, events):
+def _run(fn: Callable[..., object], with_state: bool, state: object, events: Events | None) -> None:
     events = events or Events()
     try:
         fn(state) if with_state else fn()
@@ -741,7 +836,7 @@ def _run(fn, with_state, state, events):
         sys.exit(OOM_EXIT_CODE if oom else 1)
 
 
-def failure_phase(error):
+def failure_phase(error: BaseException) -> Where:
     """Where `error` was raised: the phase that tagged it, else the last StepTimer's position, else setup."""
     tagged = getattr(error, "tunebench_phase", None)
     if isinstance(tagged, dict):
@@ -751,7 +846,7 @@ def failure_phase(error):
     return {"phase": "setup", "epoch": 0, "step": 0}
 
 
-def describe_phase(where):
+def describe_phase(where: Mapping[str, Any]) -> str:
     """`eval (epoch 1, after 12 steps)`."""
     steps = where["step"]
     return f"{where['phase']} (epoch {where['epoch']}, after {steps} step{'' if steps == 1 else 's'})"

@@ -20,6 +20,8 @@ millisecond stays a zombie child of the server until the harness has verified it
 is reported.
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
 import os
@@ -28,32 +30,39 @@ import resource
 import select
 import signal
 import sys
+from typing import Any, Callable, Dict, Mapping, NoReturn, Set, Tuple
 
 REPLY_FD = 3
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 _TRIAL_VARS = ("TUNEBENCH_",)
 
+Request = Dict[str, Any]  # one request from the harness, a JSON object
+Children = Dict[int, Any]  # forked child's pid -> the request id it runs
+Unseen = Set[int]  # forked children the harness has not acknowledged yet
+OwnFds = Tuple[int, int]  # the server's wake-up pipe, closed in a child
+RunTrial = Callable[[Any], object]  # run_trial(state): one trial, in the forked child
 
-def _die_with_parent():
+
+def _die_with_parent() -> bool:
     """SIGKILL this process when its parent dies (Linux); returns False where prctl is unavailable."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+        return bool(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
 
-def _become_subreaper():
+def _become_subreaper() -> bool:
     """Orphaned descendants are re-parented to this process instead of init (Linux >= 3.4)."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
 
-def cuda_initialised():
+def cuda_initialised() -> bool:
     """Whether torch (if it was imported) has initialised CUDA in this process."""
     torch = sys.modules.get("torch")
     try:
@@ -62,13 +71,13 @@ def cuda_initialised():
         return False
 
 
-def _reply(message):
+def _reply(message: Mapping[str, Any]) -> None:
     data = (json.dumps(message) + "\n").encode()
     while data:
         data = data[os.write(REPLY_FD, data):]
 
 
-def serve(run_trial, setup=None):
+def serve(run_trial: RunTrial, setup: Callable[[], Any] | None = None) -> NoReturn:
     """The server loop: setup() once here, then run_trial(state) in a forked child per request.
     Never returns."""
     _die_with_parent()
@@ -90,8 +99,8 @@ def serve(run_trial, setup=None):
     signal.signal(signal.SIGCHLD, lambda *_: None)
     signal.set_wakeup_fd(wake_w)
     _reply({"op": "ready", "pid": server_pid})
-    children = {}  # pid -> request id
-    unseen = set()  # forked children the harness has not acknowledged yet: never reaped
+    children: Children = {}  # pid -> request id
+    unseen: Unseen = set()  # forked children the harness has not acknowledged yet: never reaped
     buffered = b""
     while True:
         try:
@@ -116,7 +125,9 @@ def serve(run_trial, setup=None):
         _reap(children, unseen)  # an acknowledged child may have ended already: its SIGCHLD came earlier
 
 
-def _handle(request, run_trial, state, server_pid, children, unseen, own_fds):
+def _handle(
+    request: Request, run_trial: RunTrial, state: Any, server_pid: int, children: Children, unseen: Unseen, own_fds: OwnFds
+) -> None:
     rid = request.get("id")
     if request.get("op") == "ack":
         unseen.difference_update([pid for pid, r in children.items() if r == rid])
@@ -137,7 +148,7 @@ def _handle(request, run_trial, state, server_pid, children, unseen, own_fds):
     _reply({"op": "forked", "id": rid, "pid": pid})
 
 
-def _reap(children, unseen):
+def _reap(children: Children, unseen: Unseen) -> None:
     """Reaps ended children and reports the trials among them."""
     while children:
         pid, status = _wait_one(children, unseen)
@@ -151,7 +162,7 @@ def _reap(children, unseen):
         _reply({"op": "exit", "id": rid, "pid": pid, "code": code, "signal": sig})
 
 
-def _wait_one(children, unseen):
+def _wait_one(children: Children, unseen: Unseen) -> tuple[int, int]:
     """One ended child as (pid, status), or (0, 0). While a fork is unacknowledged only acknowledged
     trials are waited for, by pid: the unacknowledged child stays a zombie that the harness can
     still find in /proc, and orphans wait for the next call."""
@@ -170,17 +181,17 @@ def _wait_one(children, unseen):
     return (0, 0)
 
 
-def _shutdown(children):
+def _shutdown(children: Children) -> NoReturn:
     for pid in list(children):
-        for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        for kill in (os.killpg, os.kill):
             try:
-                target()
+                kill(pid, signal.SIGKILL)
             except OSError:
                 pass
     os._exit(0)
 
 
-def _child(request, run_trial, state, server_pid, own_fds):
+def _child(request: Request, run_trial: RunTrial, state: Any, server_pid: int, own_fds: OwnFds) -> NoReturn:
     """In the forked child: a trial of its own (session, limits, environment, arguments), then exit."""
     code = 1
     try:
