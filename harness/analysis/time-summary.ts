@@ -3,15 +3,7 @@
 // command against the first (compare statistics), or which scanned values are tied with the best.
 import { median } from 'simple-statistics';
 import { medianInterval } from '../stats/summary.js';
-import type {
-  CompareArmRow,
-  Config,
-  Interval,
-  Outcome,
-  RunResult,
-  StageOutcome,
-  TrialRecord,
-} from '../domain/index.js';
+import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
 
 export type TimeMode = 'single' | 'compare' | 'scan';
 
@@ -87,7 +79,7 @@ const x = (v: number) => `${v.toFixed(v >= 10 ? 1 : 2)}x`;
 
 /** The summary of a `tunebench time` run from its result and its trial records. */
 export function timeSummary(mode: TimeMode, result: RunResult, records: readonly TrialRecord[]): TimeSummary {
-  const stage = result.stages[0] as StageOutcome | undefined;
+  const stage = result.stages[0];
   if (!stage) return { mode, run_dir: result.run_dir, commands: [], findings: ['nothing ran'] };
   const ofStage = records.filter((r) => r.stage === stage.name);
   if (stage.kind === 'compare') {

@@ -78,6 +78,7 @@ const crash = (error: unknown): void => {
 process.on('uncaughtException', crash);
 process.on('unhandledRejection', crash);
 
-main().then((code) => {
+// Errors never reach here: main() reports each one and returns its exit code (crash() covers the rest).
+void main().then((code) => {
   process.exitCode = code;
 });

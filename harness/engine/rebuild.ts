@@ -117,5 +117,5 @@ async function replayResult(
 function countOutcomes(stored: RunResult, records: readonly TrialRecord[]): RunResult['trials']['by_outcome'] {
   const counts = Object.fromEntries(Object.keys(stored.trials.by_outcome).map((o) => [o, 0])) as Record<string, number>;
   for (const r of records) counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
-  return counts as RunResult['trials']['by_outcome'];
+  return counts;
 }

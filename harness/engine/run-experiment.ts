@@ -29,7 +29,6 @@ import { finalConfirmations } from './stages/final-confirm.js';
 import { lowerAfterFailure } from './stages/lower-after-failure.js';
 import { runStage } from './stages/index.js';
 import {
-  type Config,
   type Evidence,
   type Fingerprint,
   type Outcome,
@@ -439,7 +438,7 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
     environment:
       `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores), ` +
       `cap ${experiment.limits.memory ? formatBytes(experiment.limits.memory) : 'none'} via ${mechanism}`,
-    chosen: { ...ctx.baseConfig } as Config,
+    chosen: { ...ctx.baseConfig },
     evidence,
     stages: outcomes,
     trials: { total: ctx.records.length, by_outcome: byOutcome, replayed: x.replay.length },

@@ -15,7 +15,7 @@ import { detectChangePoints } from '../stats/change-points.js';
 import type { RunEntry } from './index.js';
 import { seriesGate, type SeriesGate } from './series-gate.js';
 import { confirmationRoots, readAccepted, readBaseline, readConfirmations } from './files.js';
-import type { Fingerprint, ParamValue } from '../domain/index.js';
+import type { ParamValue } from '../domain/index.js';
 
 export {
   ACCEPTED_FILE,
@@ -194,7 +194,7 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
   const after = readRunDir(latest.dir);
   if (baseline.env_key !== latest.env_key) {
     // The environment key leaves the host, kernel and memory out: those do not make another environment.
-    const diffs = environmentDiffs(before.run.environment as Fingerprint, after.run.environment as Fingerprint)
+    const diffs = environmentDiffs(before.run.environment, after.run.environment)
       .filter((d) => d.field !== 'host' && d.field !== 'kernel' && d.field !== 'memory')
       .map((d) => d.text);
     if (!opts.allowEnvMismatch) {

@@ -45,7 +45,7 @@ export async function compileSpec(spec: VlSpec): Promise<Compiled> {
   const [, vegaLite] = await loadLibraries();
   const warnings: string[] = [];
   const out = vegaLite.compile(spec as unknown as TopLevelSpec, {
-    logger: collectingLogger(warnings, 'vega-lite') as never,
+    logger: collectingLogger(warnings, 'vega-lite'),
   });
   return { vega: out.spec, warnings };
 }
@@ -70,7 +70,7 @@ export async function drawChart(spec: VlSpec): Promise<Drawn> {
   const logger = collectingLogger(warnings, 'vega');
   const view = new vega.View(vega.parse(compiled.vega), {
     renderer: 'none',
-    logger: logger as never,
+    logger: logger,
     logLevel: vega.Warn,
   });
   try {

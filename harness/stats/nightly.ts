@@ -118,7 +118,7 @@ export function nightlyOptions(given: Partial<NightlyOptions> = {}): NightlyOpti
   const o = {
     ...NIGHTLY_DEFAULTS,
     ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)),
-  } as NightlyOptions;
+  };
   const int = (name: 'window' | 'minReference' | 'persist', min: number) => {
     if (!Number.isInteger(o[name]) || o[name] < min)
       throw new RangeError(`nightly gate: ${name} must be an integer >= ${min}, got ${o[name]}`);

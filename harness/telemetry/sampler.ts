@@ -125,7 +125,7 @@ export class TelemetrySampler {
     );
     this.gpuProcess = child;
     let pending = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       pending += chunk.toString('utf8');
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';

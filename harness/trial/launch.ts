@@ -4,7 +4,6 @@ import { accessSync, closeSync, constants, fstatSync, openSync, readSync, rmSync
 import { delimiter, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import { ConfigError } from '../errors.js';
-import type { Readable } from 'node:stream';
 import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
 import { capsTree, type MemoryLimit } from './limits.js';
 import { identify, type KnownProcess } from './pids.js';
@@ -68,7 +67,7 @@ export async function spawnTrial(
     buffer: false,
     stdio: ['ignore', 'pipe', 'pipe', cgroup ? 'pipe' : 'ignore'],
   });
-  const joined = cgroup ? joinedSignal(child.stdio[3] as Readable | undefined) : Promise.resolve(true);
+  const joined = cgroup ? joinedSignal(child.stdio[3]) : Promise.resolve(true);
   const stderr = new TailBuffer(STDERR_TAIL_BYTES);
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol

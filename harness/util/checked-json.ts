@@ -48,7 +48,7 @@ function lineOfField(text: string, path: readonly PropertyKey[]): number | null 
     const counter = new LineCounter();
     const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: false });
     let node: unknown = doc.contents;
-    let best: YamlNode | null = (doc.contents as YamlNode | null) ?? null;
+    let best: YamlNode | null = doc.contents ?? null;
     for (const key of path) {
       if (isMap(node)) {
         const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === key);

@@ -3,7 +3,6 @@
 // `warm_start: fork`, except where run-trial.ts starts the role afresh).
 import { join } from 'node:path';
 import { loadExperiment } from '../../harness/experiment/load.js';
-import type { MaxBatchStageSpec } from '../../harness/experiment/schema.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import type { MeasureSteps } from '../../harness/workloads/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
@@ -29,7 +28,7 @@ export function benchTrials(experimentPath: string) {
     );
   return {
     experiment,
-    stage: stage as MaxBatchStageSpec,
+    stage: stage,
     workload,
     warm: warm !== undefined,
     trial,

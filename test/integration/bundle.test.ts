@@ -243,14 +243,14 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
       );
       const detail = Object.fromEntries(rows.map(([name, , , d]) => [name, d ?? '']));
       // The recorded nvidia-smi output stands in for the card; the OOM is the CPU allocator's under a cap.
-      assert.match(detail['fixtures']!, /^NVIDIA A100-SXM4-80GB, [\d.]+, 81920; OOM exit status [1-9]/);
-      assert.match(detail['max-batch']!, /^max \d+ in \d+ s; direct: \d+ (ran|FAILED) 10 steps/);
+      assert.match(detail['fixtures'], /^NVIDIA A100-SXM4-80GB, [\d.]+, 81920; OOM exit status [1-9]/);
+      assert.match(detail['max-batch'], /^max \d+ in \d+ s; direct: \d+ (ran|FAILED) 10 steps/);
       assert.match(
-        detail['finders']!,
+        detail['finders'],
         /lightning: Lightning is not importable here.*accelerate: Accelerate is not importable here/,
       );
       assert.match(
-        detail['allocator']!,
+        detail['allocator'],
         /empty-cache: \{"empty_cache": "[a-z0-9-]+"\}; alloc-conf: .*; claims: .*every-step/,
       );
       const listing = await execa('tar', ['-tzf', join(out, 'fixtures.tar.gz')]);

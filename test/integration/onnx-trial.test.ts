@@ -9,7 +9,7 @@ const CAP = 2.5 * 2 ** 30;
 
 function context(model: Record<string, unknown>, params: Record<string, unknown> = {}): TrialContext {
   const workload = new OnnxWorkload(
-    { kind: 'onnx', model: model as never, params: { intra_op_threads: 2, ...params } as never },
+    { kind: 'onnx', model: model as never, params: { intra_op_threads: 2, ...params } },
     1,
   );
   return { workload, limits: { memory: CAP, mechanism: 'prlimit', timeout: 60 }, scratchDir: tempDir() };

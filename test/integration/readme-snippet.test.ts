@@ -78,7 +78,7 @@ describe("the README's PyTorch snippet", { skip: requireSystem('torch') }, () =>
         r.phases?.map((p) => `${p.phase}@${p.epoch}`),
         ['eval@0', 'checkpoint@0', 'eval@1', 'checkpoint@1'],
       );
-      assert.ok(r.phases!.every((p) => p.seconds >= 0 && p.peak_bytes! > 0));
+      assert.ok(r.phases.every((p) => p.seconds >= 0 && p.peak_bytes! > 0));
     },
   );
 

@@ -436,7 +436,7 @@ describe('warm start: the server protocol', () => {
         readySeconds: 30,
       });
       assert.ok(!('refused' in started), 'refused' in started ? started.refused : '');
-      const server = started as WarmServer;
+      const server = started;
       try {
         for (let i = 0; i < 40; i++) {
           const forked = await server.fork({

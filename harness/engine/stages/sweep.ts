@@ -1,7 +1,7 @@
 // Runs a sweep stage: prune by constraints, run grid or race through journaled trials, rank, choose.
 import type { SweepStageSpec } from '../../experiment/schema.js';
 import { Constraints } from '../../search/constraints.js';
-import { configKey, grid, gridSize, type ParamSpec } from '../../search/space.js';
+import { configKey, grid, gridSize } from '../../search/space.js';
 import { runSweep, type ArmTrialFn, type SweepResult } from '../../search/sweep.js';
 import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
@@ -45,8 +45,8 @@ function planSweep({ ctx, spec, name }: { ctx: StageContext; spec: SweepStageSpe
   const exp = ctx.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
-  const candidates = grid(spec.params as Record<string, ParamSpec>, spec.applies_when);
-  const full = gridSize(spec.params as Record<string, ParamSpec>).total;
+  const candidates = grid(spec.params, spec.applies_when);
+  const full = gridSize(spec.params).total;
   if (candidates.length < full) {
     ctx.progress.note(
       `${full - candidates.length} of ${full} configs coincide because ${Object.entries(spec.applies_when)

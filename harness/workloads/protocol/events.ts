@@ -165,8 +165,8 @@ const doneSchema = z.looseObject({ event: z.literal('done') });
 const EVENT_SCHEMAS: Record<string, z.ZodType<WorkloadEvent>> = {
   step: stepSchema,
   memory: memorySchema,
-  oom: messageSchema as z.ZodType<OomEvent | ErrorEvent>,
-  error: messageSchema as z.ZodType<OomEvent | ErrorEvent>,
+  oom: messageSchema,
+  error: messageSchema,
   phase: phaseSchema,
   done: doneSchema,
 };

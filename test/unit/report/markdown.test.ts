@@ -71,7 +71,7 @@ describe('md, code and table', () => {
 describe('summary.md with hostile text', () => {
   it('makes no heading, no broken table and no raw HTML from a workload message or a parameter value', () => {
     const { run, records } = readRunDir(REPORT_FIXTURE);
-    const result = structuredClone(run.result!) as RunResult;
+    const result = structuredClone<RunResult>(run.result!);
     const evil = 'x\r# injected heading | <img src=x onerror=alert(1)> `tick`';
     result.experiment = `exp\r# fake title`;
     result.chosen['intra_op_threads'] = 'a|b\r<b>bold</b>';

@@ -70,8 +70,8 @@ describe('reports with missing or non-finite numbers', () => {
   const { run, records } = readRunDir(REPORT_FIXTURE);
   for (const [name, v, est] of VARIANTS) {
     it(`summary.md and report.html show "-" for ${name}`, () => {
-      const result = poison(structuredClone(run.result!), v, est) as RunResult;
-      const journal = poison(structuredClone(records), v, est) as TrialRecord[];
+      const result = poison<RunResult>(structuredClone(run.result!), v, est);
+      const journal = poison<TrialRecord[]>(structuredClone(records), v, est);
       const markdown = summaryMarkdown(result, journal);
       const html = reportHtml({ result, records: journal, charts: [], environment: {}, files: [] });
       assertClean(markdown, 'summary.md');

@@ -106,7 +106,7 @@ describe('confirmations until memory flattens', () => {
     assert.match(
       r.notes.join('\n'),
       new RegExp(
-        `batch ${r.max}: memory still growing \\+${(r.max! / 2).toFixed(1)} MiB/step at the bound \\(200 steps\\), ` +
+        `batch ${r.max}: memory still growing \\+${(r.max / 2).toFixed(1)} MiB/step at the bound \\(200 steps\\), ` +
           'so it is not called a max that holds: raise confirm_max_steps',
       ),
     );

@@ -148,7 +148,7 @@ describe('findMaxBatch', () => {
     const mem = (b: number) => c.base + c.perSample * b;
     assert.ok(r.result.recommended !== null && r.result.recommended < r.result.max!);
     assert.ok(mem(r.result.recommended) <= 0.8 * mem(r.result.max!), 'headroom kept');
-    assert.ok(mem(r.result.recommended! + 8 * 40) > 0.8 * mem(r.result.max!), 'and not far below the target');
+    assert.ok(mem(r.result.recommended + 8 * 40) > 0.8 * mem(r.result.max!), 'and not far below the target');
   });
 
   it('recommends nothing when the fixed memory alone breaks the headroom', async () => {

@@ -45,8 +45,8 @@ describe('command workload with workload.launcher: torchrun', () => {
     const w = workload();
     const [a, b] = [w.command({ batch_size: 8 }, measure), w.command({ batch_size: 8 }, measure)];
     assert.equal(a.cleanup?.length, 1);
-    assert.ok(a.argv.includes(`--log_dir=${a.cleanup![0]!}`));
-    assert.notEqual(a.cleanup![0], b.cleanup![0]);
+    assert.ok(a.argv.includes(`--log_dir=${a.cleanup[0]!}`));
+    assert.notEqual(a.cleanup[0], b.cleanup![0]);
   });
 
   it('runs torch.distributed.run under launcher.python, else torchrun from PATH', () => {

@@ -30,7 +30,7 @@ describe('generated models', () => {
       [16, 16],
       [16, 10],
     ]);
-    assert.equal(Number(m.opsetImport![0]!.version), 17);
+    assert.equal(Number(m.opsetImport[0]!.version), 17);
   });
 
   it('rejects a transformer whose width does not split into heads', () => {
