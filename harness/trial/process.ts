@@ -146,7 +146,80 @@ export function endLeftovers(scratchDir: string): number {
   return endOrphanedCgroups(cgroupHost()) + marked.length;
 }
 
+/** A launched trial: its files, its cgroup, the process the harness started and how it is tracked. */
+interface StartedTrial {
+  limit: MemoryLimit;
+  eventsPath: string;
+  cgroup: TrialCgroup | undefined;
+  /** hrtime at the launch, for the trial's wall time. */
+  started: bigint;
+  launched: Launched;
+  tracked: Tracked;
+}
+
+/** What the watch of a running trial learns: set by its timers, its events, its stop hook and the user's abort. */
+interface WatchState {
+  timedOut: boolean;
+  killedByHarness: boolean;
+  stoppedByUser: boolean;
+  afterDone: boolean;
+  endedAtDone: boolean;
+  endedByHook: boolean;
+  /** The rank whose oom event stopped a multi-rank trial. */
+  stoppedAtOom: number | undefined;
+  doneRanks: Set<number>;
+  doneTimer: NodeJS.Timeout | undefined;
+  readerError: string | null;
+  /** Cleared when the workload's process is gone: events read after that arm no timer. */
+  running: boolean;
+}
+
+/** A running trial as its watch sees it. */
+interface Watch {
+  spec: ProcessTrialSpec;
+  ranks: number;
+  cgroup: TrialCgroup | undefined;
+  reader: EventReader;
+  sampler: TelemetrySampler;
+  state: WatchState;
+  /** Signals every process of the trial. */
+  end: (signal: NodeJS.Signals) => void;
+}
+
+/** A trial after its last process is gone: what was read, sampled and measured of it. */
+interface WatchedTrial {
+  state: WatchState;
+  reader: EventReader;
+  sampler: TelemetrySampler;
+  telemetry: Telemetry;
+  exit: ForkExit;
+  memory: ReturnType<typeof cgroupMemory>;
+  /** The pids its cgroup still held after the final SIGKILL. */
+  left: number[];
+}
+
+/** How the trial is judged: its classification and the exit it counts as. */
+interface Judgement {
+  classification: Classification;
+  /** Ended by its stop hook, judged as a clean exit. */
+  atHook: boolean;
+  /** Ended at `done` or by its stop hook, judged as a clean exit. */
+  atDone: boolean;
+  exitCode: number | null;
+  signal: ForkExit['signal'];
+  stderrTail: string;
+}
+
 export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTrialResult> {
+  const started = await startTrial(spec);
+  const watched = await watchTrial(spec, started);
+  await checkLaunch(spec, started, watched);
+  const judgement = judgeTrial(spec, started, watched);
+  return trialResult({ spec, started, watched, judgement });
+}
+
+/** Launches the trial in its cgroup (when one can be made) and tracks it so that a harness crash ends it. */
+async function startTrial(spec: ProcessTrialSpec): Promise<StartedTrial> {
   const limit = planLimit(spec.memoryBytes, spec.mechanism);
   mkdirSync(spec.scratchDir, { recursive: true });
   // Each attempt has files of its own: an orphan of a killed earlier attempt cannot write into them.
@@ -164,102 +237,61 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
     if (cgroup) removeTrialCgroup(cgroup);
     throw error;
   }
-  const { pid, exited } = launched;
   const tracked: Tracked = { root: launched.root, mark, cgroup, server: spec.fork };
   active.add(tracked);
-  const end = (signal: NodeJS.Signals): void => void endTrial(tracked, signal);
+  return { limit, eventsPath, cgroup, started, launched, tracked };
+}
 
-  const reader = new EventReader(eventsPath, spec.ranks ?? 1);
-  const sampler = new TelemetrySampler(pid);
-  let timedOut = false;
-  let killedByHarness = false;
-  let stoppedByUser = false;
-  let afterDone = false;
-  let endedAtDone = false;
-  let endedByHook = false;
-  /** The rank whose oom event stopped a multi-rank trial. */
-  let stoppedAtOom: number | undefined;
-  const ranks = spec.ranks ?? 1;
-  const doneRanks = new Set<number>();
-  let doneTimer: NodeJS.Timeout | undefined;
-  let readerError: string | null = null;
-  /** Cleared when the workload's process is gone: events read after that arm no timer. */
-  let running = true;
-  const stop = (): void => {
-    killedByHarness = true;
-    end('SIGTERM');
-    setTimeout(() => end('SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
+/**
+ * Watches the trial until its process is gone (timeout, abort, events, stop hook), then ends every process
+ * it left, removes its cgroup and reads the rest of its events.
+ */
+async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promise<WatchedTrial> {
+  const { launched, tracked, cgroup } = started;
+  const end = (signal: NodeJS.Signals): void => void endTrial(tracked, signal);
+  const w: Watch = {
+    spec,
+    ranks: spec.ranks ?? 1,
+    cgroup,
+    reader: new EventReader(started.eventsPath, spec.ranks ?? 1),
+    sampler: new TelemetrySampler(launched.pid),
+    state: {
+      timedOut: false,
+      killedByHarness: false,
+      stoppedByUser: false,
+      afterDone: false,
+      endedAtDone: false,
+      endedByHook: false,
+      stoppedAtOom: undefined,
+      doneRanks: new Set<number>(),
+      doneTimer: undefined,
+      readerError: null,
+      running: true,
+    },
+    end,
   };
+  const { state, reader, sampler } = w;
   const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
+    state.timedOut = true;
+    stopTrial(w);
   }, spec.timeoutSeconds * 1000);
   const onAbort = (): void => {
-    stoppedByUser = true;
-    stop();
+    state.stoppedByUser = true;
+    stopTrial(w);
   };
   spec.signal?.addEventListener('abort', onAbort, { once: true });
-  const take = (events: WorkloadEvent[]): void => {
-    for (const e of events) {
-      spec.onEvent?.(e);
-      if (e.event === 'done') doneRanks.add(ranks > 1 ? rankOf(e) : 0);
-      // One rank out of memory fails the trial: the others would wait for it in a collective.
-      if (e.event === 'oom' && ranks > 1 && running && !killedByHarness) {
-        stoppedAtOom = rankOf(e);
-        killedByHarness = true;
-        end('SIGKILL');
-      }
-      if (e.event === 'done' && doneRanks.size >= ranks && spec.stopAtDone && running && !killedByHarness) {
-        endedAtDone = true;
-        end('SIGKILL');
-      }
-      // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
-      if (e.event === 'done' && doneTimer === undefined && running) {
-        doneTimer = setTimeout(
-          () => {
-            afterDone = true;
-            stop();
-          },
-          (spec.doneGraceSeconds ?? DONE_GRACE_SECONDS) * 1000,
-        );
-        // The trial's own process keeps the harness alive while it runs; this timer must not.
-        doneTimer.unref();
-      }
-    }
-  };
-  const hook = (events: WorkloadEvent[]): void => {
-    if (!spec.stopWhen || !running || killedByHarness || endedAtDone || endedByHook) return;
-    const memory = {
-      cgroupPeakBytes: cgroup ? cgroupMemory(cgroup).peakBytes : null,
-      treeRssPeakBytes: sampler.peakRss,
-    };
-    if (spec.stopWhen({ events, memory })) {
-      endedByHook = true;
-      end('SIGKILL');
-    }
-  };
-  const poller = setInterval(() => {
-    try {
-      const events = reader.poll();
-      take(events);
-      hook(events);
-    } catch (error) {
-      // Never let the reader take the harness down: the trial ends, the run goes on.
-      readerError = (error as Error).message;
-      clearInterval(poller);
-    }
-  }, POLL_MS);
+  const poller = pollEvents(w);
   let exit: ForkExit;
   let memory: ReturnType<typeof cgroupMemory> = { peakBytes: null, usageBytes: null, oomKills: 0 };
   let left: number[];
   try {
     sampler.start();
-    exit = await exited;
+    exit = await launched.exited;
     await launched.settle(() => end('SIGKILL'));
   } finally {
-    running = false;
+    state.running = false;
     clearTimeout(timer);
-    clearTimeout(doneTimer);
+    clearTimeout(state.doneTimer);
     clearInterval(poller);
     spec.signal?.removeEventListener('abort', onAbort);
     // Whatever happened above, no process of the trial outlives it.
@@ -270,11 +302,92 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   }
   const telemetry = sampler.stop();
   try {
-    take(reader.finish());
+    takeEvents(w, reader.finish());
   } catch (error) {
-    readerError ??= (error as Error).message;
+    state.readerError ??= (error as Error).message;
   }
-  rmSync(eventsPath, { force: true });
+  rmSync(started.eventsPath, { force: true });
+  return { state, reader, sampler, telemetry, exit, memory, left };
+}
+
+/** Stops the trial: SIGTERM, then SIGKILL after the grace. */
+function stopTrial(w: Watch): void {
+  w.state.killedByHarness = true;
+  w.end('SIGTERM');
+  setTimeout(() => w.end('SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
+}
+
+/** Reads the events file every POLL_MS while the trial runs. */
+function pollEvents(w: Watch): NodeJS.Timeout {
+  const poller = setInterval(() => {
+    try {
+      const events = w.reader.poll();
+      takeEvents(w, events);
+      runStopHook(w, events);
+    } catch (error) {
+      // Never let the reader take the harness down: the trial ends, the run goes on.
+      w.state.readerError = (error as Error).message;
+      clearInterval(poller);
+    }
+  }, POLL_MS);
+  return poller;
+}
+
+/** Passes the events on and acts on them: an oom of one of several ranks, `done` (stop, or arm the grace). */
+function takeEvents(w: Watch, events: WorkloadEvent[]): void {
+  const { spec, ranks, state } = w;
+  for (const e of events) {
+    spec.onEvent?.(e);
+    if (e.event === 'done') state.doneRanks.add(ranks > 1 ? rankOf(e) : 0);
+    // One rank out of memory fails the trial: the others would wait for it in a collective.
+    if (e.event === 'oom' && ranks > 1 && state.running && !state.killedByHarness) {
+      state.stoppedAtOom = rankOf(e);
+      state.killedByHarness = true;
+      w.end('SIGKILL');
+    }
+    if (
+      e.event === 'done' &&
+      state.doneRanks.size >= ranks &&
+      spec.stopAtDone &&
+      state.running &&
+      !state.killedByHarness
+    ) {
+      state.endedAtDone = true;
+      w.end('SIGKILL');
+    }
+    // `done` ends the measurement: a teardown that hangs is cut short, and the steps are kept.
+    if (e.event === 'done' && state.doneTimer === undefined && state.running) {
+      state.doneTimer = setTimeout(
+        () => {
+          state.afterDone = true;
+          stopTrial(w);
+        },
+        (spec.doneGraceSeconds ?? DONE_GRACE_SECONDS) * 1000,
+      );
+      // The trial's own process keeps the harness alive while it runs; this timer must not.
+      state.doneTimer.unref();
+    }
+  }
+}
+
+/** Asks the spec's stop hook whether the trial has what it needs; ends it when it has. */
+function runStopHook(w: Watch, events: WorkloadEvent[]): void {
+  const { spec, state } = w;
+  if (!spec.stopWhen || !state.running || state.killedByHarness || state.endedAtDone || state.endedByHook) return;
+  const memory = {
+    cgroupPeakBytes: w.cgroup ? cgroupMemory(w.cgroup).peakBytes : null,
+    treeRssPeakBytes: w.sampler.peakRss,
+  };
+  if (spec.stopWhen({ events, memory })) {
+    state.endedByHook = true;
+    w.end('SIGKILL');
+  }
+}
+
+/** Throws for what is not the trial's outcome: a failed cgroup join, a dead warm server, a program that never started. */
+async function checkLaunch(spec: ProcessTrialSpec, started: StartedTrial, watched: WatchedTrial): Promise<void> {
+  const { launched, cgroup } = started;
+  const { exit } = watched;
   if (!(await launched.joined))
     throw new TrialError(
       `the trial could not join its cgroup (${cgroup?.dirs.join(', ')}): the cgroup hierarchy refused the move; ` +
@@ -283,32 +396,38 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
   if (exit.serverGone !== undefined)
     throw new WarmForkError(`the warm server died while trial ${spec.trialId} ran (${exit.serverGone})`);
 
-  const notStarted = launched.startFailure(exit, killedByHarness);
+  const notStarted = launched.startFailure(exit, watched.state.killedByHarness);
   if (notStarted !== undefined) {
     // The program could not be started at all (ENOENT, EACCES): the experiment names a bad program.
     throw new ConfigError(
       `could not start ${JSON.stringify(spec.argv[0])}: ${notStarted}; check workload.command (and workload.python)`,
     );
   }
+}
+
+/** Classifies the trial from its exit, events and memory, with the problems met on the way in its reason. */
+function judgeTrial(spec: ProcessTrialSpec, started: StartedTrial, watched: WatchedTrial): Judgement {
+  const { state, reader, memory } = watched;
+  const { timedOut, stoppedByUser } = state;
   // Stopped at `done` (or by the stop hook) by the harness: judged as the clean exit it was about to make.
-  const atHook = endedByHook && !endedAtDone && !timedOut && !stoppedByUser;
-  const atDone = (endedAtDone || atHook) && !timedOut && !stoppedByUser;
-  const exitCode = atDone ? 0 : exit.code;
-  const signal = atDone ? null : exit.signal;
-  const stderrTail = launched.stderrTail();
+  const atHook = state.endedByHook && !state.endedAtDone && !timedOut && !stoppedByUser;
+  const atDone = (state.endedAtDone || atHook) && !timedOut && !stoppedByUser;
+  const exitCode = atDone ? 0 : watched.exit.code;
+  const signal = atDone ? null : watched.exit.signal;
+  const stderrTail = started.launched.stderrTail();
   const steps = stepEventCount(reader.events);
   let classification = classify({
     events: reader.events,
     exitCode,
     signal,
     timedOut,
-    killedByHarness,
+    killedByHarness: state.killedByHarness,
     cgroupOomKills: memory.oomKills,
     stderr: stderrTail,
     eventsRequired: spec.eventsRequired,
     malformedEvents: reader.malformed,
   });
-  if (afterDone && !timedOut && !stoppedByUser && classification.outcome !== 'oom' && steps > 0) {
+  if (state.afterDone && !timedOut && !stoppedByUser && classification.outcome !== 'oom' && steps > 0) {
     classification = {
       outcome: 'ok',
       reason:
@@ -316,7 +435,25 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
         `${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
     };
   }
-  const problems = [
+  const problems = trialProblems({ spec, watched, classification, atHook, atDone });
+  if (problems.length > 0)
+    classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
+  return { classification, atHook, atDone, exitCode, signal, stderrTail };
+}
+
+/** What went wrong beside the outcome (events, early stops, processes left), each said once in the reason. */
+function trialProblems(opts: {
+  spec: ProcessTrialSpec;
+  watched: WatchedTrial;
+  classification: Classification;
+  atHook: boolean;
+  atDone: boolean;
+}): string[] {
+  const { spec, watched, classification, atHook, atDone } = opts;
+  const { reader, state, left } = watched;
+  const readerError = state.readerError;
+  const ranks = spec.ranks ?? 1;
+  return [
     reader.problem,
     readerError && `reading the events file failed: ${readerError}`,
     classification.outcome === 'ok' && reader.malformed > 0 && `${reader.malformed} malformed event line(s) ignored`,
@@ -325,30 +462,40 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
       !atHook &&
       `stopped at its done event${ranks > 1 ? ` from each of its ${ranks} ranks` : ''} ` +
         '(the teardown is not waited for)',
-    stoppedAtOom !== undefined && `every rank was stopped at the oom event of rank ${stoppedAtOom}`,
+    state.stoppedAtOom !== undefined && `every rank was stopped at the oom event of rank ${state.stoppedAtOom}`,
     left.length > 0 &&
       `${left.length} process(es) in the trial's cgroup were not ended (pids ${left.join(', ')}: moved in ` +
         'from outside the trial, or unkillable)',
   ].filter((x): x is string => typeof x === 'string' && x.length > 0);
-  if (problems.length > 0)
-    classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
+}
+
+/** The trial's result: its judgement, events, exit, memory and how it was contained. */
+function trialResult(opts: {
+  spec: ProcessTrialSpec;
+  started: StartedTrial;
+  watched: WatchedTrial;
+  judgement: Judgement;
+}): ProcessTrialResult {
+  const { spec, started, watched, judgement } = opts;
+  const { launched, cgroup, limit } = started;
+  const { reader, state } = watched;
   return {
-    ...classification,
+    ...judgement.classification,
     events: reader.events,
     malformedEvents: reader.malformed,
-    exitCode,
-    signal,
-    stderrTail,
-    wallSeconds: Number(process.hrtime.bigint() - started) / 1e9,
-    peakTreeRssBytes: sampler.peakRss,
-    telemetry,
-    cgroupPeakBytes: memory.peakBytes,
+    exitCode: judgement.exitCode,
+    signal: judgement.signal,
+    stderrTail: judgement.stderrTail,
+    wallSeconds: Number(process.hrtime.bigint() - started.started) / 1e9,
+    peakTreeRssBytes: watched.sampler.peakRss,
+    telemetry: watched.telemetry,
+    cgroupPeakBytes: watched.memory.peakBytes,
     ...(launched.sharedBytes !== undefined ? { sharedBytes: launched.sharedBytes } : {}),
     limit,
     contained: cgroup ? 'cgroup' : 'process-tree',
-    aborted: stoppedByUser && !timedOut,
+    aborted: state.stoppedByUser && !state.timedOut,
     ...(spec.fork ? { launch: 'fork' as const } : {}),
-    ...(atHook ? { stoppedEarly: true } : {}),
+    ...(judgement.atHook ? { stoppedEarly: true } : {}),
   };
 }
 

@@ -12,7 +12,7 @@ import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
 import { capsTree } from './limits.js';
 import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
 import { failedIn, phaseRuns } from './phases.js';
-import { summarizeEvents } from './ranks.js';
+import { summarizeEvents, type EventSummary } from './ranks.js';
 import { MemorySeriesTracker } from './memory-series.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
@@ -46,7 +46,53 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const startedAt = new Date().toISOString();
   // Memory per step for the record; under a plateau rule it also ends the trial once memory has flattened.
   const tracker = new MemorySeriesTracker(req.measure.plateau, command.ranks ?? 1);
-  const spec: ProcessTrialSpec = {
+  const spec = trialSpec({ ctx, command, trialId, tracker });
+  const launchNotes: string[] = [];
+  const result = await launchTrial({ ctx, req, command, spec, notes: launchNotes });
+  const ranks = command.ranks ?? 1;
+  tracker.finish(result.events);
+  const series = tracker.series();
+  const growth = result.outcome === 'ok' ? tracker.verdict(req.measure.warmupSteps + req.measure.steps) : undefined;
+  const measured = measuredSteps({ result, command, config, ranks });
+  const memory = memoryFigures(result, measured.summary, ranks);
+  const overrun = stepOverrun(stepCount(measured.steps) + stepCount(measured.warmupSteps), req.measure);
+  const notes = trialNotes({ result, launchNotes, memory, overrun });
+  const phases = phaseRuns(result.events);
+  const failure = failedIn(result.events, result.outcome);
+  return {
+    v: 1,
+    index: req.index,
+    stage: req.stage,
+    role: req.role,
+    config,
+    ...(req.argv ? { argv: command.argv } : {}),
+    ...(result.launch ? { launch: result.launch } : {}),
+    outcome: result.outcome,
+    reason: overrun && result.outcome === 'timeout' ? `${result.reason}; ${overrun}` : result.reason,
+    exit_code: result.exitCode,
+    signal: result.signal,
+    ...stepFields(measured),
+    ...memoryFields({ result, memory, summary: measured.summary, series, growth, ranks }),
+    wall_seconds: result.wallSeconds,
+    started_at: startedAt,
+    ...(phases.length > 0 ? { phases } : {}),
+    ...(failure ? { failed_in: failure } : {}),
+    malformed_events: result.malformedEvents,
+    stderr_tail: result.outcome === 'ok' ? '' : result.stderrTail,
+    patterns_version: PATTERNS_VERSION,
+    ...(notes.length > 0 ? { notes } : {}),
+  };
+}
+
+/** The process trial for a workload's command, under the experiment's limits. */
+function trialSpec(opts: {
+  ctx: TrialContext;
+  command: TrialCommand;
+  trialId: string;
+  tracker: MemorySeriesTracker;
+}): ProcessTrialSpec {
+  const { ctx, command, trialId, tracker } = opts;
+  return {
     argv: command.argv,
     env: command.env,
     ...(command.cwd ? { cwd: command.cwd } : {}),
@@ -63,10 +109,30 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(command.ranks !== undefined ? { ranks: command.ranks } : {}),
   };
-  const launchNotes: string[] = [];
+}
+
+/**
+ * Runs the trial (forked or fresh) and removes the command's files; throws when the launcher could not
+ * start the ranks or the trial was stopped before it finished.
+ */
+async function launchTrial(opts: {
+  ctx: TrialContext;
+  req: TrialRequest;
+  command: TrialCommand;
+  spec: ProcessTrialSpec;
+  notes: string[];
+}): Promise<ProcessTrialResult> {
+  const { ctx, req, command, spec, notes } = opts;
   let result: ProcessTrialResult;
   try {
-    result = await runWarmOrFresh(ctx, command, spec, launchNotes, req.role, req.measure.plateau !== undefined);
+    result = await runWarmOrFresh({
+      ctx,
+      command,
+      spec,
+      notes,
+      role: req.role,
+      untilFlat: req.measure.plateau !== undefined,
+    });
   } catch (error) {
     throw command.launcherField && error instanceof ConfigError ? launcherError(command, error.message, error) : error;
   } finally {
@@ -75,18 +141,49 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const unlaunched = command.launcherField ? launcherFailure(result) : undefined;
   if (unlaunched) throw launcherError(command, unlaunched);
   if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
-  const ranks = command.ranks ?? 1;
-  tracker.finish(result.events);
-  const series = tracker.series();
-  const growth = result.outcome === 'ok' ? tracker.verdict(req.measure.warmupSteps + req.measure.steps) : undefined;
+  return result;
+}
+
+/** The trial's steps and warmup steps, with the events' summary they come from. */
+interface MeasuredSteps {
+  summary: EventSummary;
+  steps: EventSummary['steps'];
+  warmupSteps: EventSummary['warmup'];
+  /** Timed as a whole process: the program sent no step events. */
+  processTimed: boolean;
+}
+
+/** The steps the events report; one whole-process step for a program that ignores the protocol. */
+function measuredSteps(opts: {
+  result: ProcessTrialResult;
+  command: TrialCommand;
+  config: Config;
+  ranks: number;
+}): MeasuredSteps {
+  const { result, command, config, ranks } = opts;
   const summary = summarizeEvents(result.events, ranks);
-  const { steps, warmup: warmupSteps, reportedRss, reportedDevice, reportedLimited, report } = summary;
+  const { steps, warmup: warmupSteps } = summary;
   const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
   // steps and warmupSteps hold at most MAX_STEP_DETAIL samples each, then one folded sample (ranks.ts).
   if (processTimed) {
     // Whole-process timing for programs that ignore the protocol.
     steps.push({ samples: Number(config['batch_size'] ?? 1) * ranks, seconds: result.wallSeconds });
   }
+  return { summary, steps, warmupSteps, processTimed };
+}
+
+/** The trial's memory figures for the record. */
+interface MemoryFigures {
+  peakRss: number | null;
+  limited: number | null;
+  /** Of a fork: the warm server's memory counted against the cap (0 for a fresh process). */
+  shared: number;
+  /** The tree's peak RSS when it exceeded a per-process cap. */
+  treeOverCap: number | undefined;
+}
+
+function memoryFigures(result: ProcessTrialResult, summary: EventSummary, ranks: number): MemoryFigures {
+  const { reportedRss, reportedLimited } = summary;
   // The workload's own figure is exact for its process; the sampled tree adds worker processes. Of N
   // ranks the largest rank's figure is the memory (the tree, the launcher and every rank, stays in telemetry).
   const treeRss = result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null;
@@ -114,6 +211,18 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     treeRss > result.limit.bytes
       ? treeRss
       : undefined;
+  return { peakRss, limited, shared, treeOverCap };
+}
+
+/** The record's notes, in order: launch, shared memory, tree over cap, step overrun, foreign load. */
+function trialNotes(opts: {
+  result: ProcessTrialResult;
+  launchNotes: readonly string[];
+  memory: MemoryFigures;
+  overrun: string | undefined;
+}): string[] {
+  const { result, launchNotes, memory, overrun } = opts;
+  const { shared, treeOverCap } = memory;
   const notes: string[] = [...launchNotes];
   if (result.launch === 'fork' && shared > 0 && result.limit.bytes !== null)
     notes.push(sharedMemoryNote(result, shared));
@@ -123,24 +232,16 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
         'prlimit caps each process, not the tree (limits.mechanism cgroup caps the tree)',
     );
   }
-  const overrun = stepOverrun(stepCount(steps) + stepCount(warmupSteps), req.measure);
   if (overrun) notes.push(overrun);
-  const phases = phaseRuns(result.events);
-  const failure = failedIn(result.events, result.outcome);
   const foreign = result.telemetry.summary.foreign_load;
   if (foreign && isMaterial(foreign)) notes.push(foreignLoadNote(foreign));
+  return notes;
+}
+
+/** The record's step fields, in the record's order. */
+function stepFields(measured: MeasuredSteps) {
+  const { summary, steps, warmupSteps, processTimed } = measured;
   return {
-    v: 1,
-    index: req.index,
-    stage: req.stage,
-    role: req.role,
-    config,
-    ...(req.argv ? { argv: command.argv } : {}),
-    ...(result.launch ? { launch: result.launch } : {}),
-    outcome: result.outcome,
-    reason: overrun && result.outcome === 'timeout' ? `${result.reason}; ${overrun}` : result.reason,
-    exit_code: result.exitCode,
-    signal: result.signal,
     steps,
     warmup_steps: stepCount(warmupSteps),
     ...(processTimed ? { timing: 'process' as const } : {}),
@@ -148,9 +249,24 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...(summary.epochs > 0 ? { epochs: summary.epochs } : {}),
     samples_per_second: ratioThroughput(steps),
     step_seconds: processTimed ? stepLatency(steps) : summary.latency,
-    peak_rss_bytes: peakRss,
-    peak_limited_bytes: limited,
-    peak_device_bytes: reportedDevice,
+  };
+}
+
+/** The record's memory fields (with the telemetry), in the record's order. */
+function memoryFields(opts: {
+  result: ProcessTrialResult;
+  memory: MemoryFigures;
+  summary: EventSummary;
+  series: ReturnType<MemorySeriesTracker['series']>;
+  growth: ReturnType<MemorySeriesTracker['verdict']> | undefined;
+  ranks: number;
+}) {
+  const { result, memory, summary, series, growth, ranks } = opts;
+  const { treeOverCap } = memory;
+  return {
+    peak_rss_bytes: memory.peakRss,
+    peak_limited_bytes: memory.limited,
+    peak_device_bytes: summary.reportedDevice,
     limit: {
       mechanism: result.limit.mechanism,
       bytes: result.limit.bytes,
@@ -160,17 +276,9 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     telemetry: result.telemetry,
     ...(series ? { memory_series: series } : {}),
     ...(growth ? { memory_growth: growth } : {}),
-    ...(report ? { workload_report: report } : {}),
+    ...(summary.report ? { workload_report: summary.report } : {}),
     ...(ranks > 1 ? { ranks } : {}),
     ...(summary.peakRank !== undefined ? { peak_rank: summary.peakRank, rank_peak_bytes: summary.rankPeaks } : {}),
-    wall_seconds: result.wallSeconds,
-    started_at: startedAt,
-    ...(phases.length > 0 ? { phases } : {}),
-    ...(failure ? { failed_in: failure } : {}),
-    malformed_events: result.malformedEvents,
-    stderr_tail: result.outcome === 'ok' ? '' : result.stderrTail,
-    patterns_version: PATTERNS_VERSION,
-    ...(notes.length > 0 ? { notes } : {}),
   };
 }
 
@@ -268,14 +376,17 @@ export const FRESH_PROCESS_ROLES: ReadonlySet<string> = new Set(['confirm', 'rep
  * Forks the trial from the workload's warm server when it has one (and the role allows it); otherwise,
  * or when the server cannot fork it, runs it as a fresh process and says why in `notes`.
  */
-async function runWarmOrFresh(
-  ctx: TrialContext,
-  command: TrialCommand,
-  spec: ProcessTrialSpec,
-  notes: string[],
-  role: string,
-  untilFlat: boolean,
-): Promise<ProcessTrialResult> {
+async function runWarmOrFresh(opts: {
+  ctx: TrialContext;
+  command: TrialCommand;
+  spec: ProcessTrialSpec;
+  /** Where it says why the trial ran as a fresh process. */
+  notes: string[];
+  role: string;
+  /** The trial runs until its memory flattens (a plateau rule). */
+  untilFlat: boolean;
+}): Promise<ProcessTrialResult> {
+  const { ctx, command, spec, notes, role, untilFlat } = opts;
   if (!ctx.warm || !command.warm) return runProcessTrial(spec);
   if (FRESH_PROCESS_ROLES.has(role) || untilFlat) {
     notes.push(
