@@ -1,24 +1,15 @@
 // `tunebench history <reports-dir>`: trend charts, change points and the latest run's gate against its
 // baseline, per experiment (`tunebench baseline`, in baseline.ts, pins the baseline).
 import type { Command } from 'commander';
-import { dirname, join, resolve } from 'node:path';
-import { ConfigError, EXIT, StoppedError } from '../errors.js';
+import { join, resolve } from 'node:path';
+import { ConfigError, EXIT } from '../errors.js';
 import { historyChart } from '../history/chart.js';
 import { HISTORY_LOCK_FILE, indexRuns, type HistoryIndex } from '../history/index.js';
 import { historyHtml, historyMarkdown, findings } from '../history/render.js';
-import { confirmAlarms, STOPPED_PREFIX } from '../history/confirm.js';
+import { analyzeConfirmed, type ConfirmWiring } from '../history/pending.js';
 import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
 import { createProgress } from '../engine/progress.js';
-import {
-  analyzeHistory,
-  appendConfirmations,
-  confirmationRoots,
-  failingMetrics,
-  seriesDecides,
-  type ExperimentHistory,
-  type HistoryOptions,
-} from '../history/trend.js';
-import type { RunEntry } from '../history/index.js';
+import { failingMetrics, seriesDecides, type ExperimentHistory, type HistoryOptions } from '../history/trend.js';
 import { withStopSignals } from './signals.js';
 import { renderSvg } from '../report/render.js';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
@@ -142,12 +133,19 @@ interface HistoryRun {
   confirm: boolean;
 }
 
+/** Confirmations show their progress on stderr and stop on the stop signals. */
+function confirmWiring(outRoot: string, quiet: boolean): ConfirmWiring {
+  return {
+    outRoot,
+    progress: () => createProgress(quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain'),
+    stoppable: withStopSignals,
+  };
+}
+
 /** Analyzes, confirms pending alarms, writes the history reports and sets the exit code. */
 async function historyCommand({ reports, index, opts, threshold, flags: o, confirm }: HistoryRun): Promise<void> {
   const outRoot = opts.outRoot;
-  let histories = analyzeHistory(index.runs, opts);
-  if (confirm && (await confirmPending(histories, index.runs, outRoot, o.quiet === true)))
-    histories = analyzeHistory(index.runs, opts);
+  const histories = await analyzeConfirmed(index.runs, opts, confirm ? confirmWiring(outRoot, o.quiet === true) : null);
   const written: string[] = [];
   const markdown: string[] = [];
   for (const h of histories) {
@@ -198,46 +196,6 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     process.stderr.write(`tunebench: the chosen config changed in ${changed.map((h) => h.experiment).join(', ')}\n`);
     process.exitCode = EXIT.configChanged;
   }
-}
-
-/**
- * Runs the confirmations of every regression alarm waiting for one and records them in
- * <reports>/<experiment>/confirmations.json; true when any ran (the history is then analyzed again).
- */
-async function confirmPending(
-  histories: readonly ExperimentHistory[],
-  runs: readonly RunEntry[],
-  outRoot: string,
-  quiet: boolean,
-): Promise<boolean> {
-  let ran = false;
-  for (const h of histories) {
-    const g = h.gate;
-    if (!g || !seriesDecides(g)) continue;
-    const pending = g.series!.metrics.filter((m) => m.pending);
-    if (pending.length === 0) continue;
-    const latest = runs.find((r) => r.run_id === g.latest.run_id && r.dir === g.latest.dir)!;
-    // The reference level's latest night: its config is measured beside tonight's.
-    const refId = pending[0]!.alarm?.reference_to;
-    const reference =
-      runs.find((r) => r.run_id === refId && r.experiment === h.experiment && r.env_key === latest.env_key) ?? null;
-    const progress = createProgress(quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'plain');
-    const done = await withStopSignals((signal) =>
-      confirmAlarms(latest, reference, pending, {
-        outDir: join(outRoot, experimentDirName(h.experiment), 'confirm'),
-        progress,
-        signal,
-        minDrop: g.series!.min_drop,
-      }),
-    ).finally(() => progress.finish());
-    // A confirmation cut short by a signal is not evidence either way: nothing is recorded, and the
-    // next history runs it again.
-    const stopped = done.find((c) => c.error?.startsWith(STOPPED_PREFIX));
-    if (stopped) throw new StoppedError(`${stopped.error}; run tunebench history again to confirm`);
-    appendConfirmations(dirname(latest.dir), done, confirmationRoots(dirname(latest.dir), outRoot));
-    ran = true;
-  }
-  return ran;
 }
 
 /** The findings for machines: no trial data, just the series, change points and the gate. */

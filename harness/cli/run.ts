@@ -8,7 +8,16 @@ import { ConfigError, EXIT, StageFailedError } from '../errors.js';
 import { stageFailureSentence } from '../report/stage-failure.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
-import { addCommonOptions, appendStepSummary, DEFAULTS, examples, progressMode, resolveCommon } from './common.js';
+import type { RunResult, StageFailure } from '../domain/index.js';
+import {
+  addCommonOptions,
+  appendStepSummary,
+  DEFAULTS,
+  examples,
+  progressMode,
+  resolveCommon,
+  type CommonOptions,
+} from './common.js';
 import { withStopSignals } from './signals.js';
 
 export function registerRun(program: Command): void {
@@ -40,99 +49,132 @@ export function registerRun(program: Command): void {
         ),
       ),
   ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
-    const o = resolveCommon(raw);
-    let resume = raw['resume'] as string | undefined;
-    if (resume !== undefined && cmd.args.length > 0) {
-      throw new ConfigError(
-        'give either an experiment file or --resume <run-dir>, not both: ' +
-          'a resumed run continues the experiment stored in its run.json',
-      );
-    }
-    const kind = raw['executor'] as string | undefined;
-    if (kind !== undefined && kind !== 'local' && kind !== 'slurm')
-      throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
-    if (kind !== undefined && raw['resume'] !== undefined)
-      throw new ConfigError(
-        '--executor cannot change a resumed run: it continues with the executor it started with (see its run.json)',
-      );
-    const noWait = raw['wait'] === false;
-    // The file is read and validated before the stop signals are taken over: until a run directory
-    // exists there is nothing to clean up, so a signal ends tunebench at once, even inside a long parse.
-    const loaded = resume === undefined ? loadExperiment(experiment) : undefined;
-    const progress = createProgress(progressMode(o));
-    if (loaded && raw['resumeUnfinished'] === true) {
-      const found = findUnfinished(o.out, { name: loaded.experiment.name, file: loaded.source });
-      if (found) {
-        progress.note(`--resume-unfinished: resuming ${found}`);
-        resume = found;
-      }
-    }
-    const result = await withStopSignals((signal) =>
-      resume !== undefined
-        ? resumeExperiment({ runDir: resume, progress, signal, noWait })
-        : runExperiment({
-            experimentPath: experiment,
-            ...(loaded ? { loaded } : {}),
-            outDir: o.out,
-            progress,
-            signal,
-            noWait,
-            ...(kind ? { executor: kind } : {}),
-          }),
-    ).finally(() => progress.finish());
-    // A stage that failed at the batch an earlier stage chose is the harness's answer failing (exit 1).
-    const failures = result.stage_failures ?? [];
-    const invalid = result.failed_stages.filter((s) => !failures.some((f) => f.stage === s));
-    if (invalid.length > 0) {
-      // A workload that fails before any config runs is the user's to fix: report it as invalid input.
-      process.exitCode = EXIT.invalid;
-      const why = result.stages.filter((s) => invalid.includes(s.name)).flatMap((s) => s.notes);
-      process.stderr.write(
-        terminalLines(
-          `tunebench: invalid input: the workload failed in stage ${invalid.join(', ')}: ` +
-            `${why.join(' ')} (see ${result.files['summary']})\n`,
-        ),
-      );
-    }
-    const failedBy = (): StageFailedError =>
-      new StageFailedError(
-        `${failures.map(stageFailureSentence).join('; ')} (see ${result.files['summary'] ?? result.run_dir})`,
-      );
-    if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
-    if (o.json) {
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-      if (failures.length > 0) throw failedBy();
-      return;
-    }
-    if (o.quiet) {
-      if (failures.length > 0) throw failedBy();
-      return;
-    }
-    const chosen = Object.entries(result.chosen)
-      .map(([k, v]) => `${k}=${String(v)}`)
-      .join(' ');
-    // The headline says what the exit status says: a run with failed stages exits 2.
-    const ended =
-      result.failed_stages.length > 0
-        ? `finished with failed stages (${result.failed_stages.join(', ')}; ` +
-          `exit ${failures.length > 0 ? EXIT.harness : EXIT.invalid})`
-        : 'finished';
-    // Chosen values and warnings carry text from the workload and the experiment file: escaped for the terminal.
-    process.stdout.write(
-      terminalLines(
-        [
-          `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ` +
-            `${result.trials.total} trials` +
-            `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
-          `chosen: ${chosen || '(nothing)'}`,
-          ...result.warnings.map((w) => `warning: ${w}`),
-          `run directory: ${result.run_dir}`,
-          `summary: ${result.files['summary']}`,
-          `report: ${result.files['report']}`,
-          '',
-        ].join('\n'),
-      ),
-    );
-    if (failures.length > 0) throw failedBy();
+    const flags = runFlags(experiment, raw, cmd);
+    const result = await runOrResume(flags);
+    printResult(result, flags.common);
   });
+}
+
+/** The flags of `tunebench run`, checked. */
+interface RunFlags {
+  experiment: string;
+  common: Readonly<CommonOptions>;
+  resume: string | undefined;
+  executor: 'local' | 'slurm' | undefined;
+  noWait: boolean;
+  resumeUnfinished: boolean;
+}
+
+function runFlags(experiment: string, raw: Record<string, unknown>, cmd: Command): RunFlags {
+  const common = resolveCommon(raw);
+  const resume = raw['resume'] as string | undefined;
+  if (resume !== undefined && cmd.args.length > 0) {
+    throw new ConfigError(
+      'give either an experiment file or --resume <run-dir>, not both: ' +
+        'a resumed run continues the experiment stored in its run.json',
+    );
+  }
+  const kind = raw['executor'] as string | undefined;
+  if (kind !== undefined && kind !== 'local' && kind !== 'slurm')
+    throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
+  if (kind !== undefined && resume !== undefined)
+    throw new ConfigError(
+      '--executor cannot change a resumed run: it continues with the executor it started with (see its run.json)',
+    );
+  return {
+    experiment,
+    common,
+    resume,
+    executor: kind,
+    noWait: raw['wait'] === false,
+    resumeUnfinished: raw['resumeUnfinished'] === true,
+  };
+}
+
+/** Runs the experiment, or resumes a run (the one --resume names, or the unfinished one it finds). */
+async function runOrResume(f: RunFlags): Promise<RunResult> {
+  // The file is read and validated before the stop signals are taken over: until a run directory
+  // exists there is nothing to clean up, so a signal ends tunebench at once, even inside a long parse.
+  const loaded = f.resume === undefined ? loadExperiment(f.experiment) : undefined;
+  const progress = createProgress(progressMode(f.common));
+  let resume = f.resume;
+  if (loaded && f.resumeUnfinished) {
+    const found = findUnfinished(f.common.out, { name: loaded.experiment.name, file: loaded.source });
+    if (found) {
+      progress.note(`--resume-unfinished: resuming ${found}`);
+      resume = found;
+    }
+  }
+  const { noWait } = f;
+  return withStopSignals((signal) =>
+    resume !== undefined
+      ? resumeExperiment({ runDir: resume, progress, signal, noWait })
+      : runExperiment({
+          experimentPath: f.experiment,
+          ...(loaded ? { loaded } : {}),
+          outDir: f.common.out,
+          progress,
+          signal,
+          noWait,
+          ...(f.executor ? { executor: f.executor } : {}),
+        }),
+  ).finally(() => progress.finish());
+}
+
+/**
+ * Reports the run: the exit code of stages that failed, the step summary, the result on stdout; throws
+ * StageFailedError when a stage failed at a value an earlier stage chose.
+ */
+function printResult(result: RunResult, o: Readonly<CommonOptions>): void {
+  // A stage that failed at the batch an earlier stage chose is the harness's answer failing (exit 1).
+  const failures = result.stage_failures ?? [];
+  reportInvalidStages(result, failures);
+  const failedBy = (): StageFailedError =>
+    new StageFailedError(
+      `${failures.map(stageFailureSentence).join('; ')} (see ${result.files['summary'] ?? result.run_dir})`,
+    );
+  if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
+  if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else if (!o.quiet) process.stdout.write(terminalLines(headline(result, failures.length > 0)));
+  if (failures.length > 0) throw failedBy();
+}
+
+/** Stages whose workload failed before any config ran: the user's to fix, reported as invalid input. */
+function reportInvalidStages(result: RunResult, failures: readonly StageFailure[]): void {
+  const invalid = result.failed_stages.filter((s) => !failures.some((f) => f.stage === s));
+  if (invalid.length === 0) return;
+  // A workload that fails before any config runs is the user's to fix: report it as invalid input.
+  process.exitCode = EXIT.invalid;
+  const why = result.stages.filter((s) => invalid.includes(s.name)).flatMap((s) => s.notes);
+  process.stderr.write(
+    terminalLines(
+      `tunebench: invalid input: the workload failed in stage ${invalid.join(', ')}: ` +
+        `${why.join(' ')} (see ${result.files['summary']})\n`,
+    ),
+  );
+}
+
+/** What a finished run prints for a person, before terminal escaping. */
+function headline(result: RunResult, harnessFailed: boolean): string {
+  const chosen = Object.entries(result.chosen)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(' ');
+  // The headline says what the exit status says: a run with failed stages exits 2.
+  const ended =
+    result.failed_stages.length > 0
+      ? `finished with failed stages (${result.failed_stages.join(', ')}; ` +
+        `exit ${harnessFailed ? EXIT.harness : EXIT.invalid})`
+      : 'finished';
+  // Chosen values and warnings carry text from the workload and the experiment file: escaped for the terminal.
+  return [
+    `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ` +
+      `${result.trials.total} trials` +
+      `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
+    `chosen: ${chosen || '(nothing)'}`,
+    ...result.warnings.map((w) => `warning: ${w}`),
+    `run directory: ${result.run_dir}`,
+    `summary: ${result.files['summary']}`,
+    `report: ${result.files['report']}`,
+    '',
+  ].join('\n');
 }
