@@ -4,6 +4,7 @@
 import { median } from 'simple-statistics';
 import { medianInterval } from '../stats/summary.js';
 import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
+import { roleKind } from '../domain/index.js';
 
 export type TimeMode = 'single' | 'compare' | 'scan';
 
@@ -42,7 +43,7 @@ export interface TimeSummary {
   findings: string[];
 }
 
-const timed = (r: TrialRecord) => !r.role.startsWith('warm-up');
+const timed = (r: TrialRecord) => roleKind(r.role) !== 'warm-up';
 
 function measured(label: string, config: Config, all: readonly TrialRecord[]): Omit<TimedCommand, 'verdict' | 'why'> {
   const runs = all.filter(timed);

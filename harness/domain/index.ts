@@ -5,3 +5,4 @@ export * from './memory.js';
 export * from './trial.js';
 export * from './stages.js';
 export * from './run.js';
+export * from './roles.js';

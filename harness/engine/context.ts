@@ -10,6 +10,7 @@ import { canonicalConfig, type Executor, type TrialSpec } from '../executors/exe
 import type { MeasureSteps } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
 import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
+import { role } from '../domain/index.js';
 
 export interface StageContext {
   experiment: Experiment;
@@ -153,7 +154,7 @@ export async function runWarmups(
 ): Promise<void> {
   if (count === 0 || arms.length === 0) return;
   const all = Array.from({ length: count }, (_, k) =>
-    arms.map((a): TrialSpec => ({ ...a, role: `warm-up ${k + 1}` })),
+    arms.map((a): TrialSpec => ({ ...a, role: role('warm-up', k + 1) })),
   ).flat();
   await planTrials(ctx, all);
   for (const [i, t] of all.entries()) {

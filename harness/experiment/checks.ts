@@ -79,13 +79,13 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Iss
       issues.push({ path: `workload.params.${p}`, message: `is swept by stages[${i}]; remove the fixed value` });
     }
     const spec = stage.params[p]!;
-    if (!Array.isArray(spec) && 'range' in spec && (spec.range.length !== 2 || spec.range[0]! > spec.range[1]!)) {
+    if (!Array.isArray(spec) && 'range' in spec && spec.range[0] > spec.range[1]) {
       issues.push({
         path: `${path}.range`,
         message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.range)}`,
       });
     }
-    if (!Array.isArray(spec) && 'pow2' in spec && (spec.pow2.length !== 2 || spec.pow2[0]! > spec.pow2[1]!)) {
+    if (!Array.isArray(spec) && 'pow2' in spec && spec.pow2[0] > spec.pow2[1]) {
       issues.push({
         path: `${path}.pow2`,
         message: `expected [low, high] with low <= high, got ${JSON.stringify(spec.pow2)}`,

@@ -77,6 +77,11 @@ export function list<S extends z.ZodType>(item: S, opts: { min?: number; descrip
   return described(opts.min ? schema.min(opts.min) : schema, opts.description);
 }
 
+/** Two numbers [low, high] (a range's bounds): a tuple, so the type has exactly two. */
+export function bounds(item: z.ZodNumber, description?: string) {
+  return described(z.tuple([item, item], { error: expecting('[low, high]: a list of two numbers') }), description);
+}
+
 /** A union whose message, when no alternative gets past the value itself, lists what each expects. */
 export function either<const T extends readonly [z.ZodType, z.ZodType, ...z.ZodType[]]>(options: T, phrase?: string) {
   return z.xor(options, phrase ? { error: expecting(phrase) } : undefined);

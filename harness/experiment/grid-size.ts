@@ -2,7 +2,7 @@
 // validation can refuse a grid too large to run before anything is built.
 import type { ParamValue } from '../domain/index.js';
 
-export type ParamSpec = ParamValue[] | { range: number[]; step?: number } | { pow2: number[] };
+export type ParamSpec = ParamValue[] | { range: [number, number]; step?: number } | { pow2: [number, number] };
 
 /**
  * The most configs one sweep stage may have (before `applies_when` merges any). Every config runs at

@@ -10,7 +10,7 @@ import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
-import { measuredPeakMemory, stepCount } from '../../domain/index.js';
+import { measuredPeakMemory, role, stepCount } from '../../domain/index.js';
 import type {
   ClaimMetric,
   ClaimSummary,
@@ -93,7 +93,7 @@ function planClaim({ ctx, spec, name }: { ctx: StageContext; spec: ClaimStageSpe
     const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
     return {
       stage: name,
-      role: `${side} pair ${pair + 1}`,
+      role: role(side, 'pair', pair + 1),
       config: side === 'baseline' ? baseline : candidate,
       measure: { warmupSteps: exp.measure.warmup_steps, steps },
       ...(argv ? { argv } : {}),

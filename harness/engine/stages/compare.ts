@@ -11,7 +11,7 @@ import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
-import { measuredPeakMemory } from '../../domain/index.js';
+import { measuredPeakMemory, role } from '../../domain/index.js';
 import type {
   CompareArmRow,
   CompareSummary,
@@ -62,7 +62,7 @@ function planCompare({ ctx, spec, name }: { ctx: StageContext; spec: CompareStag
     const argv = spec.commands?.[String(config[param])];
     return {
       stage: name,
-      role: `${o.role} round ${o.round + 1}`,
+      role: role(o.role, 'round', o.round + 1),
       config: { ...ctx.baseConfig, ...config },
       measure: { warmupSteps: exp.measure.warmup_steps, steps },
       ...(argv ? { argv } : {}),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import {
   bool,
+  bounds,
   duration,
   either,
   fraction,
@@ -115,10 +116,10 @@ const paramSpace = either(
   [
     list(paramValue, { min: 1, description: 'the values to try' }),
     object(
-      { range: list(num(), { min: 2 }), step: num({ exclusiveMin: 0 }).optional() },
+      { range: bounds(num()), step: num({ exclusiveMin: 0 }).optional() },
       'numbers from range[0] to range[1] by step (default 1)',
     ),
-    object({ pow2: list(num({ exclusiveMin: 0 }), { min: 2 }) }, 'powers of two from pow2[0] to pow2[1]'),
+    object({ pow2: bounds(num({ exclusiveMin: 0 })) }, 'powers of two from pow2[0] to pow2[1]'),
   ],
   'a list of values, { range: [low, high], step } or { pow2: [low, high] }',
 );

@@ -6,6 +6,7 @@ import type { Chart } from './spec.js';
 import { sweepCharts } from './sweep.js';
 import { telemetryChart } from './telemetry.js';
 import type { StageOutcome, TrialRecord } from '../../domain/index.js';
+import { roleKind } from '../../domain/index.js';
 
 export function stageCharts(stage: StageOutcome, records: readonly TrialRecord[]): Chart[] {
   const own = records.filter((r) => r.stage === stage.name);
@@ -24,7 +25,7 @@ export function stageCharts(stage: StageOutcome, records: readonly TrialRecord[]
   } else if (stage.kind === 'claim') {
     const chart = claimChart(stage.name, stage.result);
     if (chart) charts.push(chart);
-    representative = lastOk(own.filter((t) => t.role.startsWith('candidate')));
+    representative = lastOk(own.filter((t) => roleKind(t.role) === 'candidate'));
   } else if (stage.kind === 'compare') {
     const r = stage.result;
     charts.push(compareChart(stage.name, r));

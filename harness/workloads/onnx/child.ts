@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The ONNX trial child: loads a model in onnxruntime-node, runs warm-up and timed steps, reports events.
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import * as ort from 'onnxruntime-node';
 import { createRng } from '../../stats/rng.js';
 import { EventEmitterFile } from '../protocol/emitter.js';
@@ -14,10 +15,31 @@ const events = new EventEmitterFile();
 /** Distinct random values per input; the rest of the tensor repeats them. */
 const FEED_BLOCK = 1 << 16;
 
-function readJsonEnv<T>(name: string): T {
+/** What the harness puts in ONNX_WORKLOAD_ENV, checked: the child trusts no input it did not parse. */
+const childSpecSchema = z.strictObject({
+  modelPath: z.string().min(1),
+  inputs: z.record(z.string(), z.array(z.union([z.number(), z.string()]))),
+  warmupSteps: z.number().int().min(0),
+  steps: z.number().int().min(0),
+  seed: z.number(),
+  pipeline: z
+    .strictObject({
+      cost: z.number().min(0),
+      epochs: z.number().int().min(1),
+      fault: z.strictObject({ kind: z.enum(['throw', 'hang']), batch: z.number().int().min(0) }).optional(),
+    })
+    .optional(),
+}) satisfies z.ZodType<OnnxChildSpec>;
+
+/** The trial's config (TUNEBENCH_CONFIG): an object of parameter values, each checked where it is used. */
+const configSchema = z.record(z.string(), z.unknown());
+
+function readJsonEnv<T>(name: string, schema: z.ZodType<T>): T {
   const raw = process.env[name];
   if (!raw) throw new Error(`${name} is not set; this program is started by tunebench`);
-  return JSON.parse(raw) as T;
+  const parsed = schema.safeParse(JSON.parse(raw));
+  if (!parsed.success) throw new Error(`${name} is malformed: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
 }
 
 function memoryStatus(): { rss: number; vm: number } {
@@ -122,8 +144,9 @@ async function runPipelineSteps(
 }
 
 async function main(): Promise<void> {
-  const spec = readJsonEnv<OnnxChildSpec>(ONNX_WORKLOAD_ENV);
-  const params: OnnxParams = { ...ONNX_PARAM_DEFAULTS, ...readJsonEnv<Partial<OnnxParams>>(ENV.config) } as OnnxParams;
+  const spec = readJsonEnv(ONNX_WORKLOAD_ENV, childSpecSchema);
+  // The experiment file's schema checked these values; batch_size and arena are checked again below.
+  const params = { ...ONNX_PARAM_DEFAULTS, ...readJsonEnv(ENV.config, configSchema) } as OnnxParams;
   if (!Number.isInteger(params.batch_size) || params.batch_size < 1) {
     events.emit({
       event: 'error',
