@@ -5,6 +5,7 @@ import { parseExperimentText } from '../experiment/load.js';
 import type { ClaimStageSpec, Experiment } from '../experiment/schema.js';
 import type { readRunDir } from '../store/read-run.js';
 import type { Config, RunJson, TrialRecord } from '../domain/index.js';
+import { keyMetricsWithOrigin } from './index.js';
 
 /**
  * The fewest interleaved pairs of a confirmation; it runs at least as many pairs as the night ran
@@ -38,39 +39,38 @@ export function resolvedExperiment(run: RunJson): Experiment | null {
   }
 }
 
-/** Where a metric of a run came from: its stage, the config of its trials, how many trials. */
+/**
+ * Where a metric of a run came from: its stage, the config of its trials, how many trials. The metric
+ * is found among the run's key metrics by its name, and followed by its typed origin.
+ */
 export function metricSource(read: RunRead, metric: string): Source | null {
   const result = read.run.result;
   const resolved = resolvedExperiment(read.run);
   if (!result || !resolved) return null;
+  const point = keyMetricsWithOrigin(result).find((m) => m.name === metric);
+  if (!point) return null;
+  const at = resolved.stages.findIndex((spec, i) => stageName(spec, i) === point.stage);
+  const spec = resolved.stages[at];
+  const s = result.stages.find((x) => x.name === point.stage);
+  if (!spec || !s) return null;
   const configOf = (indices: readonly number[]) =>
     indices.map((i) => read.records.find((r) => r.index === i)).find((r): r is TrialRecord => r !== undefined)
       ?.config ?? null;
-  for (const [i, spec] of resolved.stages.entries()) {
-    const name = stageName(spec, i);
-    const s = result.stages.find((x) => x.name === name);
-    if (!s || !metric.startsWith(`${name} `)) continue;
-    const steps = spec.steps;
-    if (s.kind === 'sweep') {
-      const r = s.result;
-      const row = r.configs.find((c) => c.key === r.chosen_key);
-      if (row && metric === `${name} samples/s (chosen config)`)
-        return { kind: 'config', config: row.config, trials: row.trials.length, steps };
-    } else if (s.kind === 'compare') {
-      const r = s.result;
-      const arm = r.arms.find((a) => metric === `${name} samples/s ${r.param}=${String(a.value)}`);
-      const config = arm && configOf(arm.trials);
-      if (arm && config) return { kind: 'config', config, trials: arm.trials.length, steps };
-    } else if (s.kind === 'max-batch') {
-      const r = s.result;
-      const ev = s.evidence[r.param];
-      const config = ev && configOf(ev.trials);
-      if (config && metric === `${name} samples/s (chosen batch)`)
-        return { kind: 'config', config, trials: ev.trials.length, steps };
-    } else if (s.kind === 'claim' && spec.kind === 'claim' && metric === `${name} speedup`) {
-      const r = s.result;
-      return { kind: 'claim', stage: spec, config: r.candidate, trials: r.pairs };
-    }
+  const steps = spec.steps;
+  const origin = point.origin;
+  if (s.kind === 'sweep' && origin.kind === 'chosen-config') {
+    const row = s.result.configs.find((c) => c.key === s.result.chosen_key);
+    if (row) return { kind: 'config', config: row.config, trials: row.trials.length, steps };
+  } else if (s.kind === 'compare' && origin.kind === 'arm') {
+    const arm = s.result.arms.find((a) => a.value === origin.value);
+    const config = arm && configOf(arm.trials);
+    if (arm && config) return { kind: 'config', config, trials: arm.trials.length, steps };
+  } else if (s.kind === 'max-batch' && origin.kind === 'chosen-batch') {
+    const ev = s.evidence[s.result.param];
+    const config = ev && configOf(ev.trials);
+    if (ev && config) return { kind: 'config', config, trials: ev.trials.length, steps };
+  } else if (s.kind === 'claim' && spec.kind === 'claim' && origin.kind === 'speedup') {
+    return { kind: 'claim', stage: spec, config: s.result.candidate, trials: s.result.pairs };
   }
   return null;
 }

@@ -9,7 +9,14 @@ import { writeJsonAtomic } from '../store/atomic.js';
 import { printedCommand } from '../util/shell.js';
 import { readRunJson, RUN_FILE } from '../store/run-dir.js';
 import { z } from 'zod';
-import { configSchema, type Fingerprint, isFinished, type RunJson, type RunResult } from '../domain/index.js';
+import {
+  configSchema,
+  type Fingerprint,
+  isFinished,
+  type ParamValue,
+  type RunJson,
+  type RunResult,
+} from '../domain/index.js';
 
 export const INDEX_FILE = '.history-index.json';
 /** Held in the reports folder while `history` confirms alarms: one confirmation run at a time. */
@@ -68,17 +75,43 @@ export function environmentKey(env: Fingerprint | undefined): { key: string; lab
   return { key: createHash('sha256').update(identity).digest('hex').slice(0, 10), label };
 }
 
+/**
+ * Which result of its stage a key metric is: the typed fact behind its name, for the code that goes
+ * back from a metric to the trials that measured it (history/confirm-source.ts).
+ */
+export type MetricOrigin =
+  | { kind: 'max' }
+  | { kind: 'chosen-batch' }
+  | { kind: 'chosen-config' }
+  | { kind: 'arm'; value: ParamValue }
+  | { kind: 'speedup' };
+
+export type KeyMetric = MetricPoint & { origin: MetricOrigin };
+
 /** The key metrics of a finished run, from its stage results. */
 export function keyMetrics(result: RunResult): MetricPoint[] {
-  const out: MetricPoint[] = [];
+  return keyMetricsWithOrigin(result).map(({ origin: _origin, ...point }) => point);
+}
+
+/** The key metrics of a finished run, each with where in its stage's result it came from. */
+export function keyMetricsWithOrigin(result: RunResult): KeyMetric[] {
+  const out: KeyMetric[] = [];
   const add = (
     stage: string,
     what: string,
-    unit: string,
+    origin: MetricOrigin,
     ci: { estimate: number; low: number; high: number } | null | undefined,
   ) => {
     if (ci && Number.isFinite(ci.estimate) && ci.estimate > 0)
-      out.push({ name: `${stage} ${what}`, stage, unit, value: ci.estimate, low: ci.low, high: ci.high });
+      out.push({
+        name: `${stage} ${what}`,
+        stage,
+        unit: origin.kind === 'speedup' ? 'x' : 'samples/s',
+        value: ci.estimate,
+        low: ci.low,
+        high: ci.high,
+        origin,
+      });
   };
   for (const s of result.stages) {
     if (s.kind === 'max-batch') {
@@ -91,6 +124,7 @@ export function keyMetrics(result: RunResult): MetricPoint[] {
           value: r.max,
           low: null,
           high: null,
+          origin: { kind: 'max' },
         });
       // One probe has no CI; runs written by earlier versions stored a single-trial interval: its
       // estimate is the point.
@@ -103,15 +137,18 @@ export function keyMetrics(result: RunResult): MetricPoint[] {
           value: point,
           low: null,
           high: null,
+          origin: { kind: 'chosen-batch' },
         });
     } else if (s.kind === 'sweep') {
       const r = s.result;
-      add(s.name, 'samples/s (chosen config)', 'samples/s', r.configs.find((c) => c.key === r.chosen_key)?.throughput);
+      const chosen = r.configs.find((c) => c.key === r.chosen_key)?.throughput;
+      add(s.name, 'samples/s (chosen config)', { kind: 'chosen-config' }, chosen);
     } else if (s.kind === 'compare') {
       const r = s.result;
-      for (const arm of r.arms) add(s.name, `samples/s ${r.param}=${String(arm.value)}`, 'samples/s', arm.throughput);
+      for (const arm of r.arms)
+        add(s.name, `samples/s ${r.param}=${String(arm.value)}`, { kind: 'arm', value: arm.value }, arm.throughput);
     } else if (s.kind === 'claim') {
-      add(s.name, 'speedup', 'x', s.result.speedup);
+      add(s.name, 'speedup', { kind: 'speedup' }, s.result.speedup);
     }
   }
   return out;
