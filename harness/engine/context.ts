@@ -7,7 +7,6 @@ import type { Experiment } from '../experiment/schema.js';
 import type { Journal } from '../store/journal.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
-import type { MeasureSteps } from '../workloads/workload.js';
 import type { Progress } from './progress.js';
 import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
 import { role } from '../domain/index.js';
@@ -60,13 +59,10 @@ export function deviceOf(env: Fingerprint, host: string = env.host): StageDevice
 /** Runs one trial, journals it before returning, and reports progress. */
 export async function runJournaledTrial(
   ctx: StageContext,
-  stage: string,
-  role: string,
-  config: Config,
-  measure: MeasureSteps,
+  trial: TrialSpec,
   position: { n: number; ofAbout: number; show: string[] },
-  argv?: readonly string[],
 ): Promise<TrialRecord> {
+  const { stage, role, config, measure, argv } = trial;
   const index = ctx.records.length;
   const done = ctx.replay?.[index];
   if (done) {
@@ -107,7 +103,7 @@ export function runSpecTrial(
   s: TrialSpec,
   position: { n: number; ofAbout: number; show: string[] },
 ): Promise<TrialRecord> {
-  return runJournaledTrial(ctx, s.stage, s.role, s.config, s.measure, position, s.argv);
+  return runJournaledTrial(ctx, s, position);
 }
 
 /**

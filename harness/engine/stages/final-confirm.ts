@@ -97,7 +97,8 @@ async function confirmOrLower(
       maxSteps: spec.confirm_max_steps,
       epochs: spec.confirm_epochs,
     });
-    const record = await runJournaledTrial(ctx, stage, 'final-confirm', { ...final, [spec.param]: batch }, measure, {
+    const trial = { stage, role: 'final-confirm', config: { ...final, [spec.param]: batch }, measure };
+    const record = await runJournaledTrial(ctx, trial, {
       n,
       ofAbout: n,
       show: [spec.param, ...Object.keys(changed)],

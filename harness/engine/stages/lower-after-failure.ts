@@ -165,10 +165,7 @@ async function lowerUnder(
     };
     const record = await runJournaledTrial(
       ctx,
-      owner.outcome.name,
-      'lower',
-      { ...config, [spec.param]: batch },
-      measure,
+      { stage: owner.outcome.name, role: 'lower', config: { ...config, [spec.param]: batch }, measure },
       { n: trials.length + 1, ofAbout: trials.length + 1, show: [spec.param, ...Object.keys(config)] },
     );
     trials.push(record.index);

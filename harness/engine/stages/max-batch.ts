@@ -84,11 +84,15 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
             epochs: spec.confirm_epochs,
           })
         : { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps };
-      const record = await runJournaledTrial(ctx, name, role, config, measure, {
-        n,
-        ofAbout: n + remaining,
-        show: bucket ? [bucket.param, param] : [param],
-      });
+      const record = await runJournaledTrial(
+        ctx,
+        { stage: name, role, config, measure },
+        {
+          n,
+          ofAbout: n + remaining,
+          show: bucket ? [bucket.param, param] : [param],
+        },
+      );
       const result = toProbe(batch, role, record);
       byBatch.set(result, record);
       return result;

@@ -120,11 +120,15 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
-    const record = await runJournaledTrial(ctx, name, s.role, s.config, s.measure, {
-      n,
-      ofAbout: expected,
-      show: names,
-    });
+    const record = await runJournaledTrial(
+      ctx,
+      { stage: name, role: s.role, config: s.config, measure: s.measure },
+      {
+        n,
+        ofAbout: expected,
+        show: names,
+      },
+    );
     const list = indices.get(keyOf(config)) ?? [];
     list.push(record.index);
     indices.set(keyOf(config), list);
