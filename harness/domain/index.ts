@@ -6,3 +6,4 @@ export * from './trial.js';
 export * from './stages.js';
 export * from './run.js';
 export * from './roles.js';
+export * from './devices.js';

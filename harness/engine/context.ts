@@ -9,7 +9,7 @@ import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
 import type { Progress } from './progress.js';
 import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
-import { role } from '../domain/index.js';
+import { deviceName, role } from '../domain/index.js';
 
 export interface StageContext {
   experiment: Experiment;
@@ -51,7 +51,7 @@ export interface StageDevice {
 export function deviceOf(env: Fingerprint, host: string = env.host): StageDevice {
   return {
     host,
-    name: env.gpu ? env.gpu.name : `CPU: ${env.cpu.model}`,
+    name: deviceName(env),
     gpu_memory_bytes: env.gpu && env.gpu.memory_bytes > 0 ? env.gpu.memory_bytes : null,
   };
 }

@@ -8,6 +8,7 @@ import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { finiteInterval } from './format.js';
 import { shellLine, shellQuote } from '../util/shell.js';
 import type { Config, Evidence, Fingerprint, Recipe } from '../domain/index.js';
+import { isCpuDevice } from '../domain/index.js';
 
 export interface ChosenConfig {
   experiment: string;
@@ -79,7 +80,7 @@ export function buildChosenConfig(args: {
       host: args.placement?.host ?? args.fingerprint.host,
       cpu: args.fingerprint.cpu.model,
       gpu: args.placement
-        ? args.placement.device.startsWith('CPU: ')
+        ? isCpuDevice(args.placement.device)
           ? null
           : args.placement.device
         : (args.fingerprint.gpu?.name ?? null),

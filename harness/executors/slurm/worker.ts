@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import {
+  deviceName,
   fingerprintSchema,
   trialRecordSchema,
   type Evidence,
@@ -96,7 +97,7 @@ export function nodeOf(env: Fingerprint = fingerprint()): { host: string; device
   const job = process.env['SLURM_ARRAY_JOB_ID']
     ? `${process.env['SLURM_ARRAY_JOB_ID']}_${process.env['SLURM_ARRAY_TASK_ID'] ?? ''}`
     : (process.env['SLURM_JOB_ID'] ?? null);
-  return { host: hostname(), device: env.gpu ? env.gpu.name : `CPU: ${env.cpu.model}`, slurm_job: job };
+  return { host: hostname(), device: deviceName(env), slurm_job: job };
 }
 
 /** `tunebench trial --run <dir> --batch <id> --offset <o> --index <i>`: one array task. */

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { coreTimes, coreUtilisation } from '../../harness/telemetry/cpu.js';
-import { parseGpuInfo, parseGpuSamples } from '../../harness/telemetry/nvidia-smi.js';
-import { stat } from '../../harness/telemetry/sampler.js';
-import { FIXTURES } from '../support/paths.js';
+import { coreTimes, coreUtilisation } from '../../../harness/telemetry/cpu.js';
+import { parseGpuInfo, parseGpuSamples } from '../../../harness/telemetry/nvidia-smi.js';
+import { stat } from '../../../harness/telemetry/sampler.js';
+import { FIXTURES } from '../../support/paths.js';
 
 const recorded = (f: string) => readFileSync(join(FIXTURES, 'nvidia-smi', f), 'utf8');
 
