@@ -48,7 +48,7 @@ export function registerRun(program: Command): void {
           'tunebench run --resume reports/default/<run-id>',
         ),
       ),
-  ).action(async (experiment: string, raw: Record<string, unknown>, cmd: Command) => {
+  ).action(async (experiment: string, raw: RunCliFlags, cmd: Command) => {
     const flags = runFlags(experiment, raw, cmd);
     const result = await runOrResume(flags);
     printResult(result, flags.common);
@@ -65,16 +65,28 @@ interface RunFlags {
   resumeUnfinished: boolean;
 }
 
-function runFlags(experiment: string, raw: Record<string, unknown>, cmd: Command): RunFlags {
+/** What commander gives the run action. */
+type RunCliFlags = {
+  out?: string;
+  json?: boolean;
+  quiet?: boolean;
+  resume?: string;
+  executor?: string;
+  /** false with --no-wait. */
+  wait?: boolean;
+  resumeUnfinished?: boolean;
+};
+
+function runFlags(experiment: string, raw: RunCliFlags, cmd: Command): RunFlags {
   const common = resolveCommon(raw);
-  const resume = raw['resume'] as string | undefined;
+  const resume = raw.resume;
   if (resume !== undefined && cmd.args.length > 0) {
     throw new ConfigError(
       'give either an experiment file or --resume <run-dir>, not both: ' +
         'a resumed run continues the experiment stored in its run.json',
     );
   }
-  const kind = raw['executor'] as string | undefined;
+  const kind = raw.executor;
   if (kind !== undefined && kind !== 'local' && kind !== 'slurm')
     throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(kind)}`);
   if (kind !== undefined && resume !== undefined)
@@ -86,8 +98,8 @@ function runFlags(experiment: string, raw: Record<string, unknown>, cmd: Command
     common,
     resume,
     executor: kind,
-    noWait: raw['wait'] === false,
-    resumeUnfinished: raw['resumeUnfinished'] === true,
+    noWait: raw.wait === false,
+    resumeUnfinished: raw.resumeUnfinished === true,
   };
 }
 
