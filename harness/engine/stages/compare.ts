@@ -132,7 +132,7 @@ function summariseCompare(plan: ComparePlan, { result, records }: CompareTrials)
   const base = okOf(baseline);
   const rows = result.arms.map((arm) => armRow({ arm, param, all: records.get(arm.key) ?? [], baseOk: base.length }));
   const notes = [...result.notes, ...armNotes({ rows, param, baseline, band, baseOk: base.length })];
-  const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows);
+  const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows, param);
   const baseRow = rows.find((r) => r.baseline)!;
   if (nameOnly) notes.push(nameOnlyNote(param, flagged));
   const rule = faster
@@ -295,11 +295,14 @@ const pct = (r: Interval) => `${fmtPct(r.estimate)} [${fmtPct(r.low)}, ${fmtPct(
 
 /**
  * The arm a compare keeps: the fastest arm shown faster than the baseline, else the baseline. When
- * the workload reported calling empty_cache() in no arm (it acts on CUDA only), the arms ran the same
+ * (a compare of empty_cache policies) the workload reported calling empty_cache() in no arm (it acts on CUDA only), the arms ran the same
  * code, so a measured difference is the machine's (contention, drift), never the policy's: the
  * baseline is kept and the arms with a verdict anyway are returned as flagged.
  */
-export function chooseArm(rows: CompareArmRow[]): {
+export function chooseArm(
+  rows: CompareArmRow[],
+  param: string,
+): {
   chosen: CompareArmRow;
   faster: CompareArmRow | undefined;
   nameOnly: boolean;
@@ -307,7 +310,9 @@ export function chooseArm(rows: CompareArmRow[]): {
 } {
   const baseRow = rows.find((r) => r.baseline);
   if (!baseRow) throw new Error('compare: no baseline arm');
-  const nameOnly = rows.every((r) => r.empty_cache?.calls === 0);
+  // Only the empty_cache policies are names without code when no arm calls it; another parameter (an
+  // allocator setting) changes the run whatever the empty_cache calls were.
+  const nameOnly = param === 'empty_cache' && rows.every((r) => r.empty_cache?.calls === 0);
   const flagged = nameOnly ? rows.filter((r) => r.verdict === 'faster' || r.verdict === 'slower') : [];
   const faster = nameOnly
     ? undefined

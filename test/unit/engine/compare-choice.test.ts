@@ -51,14 +51,17 @@ function row(value: string, verdict: CompareArmRow['verdict'], estimate: number,
 describe('chooseArm', () => {
   it('keeps the fastest of the arms shown faster', () => {
     const rows = [row('a', 'baseline', 1), row('b', 'faster', 1.2), row('c', 'faster', 1.4), row('d', 'slower', 0.8)];
-    const c = chooseArm(rows);
+    const c = chooseArm(rows, 'x');
     assert.equal(c.chosen.value, 'c');
     assert.equal(c.nameOnly, false);
     assert.deepEqual(c.flagged, []);
   });
 
   it('keeps the baseline when no arm is shown faster', () => {
-    const c = chooseArm([row('a', 'no significant difference', 1.1), row('b', 'baseline', 1), row('c', 'slower', 0.7)]);
+    const c = chooseArm(
+      [row('a', 'no significant difference', 1.1), row('b', 'baseline', 1), row('c', 'slower', 0.7)],
+      'x',
+    );
     assert.equal(c.chosen.value, 'b');
     assert.equal(c.faster, undefined);
   });
@@ -72,7 +75,7 @@ describe('chooseArm', () => {
         row('on-oom', 'slower', 0.87, 0),
         row('every-10', 'no significant difference', 1, 0),
       ];
-      const c = chooseArm(rows);
+      const c = chooseArm(rows, 'empty_cache');
       assert.equal(c.chosen.value, 'never');
       assert.equal(c.faster, undefined);
       assert.equal(c.nameOnly, true);
@@ -84,8 +87,15 @@ describe('chooseArm', () => {
   );
 
   it('believes a speed-up when some arm did call empty_cache()', () => {
-    const c = chooseArm([row('never', 'baseline', 1, 0), row('every-step', 'faster', 1.3, 12)]);
+    const c = chooseArm([row('never', 'baseline', 1, 0), row('every-step', 'faster', 1.3, 12)], 'empty_cache');
     assert.equal(c.chosen.value, 'every-step');
     assert.equal(c.nameOnly, false);
+  });
+
+  it('believes a speed-up of another parameter (an allocator setting) when no arm called empty_cache()', () => {
+    const c = chooseArm([row('', 'baseline', 1, 0), row('expandable_segments:True', 'faster', 1.2, 0)], 'alloc_conf');
+    assert.equal(c.chosen.value, 'expandable_segments:True');
+    assert.equal(c.nameOnly, false);
+    assert.deepEqual(c.flagged, []);
   });
 });
