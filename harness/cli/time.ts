@@ -8,7 +8,7 @@ import { createProgress, terminalLines } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { ConfigError, EXIT } from '../errors.js';
 import type { LoadedExperiment } from '../experiment/load.js';
-import { claimExperiment, timeExperiment, type Runner } from '../experiment/one-liner.js';
+import { claimExperiment, timeExperiment, type ClaimRequest, type Runner } from '../experiment/one-liner.js';
 import type { Experiment } from '../experiment/schema.js';
 import { timeMarkdown, timeText } from '../report/time.js';
 import { writeFileAtomic } from '../store/atomic.js';
@@ -77,14 +77,9 @@ type TimeFlags = RunnerFlags & {
   exportJson?: string;
   exportMarkdown?: string;
 };
-type ClaimFlags = RunnerFlags & {
-  baseline: string;
-  candidate: string;
-  metric?: string;
-  source?: string;
-  minPairs?: number;
-  maxPairs?: number;
-};
+/** The claim request's own fields come from commander under the same names. */
+type ClaimFlags = RunnerFlags &
+  Pick<ClaimRequest, 'baseline' | 'candidate' | 'metric' | 'source' | 'minPairs' | 'maxPairs'>;
 
 function runner(raw: RunnerFlags, name: string): Runner {
   return {
