@@ -166,7 +166,6 @@ describe('tunebench run', () => {
         readFileSync(join(dir, 'summary.md'), 'utf8'),
         new RegExp(String.raw`## Stage arena \(compare\)[\s\S]*\| off \| ${cmp.rounds}/${cmp.rounds} \|`),
       );
-      assert.ok(run.result.wall_seconds < 240, `finished in ${run.result.wall_seconds} s`);
     },
   );
 
