@@ -1,7 +1,7 @@
 // What `tunebench time` prints: per command, the median wall time (and samples/s where the program
 // speaks the protocol) with a distribution-free 95% CI, and the verdict the stage reached: each
 // command against the first (compare statistics), or which scanned values are tied with the best.
-import { median } from 'simple-statistics';
+import { mean, median, sampleStandardDeviation } from 'simple-statistics';
 import { medianInterval } from '../stats/summary.js';
 import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
 import { roleKind } from '../domain/index.js';
@@ -19,8 +19,16 @@ export interface TimedCommand {
   failures: Partial<Record<Outcome, number>>;
   /** "process": the program sent no step events, so each run is its whole-process time. */
   timing: 'process' | 'steps';
-  /** Median seconds per run, with a distribution-free CI (null below 6 runs); min and max. */
-  wall: { median: number; ci: Interval | null; min: number; max: number } | null;
+  /**
+   * Median seconds per run, with a distribution-free CI (null below 6 runs); min and max; mean and
+   * standard deviation (hyperfine's figures). A run's time is its process's window, exec to exit.
+   */
+  wall: { median: number; ci: Interval | null; min: number; max: number; mean: number; stddev: number | null } | null;
+  /** Mean user and system CPU seconds per timed run that exited 0 (null: not measured, e.g. a fork). */
+  user: number | null;
+  system: number | null;
+  /** Every timed run in the order it ran: its seconds (null: it never ran to an exit) and exit code. */
+  times: { seconds: number | null; exit_code: number | null; outcome: Outcome }[];
   /** Programs that send step events: median samples/s over runs, with its CI. */
   samples_per_second: { median: number; ci: Interval | null } | null;
   /**
@@ -43,6 +51,15 @@ export interface TimeSummary {
   findings: string[];
 }
 
+/** A run's seconds: its process's window (exec to exit) where recorded, else the trial's wall time. */
+export const runSeconds = (r: TrialRecord): number => r.process_seconds ?? r.wall_seconds;
+
+/** The mean of the values that were measured; null when none was (every run a fork, or none recorded). */
+function meanOf(values: readonly (number | undefined)[]): number | null {
+  const v = values.filter((x): x is number => x !== undefined);
+  return v.length === values.length && v.length > 0 ? mean(v) : null;
+}
+
 const timed = (r: TrialRecord) => roleKind(r.role) !== 'warm-up';
 
 function measured(label: string, config: Config, all: readonly TrialRecord[]): Omit<TimedCommand, 'verdict' | 'why'> {
@@ -50,7 +67,7 @@ function measured(label: string, config: Config, all: readonly TrialRecord[]): O
   const ok = runs.filter((r) => r.outcome === 'ok');
   const failures: Partial<Record<Outcome, number>> = {};
   for (const r of runs) if (r.outcome !== 'ok') failures[r.outcome] = (failures[r.outcome] ?? 0) + 1;
-  const walls = ok.map((r) => r.wall_seconds);
+  const walls = ok.map(runSeconds);
   const wallCi = medianInterval(walls);
   const stepTimed = ok.some((r) => r.timing !== 'process');
   const rates = ok.map((r) => r.samples_per_second).filter((v): v is number => v !== null && v > 0);
@@ -65,7 +82,19 @@ function measured(label: string, config: Config, all: readonly TrialRecord[]): O
     wall:
       walls.length === 0
         ? null
-        : { median: median(walls), ci: wallCi, min: Math.min(...walls), max: Math.max(...walls) },
+        : {
+            median: median(walls),
+            ci: wallCi,
+            min: Math.min(...walls),
+            max: Math.max(...walls),
+            mean: mean(walls),
+            stddev: walls.length > 1 ? sampleStandardDeviation(walls) : null,
+          },
+    user: meanOf(ok.map((r) => r.user_seconds)),
+    system: meanOf(ok.map((r) => r.system_seconds)),
+    times: [...runs]
+      .sort((a, b) => a.index - b.index)
+      .map((r) => ({ seconds: r.outcome === 'ok' ? runSeconds(r) : null, exit_code: r.exit_code, outcome: r.outcome })),
     samples_per_second: stepTimed && rates.length > 0 ? { median: median(rates), ci: rateCi } : null,
     speedup: null,
   };

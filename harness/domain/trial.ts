@@ -142,7 +142,16 @@ export const trialRecordSchema = z.object({
   peak_rank: z.number().int().nonnegative().optional(),
   /** Of a multi-rank trial: each rank's reported peak_bytes, by rank (null: that rank reported none). */
   rank_peak_bytes: z.array(z.number().nullable()).optional(),
+  /** From before the launch to after the cleanup: what the trial cost, harness work included. */
   wall_seconds: z.number(),
+  /**
+   * Of a fresh process: seconds from its exec to its exit, nothing of the harness's work around it
+   * (what `tunebench time` and a process_time claim measure); absent: a fork, or an older record.
+   */
+  process_seconds: z.number().optional(),
+  /** Of a fresh process: the CPU seconds the kernel charged it and the children it waited for (10 ms ticks). */
+  user_seconds: z.number().optional(),
+  system_seconds: z.number().optional(),
   started_at: z.string(),
   /** Where the trial ran, when it ran in a SLURM job: the node, its device class and the job. */
   node: z.object({ host: z.string(), device: z.string(), slurm_job: z.string().nullable() }).optional(),

@@ -61,7 +61,7 @@ export function describeOutcome(r: TrialRecord): string {
     r.timing !== 'process' && typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second)
       ? ` ${r.samples_per_second.toFixed(1)} samples/s`
       : '';
-  return `${r.outcome}${sps} (${formatSeconds(r.wall_seconds)})`;
+  return `${r.outcome}${sps} (${formatSeconds(r.timing === 'process' ? (r.process_seconds ?? r.wall_seconds) : r.wall_seconds)})`;
 }
 
 class StreamProgress implements Progress {

@@ -44,13 +44,23 @@ export class TelemetrySampler {
     private readonly nvidiaSmi = findNvidiaSmi(),
   ) {}
 
+  /**
+   * Starts sampling. Nothing heavy happens now: the first reading of the tree (a scan of /proc) and the
+   * GPU sampler (a looping nvidia-smi) wait for the first interval, so a command that ends sooner (a
+   * `tunebench time` of `true`) costs one read of /proc/stat and no process; the trial's processes
+   * start at zero CPU, so the first interval's CPU use is counted from zero.
+   */
   start(): void {
     this.lastCores = coreTimes();
+    this.lastT = this.now();
     this.allowed = allowedCpus('self');
-    this.sample(true);
-    this.timer = setInterval(() => this.sample(false), this.intervalMs);
+    let first = true;
+    this.timer = setInterval(() => {
+      if (first && this.nvidiaSmi) this.startGpu(this.nvidiaSmi);
+      first = false;
+      this.sample();
+    }, this.intervalMs);
     this.timer.unref();
-    if (this.nvidiaSmi) this.startGpu(this.nvidiaSmi);
   }
 
   stop(): Telemetry {
@@ -89,7 +99,7 @@ export class TelemetrySampler {
     return Number(process.hrtime.bigint() - this.started) / 1e9;
   }
 
-  private sample(first: boolean): void {
+  private sample(): void {
     const t = this.now();
     const pids = processTree(this.root);
     let used = 0;
@@ -106,7 +116,7 @@ export class TelemetrySampler {
     const cores = coreTimes();
     // Read each time: a wrapper (taskset, srun --cpu-bind) may set the affinity after the spawn.
     this.allowed = allowedCpus(this.root) ?? this.allowed;
-    if (!first && t > this.lastT) {
+    if (t > this.lastT) {
       this.series.t.push(Number(t.toFixed(3)));
       this.series.cpu_cores.push(Number((used / (t - this.lastT)).toFixed(3)));
       this.series.per_core.push(coreUtilisation(this.lastCores, cores).map((x) => Number(x.toFixed(3))));

@@ -1,8 +1,20 @@
 // How a trial's process starts: spawned afresh (under the cap's prefix), or forked from a warm server
 // (the cap set in the child). Both give the same handle to the code that watches the trial.
-import { accessSync, closeSync, constants, fstatSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
-import { execa } from 'execa';
+import { spawn, type SpawnOptions } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { CLK_TCK } from '../telemetry/cpu.js';
 import { ConfigError } from '../errors.js';
 import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
 import { capsTree, type MemoryLimit } from './limits.js';
@@ -40,11 +52,40 @@ export interface Launched {
   /** Bytes of the warm server's memory that the fork shares and that count against the trial's cap. */
   sharedBytes?: number;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Of a fresh process, after its exit: the timed window and its CPU time (a fork has none). */
+  timing?: () => ProcessTiming | undefined;
   /** After the exit: waits for the output to be complete; `kill` ends what still holds it. */
   settle(kill: () => void): Promise<void>;
   stderrTail(): string;
   /** Why the program never started, or undefined when it ran. */
   startFailure(exit: { code: number | null; signal: string | null }, killed: boolean): string | undefined;
+}
+
+/**
+ * The timed window of a fresh process: from just before the spawn (which returns once the program was
+ * exec'd) to its exit as the event loop hears of it, with the CPU time the kernel charged to it and to
+ * the descendants it waited for (the harness's own cutime and cstime, which grow when it reaps the
+ * trial). Nothing the harness does before or after (cgroups, telemetry, cleanup) is inside it.
+ */
+export interface ProcessTiming {
+  seconds: number;
+  /** User and system CPU seconds, to the kernel's clock tick (10 ms); null when /proc cannot tell. */
+  userSeconds: number | null;
+  systemSeconds: number | null;
+}
+
+/** The harness's cutime and cstime (CPU of the children it reaped), in clock ticks; null without /proc. */
+export function reapedChildTicks(): { user: number; system: number } | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command: state(0) ... utime(11) stime(12) cutime(13) cstime(14).
+    const user = Number(f[13]);
+    const system = Number(f[14]);
+    return Number.isFinite(user) && Number.isFinite(system) ? { user, system } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A fresh process: the program itself, exec'd under the memory cap's prefix. */
@@ -58,28 +99,45 @@ export async function spawnTrial(
   // Behind the join wrapper a missing program would be the shell's exit 127: say it as spawn would.
   if (cgroup) requireProgram(program[0]!, env, spec.cwd);
   const argv = cgroup ? joinArgv(cgroup.procsFiles, program) : program;
-  const child = execa(argv[0]!, argv.slice(1), {
+  const options: SpawnOptions = {
     cwd: spec.cwd,
-    env,
-    extendEnv: true,
+    env: { ...process.env, ...env },
     detached: true,
-    reject: false,
-    buffer: false,
     stdio: ['ignore', 'pipe', 'pipe', cgroup ? 'pipe' : 'ignore'],
-  });
-  const joined = cgroup ? joinedSignal(child.stdio[3]) : Promise.resolve(true);
+  };
+  const ticks0 = reapedChildTicks();
+  const t0 = process.hrtime.bigint();
+  const child = spawn(argv[0]!, argv.slice(1), options);
+  let failure: Error | undefined;
+  child.on('error', (error) => (failure ??= error));
+  let timing: ProcessTiming | undefined;
+  // The workload's own process ended: its exit status, whatever its pipes still do.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => {
+      const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+      const ticks1 = reapedChildTicks();
+      const cpu = (a: number | undefined, b: number | undefined) =>
+        a !== undefined && b !== undefined && b >= a ? (b - a) / CLK_TCK : null;
+      timing = {
+        seconds,
+        userSeconds: cpu(ticks0?.user, ticks1?.user),
+        systemSeconds: cpu(ticks0?.system, ticks1?.system),
+      };
+      resolve({ code, signal });
+    }),
+  );
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  const joined = cgroup ? joinedSignal(child.stdio[3] as Readable | null) : Promise.resolve(true);
   const stderr = new TailBuffer(STDERR_TAIL_BYTES);
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
   const pid = child.pid;
   if (pid === undefined) {
-    const r = await child;
+    const error = failure ?? (await new Promise<Error>((resolve) => child.once('error', resolve)));
     throw new ConfigError(
-      `could not start ${JSON.stringify(program[0])}: ${r.shortMessage ?? r.message}; ` +
-        'check workload.command (and workload.python)',
+      `could not start ${JSON.stringify(program[0])}: ${error.message}; check workload.command (and workload.python)`,
     );
   }
-  let result: Awaited<typeof child> | undefined;
   // The wrapper (or the program itself) is the root: every process of the trial starts after it.
   const root = identify(pid);
   if (cgroup && root) cgroup.minStartTicks = root.startTicks;
@@ -87,27 +145,23 @@ export async function spawnTrial(
     pid,
     root,
     joined,
-    // The workload's own process ended: its exit status, whatever its pipes still do.
-    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+    exited,
+    timing: () => timing,
     settle: async (kill) => {
       // A descendant that escaped into its own session may hold the pipes open: they get a moment,
       // then every process carrying the trial's mark is killed and the pipes are closed.
       const pipesClosed = await Promise.race([
-        child.then(() => true),
+        closed.then(() => true),
         delay(PIPE_GRACE_SECONDS * 1000).then(() => false),
       ]);
+      if (pipesClosed) return;
       kill();
-      if (!pipesClosed) {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-      }
-      result = await child;
+      for (const stream of child.stdio) stream?.destroy();
+      await closed;
     },
     stderrTail: () => stderr.text(),
     startFailure: (exit, killed) =>
-      result?.failed && exit.code === null && exit.signal === null && !killed
-        ? (result.shortMessage ?? result.message)
-        : undefined,
+      failure && exit.code === null && exit.signal === null && !killed ? failure.message : undefined,
   };
 }
 

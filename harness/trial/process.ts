@@ -20,7 +20,7 @@ import {
   type TrialCgroup,
 } from './cgroup.js';
 import { capsTree, planLimit, trialCgroup, type MechanismChoice, type MemoryLimit } from './limits.js';
-import { forkTrial, spawnTrial, type Launched } from './launch.js';
+import { forkTrial, spawnTrial, type Launched, type ProcessTiming } from './launch.js';
 import { descendantsOf, signalAll, signalGroup, type KnownProcess } from './pids.js';
 import { killWarmServers, WarmForkError, type ForkExit, type WarmServer } from './warm-server.js';
 import type { Telemetry } from '../domain/index.js';
@@ -83,7 +83,10 @@ export interface ProcessTrialResult extends Classification {
   exitCode: number | null;
   signal: string | null;
   stderrTail: string;
+  /** From before the launch to after the cleanup: what the trial cost the harness. */
   wallSeconds: number;
+  /** Of a fresh process: the timed window from its exec to its exit, and its CPU time. */
+  timing?: ProcessTiming;
   peakTreeRssBytes: number;
   telemetry: Telemetry;
   cgroupPeakBytes: number | null;
@@ -487,6 +490,7 @@ function trialResult(opts: {
     signal: judgement.signal,
     stderrTail: judgement.stderrTail,
     wallSeconds: Number(process.hrtime.bigint() - started.started) / 1e9,
+    ...withTiming(launched.timing?.()),
     peakTreeRssBytes: watched.sampler.peakRss,
     telemetry: watched.telemetry,
     cgroupPeakBytes: watched.memory.peakBytes,
@@ -498,6 +502,8 @@ function trialResult(opts: {
     ...(judgement.atHook ? { stoppedEarly: true } : {}),
   };
 }
+
+const withTiming = (timing: ProcessTiming | undefined) => (timing ? { timing } : {});
 
 /** The processes whose environment carries the mark (or, with `prefix`, any mark that starts with it). */
 export function markedProcesses(mark: string, opts: { prefix?: boolean } = {}): number[] {

@@ -74,6 +74,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...stepFields(measured),
     ...memoryFields({ result, memory, summary: measured.summary, series, growth, ranks }),
     wall_seconds: result.wallSeconds,
+    ...processTimes(result),
     started_at: startedAt,
     ...(phases.length > 0 ? { phases } : {}),
     ...(failure ? { failed_in: failure } : {}),
@@ -166,8 +167,10 @@ function measuredSteps(opts: {
   const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
   // steps and warmupSteps hold at most MAX_STEP_DETAIL samples each, then one folded sample (ranks.ts).
   if (processTimed) {
-    // Whole-process timing for programs that ignore the protocol.
-    steps.push({ samples: Number(config['batch_size'] ?? 1) * ranks, seconds: result.wallSeconds });
+    // Whole-process timing for programs that ignore the protocol: the process's own window (exec to
+    // exit) where the harness has it, never the harness's work around it.
+    const seconds = result.timing?.seconds ?? result.wallSeconds;
+    steps.push({ samples: Number(config['batch_size'] ?? 1) * ranks, seconds });
   }
   return { summary, steps, warmupSteps, processTimed };
 }
@@ -212,6 +215,17 @@ function memoryFigures(result: ProcessTrialResult, summary: EventSummary, ranks:
       ? treeRss
       : undefined;
   return { peakRss, limited, shared, treeOverCap };
+}
+
+/** The record's process window and CPU times (a fresh process's; a fork has none). */
+function processTimes(result: ProcessTrialResult) {
+  const t = result.timing;
+  if (!t) return {};
+  return {
+    process_seconds: t.seconds,
+    ...(t.userSeconds !== null ? { user_seconds: t.userSeconds } : {}),
+    ...(t.systemSeconds !== null ? { system_seconds: t.systemSeconds } : {}),
+  };
 }
 
 /** The record's notes, in order: launch, shared memory, tree over cap, step overrun, foreign load. */

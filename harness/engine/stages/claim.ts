@@ -246,7 +246,7 @@ export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
     case 'step_time':
       return r.steps.length > 0 ? positive(r.steps.reduce((a, s) => a + s.seconds, 0) / stepCount(r.steps)) : null;
     case 'process_time':
-      return positive(r.wall_seconds);
+      return positive(r.process_seconds ?? r.wall_seconds);
     case 'peak_memory':
       return positive(measuredPeakMemory(r));
   }
