@@ -1,6 +1,6 @@
 // The append-only trial journal (trials.jsonl): each record is flushed to disk before the next trial starts.
 // Each line is bounded (bound-record.ts) and the file is read line by line, so any journal stays readable.
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fdatasyncSync, ftruncateSync, openSync, statSync } from 'node:fs';
 import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
 import { journalLine, MAX_JOURNAL_LINE } from './bound-record.js';
@@ -87,7 +87,8 @@ export class Journal {
       fd = openSync(this.path, 'a');
       size = fstatSync(fd).size;
       writeAll(fd, Buffer.from(`${line}\n`));
-      fsyncSync(fd);
+      // The data and the length that finds it; the timestamps need not reach the disk.
+      fdatasyncSync(fd);
       const st = fstatSync(fd);
       this.stamp = { dev: st.dev, ino: st.ino, size: st.size };
       this.known!.push(line);

@@ -41,7 +41,8 @@ export class TelemetrySampler {
   constructor(
     private readonly root: number,
     private readonly intervalMs = SAMPLE_MS,
-    private readonly nvidiaSmi = findNvidiaSmi(),
+    /** nvidia-smi's path; undefined: looked up on PATH at the first interval (a short trial never looks). */
+    private readonly nvidiaSmi?: string | null,
   ) {}
 
   /**
@@ -56,7 +57,8 @@ export class TelemetrySampler {
     this.allowed = allowedCpus('self');
     let first = true;
     this.timer = setInterval(() => {
-      if (first && this.nvidiaSmi) this.startGpu(this.nvidiaSmi);
+      const smi = first ? (this.nvidiaSmi === undefined ? findNvidiaSmi() : this.nvidiaSmi) : null;
+      if (smi) this.startGpu(smi);
       first = false;
       this.sample();
     }, this.intervalMs);

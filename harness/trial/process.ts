@@ -535,6 +535,14 @@ export function markedProcesses(mark: string, opts: { prefix?: boolean } = {}): 
  * for a fork what the trial left in the warm server's tree. Returns the pids a cgroup still holds.
  */
 function endTrial(t: Tracked, signal: NodeJS.Signals): number[] {
+  // In cgroups of its own, the trial's processes are its cgroups' members, whatever they did to their
+  // group, parent or environment: killing the cgroups ends them all, without scanning /proc.
+  if (t.cgroup && signal === 'SIGKILL') {
+    if (t.root) signalGroup(t.root, signal);
+    const left = killTrialCgroup(t.cgroup);
+    if (t.server && t.root) t.server.endStragglers(t.root);
+    return left;
+  }
   const minStart = t.root?.startTicks ?? 0;
   if (t.root) {
     const tree = descendantsOf(t.root, processTree);

@@ -1,7 +1,14 @@
 // SLURM's client commands, as argument arrays (never a shell string): sbatch, squeue, sacct, scontrol
 // and scancel, with their output parsed and each failure explained.
-import { execa } from 'execa';
+import type { execa as Execa } from 'execa';
 import { ConfigError, TrialError } from '../../errors.js';
+
+let execaLoaded: Promise<typeof Execa> | undefined;
+/** A SLURM client command without a shell: execa, loaded on first use so that no other command pays for it at start-up. */
+async function execa(file: string, args: readonly string[], options: { reject: false; timeout: number }) {
+  const run = await (execaLoaded ??= import('execa').then((m) => m.execa));
+  return run(file, args, options);
+}
 
 /** Job states of sacct/squeue/scontrol that this executor acts on. */
 export const ACTIVE_STATES = new Set([

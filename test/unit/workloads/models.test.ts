@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, statSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { ensureModel, generate } from '../../../harness/workloads/onnx/models/index.js';
-import { onnx } from '../../../harness/workloads/onnx/models/graph.js';
+import { onnxProto } from '../../../harness/workloads/onnx/models/graph.js';
 import { tempDir } from '../../support/paths.js';
 
 describe('generated models', () => {
@@ -18,7 +18,7 @@ describe('generated models', () => {
   });
 
   it('declare a symbolic batch dimension and follow their size parameters', () => {
-    const m = onnx.ModelProto.decode(
+    const m = onnxProto().ModelProto.decode(
       generate({ kind: 'mlp', seed: 1, params: { input: 32, hidden: 16, layers: 2 } }).bytes,
     );
     const dims = m.graph!.input![0]!.type!.tensorType!.shape!.dim!;
@@ -31,6 +31,10 @@ describe('generated models', () => {
       [16, 10],
     ]);
     assert.equal(Number(m.opsetImport[0]!.version), 17);
+    // The builder writes FLOAT and INT64 as numbers (onnx-proto loads on first use): they are the proto's.
+    assert.ok(m.graph!.initializer!.every((t) => t.dataType === onnxProto().TensorProto.DataType.FLOAT));
+    assert.equal(m.graph!.input![0]!.type!.tensorType!.elemType, onnxProto().TensorProto.DataType.FLOAT);
+    assert.equal(onnxProto().TensorProto.DataType.INT64, 7);
   });
 
   it('rejects a transformer whose width does not split into heads', () => {

@@ -4,13 +4,19 @@ import type { onnx as OnnxNs } from 'onnx-proto';
 import { createRng, fillUniform } from '../../../stats/rng.js';
 
 const require = createRequire(import.meta.url);
-// onnx-proto ships CommonJS; load it through require so that ESM interop cannot hide the namespace.
-export const onnx: typeof OnnxNs = (require('onnx-proto') as { onnx: typeof OnnxNs }).onnx;
+let loaded: typeof OnnxNs | undefined;
+/**
+ * onnx-proto (and protobufjs under it), loaded on first use: only a run that generates a model pays
+ * for it, not every command's start-up. It ships CommonJS; require keeps ESM interop from hiding the namespace.
+ */
+export function onnxProto(): typeof OnnxNs {
+  return (loaded ??= (require('onnx-proto') as { onnx: typeof OnnxNs }).onnx);
+}
 
 /** The opset the generated models target (LayerNormalization needs 17). */
 export const OPSET = 17;
-const FLOAT = onnx.TensorProto.DataType.FLOAT;
-const INT64 = onnx.TensorProto.DataType.INT64;
+const FLOAT = 1; // onnxProto().TensorProto.DataType.FLOAT
+const INT64 = 7; // onnxProto().TensorProto.DataType.INT64
 
 /** A symbolic or fixed dimension of a graph input or output. */
 export type Dim = number | string;
@@ -76,7 +82,7 @@ export class GraphBuilder {
         output: outputs.map(valueInfo),
       },
     };
-    return onnx.ModelProto.encode(onnx.ModelProto.create(model)).finish();
+    return onnxProto().ModelProto.encode(onnxProto().ModelProto.create(model)).finish();
   }
 }
 
@@ -99,12 +105,12 @@ function valueInfo(spec: ValueSpec): OnnxNs.IValueInfoProto {
 
 export const attr = {
   int(name: string, i: number): OnnxNs.IAttributeProto {
-    return { name, type: onnx.AttributeProto.AttributeType.INT, i };
+    return { name, type: onnxProto().AttributeProto.AttributeType.INT, i };
   },
   ints(name: string, ints: number[]): OnnxNs.IAttributeProto {
-    return { name, type: onnx.AttributeProto.AttributeType.INTS, ints };
+    return { name, type: onnxProto().AttributeProto.AttributeType.INTS, ints };
   },
   float(name: string, f: number): OnnxNs.IAttributeProto {
-    return { name, type: onnx.AttributeProto.AttributeType.FLOAT, f };
+    return { name, type: onnxProto().AttributeProto.AttributeType.FLOAT, f };
   },
 };
