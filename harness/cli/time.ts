@@ -105,7 +105,8 @@ async function run(experiment: Experiment, commandLine: string, o: CommonOptions
   };
   const progress = createProgress(progressMode(o));
   const result = await withStopSignals((signal) =>
-    runExperiment({ experimentPath: loaded.source, loaded, outDir: o.out, progress, signal }),
+    // The one-liners draw no charts (about half a second of vega per invocation): `tunebench report` draws them.
+    runExperiment({ experimentPath: loaded.source, loaded, outDir: o.out, progress, signal, drawCharts: false }),
   ).finally(() => progress.finish());
   if (result.failed_stages.length > 0) process.exitCode = EXIT.invalid;
   return result;

@@ -53,6 +53,8 @@ export interface RunOptions {
   /** --executor: overrides the experiment's executor kind. */
   executor?: ExecutorSpec['kind'];
   noWait?: boolean;
+  /** false: the report's charts are written as specs, not drawn (`tunebench report` draws them). */
+  drawCharts?: boolean;
 }
 
 export async function runExperiment(opts: RunOptions): Promise<RunResult> {
@@ -97,6 +99,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
     progress: opts.progress,
     signal: opts.signal,
     noWait: opts.noWait ?? false,
+    drawCharts: opts.drawCharts ?? true,
   });
 }
 
@@ -115,6 +118,8 @@ export interface Execution {
   executor?: Executor;
   /** --no-wait: submit to SLURM and return. */
   noWait?: boolean;
+  /** false: the report's charts are written as specs only (see RunOptions.drawCharts). */
+  drawCharts?: boolean;
 }
 
 export function preflightLimit(experiment: Experiment): string {
@@ -341,7 +346,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   const finished: RunJson = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
   // The reports first, then run.json as "finished": that write is the commit point. A run killed
   // before it resumes (replaying every trial, running none) and writes the reports again.
-  const done = await finishReports(dir.path, finished, ctx.records);
+  const done = await finishReports(dir.path, finished, ctx.records, x.drawCharts ?? true);
   writeRunJson(dir, done);
   rmSync(dir.scratch, { recursive: true, force: true });
   return done.result!;
@@ -352,9 +357,14 @@ async function executeLocked(x: Execution): Promise<RunResult> {
  * never leaves the run unfinished (a resume would only fail the same way): the run finishes with a
  * warning that names the failure and the command that writes the reports again.
  */
-async function finishReports(path: string, finished: RunJson, records: readonly TrialRecord[]): Promise<RunJson> {
+async function finishReports(
+  path: string,
+  finished: RunJson,
+  records: readonly TrialRecord[],
+  draw: boolean,
+): Promise<RunJson> {
   try {
-    await writeReports(path, finished, records);
+    await writeReports(path, finished, records, { draw });
     return finished;
   } catch (error) {
     const warning =
@@ -379,7 +389,7 @@ async function savePartial(
   const partial: RunJson = { ...x.runJson, status, stopped: stop, result };
   try {
     writeRunJson(x.dir, partial);
-    await writeReports(x.dir.path, partial, ctx.records);
+    await writeReports(x.dir.path, partial, ctx.records, { draw: x.drawCharts ?? true });
   } catch (error) {
     x.progress.note(`could not write the partial report: ${(error as Error).message}`);
   }

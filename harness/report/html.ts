@@ -31,6 +31,8 @@ export interface RenderedChart {
   svg: string | null;
   /** Parts left out for lack of finite values (see charts/prune.ts). */
   omitted?: readonly string[];
+  /** Not drawn in this process (its spec is written): `tunebench report <dir>` draws it. */
+  deferred?: true;
   stage: string;
 }
 
@@ -136,6 +138,11 @@ export function reportHtml(page: ReportPage): string {
 function chartFigure(c: RenderedChart): string {
   const omitted = c.omitted ?? [];
   const left = omitted.length > 0 ? ` Left out for lack of finite values: ${omitted.join('; ')}.` : '';
+  if (c.deferred)
+    return (
+      `<p>Chart ${esc(c.chart.title)} not drawn by this command, to keep its cost per invocation low ` +
+      `(<a href="charts/${esc(c.chart.name)}.vl.json">Vega-Lite spec</a>): <code>tunebench report &lt;run directory&gt;</code> draws it into this page.</p>`
+    );
   if (c.svg === null)
     return `<p class="warn">Chart ${esc(c.chart.title)} not drawn: it has no finite value to plot.${esc(left)}</p>`;
   return [

@@ -14,8 +14,18 @@ import type { RunJson, TrialRecord } from '../domain/index.js';
 
 export const REPORT_FILES = ['report.html', 'summary.md'];
 
-/** Builds and writes every report; returns the files written, relative to the run directory. */
-export async function writeReports(dir: string, run: RunJson, records: readonly TrialRecord[]): Promise<string[]> {
+/**
+ * Builds and writes every report; returns the files written, relative to the run directory. With
+ * `draw: false` the charts are written as Vega-Lite specs only and report.html says how to draw them
+ * (`tunebench report <dir>`): vega costs about half a second per process, which `tunebench time`,
+ * a command people run in loops, does not pay.
+ */
+export async function writeReports(
+  dir: string,
+  run: RunJson,
+  records: readonly TrialRecord[],
+  { draw = true }: { draw?: boolean } = {},
+): Promise<string[]> {
   if (!run.result)
     throw new StoreError(
       `${join(dir, RUN_FILE)} has no result: the run did not finish, so there is nothing to report yet`,
@@ -26,6 +36,10 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
   const rendered: RenderedChart[] = [];
   for (const stage of result.stages) {
     for (const chart of stageCharts(stage, records)) {
+      if (!draw) {
+        rendered.push({ chart, svg: null, deferred: true, stage: stage.name });
+        continue;
+      }
       const drawn = await drawChart(chart.spec);
       rendered.push({
         chart: { ...chart, spec: drawn.spec ?? chart.spec },
@@ -35,15 +49,19 @@ export async function writeReports(dir: string, run: RunJson, records: readonly 
       });
     }
   }
-  const drawn = rendered.filter((c) => c.svg !== null);
+  const drawn = rendered.filter((c) => c.svg !== null || c.deferred);
   // Charts of an earlier build that no longer exist would mislead: the folder mirrors this build.
-  const keep = new Set(drawn.flatMap((c) => [`${c.chart.name}.vl.json`, `${c.chart.name}.svg`]));
+  const keep = new Set(
+    drawn.flatMap((c) => [`${c.chart.name}.vl.json`, ...(c.svg !== null ? [`${c.chart.name}.svg`] : [])]),
+  );
   for (const f of readdirSync(chartsDir)) if (!keep.has(f) && /\.(vl\.json|svg)$/.test(f)) rmSync(join(chartsDir, f));
   const written: string[] = [];
   for (const c of drawn) {
     writeFileAtomic(join(chartsDir, `${c.chart.name}.vl.json`), `${JSON.stringify(c.chart.spec, null, 2)}\n`);
-    writeFileAtomic(join(chartsDir, `${c.chart.name}.svg`), c.svg!);
-    written.push(`charts/${c.chart.name}.vl.json`, `charts/${c.chart.name}.svg`);
+    written.push(`charts/${c.chart.name}.vl.json`);
+    if (c.svg === null) continue;
+    writeFileAtomic(join(chartsDir, `${c.chart.name}.svg`), c.svg);
+    written.push(`charts/${c.chart.name}.svg`);
   }
   const raw = [
     RUN_FILE,

@@ -54,9 +54,15 @@ describe('tunebench time', () => {
     );
     for (const f of ['run.json', 'report.html', 'summary.md', 'time.json', 'time.md'])
       assert.ok(existsSync(join(dir, f)), f);
-    // A normal run directory: the report renders again.
+    // The one-liner draws no chart (vega's cost per invocation); its spec is written, and the page says how to draw it.
+    assert.ok(existsSync(join(dir, 'charts', 'compare-time.vl.json')));
+    assert.ok(!existsSync(join(dir, 'charts', 'compare-time.svg')));
+    assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /not drawn by this command[^]*tunebench report/);
+    // A normal run directory: the report renders again, charts drawn.
     const again = await execa(process.execPath, [CLI, 'report', dir], { reject: false });
     assert.equal(again.exitCode, 0, again.stderr);
+    assert.ok(existsSync(join(dir, 'charts', 'compare-time.svg')));
+    assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /data-chart="compare-time"/);
   });
 
   it('-L scans a parameter, says which values are tied with the best, and runs warm-ups first', async () => {
