@@ -14,6 +14,7 @@ import {
   claimExperiment,
   fillValues,
   onceCommands,
+  scanConfigs,
   scanRange,
   timeExperiment,
   type ClaimRequest,
@@ -451,11 +452,18 @@ function timeRequest(commands: string[], raw: TimeFlags): TimeRequest {
   return req;
 }
 
-/** A scan's rows named by -n: the name with the row's values filled in. */
+/** A scan's rows in the order given (every combination, the first -L slowest), named by -n where given. */
 function relabel(summary: TimeSummary, req: TimeRequest): TimeSummary {
+  if (summary.mode !== 'scan') return summary;
+  const key = (config: Readonly<Record<string, unknown>>) => JSON.stringify(req.scans.map((s) => config[s.name]));
+  const order = scanConfigs(req).map(key);
+  const at = (c: TimedCommand) => order.indexOf(key(c.config));
   const name = req.names?.[0];
-  if (summary.mode !== 'scan' || name === undefined) return summary;
-  return { ...summary, commands: summary.commands.map((c) => ({ ...c, label: fillValues(name, c.config) })) };
+  const commands = [...summary.commands].sort((a, b) => at(a) - at(b));
+  return {
+    ...summary,
+    commands: name === undefined ? commands : commands.map((c) => ({ ...c, label: fillValues(name, c.config) })),
+  };
 }
 
 /** The name of a row in hyperfine's exports: its label, or a scan's command with the values filled in. */

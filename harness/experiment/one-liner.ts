@@ -278,16 +278,18 @@ function combinations(params: Map<string, (string | number)[]>): Record<string, 
   return out;
 }
 
+/** A scan's configs in the order given: every combination of the values, the first parameter slowest. */
+export function scanConfigs(req: TimeRequest): Record<string, string | number>[] {
+  return combinations(scanParams(req, commandArgv(req.commands[0]!, req.shell)));
+}
+
 /**
  * --setup and --cleanup as programs to run once per command (each scanned value filled in): hyperfine
  * runs them around each command's runs; here the rounds interleave the commands, so every setup runs
  * before the first round and every cleanup after the last.
  */
 export function onceCommands(req: TimeRequest): { setup: string[][]; cleanup: string[][] } {
-  const configs =
-    req.scans.length > 0
-      ? combinations(scanParams(req, commandArgv(req.commands[0]!, req.shell)))
-      : timedCommands(req).commands.map(() => ({}));
+  const configs = req.scans.length > 0 ? scanConfigs(req) : timedCommands(req).commands.map(() => ({}));
   const each = (line: string | undefined, flag: string) =>
     line === undefined ? [] : configs.map((c) => expandArgs(commandArgv(line, req.shell, flag), c));
   return { setup: each(req.setup, '--setup'), cleanup: each(req.cleanup, '--cleanup') };
