@@ -182,7 +182,9 @@ export const commandWorkload = object(
     ignore_failure: bool(
       'a run that exits non-zero is still timed (its exit code is kept); a signal, timeout or OOM is not',
     ).optional(),
-    stdin: str({ description: "a file the program reads as its standard input, relative to cwd; default: none" }).optional(),
+    stdin: str({
+      description: 'a file the program reads as its standard input, relative to cwd; default: none',
+    }).optional(),
     stdout: str({
       description:
         "where the program's standard output goes: null (discarded), pipe (read and discarded, the default), " +
