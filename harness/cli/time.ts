@@ -2,32 +2,68 @@
 // the one-liners. Each builds an experiment in memory, runs it like a file (run directory, journal,
 // report), then prints what the stage found.
 import { Command, Option } from 'commander';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { timeSummary, type TimeSummary } from '../analysis/time-summary.js';
-import { createProgress, terminalLines } from '../engine/progress.js';
+import { timeSummary, type TimedCommand, type TimeSummary } from '../analysis/time-summary.js';
+import { runOnce } from '../engine/once-commands.js';
+import { createProgress, terminalLines, type ProgressMode } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { ConfigError, EXIT } from '../errors.js';
 import type { LoadedExperiment } from '../experiment/load.js';
-import { claimExperiment, timeExperiment, type ClaimRequest, type Runner } from '../experiment/one-liner.js';
+import {
+  claimExperiment,
+  fillValues,
+  onceCommands,
+  scanConfigs,
+  scanRange,
+  timeExperiment,
+  type ClaimRequest,
+  type Runner,
+  type TimeRequest,
+} from '../experiment/one-liner.js';
 import type { Experiment } from '../experiment/schema.js';
-import { timeMarkdown, timeText } from '../report/time.js';
+import {
+  SORT_ORDERS,
+  sortedSummary,
+  TIME_UNITS,
+  timeMarkdown,
+  timeText,
+  type SortOrder,
+  type TimeUnit,
+} from '../report/time.js';
+import { timeAsciidoc, timeCsv, timeJson, timeOrgmode, type ExportContext } from '../report/time-export.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { readRunDir } from '../store/read-run.js';
-import { shellLine } from '../util/shell.js';
+import { shellLine, shellWord, splitCommand } from '../util/shell.js';
 import type { RunResult } from '../domain/index.js';
 import { addCommonOptions, appendStepSummary, progressMode, resolveCommon, type CommonOptions } from './common.js';
 import { withStopSignals } from './signals.js';
 
-/** The flags -L and --parameter-list, which take two words (hyperfine's `-L name v1,v2`). */
-const SCAN_FLAGS = ['-L', '--parameter-list'];
+/** Flags that take several words (hyperfine's `-L name v1,v2` and `-P name min max`), with their count. */
+const MULTI_WORD: Record<string, { words: number; example: string }> = {
+  '-L': { words: 2, example: '-L workers 0,2,4' },
+  '--parameter-list': { words: 2, example: '--parameter-list workers 0,2,4' },
+  '-P': { words: 3, example: '-P threads 1 8' },
+  '--parameter-scan': { words: 3, example: '--parameter-scan threads 1 8' },
+};
+
+/** Where the `time` or `claim` command is in argv (after global flags only), or -1. */
+function subcommandAt(argv: readonly string[]): number {
+  for (let i = 2; i < argv.length; i++) {
+    if (argv[i] === 'time' || argv[i] === 'claim') return i;
+    if (!argv[i]!.startsWith('-')) return -1;
+  }
+  return -1;
+}
 
 /**
- * Joins `-L name values` into `-L name=values`, which commander can take as one option value; only
- * within the `time` command, and only where the name has no "=" already.
+ * Joins `-L name values` into `-L name=values` and `-P name min max` into `-P name=min,max`, which
+ * commander can take as one option value, within `time`; and refuses the old boolean --shell (of `time`
+ * and `claim`) where it is followed by another flag or nothing.
  */
 export function joinScanFlags(argv: readonly string[]): string[] {
-  const at = argv.indexOf('time', 2);
-  if (at < 0 || argv.slice(2, at).some((a) => !a.startsWith('-'))) return [...argv];
+  const at = subcommandAt(argv);
+  if (at < 0) return [...argv];
   const out = argv.slice(0, at + 1);
   for (let i = at + 1; i < argv.length; i++) {
     const a = argv[i]!;
@@ -35,11 +71,19 @@ export function joinScanFlags(argv: readonly string[]): string[] {
       out.push(...argv.slice(i));
       break;
     }
-    if (SCAN_FLAGS.includes(a) && argv[i + 1] !== undefined && !argv[i + 1]!.includes('=')) {
-      if (argv[i + 2] === undefined)
-        throw new ConfigError(`${a} ${argv[i + 1]}: give the values too, e.g. -L ${argv[i + 1]} 0,2,4`);
-      out.push(a, `${argv[i + 1]}=${argv[i + 2]}`);
-      i += 2;
+    if ((a === '--shell' || a === '-S') && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-')))
+      throw new ConfigError(
+        `${a} takes the shell that runs the commands (hyperfine's -S): write ${a} sh 'cmd' (or ${a} bash)`,
+      );
+    const multi = argv[at] === 'time' ? MULTI_WORD[a] : undefined;
+    if (multi && argv[i + 1] !== undefined && !argv[i + 1]!.includes('=')) {
+      const words = argv.slice(i + 2, i + 1 + multi.words);
+      if (words.length < multi.words - 1)
+        throw new ConfigError(
+          `${a} ${argv[i + 1]}: give the ${multi.words === 2 ? 'values' : 'range'} too, e.g. ${multi.example}`,
+        );
+      out.push(a, `${argv[i + 1]}=${words.join(',')}`);
+      i += multi.words;
     } else out.push(a);
   }
   return out;
@@ -51,21 +95,121 @@ const count = (flag: string, least: number) => (value: string) => {
     throw new ConfigError(`${flag}: expected an integer of at least ${least}, got ${JSON.stringify(value)}`);
   return n;
 };
+const repeatable = (v: string, prev: string[] | undefined) => [...(prev ?? []), v];
 
+/** Flags of `time` and `claim`: how each command runs. */
 function runnerOptions(cmd: Command): Command {
   return cmd
-    .option('--warmup <n>', 'untimed runs of each command before the timed ones (warm caches)', count('--warmup', 0), 0)
-    .option('--prepare <cmd>', 'a command run before every run, untimed (clear a cache, reset files)')
-    .option('--shell', 'run the commands through /bin/sh -c (pipes, variables, globs); default: no shell', false)
+    .option(
+      '-w, --warmup <n>',
+      'untimed runs of each command before the timed ones (warm caches)',
+      count('--warmup', 0),
+      0,
+    )
+    .option('-p, --prepare <cmd>', 'a command run before every run, untimed (clear a cache, reset files)')
+    .option(
+      '-S, --shell <shell>',
+      "run each command as <shell> -c '<cmd>' (pipes, variables, globs), e.g. -S sh or -S 'bash --norc'; " +
+        'default: none (split into arguments without a shell)',
+    )
+    .option('-N', 'no shell (--shell=none): the default')
     .option('--timeout <duration>', 'kill a run after this long (seconds, or "90s", "5m"); default 300 s');
 }
+
+/** -r, -m, -M: how many rounds. */
+function roundOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      '-r, --runs <n>',
+      'timed runs of each command; default: adaptive (rounds until each verdict is decided, 6 to 20), ' +
+        'or 10 for one command',
+      count('--runs', 1),
+    )
+    .option(
+      '-m, --min-runs <n>',
+      'the fewest rounds (default 6 when comparing, 3 for a scan, 10 for one command)',
+      count('--min-runs', 1),
+    )
+    .option('-M, --max-runs <n>', 'the most rounds (default 20; 10 for one command)', count('--max-runs', 1));
+}
+
+/** -s, -C, -c: commands around the runs. */
+function hookOptions(cmd: Command): Command {
+  return cmd
+    .option('-s, --setup <cmd>', 'run once per command before its first run (warm-ups included), untimed')
+    .option('-C, --conclude <cmd>', 'run after every run, untimed')
+    .option('-c, --cleanup <cmd>', 'run once per command after its last run, untimed');
+}
+
+/** -L, -P, -D: scans of a parameter. */
+function scanOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option(
+        '-L, --parameter-list <name values>',
+        'scan a parameter: -L workers 0,2,4 runs the command once per value, with {workers} replaced; ' +
+          'repeat for every combination',
+      ).argParser(repeatable),
+    )
+    .addOption(
+      new Option(
+        '-P, --parameter-scan <name min max>',
+        'scan a range: -P threads 1 8 is -L threads 1,2,...,8 (integers, or steps of -D)',
+      ).argParser(repeatable),
+    )
+    .option('-D, --parameter-step-size <delta>', 'the step of -P (default 1; may be a decimal, e.g. -D 0.2)');
+}
+
+/** -n, --reference, -i, --show-output, --output, --input: what each command is and sees. */
+function commandOptions(cmd: Command): Command {
+  return cmd
+    .option('-n, --command-name <name>', 'a name for a command, once per command in order (the labels)', repeatable)
+    .option('--reference <cmd>', 'the command every other is compared with (default: the first command)')
+    .option('-i, --ignore-failure', 'a run that exits non-zero is still a timed run (its exit code is kept)')
+    .option('--show-output', "the commands' stdout and stderr go to the terminal (same as --output inherit)")
+    .option(
+      '--output <where>',
+      "the commands' stdout: null (discarded, the default), pipe (read and discarded), inherit (the terminal) " +
+        'or a file (rewritten at every run); stderr is kept for a failed run in any case',
+    )
+    .option('--input <file>', 'a file the commands read as their stdin (default: none)');
+}
+
+/** -u, --sort, --style and the exports: what is shown and written. */
+function outputOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('-u, --time-unit <unit>', 'the unit of times on the terminal and in the tables').choices(TIME_UNITS),
+    )
+    .addOption(
+      new Option('--sort <order>', 'rows: auto and command keep the order given, mean-time sorts by mean time')
+        .choices(SORT_ORDERS)
+        .default('auto'),
+    )
+    .addOption(
+      new Option(
+        '--style <style>',
+        'basic and color: plain progress lines; full: the live status line; nocolor: as auto; ' +
+          'none: nothing on the terminal (exports and the exit status stay)',
+      ).choices(STYLES),
+    )
+    .option('--export-json <file>', "write hyperfine's JSON (results[]), with tunebench's CIs and verdicts")
+    .option('--export-csv <file>', "write hyperfine's CSV (seconds)")
+    .option('--export-markdown <file>', 'write the table (medians, CIs, verdicts) as Markdown')
+    .option('--export-asciidoc <file>', 'write the table as AsciiDoc')
+    .option('--export-orgmode <file>', 'write the table as an Emacs Org table');
+}
+
+const STYLES = ['auto', 'basic', 'full', 'nocolor', 'color', 'none'] as const;
+type Style = (typeof STYLES)[number];
 
 /** What commander gives the action for runnerOptions (and the flags every command has). */
 type RunnerFlags = {
   out?: string;
   json?: boolean;
   quiet?: boolean;
-  shell?: boolean;
+  shell?: string;
+  N?: boolean;
   warmup?: number;
   name?: string;
   prepare?: string;
@@ -73,17 +217,63 @@ type RunnerFlags = {
 };
 type TimeFlags = RunnerFlags & {
   parameterList?: string[];
+  parameterScan?: string[];
+  parameterStepSize?: string;
   runs?: number;
+  minRuns?: number;
+  maxRuns?: number;
+  setup?: string;
+  conclude?: string;
+  cleanup?: string;
+  commandName?: string[];
+  reference?: string;
+  ignoreFailure?: boolean;
+  showOutput?: boolean;
+  output?: string;
+  input?: string;
+  timeUnit?: TimeUnit;
+  sort?: SortOrder;
+  style?: Style;
   exportJson?: string;
+  exportCsv?: string;
   exportMarkdown?: string;
+  exportAsciidoc?: string;
+  exportOrgmode?: string;
 };
 /** The claim request's own fields come from commander under the same names. */
 type ClaimFlags = RunnerFlags &
   Pick<ClaimRequest, 'baseline' | 'candidate' | 'metric' | 'source' | 'minPairs' | 'maxPairs'>;
 
+/** Shells --shell takes: a program whose name says it is one (hyperfine's -S also takes "bash --norc"). */
+const SHELL_PROGRAM = /(^|\/)(\w*sh|nu|elvish|xonsh)$/;
+
+/**
+ * -S/--shell and -N as the shell's argv: none (the default, "none" or -N), /bin/sh ("default"), or the
+ * shell given. A value that looks like a command (tunebench's old boolean --shell) is refused with the fix.
+ */
+export function resolveShell(value: string | undefined, none: boolean): string[] | undefined {
+  if (value === undefined || value === 'none') return undefined;
+  if (none) throw new ConfigError(`-N (no shell) and --shell ${value}: give one of them`);
+  if (value === 'default') return ['/bin/sh'];
+  let argv: string[] = [];
+  try {
+    argv = splitCommand(value);
+  } catch {
+    // a pipe or a variable: a command, not a shell
+  }
+  if (argv.length === 0 || !SHELL_PROGRAM.test(argv[0]!))
+    throw new ConfigError(
+      `--shell ${JSON.stringify(value)}: --shell takes the shell that runs the commands (hyperfine's -S), ` +
+        `such as sh, bash or "bash --norc"; to run ${JSON.stringify(value)} through a shell, write ` +
+        `--shell sh ${shellWord(value)}`,
+    );
+  return argv;
+}
+
 function runner(raw: RunnerFlags, name: string): Runner {
+  const shell = resolveShell(raw.shell, raw.N === true);
   return {
-    shell: raw.shell === true,
+    ...(shell ? { shell } : {}),
     warmup: raw.warmup ?? 0,
     name: raw.name ?? name,
     ...(raw.prepare !== undefined ? { prepare: raw.prepare } : {}),
@@ -96,14 +286,19 @@ function typed(argv: readonly string[]): string {
   return `tunebench ${shellLine(argv.slice(2))}`;
 }
 
-async function run(experiment: Experiment, commandLine: string, o: CommonOptions): Promise<RunResult> {
+async function run(
+  experiment: Experiment,
+  commandLine: string,
+  o: CommonOptions,
+  mode: ProgressMode = progressMode(o),
+): Promise<RunResult> {
   const loaded: LoadedExperiment = {
     experiment,
     // Relative paths in the commands resolve against the directory tunebench was started in.
     source: join(process.cwd(), `<${experiment.name}>`),
     text: `# ${commandLine}\n${JSON.stringify(experiment, null, 2)}\n`,
   };
-  const progress = createProgress(progressMode(o));
+  const progress = createProgress(mode);
   const result = await withStopSignals((signal) =>
     // The one-liners draw no charts (about half a second of vega per invocation): `tunebench report` draws them.
     runExperiment({ experimentPath: loaded.source, loaded, outDir: o.out, progress, signal, drawCharts: false }),
@@ -111,34 +306,17 @@ async function run(experiment: Experiment, commandLine: string, o: CommonOptions
   if (result.failed_stages.length > 0) process.exitCode = EXIT.invalid;
   return result;
 }
-
 export function registerTime(program: Command): void {
+  const base = program
+    .command('time')
+    .description(
+      'time commands as whole processes (or by their step events), interleaved: medians with 95% CIs, ' +
+        "and each command against the first (or --reference) with a compare stage's statistics; hyperfine's flags",
+    )
+    .argument('[command...]', 'commands to time, each one argument (quote it)')
+    .option('--name <name>', 'the run name: run directories go to <out>/<name>/', 'time');
   const cmd = addCommonOptions(
-    runnerOptions(
-      program
-        .command('time')
-        .description(
-          'time commands as whole processes (or by their step events), interleaved: medians with 95% CIs, ' +
-            'and each command against the first with the statistics of a compare stage',
-        )
-        .argument('<command...>', 'commands to time, each one argument (quote it)')
-        .addOption(
-          new Option(
-            '-L, --parameter-list <name values>',
-            'scan a parameter: -L workers 0,2,4 runs the command once per value, with {workers} replaced; ' +
-              'repeat for every combination',
-          ).argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]),
-        )
-        .option(
-          '--runs <n>',
-          'timed runs of each command; default: adaptive (rounds until each verdict is decided, at most 20), ' +
-            'or 10 for one command',
-          count('--runs', 1),
-        )
-        .option('--name <name>', 'the run name: run directories go to <out>/<name>/', 'time')
-        .option('--export-json <file>', 'write the medians, CIs and verdicts as JSON')
-        .option('--export-markdown <file>', 'write them as a Markdown table'),
-    ),
+    outputOptions(commandOptions(scanOptions(hookOptions(roundOptions(runnerOptions(base)))))),
   );
   cmd.addHelpText(
     'after',
@@ -146,53 +324,165 @@ export function registerTime(program: Command): void {
       '',
       'Examples:',
       "  tunebench time 'python a.py' 'python b.py'",
-      "  tunebench time --warmup 1 --export-markdown times.md 'sleep 0.1' 'sleep 0.12'",
+      "  tunebench time -w 1 -r 10 --export-json times.json 'sleep 0.1' 'sleep 0.12'",
       "  tunebench time -L workers 0,2,4 'python train.py --num-workers {workers}'",
+      "  tunebench time -P t 1 3 -s 'make -j{t}' -S sh 'ls | wc -l'",
       '',
-      'Commands are split into arguments without a shell (quotes work as in a shell); --shell runs them ' +
-        "through /bin/sh -c. A program that sends the workload protocol's step events is timed by its steps " +
-        '(samples/s); any other by its whole-process wall time. Exit status: 0, or 2 when a command never ran.',
+      "hyperfine's flags mean what they mean there, except that the commands run in interleaved rounds " +
+        '(so every --setup runs before the first round and every --cleanup after the last), rounds are ' +
+        'adaptive (until each verdict is decided), and there is no shell unless -S/--shell names one ' +
+        "(docs/cli.md has the table). A program that sends the workload protocol's step events is timed " +
+        'by its steps (samples/s); any other by its whole-process wall time. ' +
+        'Exit status: 0, or 2 when a command never ran.',
     ].join('\n'),
   );
   cmd.action(async (commands: string[], raw: TimeFlags) => {
     const o = resolveCommon(raw);
-    const scans = (raw.parameterList ?? []).map((v) => {
-      const eq = v.indexOf('=');
-      if (eq <= 0) throw new ConfigError(`-L ${v}: expected -L name values, e.g. -L workers 0,2,4`);
-      return { name: v.slice(0, eq), values: [v.slice(eq + 1)] };
-    });
-    const { experiment, mode } = timeExperiment({
-      ...runner(raw, 'time'),
-      commands,
-      scans,
-      ...(raw.runs !== undefined ? { runs: raw.runs } : {}),
-    });
+    const req = timeRequest(commands, raw);
+    const { experiment, mode } = timeExperiment(req);
+    const hooks = onceCommands(req);
+    runOnce(hooks.setup, '--setup', experiment.limits.timeout);
     const line = typed(process.argv);
-    const result = await run(experiment, line, o);
-    const summary = timeSummary(mode, result, readRunDir(result.run_dir).records);
-    writeTimeFiles(summary, line, raw);
-    appendStepSummary(timeMarkdown(summary, line));
-    reportFailedCommands(summary);
+    const style = raw.style ?? 'auto';
+    const result = await run(experiment, line, o, styleProgress(style, o));
+    const cleanupError = attempt(() => runOnce(hooks.cleanup, '--cleanup', experiment.limits.timeout));
+    const summary = relabel(timeSummary(mode, result, readRunDir(result.run_dir).records), req);
+    const shown = sortedSummary(summary, raw.sort);
+    writeTimeFiles({ summary, shown, line, raw, command: exportName(req) });
+    appendStepSummary(timeMarkdown(shown, line, unitOf(raw)));
+    reportFailedCommands(summary, style !== 'none');
+    if (cleanupError) {
+      process.exitCode = EXIT.invalid;
+      process.stderr.write(terminalLines(`tunebench: ${cleanupError}; exit 2\n`));
+    }
     if (o.json) {
       process.stdout.write(`${JSON.stringify({ ...summary, result }, null, 2)}\n`);
       return;
     }
-    if (o.quiet) return;
+    if (o.quiet || style === 'none') return;
     process.stdout.write(
-      terminalLines(`${timeText(summary)}\n\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`),
+      terminalLines(
+        `${timeText(shown, unitOf(raw))}\n\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`,
+      ),
     );
   });
 }
 
+const unitOf = (raw: TimeFlags) => (raw.timeUnit ? { unit: raw.timeUnit } : {});
+
+/** The message of the ConfigError that `fn` threw, or undefined when it ran. */
+function attempt(fn: () => void): string | undefined {
+  try {
+    fn();
+    return undefined;
+  } catch (error) {
+    if (error instanceof ConfigError) return error.message;
+    throw error;
+  }
+}
+
+/** --style as the progress mode: none (and --quiet) show none, full the live line, basic and color plain lines. */
+function styleProgress(style: Style, o: CommonOptions): ProgressMode {
+  if (style === 'none' || o.quiet) return 'quiet';
+  if (style === 'full') return 'tty';
+  if (style === 'basic' || style === 'color') return 'plain';
+  return progressMode(o);
+}
+
+/** -L and -P as the scans, in the order given (all -L first, then -P). */
+function scansOf(raw: TimeFlags): TimeRequest['scans'] {
+  const split = (flag: string, v: string) => {
+    const eq = v.indexOf('=');
+    if (eq <= 0) throw new ConfigError(`${flag} ${v}: expected ${MULTI_WORD[flag]!.example}`);
+    return { name: v.slice(0, eq), rest: v.slice(eq + 1) };
+  };
+  const lists = (raw.parameterList ?? []).map((v) => {
+    const { name, rest } = split('-L', v);
+    return { name, values: [rest] };
+  });
+  if (raw.parameterStepSize !== undefined && (raw.parameterScan ?? []).length === 0)
+    throw new ConfigError(`-D ${raw.parameterStepSize}: the step of -P; give -P name min max too`);
+  const ranges = (raw.parameterScan ?? []).map((v) => {
+    const { name, rest } = split('-P', v);
+    const [min, max, ...more] = rest.split(',');
+    if (min === undefined || max === undefined || more.length > 0)
+      throw new ConfigError(`-P ${name}: expected -P name min max, e.g. -P threads 1 8`);
+    return { name, values: [scanRange(name, min, max, raw.parameterStepSize).join(',')] };
+  });
+  return [...lists, ...ranges];
+}
+
+/** --show-output and --output as the workload's stdout and stderr; --input as its stdin. */
+function streamsOf(raw: TimeFlags): Pick<TimeRequest, 'stdin' | 'stdout' | 'stderr'> {
+  if (raw.showOutput && raw.output !== undefined && raw.output !== 'inherit')
+    throw new ConfigError(`--show-output and --output ${raw.output}: --show-output is --output inherit; give one`);
+  const where = raw.showOutput ? 'inherit' : (raw.output ?? 'null');
+  if (where.trim() === '') throw new ConfigError('--output: give null, pipe, inherit or a file');
+  const file = !['null', 'pipe', 'inherit'].includes(where);
+  if (raw.input !== undefined && !existsSync(raw.input))
+    throw new ConfigError(`--input ${raw.input}: no such file; give a file the commands read as their stdin`);
+  return {
+    stdout: file ? resolve(where) : where,
+    ...(where === 'inherit' ? { stderr: 'inherit' as const } : {}),
+    ...(raw.input !== undefined ? { stdin: resolve(raw.input) } : {}),
+  };
+}
+
+/** The request of `tunebench time` from its arguments and flags. */
+function timeRequest(commands: string[], raw: TimeFlags): TimeRequest {
+  const req: TimeRequest = {
+    ...runner(raw, 'time'),
+    commands,
+    scans: scansOf(raw),
+    ...(raw.runs !== undefined ? { runs: raw.runs } : {}),
+    ...(raw.minRuns !== undefined ? { minRuns: raw.minRuns } : {}),
+    ...(raw.maxRuns !== undefined ? { maxRuns: raw.maxRuns } : {}),
+    ...(raw.commandName !== undefined ? { names: raw.commandName } : {}),
+    ...(raw.reference !== undefined ? { reference: raw.reference } : {}),
+    ...(raw.setup !== undefined ? { setup: raw.setup } : {}),
+    ...(raw.conclude !== undefined ? { conclude: raw.conclude } : {}),
+    ...(raw.cleanup !== undefined ? { cleanup: raw.cleanup } : {}),
+    ...(raw.ignoreFailure ? { ignoreFailure: true } : {}),
+    ...streamsOf(raw),
+  };
+  if (commands.length === 0)
+    throw new ConfigError(
+      "give at least one command to time, e.g. tunebench time 'sleep 0.1'" +
+        (raw.shell !== undefined ? `; --shell takes the shell now: --shell sh '<cmd>'` : ''),
+    );
+  return req;
+}
+
+/** A scan's rows in the order given (every combination, the first -L slowest), named by -n where given. */
+function relabel(summary: TimeSummary, req: TimeRequest): TimeSummary {
+  if (summary.mode !== 'scan') return summary;
+  const key = (config: Readonly<Record<string, unknown>>) => JSON.stringify(req.scans.map((s) => config[s.name]));
+  const order = scanConfigs(req).map(key);
+  const at = (c: TimedCommand) => order.indexOf(key(c.config));
+  const name = req.names?.[0];
+  const commands = [...summary.commands].sort((a, b) => at(a) - at(b));
+  return {
+    ...summary,
+    commands: name === undefined ? commands : commands.map((c) => ({ ...c, label: fillValues(name, c.config) })),
+  };
+}
+
+/** The name of a row in hyperfine's exports: its label, or a scan's command with the values filled in. */
+function exportName(req: TimeRequest): ExportContext['command'] {
+  return (c: TimedCommand) =>
+    req.scans.length > 0 && req.names === undefined ? fillValues(req.commands[0]!, c.config) : c.label;
+}
+
 /**
  * A command (not a scanned value, which may fail as data) that failed at every run makes the timing
- * meaningless: exit 2 and say which. A scan exits 2 when every value failed (a failed stage).
+ * meaningless: exit 2 and, unless --style none, say which. A scan exits 2 when every value failed.
  */
-function reportFailedCommands(summary: TimeSummary): void {
+function reportFailedCommands(summary: TimeSummary, say: boolean): void {
   if (summary.mode === 'scan') return;
   const failed = summary.commands.filter((c) => c.failed_every_run);
   if (failed.length === 0) return;
   process.exitCode = EXIT.invalid;
+  if (!say) return;
   for (const c of failed) {
     const how = Object.entries(c.failures)
       .map(([outcome, n]) => `${n} ${outcome}`)
@@ -200,26 +490,37 @@ function reportFailedCommands(summary: TimeSummary): void {
     process.stderr.write(
       terminalLines(
         `tunebench: ${c.label} failed at every run (${how || 'no run'}): ` +
-          'check that it runs on its own (exit status 0); exit 2\n',
+          'check that it runs on its own (exit status 0), or time it anyway with -i/--ignore-failure; exit 2\n',
       ),
     );
   }
 }
 
-/** time.json and time.md in the run directory, and the --export-* files. */
-function writeTimeFiles(summary: TimeSummary, line: string, raw: TimeFlags): void {
+/** time.json and time.md in the run directory, and the --export-* files (JSON in the order given). */
+function writeTimeFiles(opts: {
+  summary: TimeSummary;
+  shown: TimeSummary;
+  line: string;
+  raw: TimeFlags;
+  command: ExportContext['command'];
+}): void {
+  const { summary, shown, line, raw, command } = opts;
   const json = `${JSON.stringify({ tunebench_time: 1, command_line: line, ...summary }, null, 2)}\n`;
-  const markdown = timeMarkdown(summary, line);
+  const markdown = timeMarkdown(shown, line, unitOf(raw));
   writeFileAtomic(join(summary.run_dir, 'time.json'), json);
   writeFileAtomic(join(summary.run_dir, 'time.md'), markdown);
-  const exports: [string, string | undefined, string][] = [
-    ['--export-json', raw.exportJson, json],
-    ['--export-markdown', raw.exportMarkdown, markdown],
+  const ctx: ExportContext = { commandLine: line, command, ...unitOf(raw) };
+  const exports: [string, string | undefined, () => string][] = [
+    ['--export-json', raw.exportJson, () => timeJson(summary, ctx)],
+    ['--export-csv', raw.exportCsv, () => timeCsv(shown, ctx)],
+    ['--export-markdown', raw.exportMarkdown, () => markdown],
+    ['--export-asciidoc', raw.exportAsciidoc, () => timeAsciidoc(shown, ctx)],
+    ['--export-orgmode', raw.exportOrgmode, () => timeOrgmode(shown, ctx)],
   ];
   for (const [flag, file, text] of exports) {
     if (file === undefined) continue;
     try {
-      writeFileAtomic(resolve(file), text);
+      writeFileAtomic(resolve(file), text());
     } catch (error) {
       throw new ConfigError(
         `${flag} ${file}: cannot write it ` +

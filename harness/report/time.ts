@@ -1,11 +1,28 @@
-// `tunebench time` as a terminal table and as Markdown (--export-markdown).
+// `tunebench time` as a terminal table and as Markdown (--export-markdown); the table's cells are shared
+// with the other markup exports (time-export.ts).
 import type { TimedCommand, TimeSummary } from '../analysis/time-summary.js';
 import { figure, MISSING } from './format.js';
 import { code, md, table } from './markdown.js';
 
-/** Seconds in the unit that suits them: 812 us, 52.3 ms, 1.43 s, 2 min 5 s. */
-export function fmtDuration(seconds: number): string {
+/** -u/--time-unit (hyperfine's): every duration in this unit; absent: the unit that suits each value. */
+export type TimeUnit = 'millisecond' | 'second';
+export const TIME_UNITS: readonly TimeUnit[] = ['millisecond', 'second'];
+/** --sort (hyperfine's): auto and command keep the order given, mean-time sorts by mean time. */
+export type SortOrder = 'auto' | 'command' | 'mean-time';
+export const SORT_ORDERS: readonly SortOrder[] = ['auto', 'command', 'mean-time'];
+
+/** How the table is drawn. */
+export interface TableOptions {
+  unit?: TimeUnit;
+}
+
+const inUnit = (v: number) => (v >= 100 ? v.toFixed(0) : v.toPrecision(3));
+
+/** Seconds in the unit that suits them (812 us, 52.3 ms, 1.43 s, 2 min 5 s), or in the unit asked for. */
+export function fmtDuration(seconds: number, unit?: TimeUnit): string {
   if (!Number.isFinite(seconds)) return MISSING;
+  if (unit === 'millisecond') return `${inUnit(seconds * 1e3)} ms`;
+  if (unit === 'second') return `${inUnit(seconds)} s`;
   if (seconds < 1e-3) return `${(seconds * 1e6).toPrecision(3)} us`;
   if (seconds < 1) return `${(seconds * 1e3).toPrecision(3)} ms`;
   if (seconds < 120) return `${seconds.toPrecision(3)} s`;
@@ -16,14 +33,15 @@ const rate = (v: number) => (v >= 100 ? v.toFixed(0) : v.toPrecision(3));
 const times = (v: number) => `${v.toFixed(v >= 10 ? 1 : 2)}x`;
 
 /** One row of cells; `withRate` adds the samples/s column (programs that send step events). */
-function cells(c: TimedCommand, withRate: boolean, mode: TimeSummary['mode']): string[] {
+function cells(c: TimedCommand, withRate: boolean, mode: TimeSummary['mode'], unit?: TimeUnit): string[] {
   const w = c.wall;
+  const d = (v: number) => fmtDuration(v, unit);
   const median = w
     ? w.ci
-      ? `${fmtDuration(w.median)} [${fmtDuration(w.ci.low)}, ${fmtDuration(w.ci.high)}]`
-      : `${fmtDuration(w.median)} (no CI below 6 runs)`
+      ? `${d(w.median)} [${d(w.ci.low)}, ${d(w.ci.high)}]`
+      : `${d(w.median)} (no CI below 6 runs)`
     : MISSING;
-  const range = w ? `${fmtDuration(w.min)} … ${fmtDuration(w.max)}` : MISSING;
+  const range = w ? `${d(w.min)} … ${d(w.max)}` : MISSING;
   const failed = Object.entries(c.failures)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
@@ -49,10 +67,23 @@ function headers(s: TimeSummary, withRate: boolean): string[] {
   ];
 }
 
-/** Aligned columns for the terminal, then the findings. */
-export function timeText(s: TimeSummary): string {
+/** The table drawn once: its headers and a row of plain-text cells per command (the label first). */
+export function timeTable(s: TimeSummary, opts: TableOptions = {}): { headers: string[]; rows: string[][] } {
   const withRate = s.commands.some((c) => c.samples_per_second !== null);
-  const rows = [headers(s, withRate), ...s.commands.map((c) => cells(c, withRate, s.mode))];
+  return { headers: headers(s, withRate), rows: s.commands.map((c) => cells(c, withRate, s.mode, opts.unit)) };
+}
+
+/** The rows in the order --sort asks for: as given (auto, command), or by mean time (failed ones last). */
+export function sortedSummary(s: TimeSummary, order: SortOrder = 'auto'): TimeSummary {
+  if (order !== 'mean-time') return s;
+  const mean = (c: TimedCommand) => c.wall?.mean ?? Number.POSITIVE_INFINITY;
+  return { ...s, commands: [...s.commands].sort((a, b) => mean(a) - mean(b)) };
+}
+
+/** Aligned columns for the terminal, then the findings. */
+export function timeText(s: TimeSummary, opts: TableOptions = {}): string {
+  const t = timeTable(s, opts);
+  const rows = [t.headers, ...t.rows];
   const widths = rows[0]!.map((_, j) => Math.max(...rows.map((r) => r[j]!.length)));
   const lines = rows.map((r) =>
     r
@@ -65,16 +96,13 @@ export function timeText(s: TimeSummary): string {
 }
 
 /** The same as a Markdown section (for --export-markdown and CI step summaries). */
-export function timeMarkdown(s: TimeSummary, commandLine: string): string {
-  const withRate = s.commands.some((c) => c.samples_per_second !== null);
-  const rows = s.commands.map((c) => {
-    const [label, ...rest] = cells(c, withRate, s.mode);
-    return [code(label!), ...rest.map(md)];
-  });
+export function timeMarkdown(s: TimeSummary, commandLine: string, opts: TableOptions = {}): string {
+  const t = timeTable(s, opts);
+  const rows = t.rows.map(([label, ...rest]) => [code(label!), ...rest.map(md)]);
   return [
     `## ${md(commandLine)}`,
     '',
-    table(headers(s, withRate), rows),
+    table(t.headers, rows),
     '',
     ...s.findings.map((f) => `- ${md(f)}`),
     '',

@@ -22,6 +22,7 @@ import { identify, type KnownProcess } from './pids.js';
 import { joinArgv, joinedSignal } from './launch-join.js';
 import { TailBuffer } from './tail.js';
 import type { WarmServer } from './warm-server.js';
+import type { TrialStdio } from '../workloads/workload.js';
 
 /**
  * Seconds the workload's pipes may stay open after its process exited (a descendant that escaped
@@ -41,6 +42,8 @@ export interface LaunchSpec {
   /** Unique to this attempt of the trial: names its scratch files, which no earlier attempt's orphan shares. */
   attemptId: string;
   fork?: WarmServer;
+  /** A fresh process's standard streams; absent: stdin none, stdout drained, stderr's tail kept. */
+  stdio?: TrialStdio;
 }
 
 export interface Launched {
@@ -99,15 +102,21 @@ export async function spawnTrial(
   // Behind the join wrapper a missing program would be the shell's exit 127: say it as spawn would.
   if (cgroup) requireProgram(program[0]!, env, spec.cwd);
   const argv = cgroup ? joinArgv(cgroup.procsFiles, program) : program;
+  const streams = openStdio(spec.stdio);
   const options: SpawnOptions = {
     cwd: spec.cwd,
     env: { ...process.env, ...env },
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe', cgroup ? 'pipe' : 'ignore'],
+    stdio: [...streams.stdio, cgroup ? 'pipe' : 'ignore'],
   };
   const ticks0 = reapedChildTicks();
   const t0 = process.hrtime.bigint();
-  const child = spawn(argv[0]!, argv.slice(1), options);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(argv[0]!, argv.slice(1), options);
+  } finally {
+    streams.close(); // the child holds its own copies
+  }
   let failure: Error | undefined;
   child.on('error', (error) => (failure ??= error));
   let timing: ProcessTiming | undefined;
@@ -162,6 +171,33 @@ export async function spawnTrial(
     stderrTail: () => stderr.text(),
     startFailure: (exit, killed) =>
       failure && exit.code === null && exit.signal === null && !killed ? failure.message : undefined,
+  };
+}
+
+/** The stdin, stdout and stderr of spawn's stdio for `stdio`, with the files it opened (closed once spawned). */
+function openStdio(stdio: TrialStdio | undefined): {
+  stdio: ('ignore' | 'pipe' | 'inherit' | number)[];
+  close: () => void;
+} {
+  const fds: number[] = [];
+  const open = (path: string, flags: 'r' | 'w', field: string) => {
+    try {
+      const fd = openSync(path, flags);
+      fds.push(fd);
+      return fd;
+    } catch (error) {
+      for (const fd of fds) closeSync(fd);
+      throw new ConfigError(`${field} ${path}: cannot open it (${(error as Error).message})`, [], { cause: error });
+    }
+  };
+  const out = stdio?.stdout ?? 'pipe';
+  return {
+    stdio: [
+      stdio?.stdin !== undefined ? open(stdio.stdin, 'r', 'workload.stdin') : 'ignore',
+      typeof out === 'object' ? open(out.file, 'w', 'workload.stdout') : out === 'null' ? 'ignore' : out,
+      stdio?.stderr ?? 'pipe',
+    ],
+    close: () => fds.forEach((fd) => closeSync(fd)),
   };
 }
 

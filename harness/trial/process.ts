@@ -20,7 +20,7 @@ import {
   type TrialCgroup,
 } from './cgroup.js';
 import { capsTree, planLimit, trialCgroup, type MechanismChoice, type MemoryLimit } from './limits.js';
-import { forkTrial, spawnTrial, type Launched, type ProcessTiming } from './launch.js';
+import { forkTrial, spawnTrial, type Launched, type LaunchSpec, type ProcessTiming } from './launch.js';
 import { descendantsOf, signalAll, signalGroup, type KnownProcess } from './pids.js';
 import { killWarmServers, WarmForkError, type ForkExit, type WarmServer } from './warm-server.js';
 import type { Telemetry } from '../domain/index.js';
@@ -55,6 +55,8 @@ export interface ProcessTrialSpec {
   stopWhen?: (update: StopUpdate) => boolean;
   /** Warm start: the trial is a fork of this server instead of a fresh process (argv[0] is not run). */
   fork?: WarmServer;
+  /** A fresh process's standard streams (launch.ts); absent: stdin none, stdout drained, stderr's tail kept. */
+  stdio?: LaunchSpec['stdio'];
   /**
    * Ranks the trial runs as (a launcher such as torchrun; default 1). With more than one, `stopAtDone`
    * waits for a `done` from every rank, and an `oom` from any rank stops them all at once.

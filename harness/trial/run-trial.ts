@@ -42,13 +42,14 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const config = { ...ctx.workload.fixedParams, ...req.config };
   const command = ctx.workload.command(config, req.measure, req.argv);
   const trialId = `t${String(req.index).padStart(4, '0')}`;
-  if (command.prepare) await runPrepare(ctx, command, trialId, req.index);
+  if (command.prepare) await runHook({ ctx, command, trialId, index: req.index, which: 'prepare' });
   const startedAt = new Date().toISOString();
   // Memory per step for the record; under a plateau rule it also ends the trial once memory has flattened.
   const tracker = new MemorySeriesTracker(req.measure.plateau, command.ranks ?? 1);
   const spec = trialSpec({ ctx, command, trialId, tracker });
   const launchNotes: string[] = [];
-  const result = await launchTrial({ ctx, req, command, spec, notes: launchNotes });
+  const result = failureIgnored(await launchTrial({ ctx, req, command, spec, notes: launchNotes }), command);
+  if (command.conclude) await runHook({ ctx, command, trialId, index: req.index, which: 'conclude' });
   const ranks = command.ranks ?? 1;
   tracker.finish(result.events);
   const series = tracker.series();
@@ -109,7 +110,17 @@ function trialSpec(opts: {
     ...(ctx.onEvent ? { onEvent: ctx.onEvent } : {}),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(command.ranks !== undefined ? { ranks: command.ranks } : {}),
+    ...(command.stdio ? { stdio: command.stdio } : {}),
   };
+}
+
+/**
+ * With ignoreFailure (`tunebench time -i`), a run that exited non-zero is a timed run: outcome ok,
+ * its exit code kept in the record. A signal, a timeout or an OOM stays what it was.
+ */
+function failureIgnored(result: ProcessTrialResult, command: TrialCommand): ProcessTrialResult {
+  if (!command.ignoreFailure || result.outcome !== 'crash' || result.exitCode === null) return result;
+  return { ...result, outcome: 'ok', reason: `exit code ${result.exitCode}, timed all the same (ignore_failure)` };
 }
 
 /**
@@ -350,12 +361,19 @@ export function stepOverrun(reported: number, measure: MeasureSteps): string | u
 }
 
 /**
- * The workload's prepare command, untimed, before a trial: same environment, working directory and
- * timeout, no memory cap. A failure stops the run (the trials so far stay in the journal): a trial
- * after a failed preparation would measure something else.
+ * The workload's prepare (before a trial) or conclude (after it) command, untimed: same environment,
+ * working directory and timeout, no memory cap. A failure stops the run (the trials so far stay in the
+ * journal): a trial after a failed preparation would measure something else.
  */
-async function runPrepare(ctx: TrialContext, command: TrialCommand, trialId: string, index: number): Promise<void> {
-  const argv = command.prepare!;
+async function runHook(opts: {
+  ctx: TrialContext;
+  command: TrialCommand;
+  trialId: string;
+  index: number;
+  which: 'prepare' | 'conclude';
+}): Promise<void> {
+  const { ctx, command, trialId, index, which } = opts;
+  const argv = command[which]!;
   const result = await runProcessTrial({
     argv,
     env: command.env,
@@ -364,16 +382,17 @@ async function runPrepare(ctx: TrialContext, command: TrialCommand, trialId: str
     mechanism: 'none',
     eventsRequired: false,
     scratchDir: ctx.scratchDir,
-    trialId: `${trialId}-prepare`,
+    trialId: `${trialId}-${which}`,
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
-  if (result.aborted) throw new TrialError(`the prepare command of trial ${index} was stopped before it finished`);
+  if (result.aborted) throw new TrialError(`the ${which} command of trial ${index} was stopped before it finished`);
   if (result.outcome !== 'ok') {
     const tail = result.stderrTail.trim().split('\n').slice(-3).join(' | ');
     throw new ConfigError(
-      `the prepare command ${JSON.stringify(argv.join(' '))} failed before trial ${index} ` +
-        `(${result.outcome}: ${result.reason})${tail ? `; stderr: ${tail}` : ''}; ` +
-        'it runs before every trial and must exit 0: fix it, or remove workload.prepare (--prepare)',
+      `the ${which} command ${JSON.stringify(argv.join(' '))} failed ${which === 'prepare' ? 'before' : 'after'} ` +
+        `trial ${index} (${result.outcome}: ${result.reason})${tail ? `; stderr: ${tail}` : ''}; ` +
+        `it runs ${which === 'prepare' ? 'before' : 'after'} every trial and must exit 0: fix it, or remove ` +
+        `workload.${which} (--${which})`,
     );
   }
 }

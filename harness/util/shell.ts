@@ -61,12 +61,12 @@ export function splitCommand(line: string): string[] {
     if (NEEDS_SHELL.test(plain))
       throw new CommandLineError(
         `${JSON.stringify(line)}: ${JSON.stringify(current)} needs a shell (a pipe, a redirection, a variable, ` +
-          'a glob or a command list); add --shell to run the command through /bin/sh -c, or quote it to pass it as text',
+          'a glob or a command list); add --shell sh to run the command through sh -c, or quote it to pass it as text',
       );
     if (args.length === 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(plain))
       throw new CommandLineError(
         `${JSON.stringify(line)}: ${JSON.stringify(current)} sets an environment variable, which needs a shell; ` +
-          `add --shell, or start the command with env (env ${current} ...)`,
+          `add --shell sh, or start the command with env (env ${current} ...)`,
       );
     // A leading ~ is the home directory, as in a shell.
     if (plain.startsWith('~/') || plain === '~') current = homedir() + current.slice(1);

@@ -29,6 +29,25 @@ export interface TrialCommand {
   launcherField?: string;
   /** Paths the harness removes after the trial (torchrun's log directory). */
   cleanup?: string[];
+  /** A program run after the trial, untimed (`tunebench time --conclude`). */
+  conclude?: string[];
+  /** A non-zero exit is still a timed run (`tunebench time --ignore-failure`); its exit code is kept. */
+  ignoreFailure?: boolean;
+  /** Where the program's standard streams go; absent: no stdin, stdout and stderr read by the harness. */
+  stdio?: TrialStdio;
+}
+
+/** Where a fresh process's standard streams go (`tunebench time --input/--output/--show-output`). */
+export interface TrialStdio {
+  /** A file (absolute path) the program reads as its standard input; absent: none. */
+  stdin?: string;
+  /**
+   * null: /dev/null; pipe: read and discarded (the default); inherit: the terminal; `{ file }`: written
+   * to that file (absolute path), rewritten at every run.
+   */
+  stdout?: 'null' | 'pipe' | 'inherit' | { file: string };
+  /** pipe: read, its tail kept for a failure's record (the default); inherit: the terminal (no tail). */
+  stderr?: 'pipe' | 'inherit';
 }
 
 /** The warm server a trial may fork from: trials with the same key share one server. */

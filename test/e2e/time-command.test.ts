@@ -1,5 +1,6 @@
 // `tunebench time` and `tunebench claim` on real commands: verdicts, scans, exports, run directories
-// that `tunebench report` renders again, --prepare, --warmup, --shell and the claim's exit status.
+// that `tunebench report` renders again, --prepare, --warmup, --shell and the claim's exit status
+// (every hyperfine flag: time-flags.test.ts).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,14 +28,16 @@ describe('tunebench time', () => {
     assert.equal(r.exitCode, 0, r.stderr);
     assert.match(r.stdout, /^command\s+runs\s+median time \[95% CI\]/m);
     assert.match(r.stdout, /^sleep 0\.2\s+\d+\s+2\d\d ms \[2\d\d ms, 2\d\d ms\].*slower: 0\.\d\dx \[/m);
-    const summary = JSON.parse(readFileSync(json, 'utf8'));
-    assert.equal(summary.mode, 'compare');
-    const [first, second] = summary.commands;
-    assert.equal(first.verdict, 'baseline');
-    assert.equal(second.verdict, 'slower');
-    assert.ok(second.speedup.high < 0.5, `speed-up ${JSON.stringify(second.speedup)}`);
-    assert.equal(first.timing, 'process');
-    assert.ok(first.wall.ci.low <= first.wall.median && first.wall.median <= first.wall.ci.high);
+    // --export-json is hyperfine's layout, with tunebench's figures under "tunebench".
+    const doc = JSON.parse(readFileSync(json, 'utf8'));
+    assert.equal(doc.tunebench.mode, 'compare');
+    const [first, second] = doc.results;
+    assert.equal(first.tunebench.verdict, 'baseline');
+    assert.equal(second.tunebench.verdict, 'slower');
+    assert.ok(second.tunebench.speedup.high < 0.5, `speed-up ${JSON.stringify(second.tunebench.speedup)}`);
+    assert.equal(first.tunebench.timing, 'process');
+    const ci = first.tunebench.median_ci;
+    assert.ok(ci.low <= first.median && first.median <= ci.high);
     // Paired rounds in alternating order: the journal runs the two commands in turn.
     const dir = runDirOf(r.stdout);
     const records = readJournal(join(dir, 'trials.jsonl')).records;
@@ -111,11 +114,20 @@ describe('tunebench time', () => {
     assert.match(bad.stderr, /the prepare command "false" failed before trial 0 .*fix it, or remove workload\.prepare/);
   });
 
-  it('splits without a shell unless --shell, and says so', async () => {
+  it('splits without a shell unless --shell names one, and says so', async () => {
     const refused = await tunebench(['time', 'true && true']);
     assert.equal(refused.exitCode, 2);
-    assert.match(refused.stderr, /"&&" needs a shell .*add --shell/);
-    const shell = await tunebench(['time', '--shell', '--runs', '3', 'true && test -n "$HOME"', '--json', '--quiet']);
+    assert.match(refused.stderr, /"&&" needs a shell .*add --shell sh/);
+    const shell = await tunebench([
+      'time',
+      '--shell',
+      'sh',
+      '--runs',
+      '3',
+      'true && test -n "$HOME"',
+      '--json',
+      '--quiet',
+    ]);
     assert.equal(shell.exitCode, 0, shell.stderr);
     assert.equal(JSON.parse(shell.stdout).commands[0].runs, 3);
   });

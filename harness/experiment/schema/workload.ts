@@ -173,6 +173,27 @@ export const commandWorkload = object(
         'a command run before every trial, untimed, with the same templates, working directory and environment ' +
         '(clear a cache, reset output files); a failure stops the run',
     }).optional(),
+    conclude: list(str(), {
+      min: 1,
+      description:
+        'a command run after every trial, untimed, with the same templates, working directory and environment; ' +
+        'a failure stops the run',
+    }).optional(),
+    ignore_failure: bool(
+      'a run that exits non-zero is still timed (its exit code is kept); a signal, timeout or OOM is not',
+    ).optional(),
+    stdin: str({
+      description: 'a file the program reads as its standard input, relative to cwd; default: none',
+    }).optional(),
+    stdout: str({
+      description:
+        "where the program's standard output goes: null (discarded), pipe (read and discarded, the default), " +
+        'inherit (the terminal), or a file, relative to cwd, rewritten at every run',
+    }).optional(),
+    stderr: oneOf(
+      ['pipe', 'inherit'] as const,
+      "pipe: read, and its tail kept in a failed trial's record (the default); inherit: the terminal",
+    ).optional(),
     cwd: str({ description: 'working directory, relative to the experiment file' }).optional(),
     env: record(str(), 'extra environment variables', { noun: 'variable', checkKey: envNameProblem }).optional(),
     params: paramRecord(paramValue, 'fixed parameter values').prefault({}),

@@ -8,6 +8,7 @@ import {
   type MeasureSteps,
   type TrainingCommand,
   type TrialCommand,
+  type TrialStdio,
   type WarmStartCommand,
   type Workload,
 } from '../workload.js';
@@ -32,6 +33,14 @@ export interface CommandSpec {
   command: string[];
   /** Run before every trial, untimed. */
   prepare?: string[];
+  /** Run after every trial, untimed. */
+  conclude?: string[];
+  /** A non-zero exit is still a timed run. */
+  ignore_failure?: boolean;
+  /** Standard streams: a file for stdin; null, pipe, inherit or a file for stdout; pipe or inherit for stderr. */
+  stdin?: string;
+  stdout?: string;
+  stderr?: 'pipe' | 'inherit';
   python?: string;
   cwd?: string;
   env?: Record<string, string>;
@@ -68,6 +77,9 @@ export class CommandWorkload implements Workload {
       cwd,
       eventsRequired: this.spec.protocol === 'required',
       ...(this.spec.prepare ? { prepare: this.expand(config, this.spec.prepare).argv } : {}),
+      ...(this.spec.conclude ? { conclude: this.expand(config, this.spec.conclude).argv } : {}),
+      ...(this.spec.ignore_failure ? { ignoreFailure: true } : {}),
+      ...this.stdio(cwd),
     };
     const launcher = this.spec.launcher;
     if (launcher) {
@@ -109,6 +121,25 @@ export class CommandWorkload implements Workload {
   private warm(config: Config, argv: string[], cwd: string, env: Record<string, string>): WarmStartCommand {
     const program = this.expand(config, this.spec.command.slice(0, Math.max(1, programLength(this.spec.command)))).argv;
     return { key: JSON.stringify([program, cwd, env]), server: { argv, env, cwd } };
+  }
+
+  /** The trial's standard streams, with file paths resolved against its working directory. */
+  private stdio(cwd: string): { stdio?: TrialStdio } {
+    const { stdin, stdout, stderr } = this.spec;
+    if (stdin === undefined && stdout === undefined && stderr === undefined) return {};
+    const out =
+      stdout === undefined
+        ? undefined
+        : stdout === 'null' || stdout === 'pipe' || stdout === 'inherit'
+          ? stdout
+          : { file: resolve(cwd, stdout) };
+    return {
+      stdio: {
+        ...(stdin !== undefined ? { stdin: resolve(cwd, stdin) } : {}),
+        ...(out !== undefined ? { stdout: out } : {}),
+        ...(stderr !== undefined ? { stderr } : {}),
+      },
+    };
   }
 
   private values(config: Config): Record<string, unknown> {

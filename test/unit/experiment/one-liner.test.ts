@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { claimExperiment, scanValues, timeExperiment } from '../../../harness/experiment/one-liner.js';
 import { joinScanFlags } from '../../../harness/cli/time.js';
 
-const base = { shell: false, warmup: 0, name: 'time', scans: [] };
+const base = { warmup: 0, name: 'time', scans: [] };
 
 describe('tunebench time: the experiment', () => {
   it('one command: a grid of one config, 10 runs by default', () => {
@@ -37,7 +37,7 @@ describe('tunebench time: the experiment', () => {
   it('-L: a race over the values, numbers kept as numbers; --shell and --prepare reach the workload', () => {
     const { experiment, mode } = timeExperiment({
       ...base,
-      shell: true,
+      shell: ['/bin/sh'],
       prepare: 'rm -f /tmp/x.{workers}',
       commands: ['python train.py --num-workers {workers} | tail -1'],
       scans: [{ name: 'workers', values: ['0,2,4'] }],
