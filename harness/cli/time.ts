@@ -17,6 +17,7 @@ import { shellLine } from '../util/shell.js';
 import type { RunResult } from '../domain/index.js';
 import { addCommonOptions, appendStepSummary, progressMode, resolveCommon, type CommonOptions } from './common.js';
 import { withStopSignals } from './signals.js';
+import { timeBaselines, type TimeBaselineFlags } from './time-baseline.js';
 
 /** The flags -L and --parameter-list, which take two words (hyperfine's `-L name v1,v2`). */
 const SCAN_FLAGS = ['-L', '--parameter-list'];
@@ -136,7 +137,9 @@ export function registerTime(program: Command): void {
         )
         .option('--name <name>', 'the run name: run directories go to <out>/<name>/', 'time')
         .option('--export-json <file>', 'write the medians, CIs and verdicts as JSON')
-        .option('--export-markdown <file>', 'write them as a Markdown table'),
+        .option('--export-markdown <file>', 'write them as a Markdown table')
+        .option('--save-baseline <name>', 'save the per-run times and environment as <out>/baselines/<name>.json')
+        .option('--baseline <name>', 'compare each command with the runs saved by --save-baseline <name> (unpaired)'),
     ),
   );
   cmd.addHelpText(
@@ -153,8 +156,9 @@ export function registerTime(program: Command): void {
         '(samples/s); any other by its whole-process wall time. Exit status: 0, or 2 when a command never ran.',
     ].join('\n'),
   );
-  cmd.action(async (commands: string[], raw: TimeFlags) => {
+  cmd.action(async (commands: string[], raw: TimeFlags & TimeBaselineFlags) => {
     const o = resolveCommon(raw);
+    const baselines = timeBaselines(raw, o);
     const scans = (raw.parameterList ?? []).map((v) => {
       const eq = v.indexOf('=');
       if (eq <= 0) throw new ConfigError(`-L ${v}: expected -L name values, e.g. -L workers 0,2,4`);
@@ -170,6 +174,7 @@ export function registerTime(program: Command): void {
     const result = await run(experiment, line, o);
     const summary = timeSummary(mode, result, readRunDir(result.run_dir).records);
     writeTimeFiles(summary, line, raw);
+    baselines.finish(summary, line);
     appendStepSummary(timeMarkdown(summary, line));
     reportFailedCommands(summary);
     if (o.json) {
