@@ -38,6 +38,7 @@ import { shellLine, shellWord, splitCommand } from '../util/shell.js';
 import type { RunResult } from '../domain/index.js';
 import { addCommonOptions, appendStepSummary, progressMode, resolveCommon, type CommonOptions } from './common.js';
 import { withStopSignals } from './signals.js';
+import { timeBaselines, type TimeBaselineFlags } from './time-baseline.js';
 
 /** Flags that take several words (hyperfine's `-L name v1,v2` and `-P name min max`), with their count. */
 const MULTI_WORD: Record<string, { words: number; example: string }> = {
@@ -306,6 +307,13 @@ async function run(
   if (result.failed_stages.length > 0) process.exitCode = EXIT.invalid;
   return result;
 }
+/** --save-baseline and --baseline (harness/cli/time-baseline.ts does the work). */
+function baselineOptions(cmd: Command): Command {
+  return cmd
+    .option('--save-baseline <name>', 'save the per-run times and environment as <out>/baselines/<name>.json')
+    .option('--baseline <name>', 'compare each command with the runs saved by --save-baseline <name> (unpaired)');
+}
+
 export function registerTime(program: Command): void {
   const base = program
     .command('time')
@@ -316,7 +324,7 @@ export function registerTime(program: Command): void {
     .argument('[command...]', 'commands to time, each one argument (quote it)')
     .option('--name <name>', 'the run name: run directories go to <out>/<name>/', 'time');
   const cmd = addCommonOptions(
-    outputOptions(commandOptions(scanOptions(hookOptions(roundOptions(runnerOptions(base)))))),
+    baselineOptions(outputOptions(commandOptions(scanOptions(hookOptions(roundOptions(runnerOptions(base))))))),
   );
   cmd.addHelpText(
     'after',
@@ -336,8 +344,10 @@ export function registerTime(program: Command): void {
         'Exit status: 0, or 2 when a command never ran.',
     ].join('\n'),
   );
-  cmd.action(async (commands: string[], raw: TimeFlags) => {
+  cmd.action(async (commands: string[], raw: TimeFlags & TimeBaselineFlags) => {
     const o = resolveCommon(raw);
+    // A --baseline that does not exist fails now, not after the whole benchmark.
+    const baselines = timeBaselines(raw, o);
     const req = timeRequest(commands, raw);
     const { experiment, mode } = timeExperiment(req);
     const hooks = onceCommands(req);
@@ -349,6 +359,7 @@ export function registerTime(program: Command): void {
     const summary = relabel(timeSummary(mode, result, readRunDir(result.run_dir).records), req);
     const shown = sortedSummary(summary, raw.sort);
     writeTimeFiles({ summary, shown, line, raw, command: exportName(req) });
+    baselines.finish(summary, line);
     appendStepSummary(timeMarkdown(shown, line, unitOf(raw)));
     reportFailedCommands(summary, style !== 'none');
     if (cleanupError) {

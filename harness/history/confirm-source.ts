@@ -22,6 +22,8 @@ export type Source =
       trials: number;
       /** The `steps` of the stage that measured the config, given to the confirmation stage. */
       steps: number | undefined;
+      /** The arm's own program and arguments (a compare stage's `commands`, e.g. `tunebench time`'s). */
+      command?: string[];
     }
   | { kind: 'claim'; stage: ClaimStageSpec; config: Config; trials: number };
 
@@ -47,7 +49,7 @@ export function metricSource(read: RunRead, metric: string): Source | null {
   const result = read.run.result;
   const resolved = resolvedExperiment(read.run);
   if (!result || !resolved) return null;
-  const point = keyMetricsWithOrigin(result).find((m) => m.name === metric);
+  const point = keyMetricsWithOrigin(result, read.records).find((m) => m.name === metric);
   if (!point) return null;
   const at = resolved.stages.findIndex((spec, i) => stageName(spec, i) === point.stage);
   const spec = resolved.stages[at];
@@ -64,7 +66,8 @@ export function metricSource(read: RunRead, metric: string): Source | null {
   } else if (s.kind === 'compare' && origin.kind === 'arm') {
     const arm = s.result.arms.find((a) => a.value === origin.value);
     const config = arm && configOf(arm.trials);
-    if (arm && config) return { kind: 'config', config, trials: arm.trials.length, steps };
+    const command = spec.kind === 'compare' && arm ? spec.commands?.[String(arm.value)] : undefined;
+    if (arm && config) return { kind: 'config', config, trials: arm.trials.length, steps, ...(command && { command }) };
   } else if (s.kind === 'max-batch' && origin.kind === 'chosen-batch') {
     const ev = s.evidence[s.result.param];
     const config = ev && configOf(ev.trials);
@@ -112,6 +115,8 @@ export function confirmStage({ metric, n, tonight, reference, minDrop }: Confirm
   // Whether tonight's config is slower than the reference's, measured side by side now: the verdict
   // tells a tuner's worse choice apart from a slower machine or code (same config, or no difference).
   const claim = `>=${Math.max(1, Math.round(100 * minDrop))}% slower`;
+  // Arms that are commands of their own (tunebench time's) run those commands, not workload.command.
+  const before = reference ? (reference.kind === 'config' ? reference.command : undefined) : tonight.command;
   return {
     kind: 'claim',
     ...base,
@@ -120,5 +125,7 @@ export function confirmStage({ metric, n, tonight, reference, minDrop }: Confirm
     baseline: reference?.config ?? tonight.config,
     candidate: tonight.config,
     ...(tonight.steps !== undefined ? { steps: tonight.steps } : {}),
+    ...(before ? { baseline_command: before } : {}),
+    ...(tonight.command ? { candidate_command: tonight.command } : {}),
   };
 }

@@ -5,6 +5,7 @@
 // (the metric's own estimator: geometric mean of per-trial samples/s, or the claim's speedup) then
 // replaces the night's value and the gate tests it again.
 import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { runExperiment } from '../engine/run-experiment.js';
 import type { Progress } from '../engine/progress.js';
 import type { ClaimStageSpec, Experiment } from '../experiment/schema.js';
@@ -119,7 +120,11 @@ function plan(
   return { planned, unplanned };
 }
 
-/** Tonight's experiment as it ran, or why its trials cannot be run again. */
+/**
+ * Tonight's experiment as it ran (run.json "resolved"), or why its trials cannot be run again. The
+ * experiment file itself is not needed (a one-liner such as `tunebench time` never had one): only the
+ * folder its relative paths resolve against, as on resume.
+ */
 function rerunnable(night: Night, experiment: Experiment | null, file: string): Experiment | { why: string } {
   if (!experiment)
     return {
@@ -127,11 +132,13 @@ function rerunnable(night: Night, experiment: Experiment | null, file: string): 
         `the experiment that run ${night.latest.run_id} ran (run.json "resolved") ` +
         'does not validate with this tunebench, so its trials cannot be run again; run history with --no-confirm',
     };
-  if (!existsSync(file))
+  const base = dirname(file);
+  if (!existsSync(base))
     return {
       why:
-        `the experiment file ${file} of run ${night.latest.run_id} is gone, so its trials cannot be run again; ` +
-        'restore it or run history with --no-confirm',
+        `the folder ${base} that the relative paths of run ${night.latest.run_id} resolve against ` +
+        "(its experiment file's folder, or where tunebench time was started) is gone, " +
+        'so its trials cannot be run again; restore it or run history with --no-confirm',
     };
   return experiment;
 }
@@ -142,7 +149,7 @@ type Measurement =
 /** Runs every planned stage in one run of tonight's experiment, as it ran. */
 async function runPlanned(
   night: Night,
-  run: { file: string; experiment: Experiment; planned: readonly Planned[] },
+  run: { file: string; text: string; experiment: Experiment; planned: readonly Planned[] },
   o: ConfirmOptions,
 ): Promise<Measurement> {
   try {
@@ -152,12 +159,13 @@ async function runPlanned(
     );
     const result = await runExperiment({
       experimentPath: run.file,
+      // From run.json, as resume does: the file may have been edited since, and a one-liner has none.
+      loaded: { experiment: structuredClone(run.experiment), source: run.file, text: run.text },
       outDir: o.outDir,
       progress: o.progress,
       ...(o.signal ? { signal: o.signal } : {}),
       adjust: (e) => {
-        // Tonight's experiment as it ran (run.json), not the file as it may have been edited since.
-        Object.assign(e, structuredClone(run.experiment), { stages: run.planned.map((p) => p.stage) });
+        e.stages = run.planned.map((p) => p.stage);
       },
     });
     return { kind: 'ran', result };
@@ -246,7 +254,8 @@ export async function confirmAlarms(
   const file = reads.tonight.run.experiment_file;
   const experiment = rerunnable(night, resolvedExperiment(reads.tonight.run), file);
   if ('why' in experiment) return failAll(experiment.why);
-  const measured = await runPlanned(night, { file, experiment, planned }, o);
+  const text = reads.tonight.run.experiment_text;
+  const measured = await runPlanned(night, { file, text, experiment, planned }, o);
   if (measured.kind === 'stopped') return measured;
   if (measured.kind === 'failed') return failAll(measured.why);
   const outcome = confirmationsOf(night, planned, measured.result);

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { printedCommand } from '../util/shell.js';
+import { JOURNAL_FILE, readJournal } from '../store/journal.js';
 import { readRunJson, RUN_FILE } from '../store/run-dir.js';
 import { z } from 'zod';
 import {
@@ -16,12 +17,14 @@ import {
   type ParamValue,
   type RunJson,
   type RunResult,
+  type TrialRecord,
 } from '../domain/index.js';
 
 export const INDEX_FILE = '.history-index.json';
 /** Held in the reports folder while `history` confirms alarms: one confirmation run at a time. */
 export const HISTORY_LOCK_FILE = '.history.lock';
-const INDEX_VERSION = 1;
+// 2: process-timed throughput is named runs/s (read from the journal of command workloads).
+const INDEX_VERSION = 2;
 
 /** One key metric of a run: higher is better for every metric tunebench tracks. */
 const metricPointSchema = z.object({
@@ -88,13 +91,32 @@ export type MetricOrigin =
 
 export type KeyMetric = MetricPoint & { origin: MetricOrigin };
 
-/** The key metrics of a finished run, from its stage results. */
-export function keyMetrics(result: RunResult): MetricPoint[] {
-  return keyMetricsWithOrigin(result).map(({ origin: _origin, ...point }) => point);
+/** The key metrics of a finished run, from its stage results (and its trials: see keyMetricsWithOrigin). */
+export function keyMetrics(result: RunResult, records?: readonly TrialRecord[]): MetricPoint[] {
+  return keyMetricsWithOrigin(result, records).map(({ origin: _origin, ...point }) => point);
 }
 
-/** The key metrics of a finished run, each with where in its stage's result it came from. */
-export function keyMetricsWithOrigin(result: RunResult): KeyMetric[] {
+/** The unit of a throughput metric whose trials were timed as whole processes (one sample a run). */
+export const RUNS_PER_SECOND = 'runs/s';
+
+/**
+ * The stages whose successful trials were all timed as whole processes (`tunebench time` of a program
+ * without step events): their throughput is runs a second, the inverse of a run's wall time.
+ */
+function processTimedStages(records: readonly TrialRecord[]): Set<string> {
+  const steps = new Set(records.filter((r) => r.outcome === 'ok' && r.timing !== 'process').map((r) => r.stage));
+  return new Set(
+    records.filter((r) => r.outcome === 'ok' && r.timing === 'process' && !steps.has(r.stage)).map((r) => r.stage),
+  );
+}
+
+/**
+ * The key metrics of a finished run, each with where in its stage's result it came from. With the
+ * run's trial records, a process-timed stage's throughput is named and counted in runs/s, not samples/s.
+ */
+export function keyMetricsWithOrigin(result: RunResult, records: readonly TrialRecord[] = []): KeyMetric[] {
+  const wall = processTimedStages(records);
+  const rate = (stage: string) => (wall.has(stage) ? RUNS_PER_SECOND : 'samples/s');
   const out: KeyMetric[] = [];
   const add = (
     stage: string,
@@ -104,9 +126,9 @@ export function keyMetricsWithOrigin(result: RunResult): KeyMetric[] {
   ) => {
     if (ci && Number.isFinite(ci.estimate) && ci.estimate > 0)
       out.push({
-        name: `${stage} ${what}`,
+        name: `${stage} ${what.replace('samples/s', rate(stage))}`,
         stage,
-        unit: origin.kind === 'speedup' ? 'x' : 'samples/s',
+        unit: origin.kind === 'speedup' ? 'x' : rate(stage),
         value: ci.estimate,
         low: ci.low,
         high: ci.high,
@@ -131,9 +153,9 @@ export function keyMetricsWithOrigin(result: RunResult): KeyMetric[] {
       const point = s.evidence[r.param]?.point ?? s.evidence[r.param]?.samples_per_second?.estimate;
       if (point !== undefined && point > 0)
         out.push({
-          name: `${s.name} samples/s (chosen batch)`,
+          name: `${s.name} ${rate(s.name)} (chosen batch)`,
           stage: s.name,
-          unit: 'samples/s',
+          unit: rate(s.name),
           value: point,
           low: null,
           high: null,
@@ -169,6 +191,7 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
     };
   }
   const env = environmentKey(run.environment);
+  const records = commandRecords(dir, run);
   return {
     experiment: run.experiment ?? run.result.experiment,
     run_id: run.run_id ?? run.result.run_id,
@@ -178,8 +201,21 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
     env_label: env.label,
     git_commit: run.environment?.git_commit ?? null,
     chosen: run.result.chosen,
-    metrics: keyMetrics(run.result),
+    metrics: keyMetrics(run.result, records),
   };
+}
+
+/**
+ * The trial records of a command workload's run (which may be timed as whole processes); none for other
+ * workloads, whose journals are not read (they can be large, and they always count samples).
+ */
+function commandRecords(dir: string, run: RunJson): TrialRecord[] {
+  if ((run.resolved['workload'] as { kind?: unknown } | undefined)?.kind !== 'command') return [];
+  try {
+    return readJournal(join(dir, JOURNAL_FILE)).records;
+  } catch {
+    return []; // a damaged journal: the metrics keep their generic name
+  }
 }
 
 /** The index cache (<reports>/INDEX_FILE): what each run directory gave, keyed by its run.json's size and time. */

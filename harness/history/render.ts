@@ -4,10 +4,15 @@ import type { Chart } from '../report/charts/spec.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from '../report/html.js';
 import { code, md, table } from '../report/markdown.js';
 import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
+import { RUNS_PER_SECOND } from './index.js';
 import type { Confirmation, GateTest, SeriesGate } from './series-gate.js';
 import { seriesDecides, type ExperimentHistory } from './trend.js';
 
 const num = (v: number | null) => (v === null ? '-' : v >= 100 ? v.toFixed(0) : v.toPrecision(3));
+/** Runs/s (process-timed runs) also as the time of a run, which is what was measured. */
+const perRun = (v: number, unit: string, wrap: (text: string) => string) =>
+  unit === RUNS_PER_SECOND && v > 0 ? wrap(`${seconds(1 / v)} a run`) : '';
+const seconds = (s: number) => (s < 1 ? `${num(s * 1000)} ms` : `${num(s)} s`);
 const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
 
 /** Findings as lines: what fails the gate first, then what is worth knowing. */
@@ -48,7 +53,7 @@ export function findings(h: ExperimentHistory, thresholdPct: number | null): str
   for (const m of h.metrics)
     for (const c of m.changes)
       out.push(
-        `change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}) ` +
+        `change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}${perRun(c.after, m.unit, (t) => `; ${t}`)}) ` +
           `at run ${c.run_id} (${c.started_at}, night ${c.index + 1} of ${m.points.length})`,
       );
   return out;
@@ -139,7 +144,7 @@ function latestRows(h: ExperimentHistory): string[][] {
     const ci = p.low !== null && p.high !== null ? ` [${num(p.low)}, ${num(p.high)}]` : '';
     return [
       m.name,
-      `${num(p.value)}${ci} ${m.unit}`,
+      `${num(p.value)}${ci} ${m.unit}${perRun(p.value, m.unit, (t) => ` (${t})`)}`,
       String(m.points.length),
       m.changes.map((c) => `${pct(c.ratio)} at ${c.run_id}`).join('; ') || 'none',
       m.env_key,

@@ -158,10 +158,11 @@ describe('damaged and foreign files', () => {
     // The run.json's own size and time: the cache entry is a hit, so only its shape can send it back.
     const dir = join(reports, 'format-v1', 'run-a');
     const st = statSync(join(dir, 'run.json'));
+    const { version } = JSON.parse(readFileSync(join(reports, cacheFile), 'utf8')) as { version: number };
     const cacheWith = (entry: unknown) =>
       writeFileSync(
         join(reports, cacheFile),
-        JSON.stringify({ version: 1, entries: { [dir]: { size: st.size, mtime: st.mtimeMs, entry } } }),
+        JSON.stringify({ version, entries: { [dir]: { size: st.size, mtime: st.mtimeMs, entry } } }),
       );
     // Control: a well-formed entry with matching size and time is trusted as it is.
     cacheWith({ ...first.runs[0]!, env_label: 'from the cache' });
