@@ -10,9 +10,9 @@ import { CLI, tempDir } from '../support/paths.js';
 
 const SLOW = 'sleep $(cat d)';
 
-/** `tunebench time --shell --runs 5 ...` in `cwd`, with its reports in <cwd>/reports. */
+/** `tunebench time --shell sh --runs 5 ...` in `cwd`, with its reports in <cwd>/reports. */
 const time = (cwd: string, args: string[]) =>
-  execa(process.execPath, [CLI, 'time', '--shell', '--runs', '5', '--out', join(cwd, 'reports'), ...args], {
+  execa(process.execPath, [CLI, 'time', '--shell', 'sh', '--runs', '5', '--out', join(cwd, 'reports'), ...args], {
     cwd,
     reject: false,
   });

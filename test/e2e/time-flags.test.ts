@@ -86,14 +86,15 @@ describe('tunebench time: names, --reference, --sort, --time-unit, --style', () 
   it('the reference is the baseline, -n names the command, mean-time sorts, -u second writes seconds', async () => {
     const r = await tunebench([
       'time',
-      ...['-r', '3', '--reference', 'sleep 0.05', '-n', 'quick', 'true'],
+      // Six rounds: the fewest with a CI of the median, and enough for a sequential CI to call a 5x or more faster.
+      ...['-r', '6', '--reference', 'sleep 0.05', '-n', 'quick', 'true'],
       ...['--sort', 'mean-time', '-u', 'second', '--style', 'basic'],
     ]);
     assert.equal(r.exitCode, 0, r.stderr);
     const rows = r.stdout.split('\n').filter((l) => /^(quick|sleep 0\.05)\s/.test(l));
     assert.equal(rows.length, 2, r.stdout);
-    assert.match(rows[0]!, /^quick\s+3\s+0\.\d+ s .*faster: /);
-    assert.match(rows[1]!, /^sleep 0\.05\s+3\s+0\.0\d+ s .*baseline$/);
+    assert.match(rows[0]!, /^quick\s+6\s+0\.\d+ s .*faster: /);
+    assert.match(rows[1]!, /^sleep 0\.05\s+6\s+0\.0\d+ s .*baseline$/);
     assert.doesNotMatch(r.stdout, / ms\b/);
     // basic: plain progress lines on stderr, no live status line.
     assert.match(r.stderr, /\[time\] trial 1\//);

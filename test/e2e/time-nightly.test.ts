@@ -16,7 +16,7 @@ const COMMANDS = ['sleep 0.01', 'sleep $(cat d)'];
 const timeRun = (cwd: string, out: string) =>
   execa(
     process.execPath,
-    [CLI, 'time', '--quiet', '--runs', '3', '--name', 'nightly', '--out', out, '--shell', ...COMMANDS],
+    [CLI, 'time', '--quiet', '--runs', '3', '--name', 'nightly', '--out', out, '--shell', 'sh', ...COMMANDS],
     {
       cwd,
       reject: false,
