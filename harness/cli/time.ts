@@ -10,6 +10,7 @@ import { ConfigError, EXIT } from '../errors.js';
 import type { LoadedExperiment } from '../experiment/load.js';
 import { claimExperiment, timeExperiment, type ClaimRequest, type Runner } from '../experiment/one-liner.js';
 import type { Experiment } from '../experiment/schema.js';
+import { stageWarnings } from '../report/run-warnings.js';
 import { timeMarkdown, timeText } from '../report/time.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { readRunDir } from '../store/read-run.js';
@@ -176,9 +177,12 @@ export function registerTime(program: Command): void {
       process.stdout.write(`${JSON.stringify({ ...summary, result }, null, 2)}\n`);
       return;
     }
-    if (o.quiet) return;
+    // --quiet hides the progress, never the results; warnings follow the table as in `tunebench run`.
+    const warnings = stageWarnings(result, readRunDir(result.run_dir).records).map((w) => `\nwarning: ${w}`);
     process.stdout.write(
-      terminalLines(`${timeText(summary)}\n\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`),
+      terminalLines(
+        `${timeText(summary)}\n${warnings.join('')}\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`,
+      ),
     );
   });
 }
@@ -290,11 +294,8 @@ export function registerClaim(program: Command): void {
       process.stdout.write(`${JSON.stringify({ ...c, run_dir: result.run_dir, result }, null, 2)}\n`);
       return;
     }
-    if (o.quiet) return;
-    process.stdout.write(
-      terminalLines(
-        [c.sentence, ...c.warnings.map((w) => `warning: ${w}`), `run directory: ${result.run_dir}`, ''].join('\n'),
-      ),
-    );
+    // --quiet hides the progress, never the verdict; the warnings are those `tunebench run` prints.
+    const warnings = stageWarnings(result, readRunDir(result.run_dir).records).map((w) => `warning: ${w}`);
+    process.stdout.write(terminalLines([c.sentence, ...warnings, `run directory: ${result.run_dir}`, ''].join('\n')));
   });
 }
