@@ -248,7 +248,9 @@ function choiceFinding(s: SweepSummaryOf, bestLabel: string): string | null {
   const chosen = s.configs.find((c) => c.key === s.chosen_key);
   if (!chosen) return null;
   const tied = s.configs.filter((c) => s.tied.includes(c.key) && c.key !== chosen.key);
-  const cheaperTied = tied.filter((c) => cheaper(c.config, chosen.config, s.params) < 0);
+  const cheaperTied = tied
+    .filter((c) => cheaper(c.config, chosen.config, s.params) < 0)
+    .sort((a, b) => cheaper(a.config, b.config, s.params));
   const kinds = new Set(s.params.flatMap((p) => s.configs.map((c) => typeof c.config[p])));
   const costs = [
     ...(kinds.has('number') ? ['smaller numbers'] : []),
