@@ -3,6 +3,8 @@
 // command against the first (compare statistics), or which scanned values are tied with the best.
 import { mean, median, sampleStandardDeviation } from 'simple-statistics';
 import { medianInterval } from '../stats/summary.js';
+import { cheaper } from '../search/rank.js';
+import { detectable, fmtBand, fmtChange, fmtRatio, undecidedCi } from './undecided.js';
 import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
 import { roleKind } from '../domain/index.js';
 
@@ -105,8 +107,6 @@ const byIndex = (records: readonly TrialRecord[], indices: readonly number[]) =>
   return records.filter((r) => want.has(r.index));
 };
 
-const x = (v: number) => `${v.toFixed(v >= 10 ? 1 : 2)}x`;
-
 /** The summary of a `tunebench time` run from its result and its trial records. */
 export function timeSummary(mode: TimeMode, result: RunResult, records: readonly TrialRecord[]): TimeSummary {
   const stage = result.stages[0];
@@ -132,7 +132,10 @@ export function timeSummary(mode: TimeMode, result: RunResult, records: readonly
     const leader = [...s.configs]
       .filter((c) => c.throughput !== null && c.status !== 'failed')
       .sort((a, b) => b.throughput!.estimate - a.throughput!.estimate)[0];
-    const commands = s.configs.map((row) => {
+    // Rows in the order the values were given (-L), which is the order of their first trials.
+    const first = (trials: readonly number[]) => (trials.length > 0 ? Math.min(...trials) : Infinity);
+    const given = [...s.configs].sort((a, b) => first(a.trials) - first(b.trials));
+    const commands = given.map((row) => {
       const label = mode === 'single' ? String(row.config['command']) : row.key;
       const m = measured(label, row.config, byIndex(ofStage, row.trials));
       if (mode === 'single')
@@ -167,13 +170,8 @@ export function timeSummary(mode: TimeMode, result: RunResult, records: readonly
               `${ties.map((t) => t.label).join(', ')}`
           : 'no value ran successfully',
       );
-      if (stage.chosen && Object.keys(stage.chosen).length > 0) {
-        const chosen = Object.entries(stage.chosen)
-          .map(([k, v]) => `${k}=${String(v)}`)
-          .join(' ');
-        if (ties.length > 0)
-          findings.push(`chosen: ${chosen}, the cheapest of the tied values (smaller numbers count as cheaper)`);
-      }
+      const choice = best && ties.length > 0 ? choiceFinding(s, best.label) : null;
+      if (choice) findings.push(choice);
       findings.push(
         'values are run in interleaved rounds; a value is dropped once a round-blocked test finds it slower',
       );
@@ -202,7 +200,7 @@ function compareRow(
   if (arm.verdict === 'failed')
     return { ...m, verdict: 'failed', why: arm.stopped ?? 'a run failed, so it was not compared' };
   const r = arm.throughput_ratio;
-  const ci = r ? `${x(r.estimate)} [${x(r.low)}, ${x(r.high)}]` : '';
+  const ci = r ? `${fmtRatio(r.estimate, band)} [${fmtRatio(r.low, band)}, ${fmtRatio(r.high, band)}]` : '';
   const after = arm.decided_at !== null ? ` after ${arm.decided_at} rounds` : '';
   const why =
     arm.decision === 'faster'
@@ -210,11 +208,61 @@ function compareRow(
       : arm.decision === 'slower'
         ? `${ci} as fast as ${first}: slower (decided${after})`
         : arm.decision === 'equivalent'
-          ? `${ci} as fast as ${first}: no significant difference (within +/-${(band * 100).toFixed(1)}%${after})`
+          ? `${ci} as fast as ${first}: no significant difference (within ${fmtBand(band)}${after})`
           : r
-            ? `${ci} as fast as ${first}: undecided${after} (the CI reaches both 1 and the noise band's edge; ` +
-              'more --runs may decide)'
+            ? `${ci} as fast as ${first}: undecided${after}: ${undecidedCi(r, band)}; ` +
+              moreRounds(r, band, r.n ?? arm.decided_at ?? 0)
             : 'undecided: fewer than 3 paired rounds';
   const verdict = arm.decision === 'undecided' ? 'undecided' : arm.verdict;
   return { ...m, verdict, speedup: r, why };
+}
+
+/**
+ * How many rounds would decide, in words: the smallest change these runs could have called and the
+ * rounds that would decide a difference the size of the estimate (`tunebench time --runs`).
+ */
+function moreRounds(r: Interval, band: number, rounds: number): string {
+  const d = detectable(r, band, rounds);
+  if (!d) return 'more --runs may decide';
+  const could =
+    `the smallest difference these ${rounds} rounds could call is a speed-up below ` +
+    `${fmtRatio(d.slower_below)} or above ${fmtRatio(d.faster_above)}`;
+  const size = `a difference the size of the estimate (${fmtChange(r.estimate)})`;
+  if (d.rounds_to_decide === null) return `${could}; ${size} sits on the band's edge, where more rounds do not decide`;
+  const inside = r.estimate >= 1 - band && r.estimate <= 1 + band;
+  return (
+    `${could}; ${size} would take about ${d.rounds_to_decide - rounds} more rounds ` +
+    `to ${inside ? 'show within the band' : 'call'} (--runs ${d.rounds_to_decide})`
+  );
+}
+
+type SweepSummaryOf = Extract<RunResult['stages'][number], { kind: 'sweep' }>['result'];
+
+/**
+ * The chosen value among tied ones, with the rule that picked it: the sweep keeps the cheapest of
+ * the tied values shown to be within the noise band of the best, else the best (search/sweep.ts).
+ * Cost compares the parameters in the order given: smaller numbers, false before true, and words
+ * in alphabetical order count as cheaper (search/rank.ts).
+ */
+function choiceFinding(s: SweepSummaryOf, bestLabel: string): string | null {
+  const chosen = s.configs.find((c) => c.key === s.chosen_key);
+  if (!chosen) return null;
+  const tied = s.configs.filter((c) => s.tied.includes(c.key) && c.key !== chosen.key);
+  const cheaperTied = tied
+    .filter((c) => cheaper(c.config, chosen.config, s.params) < 0)
+    .sort((a, b) => cheaper(a.config, b.config, s.params));
+  const kinds = new Set(s.params.flatMap((p) => s.configs.map((c) => typeof c.config[p])));
+  const costs = [
+    ...(kinds.has('number') ? ['smaller numbers'] : []),
+    ...(kinds.has('boolean') ? ['false before true'] : []),
+    ...(kinds.has('string') ? ['words in alphabetical order'] : []),
+  ];
+  const cost = `${costs.join(', ')} count as cheaper${s.params.length > 1 ? `, ${s.params.join(' first, then ')}` : ''}`;
+  if (cheaperTied.length === 0) return `chosen: ${chosen.key}, the cheapest of the tied values (${cost})`;
+  const list = cheaperTied.map((c) => c.key).join(', ');
+  return chosen.key === bestLabel
+    ? `chosen: ${chosen.key}, the fastest by estimate: the cheaper tied values (${list}) are not shown to be ` +
+        `within the noise band of it, so the fastest is kept (${cost})`
+    : `chosen: ${chosen.key}, the cheapest of the tied values shown to be within the noise band of the best; ` +
+        `the cheaper ${list} ${cheaperTied.length === 1 ? 'is' : 'are'} not shown to be within it (${cost})`;
 }

@@ -5,7 +5,9 @@ import { runExperiment } from '../engine/run-experiment.js';
 import { findUnfinished, resumeExperiment } from '../engine/resume.js';
 import { loadExperiment } from '../experiment/load.js';
 import { ConfigError, EXIT, StageFailedError } from '../errors.js';
+import { stageWarnings } from '../report/run-warnings.js';
 import { stageFailureSentence } from '../report/stage-failure.js';
+import { readRunDir } from '../store/read-run.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
 import type { RunResult, StageFailure } from '../domain/index.js';
@@ -146,8 +148,9 @@ function printResult(result: RunResult, o: Readonly<CommonOptions>): void {
       `${failures.map(stageFailureSentence).join('; ')} (see ${result.files['summary'] ?? result.run_dir})`,
     );
   if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
+  // --quiet hides the progress, never the result.
   if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else if (!o.quiet) process.stdout.write(terminalLines(headline(result, failures.length > 0)));
+  else process.stdout.write(terminalLines(headline(result, failures.length > 0)));
   if (failures.length > 0) throw failedBy();
 }
 
@@ -183,7 +186,7 @@ function headline(result: RunResult, harnessFailed: boolean): string {
       `${result.trials.total} trials` +
       `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
     `chosen: ${chosen || '(nothing)'}`,
-    ...result.warnings.map((w) => `warning: ${w}`),
+    ...[...result.warnings, ...stageWarnings(result, readRunDir(result.run_dir).records)].map((w) => `warning: ${w}`),
     `run directory: ${result.run_dir}`,
     `summary: ${result.files['summary']}`,
     `report: ${result.files['report']}`,

@@ -32,6 +32,7 @@ import {
   type TimeUnit,
 } from '../report/time.js';
 import { timeAsciidoc, timeCsv, timeJson, timeOrgmode, type ExportContext } from '../report/time-export.js';
+import { stageWarnings } from '../report/run-warnings.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { readRunDir } from '../store/read-run.js';
 import { shellLine, shellWord, splitCommand } from '../util/shell.js';
@@ -370,10 +371,12 @@ export function registerTime(program: Command): void {
       process.stdout.write(`${JSON.stringify({ ...summary, result }, null, 2)}\n`);
       return;
     }
-    if (o.quiet || style === 'none') return;
+    // --quiet hides the progress, never the results; warnings follow the table as in `tunebench run`.
+    if (style === 'none') return;
+    const warnings = stageWarnings(result, readRunDir(result.run_dir).records).map((w) => `\nwarning: ${w}`);
     process.stdout.write(
       terminalLines(
-        `${timeText(shown, unitOf(raw))}\n\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`,
+        `${timeText(shown, unitOf(raw))}\n${warnings.join('')}\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`,
       ),
     );
   });
@@ -603,11 +606,8 @@ export function registerClaim(program: Command): void {
       process.stdout.write(`${JSON.stringify({ ...c, run_dir: result.run_dir, result }, null, 2)}\n`);
       return;
     }
-    if (o.quiet) return;
-    process.stdout.write(
-      terminalLines(
-        [c.sentence, ...c.warnings.map((w) => `warning: ${w}`), `run directory: ${result.run_dir}`, ''].join('\n'),
-      ),
-    );
+    // --quiet hides the progress, never the verdict; the warnings are those `tunebench run` prints.
+    const warnings = stageWarnings(result, readRunDir(result.run_dir).records).map((w) => `warning: ${w}`);
+    process.stdout.write(terminalLines([c.sentence, ...warnings, `run directory: ${result.run_dir}`, ''].join('\n')));
   });
 }

@@ -282,7 +282,9 @@ function compareBlocks(r: CompareSummary): Block[] {
       ? `${a.verdict} (within the band, round ${figure(a.decided_at)})`
       : a.decision === 'faster' || a.decision === 'slower'
         ? `${a.verdict} (round ${figure(a.decided_at)})`
-        : a.verdict,
+        : a.decision === 'undecided'
+          ? `undecided (round ${figure(a.decided_at)})`
+          : a.verdict,
     ci(a.peak_memory, formatBytes),
     ci(a.memory_ratio, fmtPct),
     a.memory_verdict,

@@ -1,6 +1,7 @@
 // `tunebench time` as a terminal table and as Markdown (--export-markdown); the table's cells are shared
 // with the other markup exports (time-export.ts).
 import type { TimedCommand, TimeSummary } from '../analysis/time-summary.js';
+import { fmtRatio } from '../analysis/undecided.js';
 import { figure, MISSING } from './format.js';
 import { code, md, table } from './markdown.js';
 
@@ -30,7 +31,8 @@ export function fmtDuration(seconds: number, unit?: TimeUnit): string {
 }
 
 const rate = (v: number) => (v >= 100 ? v.toFixed(0) : v.toPrecision(3));
-const times = (v: number) => `${v.toFixed(v >= 10 ? 1 : 2)}x`;
+// Enough digits that a ratio never rounds onto 1 (0.9955 is "0.996x", not "1.00x").
+const times = (v: number) => fmtRatio(v);
 
 /** One row of cells; `withRate` adds the samples/s column (programs that send step events). */
 function cells(c: TimedCommand, withRate: boolean, mode: TimeSummary['mode'], unit?: TimeUnit): string[] {

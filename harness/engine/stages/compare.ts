@@ -11,6 +11,7 @@ import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
+import { undecidedCi } from '../../analysis/undecided.js';
 import { measuredPeakMemory, role } from '../../domain/index.js';
 import type {
   CompareArmRow,
@@ -265,12 +266,14 @@ function armNotes({
         ? ` (within the ${fmtBand(band)} noise band after ${row.decided_at} rounds)`
         : row.decision === 'undecided'
           ? row.throughput_ratio
-            ? ` (undecided after ${row.decided_at} rounds: the CI reaches 1 and the band edge)`
+            ? ` (after ${row.decided_at} rounds: ${undecidedCi(row.throughput_ratio, band)})`
             : ` (fewer than 3 paired rounds: no CI)`
           : ` (decided after ${row.decided_at} rounds)`;
     const speed = row.throughput_ratio ? `throughput ${pct(row.throughput_ratio)}` : 'throughput not comparable';
     const memory = row.memory_ratio ? `, peak memory ${pct(row.memory_ratio)} (${row.memory_verdict})` : '';
-    notes.push(`${label}: ${row.verdict}${why}; ${speed}${memory}`);
+    // An undecided arm's stored verdict is "no significant difference"; what it says is "undecided".
+    const verdict = row.decision === 'undecided' ? 'undecided' : row.verdict;
+    notes.push(`${label}: ${verdict}${why}; ${speed}${memory}`);
   }
   notes.push(
     `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) ` +
