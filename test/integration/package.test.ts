@@ -29,7 +29,7 @@ const inShell = { env: SHELL_ENV, extendEnv: false, all: true, reject: false } a
 describe('the packed package', () => {
   it('installs from its tarball into an empty folder and runs: --version names the commit, validate works', async () => {
     const packDir = tempDir();
-    // `npm test` has just built dist/ (pretest), so the pack skips `prepare` rather than build again.
+    // `npm test` has just built dist/, so the pack skips `prepare` rather than build again.
     const pack = await execa('npm', ['pack', '--ignore-scripts', '--pack-destination', packDir], {
       cwd: ROOT,
       ...inShell,
