@@ -134,7 +134,9 @@ describe('tunebench time: --shell, -N, --input, --output, --show-output', () => 
     assert.equal(r.stdout.match(/^shown$/gm)?.length, 2);
     assert.equal(r.stderr.match(/^also$/gm)?.length, 2);
     const hidden = await tunebench(['time', '-r', '2', 'echo hidden', '--quiet']);
-    assert.doesNotMatch(hidden.stdout, /hidden/);
+    // The table names the command; its output ("hidden" on a line of its own) is discarded.
+    assert.doesNotMatch(hidden.stdout, /^hidden$/m);
+    assert.match(hidden.stdout, /^echo hidden\s+2\s/m);
     const old = await tunebench(['time', '--shell', 'true | true']);
     assert.equal(old.exitCode, 2);
     assert.match(old.stderr, /--shell takes the shell that runs the commands .*write --shell sh 'true \| true'/);
