@@ -44,6 +44,10 @@ function cells(c: TimedCommand, withRate: boolean, mode: TimeSummary['mode'], un
       : `${d(w.median)} (no CI below 6 runs)`
     : MISSING;
   const range = w ? `${d(w.min)} … ${d(w.max)}` : MISSING;
+  // Mean CPU per run, as hyperfine shows it: what the wall time cannot tell (a run that waited, or one that
+  // used several cores).
+  const ticks = (v: number) => (v === 0 ? '0' : d(v));
+  const cpu = c.user !== null && c.system !== null ? `${ticks(c.user)} / ${ticks(c.system)}` : MISSING;
   const failed = Object.entries(c.failures)
     .map(([k, n]) => `${n} ${k}`)
     .join(', ');
@@ -54,16 +58,18 @@ function cells(c: TimedCommand, withRate: boolean, mode: TimeSummary['mode'], un
     mode === 'compare' && c.speedup
       ? `${c.verdict}: ${times(c.speedup.estimate)} [${figure(c.speedup.low, times)}, ${figure(c.speedup.high, times)}]`
       : c.verdict;
-  return [c.label, runs, median, range, ...(withRate ? [rateCell] : []), verdict];
+  return [c.label, runs, median, range, cpu, ...(withRate ? [rateCell] : []), verdict];
 }
 
 function headers(s: TimeSummary, withRate: boolean): string[] {
-  const verdict = s.mode === 'compare' ? 'vs the first: speed-up [95% CI]' : s.mode === 'scan' ? 'verdict' : 'status';
+  const verdict =
+    s.mode === 'compare' ? 'vs the baseline: speed-up [95% CI]' : s.mode === 'scan' ? 'verdict' : 'status';
   return [
     s.mode === 'scan' ? 'values' : 'command',
     'runs',
     'median time [95% CI]',
     'min … max',
+    'user / system (mean)',
     ...(withRate ? ['samples/s median [95% CI]'] : []),
     verdict,
   ];

@@ -128,15 +128,18 @@ describe('time exports: CSV, AsciiDoc, Org', () => {
 
   it('AsciiDoc and Org: the terminal table, one row per command, in the unit asked for', () => {
     const adoc = timeAsciidoc(scan, { ...ctx, unit: 'millisecond' });
-    assert.match(adoc, /^\[cols="<,>,>,>,<"\]\n\|===\n\| values \n\| runs \n/);
-    assert.match(adoc, /\n\n\| `x=2` \n\| 3 \n\| 300 ms \(no CI below 6 runs\) \n\| 200 ms … 400 ms \n\| best \n/);
+    assert.match(adoc, /^\[cols="<,>,>,>,>,<"\]\n\|===\n\| values \n\| runs \n/);
+    assert.match(
+      adoc,
+      /\n\n\| `x=2` \n\| 3 \n\| 300 ms \(no CI below 6 runs\) \n\| 200 ms … 400 ms \n\| 2\.00 ms \/ 1\.00 ms \n\| best \n/,
+    );
     assert.match(adoc, /\|===\n\n\* x=1 is the fastest\n$/);
     const org = timeOrgmode(scan, { ...ctx, unit: 'second' });
     assert.deepEqual(org.split('\n').slice(0, 4), [
-      '| values | runs | median time [95% CI] | min … max | verdict |',
-      '|--+--+--+--+--|',
-      '| =x=2= | 3 | 0.300 s (no CI below 6 runs) | 0.200 s … 0.400 s | best |',
-      '| =x=1= | 3 (+1 crash) | 0.110 s (no CI below 6 runs) | 0.100 s … 0.120 s | best |',
+      '| values | runs | median time [95% CI] | min … max | user / system (mean) | verdict |',
+      '|--+--+--+--+--+--|',
+      '| =x=2= | 3 | 0.300 s (no CI below 6 runs) | 0.200 s … 0.400 s | 0.00200 s / 0.00100 s | best |',
+      '| =x=1= | 3 (+1 crash) | 0.110 s (no CI below 6 runs) | 0.100 s … 0.120 s | 0.00200 s / 0.00100 s | best |',
     ]);
   });
 });
