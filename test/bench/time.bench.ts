@@ -122,7 +122,7 @@ const CASES = [
 /** Verdicts on a CPU loop against itself and against planted slowdowns, each build in turn. */
 function verdicts(o: Options): { rows: string[]; ok: boolean } {
   const n = loopSize();
-  const loop = (k: number) => `awk BEGIN{for(i=0;i<${Math.round(n * k)};i++)s+=i}`;
+  const loop = (k: number) => `awk 'BEGIN{for(i=0;i<${Math.round(n * k)};i++)s+=i}'`;
   const tally = new Map<string, { right: number; wrong: number; undecided: number; seconds: number[] }>();
   for (let rep = 0; rep < o.reps; rep++) {
     for (const c of CASES) {
