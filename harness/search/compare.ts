@@ -22,6 +22,12 @@ export interface CompareOptions {
   maxRounds: number;
   /** A ratio whose interval lies within 1 +/- band is "no difference"; a change must lie outside it. */
   noiseBand: number;
+  /**
+   * The band's upper side for throughput, when it differs (default `noiseBand`). Infinity makes the
+   * decision one-sided: "equivalent" then means "not slower than 1 - noiseBand" (what a bisection
+   * step asks), and an arm stops as soon as its interval is on either side of 1 - noiseBand.
+   */
+  noiseBandAbove?: number;
   /** Two-sided error rate of the whole stage, over every arm and look (default 0.05). */
   alpha?: number;
   budget: { trials?: number; seconds?: number };
@@ -79,11 +85,12 @@ function decide(
   band: number,
   up: ArmDecision | MemoryDecision,
   down: ArmDecision | MemoryDecision,
+  above = band,
 ): ArmDecision | MemoryDecision {
   if (!ci) return 'undecided';
-  if (ci.low > 1 + band) return up;
+  if (ci.low > 1 + above) return up;
   if (ci.high < 1 - band) return down;
-  if (ci.low >= 1 - band && ci.high <= 1 + band) return 'equivalent';
+  if (ci.low >= 1 - band && ci.high <= 1 + above) return 'equivalent';
   return 'undecided';
 }
 
@@ -124,7 +131,7 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
   const look = (n: number, lookAlpha: number, final: boolean): void => {
     for (const arm of live()) {
       const ratio = pairedRatioInterval(pairs(arm, base, rate), lookAlpha);
-      const decision = decide(ratio, opts.noiseBand, 'faster', 'slower') as ArmDecision;
+      const decision = decide(ratio, opts.noiseBand, 'faster', 'slower', opts.noiseBandAbove) as ArmDecision;
       arm.ratio = ratio;
       arm.memoryRatio = pairedRatioInterval(
         pairs(arm, base, (t) => (t.outcome === 'ok' ? t.memory : null)),

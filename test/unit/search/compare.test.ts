@@ -229,6 +229,20 @@ describe('runCompare', () => {
     assert.match(r.notes.join('\n'), /the baseline failed \(oom\)/);
     assert.equal(r.arms[1]!.decision, 'undecided');
   });
+
+  it('decides one-sided with noiseBandAbove Infinity: far faster is "equivalent" (not slower), slower stays slower', async () => {
+    const { run } = synthetic({ a: 100, fast: 130, slow: 80 }, 0.01, 7);
+    const two = await runCompare(run, opts(['a', 'fast']));
+    assert.equal(two.arms[1]!.decision, 'faster');
+    const one = await runCompare(run, opts(['a', 'fast', 'slow'], { noiseBandAbove: Number.POSITIVE_INFINITY }));
+    assert.deepEqual(
+      one.arms.slice(1).map((a) => [a.decision, a.decidedAt]),
+      [
+        ['equivalent', 5],
+        ['slower', 5],
+      ],
+    );
+  });
 });
 
 describe('verdicts with a noise band', () => {
