@@ -170,7 +170,7 @@ self=$0
 case $self in */*) ;; *) self=$(command -v -- "$self") ;; esac
 if command -v readlink >/dev/null 2>&1; then self=$(readlink -f -- "$self"); fi
 here=\${self%/*}
-exec "$here/node/bin/node" "$here/dist/harness/cli/main.js" "$@"
+exec "$here/node/bin/node" --max-semi-space-size=1 "$here/dist/harness/cli/main.js" "$@"
 `;
 
 function main() {

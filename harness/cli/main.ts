@@ -1,4 +1,8 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
+// A 1 MiB young generation: every trial is a fork of this process, and fork() copies the page tables of
+// its resident memory (about 0.06 ms per MiB here); the default young generation grows to 16 MiB per
+// semi-space, and a 1 MiB one cut the cost of a timed run of `true` from 4.6-5.1 ms to 4.0-4.2 ms
+// (test/bench/RESULTS.md, bench:time). npm start and the bundle's launcher pass the same flag.
 // The tunebench command: wires the subcommands and reports each error once with a documented exit code.
 import { Command, CommanderError } from 'commander';
 import { hardExit } from '../engine/hard-exit.js';

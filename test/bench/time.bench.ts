@@ -1,6 +1,6 @@
 // Benchmark: `tunebench time` against hyperfine on the same commands, in one run (issue 35).
 //
-//   npm run bench:time [-- --old <dist/harness/cli/main.js of an older build>] [--reps N] [--quick]
+//   npm run bench:time [-- --old <dist/harness/cli/main.js of an older build> [--old-name <what it is>]] [--reps N] [--quick]
 //
 // Measures, side by side and interleaved: the median of `sleep 0.1` (tunebench and hyperfine), the wall
 // time per timed run of `true` and the fixed cost per invocation, and the verdicts on a CPU loop: A/A,
@@ -16,18 +16,24 @@ import { writeSection } from './results.js';
 
 interface Options {
   old: string | undefined;
+  /** What the older build is, for the record (e.g. "main at b1411b0"). */
+  oldName: string | undefined;
   reps: number;
   quick: boolean;
 }
 
 function options(argv: readonly string[]): Options {
-  const o: Options = { old: undefined, reps: 4, quick: false };
+  const o: Options = { old: undefined, oldName: undefined, reps: 4, quick: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--old') o.old = argv[++i];
+    else if (a === '--old-name') o.oldName = argv[++i];
     else if (a === '--reps') o.reps = Number(argv[++i]);
     else if (a === '--quick') o.quick = true;
-    else throw new Error(`unknown argument ${a}; usage: time.bench.js [--old <main.js>] [--reps N] [--quick]`);
+    else
+      throw new Error(
+        `unknown argument ${a}; usage: time.bench.js [--old <main.js> [--old-name <what it is>]] [--reps N] [--quick]`,
+      );
   }
   return o;
 }
@@ -50,9 +56,16 @@ interface TimeJson {
   commands: { label: string; verdict: string; wall: { median: number } | null }[];
 }
 
-/** `tunebench time` of one build; returns the wall of the invocation and its --json summary. */
+/** The Node.js flags of a build's launcher, from its `#!/usr/bin/env -S node <flags>` line: what `tunebench` runs. */
+function launcherFlags(cli: string): string[] {
+  const first = readFileSync(cli, 'utf8').split('\n', 1)[0]!;
+  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
+  return m ? m[1]!.trim().split(/\s+/) : [];
+}
+
+/** `tunebench time` of one build, started as its launcher starts it; the wall of the invocation and its --json summary. */
 function tunebench(cli: string, args: readonly string[]): { seconds: number; summary: TimeJson } {
-  const r = timed([process.execPath, cli, 'time', '--out', out, '--json', ...args]);
+  const r = timed([process.execPath, ...launcherFlags(cli), cli, 'time', '--out', out, '--json', ...args]);
   return { seconds: r.seconds, summary: JSON.parse(r.stdout) as TimeJson };
 }
 
@@ -163,7 +176,7 @@ function main(): void {
   const md = [
     '## `tunebench time` against hyperfine',
     '',
-    `Command: \`npm run bench:time${o.old ? ' -- --old <main.js of the older build>' : ''}\` (one run, ${new Date().toISOString().slice(0, 10)}, ${minutes} minutes; ${HYPERFINE ?? 'hyperfine not installed: its columns are skipped'}). Every figure of a table comes from blocks run in turn in this one run.`,
+    `Command: \`npm run bench:time${o.old ? ' -- --old <main.js of the older build>' : ''}\`${o.oldName ? ` (older build: ${o.oldName})` : ''} (one run, ${new Date().toISOString().slice(0, 10)}, ${minutes} minutes; ${HYPERFINE ?? 'hyperfine not installed: its columns are skipped'}). Every figure of a table comes from blocks run in turn in this one run.`,
     '',
     '### Median of `sleep 0.1` (10 runs per block)',
     '',
