@@ -111,7 +111,7 @@ if [ "$rehearse" = 1 ]; then
   export PATH="$recorded/bin:$PATH"
   export FAKE_NVIDIA_SMI_DIR="$recorded/nvidia-smi"
   device=cpu
-  # Under a minute in all. Dim 8: on the CPU a step's time grows with the square of the width and its
+  # About a minute in all. Dim 8: on the CPU a step's time grows with the square of the width and its
   # memory with the width, so a narrow model fills the cap's ~90 MiB above torch's own address space in
   # the fewest seconds (dim 32 took 3 to 4 times as long per MiB); a multiple of 512 (max ~8000) keeps
   # the runs until memory flattens to two or three. The cap stays: one more glibc arena reserves 64 MiB.
@@ -119,7 +119,8 @@ if [ "$rehearse" = 1 ]; then
   params="dim: 8, seq: 8, layers: 2, device: cpu"
   cap="memory: 720MiB, mechanism: prlimit, "
   multiple=512; survive_steps=10; repeats=0; confirm=3; pairs=3; compare_repeats=1; compare_rounds=3
-  # The CNN's CPU work, cut: 16-pixel images, 32 a batch in the compares, 4 steps (3 pairs: a claim's least CI).
+  # The CNN's CPU work, cut: 16-pixel images, 32 a batch and 4 steps in the compares; claims keep 3 pairs
+  # (with 2 a claim gets no CI).
   compare_steps=4; load=(2 1 1); image="image_size: 16, "; allocator_batch=32
   shrink=(-e 's/augment: 6/augment: 1/' -e 's/steps: 12 }/steps: 4 }/' -e 's/image_size: 32/image_size: 16/')
   budget=(60 150 60 150 90)
