@@ -87,15 +87,21 @@ else
   exit 2
 fi
 # Python: the one given, else the first python3 that imports torch (Debian's holds python3-torch here).
-if [ -z "$python" ]; then
+# Found once: a step gets it from the kit that started it (importing torch takes a second or more).
+if [ -n "$only" ]; then
+  python="$GPU_PROOF_PYTHON"
+elif [ -n "$python" ]; then
+  "$python" -c 'import torch' 2>/dev/null || python=""
+else
   for candidate in python3 /usr/bin/python3; do
     if command -v "$candidate" >/dev/null && "$candidate" -c 'import torch' 2>/dev/null; then python="$(command -v "$candidate")"; break; fi
   done
 fi
-if [ -z "$python" ] || ! "$python" -c 'import torch' 2>/dev/null; then
+if [ -z "$python" ]; then
   echo "gpu-proof: no Python with torch found; pass --python /path/to/python3" >&2
   exit 2
 fi
+export GPU_PROOF_PYTHON="$python"
 kit="$here/gpu-proof"
 if [ "$rehearse" = 1 ]; then
   # The recorded nvidia-smi output stands in for the real one; the CPU stands in for the card.
@@ -105,11 +111,18 @@ if [ "$rehearse" = 1 ]; then
   export PATH="$recorded/bin:$PATH"
   export FAKE_NVIDIA_SMI_DIR="$recorded/nvidia-smi"
   device=cpu
-  dims=(--dim 32 --seq 8 --layers 2)
-  params="dim: 32, seq: 8, layers: 2, device: cpu"
+  # About a minute in all. Dim 8: on the CPU a step's time grows with the square of the width and its
+  # memory with the width, so a narrow model fills the cap's ~90 MiB above torch's own address space in
+  # the fewest seconds (dim 32 took 3 to 4 times as long per MiB); a multiple of 512 (max ~8000) keeps
+  # the runs until memory flattens to two or three. The cap stays: one more glibc arena reserves 64 MiB.
+  dims=(--dim 8 --seq 8 --layers 2)
+  params="dim: 8, seq: 8, layers: 2, device: cpu"
   cap="memory: 720MiB, mechanism: prlimit, "
-  multiple=64; survive_steps=10; repeats=0; confirm=3; pairs=3; compare_repeats=1; compare_rounds=3
-  shrink=(-e 's/augment: 6/augment: 1/' -e 's/steps: 12 }/steps: 4 }/')  # the claims' CPU work, cut
+  multiple=512; survive_steps=10; repeats=0; confirm=3; pairs=3; compare_repeats=1; compare_rounds=3
+  # The CNN's CPU work, cut: 16-pixel images, 32 a batch and 4 steps in the compares; claims keep 3 pairs
+  # (with 2 a claim gets no CI).
+  compare_steps=4; load=(2 1 1); image="image_size: 16, "; allocator_batch=32
+  shrink=(-e 's/augment: 6/augment: 1/' -e 's/steps: 12 }/steps: 4 }/' -e 's/image_size: 32/image_size: 16/')
   budget=(60 150 60 150 90)
 else
   device=cuda
@@ -119,6 +132,7 @@ else
   params="dim: 512, seq: 256, layers: 8, device: cuda"
   cap=""
   multiple=8; survive_steps=50; repeats=1; confirm=10; pairs=4; compare_repeats=1; compare_rounds=3
+  compare_steps=10; load=(5 2 3); image=""; allocator_batch=128
   shrink=()
   budget=(30 140 90 180 40)  # 480 s: the claims and compares of step 4 are the longest part
 fi
@@ -173,15 +187,16 @@ fixtures() {
     nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
       --format=csv,noheader,nounits >"$f/samples-idle.csv" 2>&1
     nvidia-smi >"$f/nvidia-smi.txt" 2>&1
-    # Under load: a matrix-product loop on the device while the telemetry query samples it.
+    # Under load: a matrix-product loop on the device (load[0] s) while the telemetry query samples it
+    # (for load[2] s, from load[1] s after the start).
     "$python" -c "import torch,time
 d='cuda' if torch.cuda.is_available() else 'cpu'; a=torch.randn(8192 if d=='cuda' else 256,8192 if d=='cuda' else 256,device=d); t=time.time()
-while time.time()-t<5: (a@a).sum().item()" &
-    local load=$!
-    sleep 2
-    timeout 3 nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
+while time.time()-t<${load[0]}: (a@a).sum().item()" &
+    local loaded=$!
+    sleep "${load[1]}"
+    timeout "${load[2]}" nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
       --format=csv,noheader,nounits --loop-ms=500 >"$f/samples-load.csv" 2>&1
-    wait "$load"
+    wait "$loaded"
   else
     echo "nvidia-smi is not on PATH" >"$f/info.csv"
   fi
@@ -239,14 +254,14 @@ finders() {
 }
 
 allocator() {
-  experiment allocator "$here/experiments/workloads/torch_cnn.py" "device: $device, batch_size: 128, augment: 1, epochs: 1" "  - kind: compare
+  experiment allocator "$here/experiments/workloads/torch_cnn.py" "device: $device, ${image}batch_size: $allocator_batch, augment: 1, epochs: 1" "  - kind: compare
     name: empty-cache
     param: empty_cache
     arms: [never, every-step, every-10, on-oom]
     baseline: never
     repeats: $compare_repeats
     max_rounds: $compare_rounds
-    steps: 10
+    steps: $compare_steps
   - kind: compare
     name: alloc-conf
     param: alloc_conf
@@ -254,7 +269,7 @@ allocator() {
     baseline: ''
     repeats: $compare_repeats
     max_rounds: $compare_rounds
-    steps: 10"
+    steps: $compare_steps"
   run allocator || return 1
   mkdir -p "$work/claims"
   for c in gpu-bf16 empty-cache; do
@@ -276,7 +291,7 @@ loader() {
   [ -f "$work/max" ] && b=$(( $(cat "$work/max") / 4 / multiple * multiple )); [ "$b" -ge "$multiple" ] || b=$multiple
   local workers="[0, 2, 4, 8]"
   [ "$rehearse" = 1 ] && workers="[0, 1]"
-  experiment loader "$here/experiments/workloads/torch_cnn.py" "device: $device, batch_size: 64, augment: 3, epochs: 1" "  - kind: sweep
+  experiment loader "$here/experiments/workloads/torch_cnn.py" "device: $device, ${image}batch_size: 64, augment: 3, epochs: 1" "  - kind: sweep
     params:
       num_workers: $workers
       pin_memory: [false, true]

@@ -14,13 +14,16 @@ import { FAULTS_EXPERIMENT, killLoop, readTrace, trialKey, type Trace } from '..
 
 describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
   let reference: Trace;
+  /** The uninterrupted run's directory: only the last test writes in it (a finished run to refuse). */
+  let finished = '';
   before(async () => {
     const out = tempDir();
     const r = await execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], {
       reject: false,
     });
     assert.equal(r.exitCode, 0, r.stderr);
-    reference = readTrace(runDir(out, 'faults'));
+    finished = runDir(out, 'faults');
+    reference = readTrace(finished);
     assert.ok(reference.records.length >= 30, `the reference run has ${reference.records.length} trials`);
   });
 
@@ -139,12 +142,8 @@ describe('kill -9 and --resume', { timeout: 10 * 60_000 }, () => {
   );
 
   it('refuses to resume a finished run, and a run directory in use', async () => {
-    const out = tempDir();
-    const r = await execa(process.execPath, [CLI, 'run', FAULTS_EXPERIMENT, '--out', out, '--quiet'], {
-      reject: false,
-    });
-    assert.equal(r.exitCode, 0, r.stderr);
-    const dir = runDir(out, 'faults');
+    // The uninterrupted run of `before` is a finished run (its trace was read there).
+    const dir = finished;
     const again = await execa(process.execPath, [CLI, 'run', '--resume', dir], { reject: false });
     assert.equal(again.exitCode, 2);
     assert.match(again.stderr, /nothing to resume: the run in .*run\.json finished at/);
