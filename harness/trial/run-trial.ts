@@ -200,7 +200,14 @@ function memoryFigures(result: ProcessTrialResult, summary: EventSummary, ranks:
   const { reportedRss, reportedLimited } = summary;
   // The workload's own figure is exact for its process; the sampled tree adds worker processes. Of N
   // ranks the largest rank's figure is the memory (the tree, the launcher and every rank, stays in telemetry).
-  const treeRss = result.peakTreeRssBytes > 0 ? result.peakTreeRssBytes : null;
+  // A trial that ended before the first telemetry interval was never sampled: in cgroups, their peak is
+  // the tree's peak memory, exactly (the sampled RSS plus the page cache the tree charged).
+  const treeRss =
+    result.peakTreeRssBytes > 0
+      ? result.peakTreeRssBytes
+      : result.cgroupPeakBytes !== null && result.cgroupPeakBytes > 0
+        ? result.cgroupPeakBytes
+        : null;
   const peakRss =
     ranks > 1
       ? reportedRss
