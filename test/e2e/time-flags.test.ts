@@ -270,7 +270,10 @@ describe('tunebench time: exports', () => {
     assert.equal(csv[0], 'command,mean,stddev,median,user,system,min,max,parameter_x');
     assert.match(csv[1]!, /^echo 1,([\d.e-]*,){7}1$/);
     assert.match(readFileSync(join(cwd, files.markdown), 'utf8'), /^\| `x=1` \| 3 \|/m);
-    assert.match(readFileSync(join(cwd, files.asciidoc), 'utf8'), /^\[cols="<,>,>,>,<"\]\n\|===\n\| values \n/);
+    assert.match(
+      readFileSync(join(cwd, files.asciidoc), 'utf8'),
+      /^\[cols="<,>,>,>,>,<"\]\n\|===\n\| values \n\| runs \n\| median time \[95% CI\] \n\| min … max \n\| user \/ system \(mean\) \n/,
+    );
     assert.match(
       readFileSync(join(cwd, files.orgmode), 'utf8'),
       /^\| values \| runs \|.*\n\|--(\+--)+\|\n\| =x=1= \| 3 \|/,
