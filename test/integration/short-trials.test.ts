@@ -35,25 +35,29 @@ describe('short trials', () => {
     const saved = process.env['PATH'];
     process.env['PATH'] = `${smi.dir}${delimiter}${saved}`;
     try {
+      // Trials that outlived an interval (only on a machine too loaded to start a shell in 200 ms) may sample.
+      let long = 0;
       for (let i = 0; i < 5; i++) {
         const r = await trial('exit 0');
         assert.equal(r.outcome, 'ok');
         // Five exits far inside one interval: nothing sampled, no GPU process started.
-        if (r.timing!.seconds < SAMPLE_MS / 1000 / 4) assert.equal(r.telemetry.series.t.length, 0);
+        if (r.wallSeconds >= SAMPLE_MS / 1000) long += 1;
+        else assert.equal(r.telemetry.series.t.length, 0, 'no sample within the first interval');
       }
+      const starts = existsSync(smi.log) ? readFileSync(smi.log, 'utf8').trim().split('\n').length : 0;
       assert.ok(
-        !existsSync(smi.log),
-        `nvidia-smi started for a short trial: ${existsSync(smi.log) ? readFileSync(smi.log, 'utf8') : ''}`,
+        starts <= long,
+        `nvidia-smi started ${starts} time(s) for ${5 - long} trial(s) shorter than an interval`,
       );
-      const long = await trial(`sleep ${(4 * SAMPLE_MS) / 1000}`);
-      assert.equal(long.outcome, 'ok');
-      assert.ok(long.telemetry.series.t.length >= 2, `${long.telemetry.series.t.length} samples`);
+      const longer = await trial(`sleep ${(4 * SAMPLE_MS) / 1000}`);
+      assert.equal(longer.outcome, 'ok');
+      assert.ok(longer.telemetry.series.t.length >= 2, `${longer.telemetry.series.t.length} samples`);
       assert.match(
         readFileSync(smi.log, 'utf8'),
         /--query-gpu=.*--loop-ms=/,
         'the GPU sampler started once the trial ran an interval',
       );
-      assert.ok(long.telemetry.series.gpus.length > 0, 'GPU samples arrived');
+      assert.ok(longer.telemetry.series.gpus.length > 0, 'GPU samples arrived');
     } finally {
       process.env['PATH'] = saved;
     }
