@@ -6,7 +6,7 @@ import { medianInterval } from '../stats/summary.js';
 import { cheaper } from '../search/rank.js';
 import { detectable, fmtBand, fmtChange, fmtRatio, undecidedCi } from './undecided.js';
 import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
-import { roleKind } from '../domain/index.js';
+import { roleKind, runSeconds } from '../domain/index.js';
 
 export type TimeMode = 'single' | 'compare' | 'scan';
 
@@ -52,9 +52,6 @@ export interface TimeSummary {
   /** One sentence per finding, for the terminal and the Markdown export. */
   findings: string[];
 }
-
-/** A run's seconds: its process's window (exec to exit) where recorded, else the trial's wall time. */
-export const runSeconds = (r: TrialRecord): number => r.process_seconds ?? r.wall_seconds;
 
 /** The mean of the values that were measured; null when none was (every run a fork, or none recorded). */
 function meanOf(values: readonly (number | undefined)[]): number | null {

@@ -357,7 +357,9 @@ export function registerTime(program: Command): void {
     const style = raw.style ?? 'auto';
     const result = await run(experiment, line, o, styleProgress(style, o));
     const cleanupError = attempt(() => runOnce(hooks.cleanup, '--cleanup', experiment.limits.timeout));
-    const summary = relabel(timeSummary(mode, result, readRunDir(result.run_dir).records), req);
+    // The journal is read once: the summary and the warnings come from the same records.
+    const records = readRunDir(result.run_dir).records;
+    const summary = relabel(timeSummary(mode, result, records), req);
     const shown = sortedSummary(summary, raw.sort);
     writeTimeFiles({ summary, shown, line, raw, command: exportName(req) });
     baselines.finish(summary, line);
@@ -373,7 +375,7 @@ export function registerTime(program: Command): void {
     }
     // --quiet hides the progress, never the results; warnings follow the table as in `tunebench run`.
     if (style === 'none') return;
-    const warnings = stageWarnings(result, readRunDir(result.run_dir).records).map((w) => `\nwarning: ${w}`);
+    const warnings = stageWarnings(result, records).map((w) => `\nwarning: ${w}`);
     process.stdout.write(
       terminalLines(
         `${timeText(shown, unitOf(raw))}\n${warnings.join('')}\nrun directory: ${result.run_dir}\nreport: ${result.files['report']}\n`,

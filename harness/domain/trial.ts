@@ -168,6 +168,10 @@ export const trialRecordSchema = z.object({
 });
 export type TrialRecord = z.infer<typeof trialRecordSchema>;
 
+/** A run's seconds as a whole process: its process's window (exec to exit) where recorded, else the trial's wall time. */
+export const runSeconds = (r: Pick<TrialRecord, 'process_seconds' | 'wall_seconds'>): number =>
+  r.process_seconds ?? r.wall_seconds;
+
 /** Telemetry samples a trial must span before its sampled peak memory counts as a measurement. */
 export const MIN_SAMPLED_INTERVALS = 3;
 

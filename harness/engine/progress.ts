@@ -2,7 +2,7 @@
 import { formatSeconds } from '../experiment/units.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { Progress, TrialStartInfo } from '../executors/progress.js';
-import type { Config, TrialRecord } from '../domain/index.js';
+import { runSeconds, type Config, type TrialRecord } from '../domain/index.js';
 
 export type { Progress, TrialStartInfo };
 
@@ -61,7 +61,7 @@ export function describeOutcome(r: TrialRecord): string {
     r.timing !== 'process' && typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second)
       ? ` ${r.samples_per_second.toFixed(1)} samples/s`
       : '';
-  return `${r.outcome}${sps} (${formatSeconds(r.timing === 'process' ? (r.process_seconds ?? r.wall_seconds) : r.wall_seconds)})`;
+  return `${r.outcome}${sps} (${formatSeconds(r.timing === 'process' ? runSeconds(r) : r.wall_seconds)})`;
 }
 
 class StreamProgress implements Progress {

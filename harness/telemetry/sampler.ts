@@ -41,8 +41,6 @@ export class TelemetrySampler {
   constructor(
     private readonly root: number,
     private readonly intervalMs = SAMPLE_MS,
-    /** nvidia-smi's path; undefined: looked up on PATH at the first interval (a short trial never looks). */
-    private readonly nvidiaSmi?: string | null,
   ) {}
 
   /**
@@ -57,9 +55,10 @@ export class TelemetrySampler {
     this.allowed = allowedCpus('self');
     let first = true;
     this.timer = setInterval(() => {
-      const smi = first ? (this.nvidiaSmi === undefined ? findNvidiaSmi() : this.nvidiaSmi) : null;
-      if (smi) this.startGpu(smi);
+      // nvidia-smi is looked up on PATH and started at the first interval: a short trial never looks.
+      const smi = first ? findNvidiaSmi() : undefined;
       first = false;
+      if (smi) this.startGpu(smi);
       this.sample();
     }, this.intervalMs);
     this.timer.unref();

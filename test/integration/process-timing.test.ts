@@ -2,26 +2,13 @@
 // time the kernel charged it; nothing of the harness's work around it (cgroups, pipes, cleanup, telemetry).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { runProcessTrial, type ProcessTrialSpec } from '../../harness/trial/process.js';
 import { PIPE_GRACE_SECONDS } from '../../harness/trial/launch.js';
-import { tempDir } from '../support/paths.js';
-
-function spec(script: string): ProcessTrialSpec {
-  return {
-    argv: ['/bin/sh', '-c', script],
-    env: {},
-    timeoutSeconds: 30,
-    mechanism: 'auto',
-    eventsRequired: false,
-    scratchDir: tempDir(),
-    trialId: 't0000',
-  };
-}
+import { shellTrial } from '../support/shell-trial.js';
 
 describe('the timed window of a fresh process', () => {
   it('ends at the exit: a helper that holds the pipes afterwards adds to the wall time, never to the window', async () => {
     // The shell exits at once; its helper keeps stdout open until the harness closes the pipes.
-    const r = await runProcessTrial(spec('sleep 30 & exit 0'));
+    const r = await shellTrial('sleep 30 & exit 0');
     assert.equal(r.outcome, 'ok');
     assert.ok(r.timing, 'a fresh process has a timed window');
     assert.ok(r.wallSeconds >= PIPE_GRACE_SECONDS, `the trial waited for the pipes: ${r.wallSeconds} s`);
@@ -32,7 +19,7 @@ describe('the timed window of a fresh process', () => {
   });
 
   it('covers the whole run of the program: a sleep is timed at least as long as it sleeps, and within the trial', async () => {
-    const r = await runProcessTrial(spec('sleep 0.3'));
+    const r = await shellTrial('sleep 0.3');
     assert.equal(r.outcome, 'ok');
     assert.ok(r.timing!.seconds >= 0.3, `${r.timing!.seconds} s`);
     assert.ok(r.timing!.seconds <= r.wallSeconds, 'the window lies inside the trial');
@@ -42,7 +29,7 @@ describe('the timed window of a fresh process', () => {
 
   it("counts the program's CPU time (and its waited-for children's) as user and system seconds", async () => {
     // About half a second of CPU in a child the shell waits for: counted, whatever the machine's load.
-    const r = await runProcessTrial(spec('i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; sh -c "exit 0"'));
+    const r = await shellTrial('i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; sh -c "exit 0"');
     assert.equal(r.outcome, 'ok');
     const cpu = r.timing!.userSeconds! + r.timing!.systemSeconds!;
     assert.ok(cpu >= 0.1, `CPU ${cpu} s in a window of ${r.timing!.seconds} s`);

@@ -5,8 +5,8 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SAMPLE_MS } from '../../harness/telemetry/sampler.js';
-import { runProcessTrial } from '../../harness/trial/process.js';
 import { FIXTURES, tempDir } from '../support/paths.js';
+import { shellTrial } from '../support/shell-trial.js';
 
 /** A folder whose nvidia-smi logs each start, then plays back the recorded one. */
 function loggingNvidiaSmi(): { dir: string; log: string } {
@@ -18,17 +18,6 @@ function loggingNvidiaSmi(): { dir: string; log: string } {
   return { dir, log };
 }
 
-const trial = (script: string) =>
-  runProcessTrial({
-    argv: ['/bin/sh', '-c', script],
-    env: {},
-    timeoutSeconds: 20,
-    mechanism: 'auto',
-    eventsRequired: false,
-    scratchDir: tempDir(),
-    trialId: 't0000',
-  });
-
 describe('short trials', () => {
   it('start no nvidia-smi and take no sample when they end within the first interval; longer ones do', async () => {
     const smi = loggingNvidiaSmi();
@@ -38,7 +27,7 @@ describe('short trials', () => {
       // Trials that outlived an interval (only on a machine too loaded to start a shell in 200 ms) may sample.
       let long = 0;
       for (let i = 0; i < 5; i++) {
-        const r = await trial('exit 0');
+        const r = await shellTrial('exit 0');
         assert.equal(r.outcome, 'ok');
         // Five exits far inside one interval: nothing sampled, no GPU process started.
         if (r.wallSeconds >= SAMPLE_MS / 1000) long += 1;
@@ -49,7 +38,7 @@ describe('short trials', () => {
         starts <= long,
         `nvidia-smi started ${starts} time(s) for ${5 - long} trial(s) shorter than an interval`,
       );
-      const longer = await trial(`sleep ${(4 * SAMPLE_MS) / 1000}`);
+      const longer = await shellTrial(`sleep ${(4 * SAMPLE_MS) / 1000}`);
       assert.equal(longer.outcome, 'ok');
       assert.ok(longer.telemetry.series.t.length >= 2, `${longer.telemetry.series.t.length} samples`);
       assert.match(

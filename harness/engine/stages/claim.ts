@@ -10,7 +10,7 @@ import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
-import { measuredPeakMemory, role, stepCount } from '../../domain/index.js';
+import { measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
 import type {
   ClaimMetric,
   ClaimSummary,
@@ -246,7 +246,7 @@ export function trialValue(metric: ClaimMetric, r: TrialRecord): number | null {
     case 'step_time':
       return r.steps.length > 0 ? positive(r.steps.reduce((a, s) => a + s.seconds, 0) / stepCount(r.steps)) : null;
     case 'process_time':
-      return positive(r.process_seconds ?? r.wall_seconds);
+      return positive(runSeconds(r));
     case 'peak_memory':
       return positive(measuredPeakMemory(r));
   }
