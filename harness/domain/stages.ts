@@ -91,6 +91,22 @@ export const survivalSchema = z.object({
 });
 export type Survival = z.infer<typeof survivalSchema>;
 
+/**
+ * The first batch known to hold: the earliest run (in trial order) that ran until its memory flattened in
+ * a fresh process, at a batch no larger than the max written, which passed every run of its own. Memory
+ * grows with the batch, so it holds too; it is known long before the max is proven.
+ */
+export const firstHoldSchema = z.object({
+  batch: num,
+  trial: num,
+  /** Seconds from the start of the stage's first trial to the end of this one. */
+  after_seconds: num,
+  /** Trials of the stage up to and including this one. */
+  trials: num,
+  memory_growth: memoryGrowthSchema,
+});
+export type FirstHold = z.infer<typeof firstHoldSchema>;
+
 /** What the chosen batch's final confirmation showed, and what it changed. */
 export const finalConfirmationSchema = z.object({
   /** The parameters whose final values differ from the ones the stage ran with. */
@@ -283,6 +299,8 @@ export const maxBatchSummarySchema = z.object({
   cap_mechanism: z.string().optional(),
   /** repeat_boundary: the max and the batch above it run again; the max written passed every run. */
   band: boundaryBandSchema.optional(),
+  /** The first batch known to hold, and when (absent when none held, and in runs before it was kept). */
+  first_hold: firstHoldSchema.optional(),
   /** Later stages that failed at the chosen batch, and the lowering each caused. */
   lowered_after: z.array(stageLoweringSchema).optional(),
   device_confirmation: deviceConfirmationSchema.optional(),

@@ -165,6 +165,24 @@ export function bandBlocks(r: MaxBatchSummary): Block[] {
   return out;
 }
 
+/** When a batch was first known to hold, beside the max, which takes longer to prove. */
+export function firstHoldBlocks(r: MaxBatchSummary): Block[] {
+  const h = r.first_hold;
+  if (!h) return [];
+  const max =
+    h.batch === r.max
+      ? 'it is the max'
+      : r.confirmed
+        ? `the max ${figure(r.max)} above it was proven to hold later`
+        : `the max ${figure(r.max)} above it is not proven to hold`;
+  return [
+    text(
+      `A batch that holds was known ${h.after_seconds.toFixed(0)} s into the stage (trial ${h.trial}, ${h.trials} trials): ` +
+        `${h.batch} ran until its memory flattened in a fresh process (${growthPhrase(h.memory_growth)}); ${max}.`,
+    ),
+  ];
+}
+
 /** What a run survived, with its memory verdict when it ran until memory flattened. */
 export function survivedText(s: Survival | undefined): string {
   if (!s) return '-';

@@ -8,6 +8,7 @@ import { foreignLoadWarning } from './foreign-load.js';
 import { tableBlock, text, type Block, type Table } from './blocks.js';
 import {
   bandBlocks,
+  firstHoldBlocks,
   survivedText,
   bucketBlocks,
   confirmationBlocks,
@@ -159,6 +160,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
           `Trials to the exact max: ${b(r.probesToMax)}.`,
       ),
       ...bandBlocks(r),
+      ...firstHoldBlocks(r),
       ...ranksBlocks(records),
       ...bucketBlocks(r),
       ...recipeBlocks(r),

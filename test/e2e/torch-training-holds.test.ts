@@ -64,6 +64,24 @@ describe('a max batch that holds in the training that follows (torch)', { skip: 
       assert.ok(steps >= 20, mb.survived.max!.statement);
       assert.equal(mb.confirmed, true);
       assert.equal(mb.memoryGrowth?.verdict, 'plateau');
+      // The first batch known to hold: a journaled run at or below the max that reached its plateau, and
+      // no earlier run did; the report says when it was known.
+      const records = journal(run);
+      const first = mb.first_hold!;
+      const at = records.find((t) => t.index === first.trial)!;
+      assert.ok(first.batch <= mb.max!, `${first.batch} <= ${mb.max}`);
+      assert.equal(at.config['batch_size'], first.batch);
+      assert.equal(at.outcome, 'ok');
+      assert.equal(at.memory_growth?.verdict, 'plateau');
+      const earlier = records.filter((t) => t.index < first.trial && t.stage === 'max-batch');
+      assert.ok(
+        earlier.every((t) => t.memory_growth?.verdict !== 'plateau' || Number(t.config['batch_size']) > mb.max!),
+      );
+      assert.equal(first.trials, earlier.length + 1);
+      assert.match(
+        readFileSync(join(run, 'summary.md'), 'utf8'),
+        new RegExp(`A batch that holds was known \\d+ s into the stage \\(trial ${first.trial},`),
+      );
 
       // The loader stage chose workers the search ran without: the chosen batch ran again with them.
       const final = mb.final_confirmation!;

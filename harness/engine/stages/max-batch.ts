@@ -15,6 +15,7 @@ import type {
   CardPredictions,
   Config,
   Evidence,
+  FirstHold,
   Recipe,
   LatencyLimit,
   MaxBatchSummary,
@@ -207,6 +208,7 @@ async function summariseMaxBatch({
   const evidence = chosenEvidence({ spec, name, search, byBatch, picked });
   const { probes, ...rest } = result;
   const survived = survivedAnswers(result, byBatch, param);
+  const firstHold = firstHoldOf(result, byBatch);
   const chosen: Config = value === null ? {} : { [param]: value, ...(bucket ? { [bucket.param]: longest! } : {}) };
   const recipe = await keepRecipe({
     spec,
@@ -239,6 +241,7 @@ async function summariseMaxBatch({
     ceiling: spec.ceiling,
     cap_bytes: exp.limits.memory ?? null,
     ...(capMechanism ? { cap_mechanism: capMechanism } : {}),
+    ...(firstHold ? { first_hold: firstHold } : {}),
     headroom: spec.headroom,
     chosen: value,
     choose_rule: rule,
@@ -297,6 +300,28 @@ function chosenEvidence({
       rule: `the longest bucket: later stages run at ${bucket.param}=${longest}, where ${param}=${value} fits (every shorter bucket fits it too)`,
     };
   return evidence;
+}
+
+/**
+ * The first batch known to hold, in trial order: a run until memory flattened that reached its plateau, at a
+ * batch no larger than the max written, where no run of it or of a smaller batch failed. Undefined when none.
+ */
+export function firstHoldOf(result: MaxBatchResult, byBatch: Map<ProbeResult, TrialRecord>): FirstHold | undefined {
+  const max = result.max;
+  if (max === null) return undefined;
+  const runs = result.probes.map((p) => ({ p, r: byBatch.get(p)! })).sort((a, b) => a.r.index - b.r.index);
+  const lowestFail = Math.min(...runs.filter(({ p }) => !p.ok).map(({ p }) => p.batch));
+  const first = runs.find(({ p }) => p.ok && holds(p.growth) && p.batch <= max && p.batch < lowestFail);
+  if (!first) return undefined;
+  const start = Math.min(...runs.map(({ r }) => Date.parse(r.started_at)));
+  const end = Date.parse(first.r.started_at) + first.r.wall_seconds * 1000;
+  return {
+    batch: first.p.batch,
+    trial: first.r.index,
+    after_seconds: Math.round(end - start) / 1000,
+    trials: runs.filter(({ r }) => r.index <= first.r.index).length,
+    memory_growth: first.p.growth!,
+  };
 }
 
 /** How long each answer (max, recommended, fastest) ran, from its longest ok probe. */
