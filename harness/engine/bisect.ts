@@ -250,7 +250,7 @@ async function executeBisection(x: Execution): Promise<BisectDone> {
 function workloadParams(w: LoadedExperiment['experiment']['workload']): Record<string, string | number | boolean> {
   if (w.kind !== 'command' || !w.params) return {};
   const out: Record<string, string | number | boolean> = {};
-  for (const [k, v] of Object.entries(w.params)) if (v !== undefined && v !== null) out[k] = v as string;
+  for (const [k, v] of Object.entries(w.params)) if (v !== undefined && v !== null) out[k] = v;
   return out;
 }
 
