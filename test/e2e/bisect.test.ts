@@ -30,23 +30,30 @@ describe('tunebench bisect', () => {
     const out = join(tempDir(), 'reports');
     const p = await execa(process.execPath, [...bisectArgs(r), '--out', out, '--', 'sh work.sh'], { reject: false });
     assert.equal(p.exitCode, 0, p.stderr);
-    assert.match(
-      p.stdout,
-      new RegExp(
-        `^first bad commit: ${r.shas[11]!.slice(0, 12)} commit 11: the slow change \\(Dev Eloper\\): 0\\.\\d\\dx \\[`,
-        'm',
-      ),
-    );
-    assert.match(p.stderr, /^step 1: \S+ \(the bad commit, 16 of 16\) slower /m);
     const dir = runDirOf(p.stdout);
     const file = bisectJson(dir);
-    assert.equal(file.result.outcome.kind, 'culprit');
-    assert.ok(file.result.steps.length <= 6, `${file.result.steps.length} steps`);
+    const o = file.result.outcome;
+    // On a quiet machine: the culprit, commit 11. Under heavy load (other jobs on 2 cores) steps may stay
+    // undecided: then a range whose slower end is commit 11, never a wrong commit.
+    if (o.kind === 'culprit') {
+      assert.match(
+        p.stdout,
+        new RegExp(
+          `^first bad commit: ${r.shas[11]!.slice(0, 12)} commit 11: the slow change \\(Dev Eloper\\): 0\\.\\d\\dx \\[`,
+          'm',
+        ),
+      );
+      assert.ok(file.result.steps.length <= 6, `${file.result.steps.length} steps`);
+    } else {
+      assert.equal(o.kind, 'range', p.stdout);
+      if (o.kind === 'range') assert.equal(o.commits.at(-1), r.shas[11], p.stdout);
+    }
+    assert.match(p.stderr, /^step 1: \S+ \(the bad commit, 16 of 16\) slower /m);
     // Every trial is journaled with its commit; the answer's trials are in the journal.
     const records = readJournal(join(dir, 'trials.jsonl')).records;
-    assert.equal(records.length, file.step_trials.flat().length);
+    assert.equal(records.length, new Set(file.step_trials.flat()).size);
     assert.ok(records.every((t) => r.shas.includes(String(t.config['commit']))));
-    assert.match(readFileSync(join(dir, 'bisect.md'), 'utf8'), /first bad commit/);
+    assert.match(readFileSync(join(dir, 'bisect.md'), 'utf8'), /^\| 1 \| \S+ \| 16 of 16 \| check \|/m);
     assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /<section id="bisect">/);
     assert.ok(existsSync(join(dir, 'charts', 'bisect-ratio.vl.json')));
     // The worktrees are gone, and the user's checkout is untouched.
@@ -64,7 +71,9 @@ describe('tunebench bisect', () => {
     });
     assert.equal(p.exitCode, 0, p.stderr);
     assert.match(p.stdout, /^no culprit: the bad commit is not slower than the good one \(\d\.\d\dx \[/m);
-    assert.equal(bisectJson(runDirOf(p.stdout)).result.steps.length, 1);
+    // The check alone (and its one repeat when its first attempt was undecided): no bisection of noise.
+    const steps = bisectJson(runDirOf(p.stdout)).result.steps;
+    assert.ok(steps.length <= 2 && steps.every((s) => s.purpose === 'check'), JSON.stringify(steps));
   });
 
   it('skips a commit whose build fails, and says so', async () => {
@@ -96,7 +105,7 @@ describe('tunebench bisect', () => {
     const before = readJournal(journalPath).records;
     const p = await execa(process.execPath, [CLI, 'bisect', '--resume', dir, '--no-draw'], { reject: false });
     assert.equal(p.exitCode, 0, p.stderr);
-    assert.match(p.stdout, /first bad commit: /);
+    assert.match(p.stdout, /first bad commit: |the first bad commit is one of/);
     const after = readJournal(journalPath).records;
     assert.deepEqual(after.slice(0, before.length), before);
     assert.equal(new Set(after.map((t) => t.index)).size, after.length);
