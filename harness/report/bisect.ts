@@ -129,9 +129,7 @@ export function answerLines(file: BisectFile): string[] {
 }
 
 /** One row per tested commit in history order: its last step's verdict and ratio. */
-export function ratioRows(
-  file: BisectFile,
-): {
+export function ratioRows(file: BisectFile): {
   position: number;
   commit: string;
   verdict: string;
