@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { hardExit } from '../engine/hard-exit.js';
 import { terminalLines } from '../engine/progress.js';
 import { ConfigError, DetachedError, EXIT, exitCodeFor, StageFailedError, StoppedError } from '../errors.js';
+import { registerBisect } from './bisect.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
 import { registerHistory } from './history.js';
@@ -38,6 +39,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerCompare(program);
   registerClaims(program);
   registerHistory(program);
+  registerBisect(program);
   registerSlurm(program);
   registerValidate(program);
   registerSchema(program);

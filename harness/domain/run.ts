@@ -54,6 +54,24 @@ export const runResultSchema = z.object({
 });
 export type RunResult = z.infer<typeof runResultSchema>;
 
+/** What a `tunebench bisect` run bisects, so that --resume can go on (absent in other runs). */
+export const bisectRunSchema = z.object({
+  repo: z.string(),
+  good: z.string(),
+  bad: z.string(),
+  build: z.string().nullable(),
+  build_timeout_seconds: z.number(),
+  /** The experiment file's path inside the repository (its workload runs from there); null: outside, or a one-liner. */
+  experiment_in_repo: z.string().nullable(),
+  min_rounds: z.number(),
+  max_rounds: z.number(),
+  check_min_rounds: z.number(),
+  extended_max_rounds: z.number(),
+  noise_band: z.number(),
+  max_steps: z.number().nullable(),
+});
+export type BisectRun = z.infer<typeof bisectRunSchema>;
+
 export const runJsonSchema = z.object({
   tunebench_run: z.literal(RUN_VERSION),
   /** Absent in runs written before statuses existed: a result without a stop means finished. */
@@ -78,6 +96,7 @@ export const runJsonSchema = z.object({
   stopped: stopInfoSchema.optional(),
   finished_at: z.string().optional(),
   result: runResultSchema.optional(),
+  bisect: bisectRunSchema.optional(),
 });
 export type RunJson = z.infer<typeof runJsonSchema>;
 

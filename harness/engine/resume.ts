@@ -124,7 +124,7 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
   }
 }
 
-function readRunJsonForResume(dir: string): RunJson {
+export function readRunJsonForResume(dir: string): RunJson {
   const runPath = join(dir, RUN_FILE);
   let run: RunJson;
   try {
@@ -197,7 +197,7 @@ function requireJournalOfProgress(run: RunJson, dir: RunDir): void {
   );
 }
 
-function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
+export function readJournalForResume(dir: RunDir, notes: string[]): TrialRecord[] {
   const journal = readJournal(dir.journal.path);
   requireJournalFormat(
     journal,

@@ -1,0 +1,148 @@
+// The commits of a bisection on disk: a detached worktree per commit under the run directory (the
+// user's checkout is never touched), the --build command run in it, each build journaled in
+// builds.jsonl (a resumed bisection knows which commits built), and a workload that runs each trial
+// in the worktree of the commit its config names.
+import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { execa } from 'execa';
+import { addWorktree, removeWorktree } from '../executors/git.js';
+import { COMMIT_PARAMETER } from '../search/bisect-step.js';
+import { StoreError } from '../errors.js';
+import { createWorkload, type WorkloadOptions } from '../workloads/index.js';
+import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload.js';
+import type { Config } from '../domain/index.js';
+
+export const BUILDS_FILE = 'builds.jsonl';
+export const WORKTREES_DIR = 'worktrees';
+
+/** One run of the --build command in a commit's worktree. */
+export interface BuildRecord {
+  commit: string;
+  ok: boolean;
+  /** Why it failed: the exit code or the timeout, and the tail of its output. */
+  detail: string;
+  seconds: number;
+}
+
+export interface CommitTreesOptions {
+  repo: string;
+  runDir: string;
+  /** The shell command that builds a commit (run with sh -c in its worktree); absent: no build. */
+  build: string | undefined;
+  buildTimeoutSeconds: number;
+  /** The workload section of the experiment, and the experiment file's path inside the repository (null: a one-liner). */
+  workload: WorkloadOptions;
+  seed: number;
+  experimentInRepo: string | null;
+}
+
+/** The worktrees and builds of one bisection. */
+export class CommitTrees {
+  private readonly live = new Map<string, string>();
+  private readonly builds = new Map<string, BuildRecord>();
+
+  constructor(private readonly opts: CommitTreesOptions) {
+    const file = join(opts.runDir, BUILDS_FILE);
+    if (!existsSync(file)) return;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      try {
+        const b = JSON.parse(line) as BuildRecord;
+        if (typeof b.commit === 'string' && typeof b.ok === 'boolean') this.builds.set(b.commit, b);
+      } catch {
+        // A line cut short by a kill: that commit builds again.
+      }
+    }
+  }
+
+  /** The commit's build, journaled (a resumed run reuses it without building), or null when it has not been built. */
+  built(commit: string): BuildRecord | null {
+    return this.builds.get(commit) ?? null;
+  }
+
+  /** Makes the commit's worktree and builds it (once per worktree); returns the build. */
+  async prepare(commit: string): Promise<BuildRecord> {
+    const known = this.builds.get(commit);
+    if (this.live.has(commit) && known) return known;
+    const dir = await addWorktree(this.opts.repo, commit, join(this.opts.runDir, WORKTREES_DIR));
+    this.live.set(commit, dir);
+    const record = await this.runBuild(commit, dir);
+    if (!known) {
+      this.builds.set(commit, record);
+      appendFileSync(join(this.opts.runDir, BUILDS_FILE), `${JSON.stringify(record)}\n`);
+    }
+    return record;
+  }
+
+  /** A commit whose build was journaled and whose worktree a fresh trial now needs (after a resume). */
+  async ensureLive(commit: string): Promise<void> {
+    if (this.live.has(commit)) return;
+    const b = await this.prepare(commit);
+    if (!b.ok)
+      throw new StoreError(
+        `commit ${commit.slice(0, 12)} built before the bisection was stopped, and does not build now: ${b.detail}`,
+      );
+  }
+
+  private async runBuild(commit: string, dir: string): Promise<BuildRecord> {
+    const started = Date.now();
+    if (this.opts.build === undefined) return { commit, ok: true, detail: '', seconds: 0 };
+    const r = await execa('sh', ['-c', this.opts.build], {
+      cwd: dir,
+      reject: false,
+      all: true,
+      stdin: 'ignore',
+      timeout: this.opts.buildTimeoutSeconds * 1000,
+      env: { TUNEBENCH_COMMIT: commit },
+    });
+    const seconds = (Date.now() - started) / 1000;
+    if (r.exitCode === 0 && !r.timedOut) return { commit, ok: true, detail: '', seconds };
+    const tail = String(r.all ?? '')
+      .trim()
+      .split('\n')
+      .slice(-5)
+      .join('\n');
+    const why = r.timedOut
+      ? `timed out after ${this.opts.buildTimeoutSeconds} s`
+      : `exited with ${r.exitCode ?? r.signal ?? 'an error'}`;
+    return { commit, ok: false, detail: `the build command ${why}${tail ? `: ${tail}` : ''}`, seconds };
+  }
+
+  /** Removes the commit's worktree (nothing when it has none). */
+  async release(commit: string): Promise<void> {
+    const dir = this.live.get(commit);
+    if (dir === undefined) return;
+    this.live.delete(commit);
+    await removeWorktree(this.opts.repo, dir);
+  }
+
+  /** Removes every worktree of the run, those a killed run left included. */
+  async releaseAll(): Promise<void> {
+    for (const commit of [...this.live.keys()]) await this.release(commit);
+    rmSync(join(this.opts.runDir, WORKTREES_DIR), { recursive: true, force: true });
+    // Not a worktree itself: this only prunes git's records of the folders just deleted.
+    await removeWorktree(this.opts.repo, join(this.opts.runDir, WORKTREES_DIR));
+  }
+
+  /** The workload whose trials run in the worktree of `config.commit`, as the experiment's would in the repository. */
+  workload(description: string, fixedParams: Config): Workload {
+    const forCommit = (commit: string): Workload => {
+      const dir = this.live.get(commit);
+      if (dir === undefined) throw new StoreError(`bisect: commit ${commit.slice(0, 12)} has no worktree to run in`);
+      const inTree = this.opts.experimentInRepo ?? 'tunebench-bisect';
+      return createWorkload(this.opts.workload, this.opts.seed, join(dir, inTree));
+    };
+    return {
+      kind: 'command',
+      description,
+      fixedParams,
+      command: (config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand =>
+        forCommit(String(config[COMMIT_PARAMETER])).command(config, measure, argv),
+    };
+  }
+}
+
+/** The experiment file's path inside the repository, or null when it lies outside it. */
+export function pathInRepo(repo: string, file: string): string | null {
+  const rel = relative(repo, file);
+  return rel === '' || rel.startsWith('..') || rel.startsWith('/') ? null : rel;
+}

@@ -1,0 +1,117 @@
+// `tunebench bisect` on real git repositories of 16 commits whose program does fixed CPU work: a
+// planted 15% slowdown is named, a history without one ends with "no culprit", a commit that does
+// not build is skipped, and a bisection killed mid-way resumes without running a finished trial again.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { readJournal } from '../../harness/store/journal.js';
+import type { BisectFile } from '../../harness/report/bisect.js';
+import { makeBisectRepo } from '../support/bisect-repo.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { waitForTrials } from '../support/wait.js';
+
+function repo(o: Parameters<typeof makeBisectRepo>[1]): { dir: string; shas: string[] } {
+  const dir = tempDir('tunebench-bisect-');
+  return { dir, shas: makeBisectRepo(dir, o) };
+}
+
+function bisectArgs(r: { dir: string; shas: string[] }, extra: string[] = []): string[] {
+  return [CLI, 'bisect', '--repo', r.dir, '--good', r.shas[0]!, '--bad', r.shas.at(-1)!, '--no-draw', ...extra];
+}
+
+const runDirOf = (stdout: string) => /run directory: (.+)/.exec(stdout)?.[1]?.trim() ?? '';
+const bisectJson = (dir: string) => JSON.parse(readFileSync(join(dir, 'bisect.json'), 'utf8')) as BisectFile;
+
+describe('tunebench bisect', () => {
+  it('names the commit that made the program 15% slower in at most 6 steps, from worktrees it removes', async () => {
+    const r = repo({ commits: 16, slowAt: 11 });
+    const out = join(tempDir(), 'reports');
+    const p = await execa(process.execPath, [...bisectArgs(r), '--out', out, '--', 'sh work.sh'], { reject: false });
+    assert.equal(p.exitCode, 0, p.stderr);
+    const dir = runDirOf(p.stdout);
+    const file = bisectJson(dir);
+    const o = file.result.outcome;
+    // On a quiet machine: the culprit, commit 11. Under heavy load (other jobs on 2 cores) steps may stay
+    // undecided: then a range whose slower end is commit 11, never a wrong commit.
+    if (o.kind === 'culprit') {
+      assert.match(
+        p.stdout,
+        new RegExp(
+          `^first bad commit: ${r.shas[11]!.slice(0, 12)} commit 11: the slow change \\(Dev Eloper\\): 0\\.\\d\\dx \\[`,
+          'm',
+        ),
+      );
+      assert.ok(file.result.steps.length <= 6, `${file.result.steps.length} steps`);
+    } else {
+      assert.equal(o.kind, 'range', p.stdout);
+      if (o.kind === 'range') assert.equal(o.commits.at(-1), r.shas[11], p.stdout);
+    }
+    assert.match(p.stderr, /^step 1: \S+ \(the bad commit, 16 of 16\) slower /m);
+    // Every trial is journaled with its commit; the answer's trials are in the journal.
+    const records = readJournal(join(dir, 'trials.jsonl')).records;
+    assert.equal(records.length, new Set(file.step_trials.flat()).size);
+    assert.ok(records.every((t) => r.shas.includes(String(t.config['commit']))));
+    assert.match(readFileSync(join(dir, 'bisect.md'), 'utf8'), /^\| 1 \| \S+ \| 16 of 16 \| check \|/m);
+    assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /<section id="bisect">/);
+    assert.ok(existsSync(join(dir, 'charts', 'bisect-ratio.vl.json')));
+    // The worktrees are gone, and the user's checkout is untouched.
+    assert.ok(!existsSync(join(dir, 'worktrees')));
+    const trees = await execa('git', ['-C', r.dir, 'worktree', 'list']);
+    assert.equal(trees.stdout.split('\n').length, 1, trees.stdout);
+    assert.equal((await execa('git', ['-C', r.dir, 'status', '--porcelain'])).stdout, '');
+  });
+
+  it('ends with "no culprit" when the bad commit is not slower, after the check alone', async () => {
+    const r = repo({ commits: 16 });
+    const out = join(tempDir(), 'reports');
+    const p = await execa(process.execPath, [...bisectArgs(r), '--out', out, '--quiet', '--', 'sh work.sh'], {
+      reject: false,
+    });
+    assert.equal(p.exitCode, 0, p.stderr);
+    assert.match(p.stdout, /^no culprit: the bad commit is not slower than the good one \(\d\.\d\dx \[/m);
+    // The check alone (and its one repeat when its first attempt was undecided): no bisection of noise.
+    const steps = bisectJson(runDirOf(p.stdout)).result.steps;
+    assert.ok(steps.length <= 2 && steps.every((s) => s.purpose === 'check'), JSON.stringify(steps));
+  });
+
+  it('skips a commit whose build fails, and says so', async () => {
+    const r = repo({ commits: 16, slowAt: 11, brokenAt: 8 });
+    const out = join(tempDir(), 'reports');
+    const args = [...bisectArgs(r), '--out', out, '--build', 'sh build.sh', '--', 'sh work.sh'];
+    const p = await execa(process.execPath, args, { reject: false });
+    assert.equal(p.exitCode, 0, p.stderr);
+    assert.match(
+      p.stderr,
+      /^step 2: \S+ \(commit 8 of 16\) skipped: this commit failed to build \(the build command exited with 1: syntax error in module\)/m,
+    );
+    const file = bisectJson(runDirOf(p.stdout));
+    const skipped = file.result.steps.find((s) => s.verdict === 'skipped')!;
+    assert.equal(skipped.commit, r.shas[8]);
+    assert.deepEqual(skipped.failure?.phase, 'build');
+    assert.deepEqual(file.step_trials[file.result.steps.indexOf(skipped)], []);
+    assert.ok(file.builds.some((b) => b.commit === r.shas[8] && !b.ok));
+  });
+
+  it('resumes a bisection killed mid-way (SIGKILL) without running a finished trial again', async () => {
+    const r = repo({ commits: 16, slowAt: 11 });
+    const out = join(tempDir(), 'reports');
+    const child = execa(process.execPath, [...bisectArgs(r), '--out', out, '--', 'sh work.sh'], { reject: false });
+    const dir = await waitForTrials(join(out, 'bisect'), 'command', 50);
+    child.kill('SIGKILL');
+    await child;
+    const journalPath = join(dir, 'trials.jsonl');
+    const before = readJournal(journalPath).records;
+    const p = await execa(process.execPath, [CLI, 'bisect', '--resume', dir, '--no-draw'], { reject: false });
+    assert.equal(p.exitCode, 0, p.stderr);
+    assert.match(p.stdout, /first bad commit: |the first bad commit is one of/);
+    const after = readJournal(journalPath).records;
+    assert.deepEqual(after.slice(0, before.length), before);
+    assert.equal(new Set(after.map((t) => t.index)).size, after.length);
+    const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { status: string; resumes: unknown[] };
+    assert.equal(run.status, 'finished');
+    assert.equal(run.resumes.length, 1);
+    assert.ok(!existsSync(join(dir, 'worktrees')));
+  });
+});
