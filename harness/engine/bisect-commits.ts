@@ -86,22 +86,35 @@ export class CommitTrees {
   private async runBuild(commit: string, dir: string): Promise<BuildRecord> {
     const started = Date.now();
     if (this.opts.build === undefined) return { commit, ok: true, detail: '', seconds: 0 };
-    const r = await execa('sh', ['-c', this.opts.build], {
+    // Its own process group: at the timeout the whole build ends (a compiler it started included), not only
+    // the shell, whose children would otherwise hold its output open until they finished.
+    const sub = execa('sh', ['-c', this.opts.build], {
       cwd: dir,
       reject: false,
       all: true,
       stdin: 'ignore',
-      timeout: this.opts.buildTimeoutSeconds * 1000,
+      detached: true,
       env: { TUNEBENCH_COMMIT: commit },
     });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (sub.pid !== undefined) process.kill(-sub.pid, 'SIGKILL');
+      } catch {
+        // The group has already gone.
+      }
+    }, this.opts.buildTimeoutSeconds * 1000);
+    const r = await sub;
+    clearTimeout(timer);
     const seconds = (Date.now() - started) / 1000;
-    if (r.exitCode === 0 && !r.timedOut) return { commit, ok: true, detail: '', seconds };
+    if (r.exitCode === 0 && !timedOut) return { commit, ok: true, detail: '', seconds };
     const tail = String(r.all ?? '')
       .trim()
       .split('\n')
       .slice(-5)
       .join('\n');
-    const why = r.timedOut
+    const why = timedOut
       ? `timed out after ${this.opts.buildTimeoutSeconds} s`
       : `exited with ${r.exitCode ?? r.signal ?? 'an error'}`;
     return { commit, ok: false, detail: `the build command ${why}${tail ? `: ${tail}` : ''}`, seconds };
