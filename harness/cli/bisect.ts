@@ -27,6 +27,7 @@ interface BisectFlags {
   shell?: string;
   timeout?: string;
   name?: string;
+  executor?: string;
   draw: boolean;
 }
 
@@ -96,6 +97,10 @@ export function registerBisect(program: Command): void {
     .option('--noise-band <fraction>', `the compare band of the check (default ${BISECT_DEFAULTS.noiseBand})`)
     .option('-S, --shell <shell>', "one-liner: run the command as <shell> -c '<cmd>'")
     .option('--timeout <duration>', 'kill a run after this long (one-liner; an experiment file sets limits.timeout)')
+    .option(
+      '--executor <kind>',
+      "local (every trial here, one at a time) or slurm (each look's rounds one job array); default: the experiment's executor.kind",
+    )
     .option('--name <name>', 'one-liner: the run’s name, reports/bisect/<name>/<run-id> (default "command")')
     .option('--no-draw', 'write the chart as a Vega-Lite spec only (do not draw the SVG)');
   addCommonOptions(cmd).addHelpText(
@@ -131,14 +136,21 @@ function start(
 ): Promise<BisectDone> {
   const common = { progress: o.progress, signal: o.signal, onStep: o.onStep, drawCharts: f.draw };
   if (f.resume !== undefined) {
-    if (f.good !== undefined || f.bad !== undefined || operands.length > 0)
-      throw new ConfigError('--resume continues a bisection as it started: drop --good, --bad and the target');
+    if (f.good !== undefined || f.bad !== undefined || f.executor !== undefined || operands.length > 0)
+      throw new ConfigError(
+        '--resume continues a bisection as it started: drop --good, --bad, --executor and the target',
+      );
     return resumeBisection({ ...common, runDir: f.resume });
   }
   if (f.good === undefined || f.bad === undefined)
     throw new ConfigError('bisect needs --good <rev> and --bad <rev> (or --resume <run-dir>)');
   const repo = resolve(f.repo);
   const { loaded, fromFile } = loadTarget(operands, f, repo);
+  if (f.executor !== undefined) {
+    if (f.executor !== 'local' && f.executor !== 'slurm')
+      throw new ConfigError(`--executor: expected local or slurm, got ${JSON.stringify(f.executor)}`);
+    loaded.experiment.executor = { ...loaded.experiment.executor, kind: f.executor };
+  }
   const bt = buildTimeout(f.buildTimeout);
   const [minRounds, maxRounds, maxSteps] = [
     count('--min-rounds', f.minRounds, 3),

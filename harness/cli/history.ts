@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { ConfigError, EXIT } from '../errors.js';
 import { historyChart } from '../history/chart.js';
 import { HISTORY_LOCK_FILE, indexRuns, type HistoryIndex } from '../history/index.js';
-import { historyHtml, historyMarkdown, findings } from '../history/render.js';
+import { bisectLine, historyHtml, historyMarkdown, findings } from '../history/render.js';
+import { bisectHint, type BisectHint } from '../history/bisect-hint.js';
 import { analyzeConfirmed, type ConfirmWiring } from '../history/pending.js';
 import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
 import { createProgress } from '../engine/progress.js';
@@ -148,6 +149,8 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
   const histories = await analyzeConfirmed(index.runs, opts, confirm ? confirmWiring(outRoot, o.quiet === true) : null);
   const written: string[] = [];
   const markdown: string[] = [];
+  // Only an exit 3 calls for a bisection: the regression gate's failures.
+  const hints = new Map(histories.map((h) => [h, threshold === null ? null : bisectHint(h, index.runs)]));
   for (const h of histories) {
     const dir = join(outRoot, experimentDirName(h.experiment));
     makeOwnDir(join(dir, 'charts'));
@@ -158,7 +161,7 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     writeFileAtomic(join(dir, 'history.html'), historyHtml(h, { chart, svg }, threshold));
     const text = historyMarkdown(h, threshold);
     writeFileAtomic(join(dir, 'history.md'), text);
-    writeJsonAtomic(join(dir, 'history.json'), machine(h, threshold));
+    writeJsonAtomic(join(dir, 'history.json'), machine(h, threshold, hints.get(h) ?? null));
     markdown.push(text);
     written.push(join(dir, 'history.html'));
   }
@@ -169,7 +172,7 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     const summary = {
       reports,
       skipped: index.skipped,
-      experiments: histories.map((h) => machine(h, threshold)),
+      experiments: histories.map((h) => machine(h, threshold, hints.get(h) ?? null)),
       reports_written: written,
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -191,6 +194,8 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     process.stderr.write(
       `tunebench: regression beyond ${threshold}% in ${failed.map((h) => h.experiment).join(', ')}\n`,
     );
+    for (const h of failed)
+      process.stderr.write(terminalLines(`tunebench: ${bisectLine(h.experiment, hints.get(h)!)}\n`));
     process.exitCode = EXIT.regression;
   } else if (changed.length > 0) {
     process.stderr.write(`tunebench: the chosen config changed in ${changed.map((h) => h.experiment).join(', ')}\n`);
@@ -198,8 +203,11 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
   }
 }
 
-/** The findings for machines: no trial data, just the series, change points and the gate. */
-function machine(h: ExperimentHistory, threshold: number | null): unknown {
+/**
+ * The findings for machines: no trial data, just the series, change points, the gate and, when the
+ * gate fails on a regression, the bisection it calls for (`bisect.args` are tunebench's arguments).
+ */
+function machine(h: ExperimentHistory, threshold: number | null, hint: BisectHint | null): unknown {
   const g = h.gate;
   return {
     experiment: h.experiment,
@@ -229,6 +237,11 @@ function machine(h: ExperimentHistory, threshold: number | null): unknown {
           verdict: m.verdict,
         })) ?? [],
       notes: g.notes,
+    },
+    bisect: hint && {
+      ...hint,
+      ...(hint.available ? { command: printedCommand(['tunebench', ...hint.args]) } : {}),
+      message: bisectLine(h.experiment, hint),
     },
   };
 }

@@ -78,5 +78,10 @@ export const fingerprintSchema = z.object({
   gpu: z.object({ name: z.string(), driver: z.string(), memory_bytes: num, count: num }).nullable(),
   versions: z.record(z.string(), z.string()),
   git_commit: z.string().nullable(),
+  /**
+   * The top folder of the git checkout the commit was read from (`git rev-parse --show-toplevel`): the
+   * repository a bisection runs in. Absent in runs recorded before it was stored.
+   */
+  git_root: z.string().nullable().optional(),
 });
 export type Fingerprint = z.infer<typeof fingerprintSchema>;

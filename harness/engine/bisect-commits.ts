@@ -5,7 +5,7 @@
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { execa } from 'execa';
-import { addWorktree, removeWorktree } from '../executors/git.js';
+import { addWorktree, removeWorktree, worktreePath } from '../executors/git.js';
 import { COMMIT_PARAMETER } from '../search/bisect-step.js';
 import { StoreError } from '../errors.js';
 import { createWorkload, type WorkloadOptions } from '../workloads/index.js';
@@ -86,22 +86,35 @@ export class CommitTrees {
   private async runBuild(commit: string, dir: string): Promise<BuildRecord> {
     const started = Date.now();
     if (this.opts.build === undefined) return { commit, ok: true, detail: '', seconds: 0 };
-    const r = await execa('sh', ['-c', this.opts.build], {
+    // Its own process group: at the timeout the whole build ends (a compiler it started included), not only
+    // the shell, whose children would otherwise hold its output open until they finished.
+    const sub = execa('sh', ['-c', this.opts.build], {
       cwd: dir,
       reject: false,
       all: true,
       stdin: 'ignore',
-      timeout: this.opts.buildTimeoutSeconds * 1000,
+      detached: true,
       env: { TUNEBENCH_COMMIT: commit },
     });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (sub.pid !== undefined) process.kill(-sub.pid, 'SIGKILL');
+      } catch {
+        // The group has already gone.
+      }
+    }, this.opts.buildTimeoutSeconds * 1000);
+    const r = await sub;
+    clearTimeout(timer);
     const seconds = (Date.now() - started) / 1000;
-    if (r.exitCode === 0 && !r.timedOut) return { commit, ok: true, detail: '', seconds };
+    if (r.exitCode === 0 && !timedOut) return { commit, ok: true, detail: '', seconds };
     const tail = String(r.all ?? '')
       .trim()
       .split('\n')
       .slice(-5)
       .join('\n');
-    const why = r.timedOut
+    const why = timedOut
       ? `timed out after ${this.opts.buildTimeoutSeconds} s`
       : `exited with ${r.exitCode ?? r.signal ?? 'an error'}`;
     return { commit, ok: false, detail: `the build command ${why}${tail ? `: ${tail}` : ''}`, seconds };
@@ -125,20 +138,49 @@ export class CommitTrees {
 
   /** The workload whose trials run in the worktree of `config.commit`, as the experiment's would in the repository. */
   workload(description: string, fixedParams: Config): Workload {
-    const forCommit = (commit: string): Workload => {
-      const dir = this.live.get(commit);
-      if (dir === undefined) throw new StoreError(`bisect: commit ${commit.slice(0, 12)} has no worktree to run in`);
-      const inTree = this.opts.experimentInRepo ?? 'tunebench-bisect';
-      return createWorkload(this.opts.workload, this.opts.seed, join(dir, inTree));
-    };
-    return {
-      kind: 'command',
-      description,
-      fixedParams,
-      command: (config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand =>
-        forCommit(String(config[COMMIT_PARAMETER])).command(config, measure, argv),
-    };
+    return commitWorkload(this.opts, description, fixedParams, (commit) => this.live.get(commit));
   }
+}
+
+/**
+ * A workload that runs each trial in the worktree of the commit its config names, found by `treeOf`
+ * (undefined: the commit has no worktree, which is an error, never a run of another checkout).
+ */
+function commitWorkload(
+  o: Pick<CommitTreesOptions, 'workload' | 'seed' | 'experimentInRepo'>,
+  description: string,
+  fixedParams: Config,
+  treeOf: (commit: string) => string | undefined,
+): Workload {
+  const forCommit = (commit: string): Workload => {
+    const dir = treeOf(commit);
+    if (dir === undefined) throw new StoreError(`bisect: commit ${commit.slice(0, 12)} has no worktree to run in`);
+    const inTree = o.experimentInRepo ?? 'tunebench-bisect';
+    return createWorkload(o.workload, o.seed, join(dir, inTree));
+  };
+  return {
+    kind: 'command',
+    description,
+    fixedParams,
+    command: (config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand =>
+      forCommit(String(config[COMMIT_PARAMETER])).command(config, measure, argv),
+  };
+}
+
+/**
+ * The workload of a bisection's trial on another node of a cluster (a SLURM array task): the
+ * coordinator made the commit's worktree under the shared run directory before it submitted the
+ * trial, so the worktree is found by its path.
+ */
+export function worktreeWorkload(
+  o: Pick<CommitTreesOptions, 'runDir' | 'workload' | 'seed' | 'experimentInRepo'>,
+  description: string,
+  fixedParams: Config,
+): Workload {
+  return commitWorkload(o, description, fixedParams, (commit) => {
+    const dir = worktreePath(join(o.runDir, WORKTREES_DIR), commit);
+    return existsSync(dir) ? dir : undefined;
+  });
 }
 
 /** The experiment file's path inside the repository, or null when it lies outside it. */

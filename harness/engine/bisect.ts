@@ -9,18 +9,25 @@ import type { LoadedExperiment } from '../experiment/load.js';
 import { commitInfo, commitsBetween, resolveCommit } from '../executors/git.js';
 import { runBisect, type BisectResult, type BisectStep, type MeasureFn } from '../search/bisect.js';
 import { compareOracle, COMMIT_PARAMETER } from '../search/bisect-step.js';
-import type { ArmTrialFn } from '../search/sweep.js';
+import type { ArmPlanFn, ArmTrialFn } from '../search/sweep.js';
 import { createRunDir, openRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { printedCommand } from '../util/shell.js';
-import { measuredPeakMemory, role, type BisectRun, type RunJson, type TrialRecord } from '../domain/index.js';
+import {
+  measuredPeakMemory,
+  role,
+  type BisectRun,
+  type Config,
+  type RunJson,
+  type TrialRecord,
+} from '../domain/index.js';
 import { CommitTrees, pathInRepo, type BuildRecord } from './bisect-commits.js';
 import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
 import type { Progress } from './progress.js';
 import { experimentOfRun, readJournalForResume, readRunJsonForResume } from './resume.js';
 import { preflightLimit, stageContext } from './run-experiment.js';
-import { runJournaledTrial, type StageContext } from './context.js';
+import { planTrials, runJournaledTrial, type StageContext } from './context.js';
 import type { TrialSpec } from '../executors/executor.js';
 
 /** Rounds and band of each step (the bench's settings: test/bench/bisect.bench.ts). */
@@ -197,6 +204,8 @@ async function executeBisection(x: Execution): Promise<BisectDone> {
       progress: x.progress,
       replay: x.replay,
       signal: x.signal,
+      // The experiment's executor: on SLURM each look's rounds are one job array, as a compare stage's are.
+      dir,
     },
     dir.journal,
     dir.scratch,
@@ -263,15 +272,19 @@ function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees;
   const { bisect } = x;
   let current: number[] = [];
   let label = '';
-  const run: ArmTrialFn = async (config, o) => {
+  const specOf = (config: Config, o: Parameters<ArmTrialFn>[1]): TrialSpec => {
     const commit = String(config[COMMIT_PARAMETER]);
-    if (!ctx.replay?.[ctx.records.length]) await trees.ensureLive(commit);
-    const record = await runJournaledTrialOf(ctx, {
+    return {
       stage: BISECT_STAGE,
       role: role(label, commit === bisect.good ? 'good' : 'tested', o.role, 'round', o.round + 1),
       config: { ...ctx.baseConfig, ...config },
       measure: { warmupSteps: x.loaded.experiment.measure.warmup_steps, steps: x.loaded.experiment.measure.steps },
-    });
+    };
+  };
+  const run: ArmTrialFn = async (config, o) => {
+    const commit = String(config[COMMIT_PARAMETER]);
+    if (!ctx.replay?.[ctx.records.length]) await trees.ensureLive(commit);
+    const record = await runJournaledTrialOf(ctx, specOf(config, o));
     current.push(record.index);
     return {
       outcome: record.outcome,
@@ -281,6 +294,16 @@ function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees;
       memory: measuredPeakMemory(record),
     };
   };
+  // The trials of a look, announced together (a SLURM array); their commits' worktrees exist before they are
+  // submitted, since the array's tasks run them on other nodes. Replayed trials need neither.
+  const plan: ArmPlanFn = async (trials) => {
+    const fresh = trials.slice(Math.max(0, (ctx.replay?.length ?? 0) - ctx.records.length));
+    for (const commit of new Set(fresh.map((t) => String(t.config[COMMIT_PARAMETER])))) await trees.ensureLive(commit);
+    await planTrials(
+      ctx,
+      trials.map((t) => specOf(t.config, t.opts)),
+    );
+  };
   const oracle = compareOracle({
     run,
     good: bisect.good,
@@ -289,6 +312,7 @@ function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees;
     checkMinRounds: bisect.check_min_rounds,
     extendedMaxRounds: bisect.extended_max_rounds,
     noiseBand: bisect.noise_band,
+    plan,
   });
   const byCommit = new Map<string, number[]>();
   return async (commit, context) => {

@@ -18,6 +18,7 @@ import {
   type RunDir,
 } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
+import { worktreeWorkload } from './bisect-commits.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Workload } from '../workloads/workload.js';
@@ -63,8 +64,23 @@ function runJsonOrNull(dir: string): RunJson | null {
 }
 
 /** The experiment a run directory ran, as resolved when it started, and its workload. */
-export function experimentOfRun(run: RunJson): { experiment: Experiment; workload: Workload } {
+export function experimentOfRun(run: RunJson, runDir?: string): { experiment: Experiment; workload: Workload } {
   const experiment = parseExperimentText(JSON.stringify(run.resolved), run.experiment_file, 'json');
+  // A bisection's trial runs in the worktree of its commit, which the coordinator made under the run directory.
+  if (run.bisect && runDir !== undefined)
+    return {
+      experiment,
+      workload: worktreeWorkload(
+        {
+          runDir,
+          workload: experiment.workload,
+          seed: experiment.seed,
+          experimentInRepo: run.bisect.experiment_in_repo,
+        },
+        run.workload,
+        {},
+      ),
+    };
   return { experiment, workload: createWorkload(experiment.workload, experiment.seed, run.experiment_file) };
 }
 

@@ -4,6 +4,8 @@ import type { Chart } from '../report/charts/spec.js';
 import { esc, htmlTable, REPORT_CSP, STYLE } from '../report/html.js';
 import { code, md, table } from '../report/markdown.js';
 import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
+import { printedCommand } from '../util/shell.js';
+import type { BisectHint, NoBisect } from './bisect-hint.js';
 import { RUNS_PER_SECOND } from './index.js';
 import type { Confirmation, GateTest, SeriesGate } from './series-gate.js';
 import { seriesDecides, type ExperimentHistory } from './trend.js';
@@ -14,6 +16,52 @@ const perRun = (v: number, unit: string, wrap: (text: string) => string) =>
   unit === RUNS_PER_SECOND && v > 0 ? wrap(`${seconds(1 / v)} a run`) : '';
 const seconds = (s: number) => (s < 1 ? `${num(s * 1000)} ms` : `${num(s)} s`);
 const pct = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`;
+
+/**
+ * The line for an experiment that failed the regression gate: the ready `tunebench bisect` command
+ * between the last good run and tonight's, or why there is none.
+ */
+export function bisectLine(experiment: string, hint: BisectHint): string {
+  if (hint.available)
+    return (
+      `bisect ${experiment} (good: run ${hint.good.run_id}, bad: run ${hint.bad.run_id}): ` +
+      printedCommand(['tunebench', ...hint.args])
+    );
+  return `no bisect command for ${experiment}: ${noBisectWhy(hint.why)}`;
+}
+
+function noBisectWhy(why: NoBisect): string {
+  switch (why.kind) {
+    case 'no-good-run':
+      return 'the gate names no run from before the regression to start from';
+    case 'unreadable':
+      return `the run.json of run ${why.run.run_id} cannot be read: ${why.error}`;
+    case 'no-commit':
+      return `run ${why.run.run_id} records no git commit (run tunebench from a git checkout of the code it measures)`;
+    case 'same-commit':
+      return (
+        `the last good run and tonight's both record commit ${why.commit.slice(0, 12)}: nothing to bisect ` +
+        '(the change is elsewhere: the machine, the data, the experiment or uncommitted code)'
+      );
+    case 'not-command':
+      return `the experiment's workload is "${why.workload}"; bisect measures a command workload (the repository's own program)`;
+    case 'no-experiment-file': {
+      const problem = {
+        missing: 'is gone',
+        'not-a-file': 'is not a file',
+        'not-an-experiment-file': 'is not a .yaml, .yml or .json file (a one-liner: give bisect its command after --)',
+      }[why.problem];
+      return `the experiment file of tonight's run, ${why.file}, ${problem}`;
+    }
+    case 'no-repo':
+      return (
+        `run ${why.run.run_id} records its commit but not its repository (written by an earlier tunebench); ` +
+        `in the repository: ${printedCommand(['tunebench', ...why.args])}`
+      );
+    case 'other-repo':
+      return `the last good run and tonight's ran in different repositories (${why.good_repo}, ${why.bad_repo})`;
+  }
+}
 
 /** Findings as lines: what fails the gate first, then what is worth knowing. */
 export function findings(h: ExperimentHistory, thresholdPct: number | null): string[] {

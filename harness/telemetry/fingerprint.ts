@@ -18,15 +18,19 @@ function packageVersion(name: string): string {
   }
 }
 
-function gitCommit(cwd: string): string | null {
+/** The checkout's HEAD commit and top folder, in one git call; nulls outside a checkout (or before its first commit). */
+function gitCheckout(cwd: string): { commit: string | null; root: string | null } {
   try {
-    return (
-      execFileSync('git', ['rev-parse', 'HEAD'], { cwd, stdio: ['ignore', 'pipe', 'ignore'] })
-        .toString()
-        .trim() || null
-    );
+    const [root, commit] = execFileSync('git', ['rev-parse', '--show-toplevel', 'HEAD'], {
+      cwd,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .toString()
+      .trim()
+      .split('\n');
+    return { commit: commit?.trim() || null, root: root?.trim() || null };
   } catch {
-    return null;
+    return { commit: null, root: null };
   }
 }
 
@@ -40,6 +44,7 @@ function osName(): string {
 
 export function fingerprint(cwd = process.cwd()): Fingerprint {
   const cpus = os.cpus();
+  const git = gitCheckout(cwd);
   return {
     host: os.hostname(),
     os: osName(),
@@ -52,7 +57,8 @@ export function fingerprint(cwd = process.cwd()): Fingerprint {
       node: process.versions.node,
       'onnxruntime-node': packageVersion('onnxruntime-node'),
     },
-    git_commit: gitCommit(cwd),
+    git_commit: git.commit,
+    git_root: git.root,
   };
 }
 

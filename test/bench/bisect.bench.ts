@@ -101,7 +101,9 @@ async function main(): Promise<void> {
       `(the compare stage's interleaved rounds, pairs and sequential looks; ${BISECT.minRounds} to ${BISECT.maxRounds} rounds, ` +
       `the check ${BISECT.maxRounds}, a repeat of an undecided step up to ${BISECT.extendedMaxRounds}, band ` +
       `${pct(BISECT.noiseBand)} for the check and half the measured step for the steps). ` +
-      'The plain bisection trusts good and bad and runs each tested commit and the good one once: slower if it took longer. ' +
+      'The plain bisection, as `git bisect run` with a careful timing script: good and bad trusted and timed once each, ' +
+      'a threshold halfway between them, each tested commit timed once and called slower above the threshold ' +
+      '(its steps count the good/bad timing as one). ' +
       'Wrong: a named commit that is not the culprit, or a range without it (with no step: any culprit or range). ' +
       'Rates with 95% Wilson intervals; rounds are the pairs of runs of the whole bisection.',
     '',

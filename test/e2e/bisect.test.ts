@@ -33,21 +33,16 @@ describe('tunebench bisect', () => {
     const dir = runDirOf(p.stdout);
     const file = bisectJson(dir);
     const o = file.result.outcome;
-    // On a quiet machine: the culprit, commit 11. Under heavy load (other jobs on 2 cores) steps may stay
-    // undecided: then a range whose slower end is commit 11, never a wrong commit.
-    if (o.kind === 'culprit') {
-      assert.match(
-        p.stdout,
-        new RegExp(
-          `^first bad commit: ${r.shas[11]!.slice(0, 12)} commit 11: the slow change \\(Dev Eloper\\): 0\\.\\d\\dx \\[`,
-          'm',
-        ),
-      );
-      assert.ok(file.result.steps.length <= 6, `${file.result.steps.length} steps`);
-    } else {
-      assert.equal(o.kind, 'range', p.stdout);
-      if (o.kind === 'range') assert.equal(o.commits.at(-1), r.shas[11], p.stdout);
-    }
+    assert.equal(o.kind, 'culprit', p.stdout);
+    assert.match(
+      p.stdout,
+      new RegExp(
+        `^first bad commit: ${r.shas[11]!.slice(0, 12)} commit 11: the slow change \\(Dev Eloper\\): 0\\.\\d\\dx \\[`,
+        'm',
+      ),
+    );
+    // log2 16 = 4 steps, the good/bad check and at most one repeat of an undecided step.
+    assert.ok(file.result.steps.length <= 6, `${file.result.steps.length} steps:\n${p.stderr}`);
     assert.match(p.stderr, /^step 1: \S+ \(the bad commit, 16 of 16\) slower /m);
     // Every trial is journaled with its commit; the answer's trials are in the journal.
     const records = readJournal(join(dir, 'trials.jsonl')).records;
@@ -77,25 +72,27 @@ describe('tunebench bisect', () => {
   });
 
   it('skips a commit whose build fails, and says so', async () => {
-    const r = repo({ commits: 16, slowAt: 11, brokenAt: 8 });
+    // 8 commits: the first step tests commit 4, which does not build.
+    const r = repo({ commits: 8, slowAt: 6, brokenAt: 4 });
     const out = join(tempDir(), 'reports');
     const args = [...bisectArgs(r), '--out', out, '--build', 'sh build.sh', '--', 'sh work.sh'];
     const p = await execa(process.execPath, args, { reject: false });
     assert.equal(p.exitCode, 0, p.stderr);
     assert.match(
       p.stderr,
-      /^step 2: \S+ \(commit 8 of 16\) skipped: this commit failed to build \(the build command exited with 1: syntax error in module\)/m,
+      /^step 2: \S+ \(commit 4 of 8\) skipped: this commit failed to build \(the build command exited with 1: syntax error in module\)/m,
     );
     const file = bisectJson(runDirOf(p.stdout));
     const skipped = file.result.steps.find((s) => s.verdict === 'skipped')!;
-    assert.equal(skipped.commit, r.shas[8]);
+    assert.equal(skipped.commit, r.shas[4]);
     assert.deepEqual(skipped.failure?.phase, 'build');
     assert.deepEqual(file.step_trials[file.result.steps.indexOf(skipped)], []);
-    assert.ok(file.builds.some((b) => b.commit === r.shas[8] && !b.ok));
+    assert.ok(file.builds.some((b) => b.commit === r.shas[4] && !b.ok));
+    assert.equal(file.result.outcome.kind === 'culprit' ? file.result.outcome.commit : null, r.shas[6], p.stdout);
   });
 
   it('resumes a bisection killed mid-way (SIGKILL) without running a finished trial again', async () => {
-    const r = repo({ commits: 16, slowAt: 11 });
+    const r = repo({ commits: 8, slowAt: 6 });
     const out = join(tempDir(), 'reports');
     const child = execa(process.execPath, [...bisectArgs(r), '--out', out, '--', 'sh work.sh'], { reject: false });
     const dir = await waitForTrials(join(out, 'bisect'), 'command', 50);

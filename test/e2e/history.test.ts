@@ -7,7 +7,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { compileSpec } from '../../harness/report/render.js';
 import { CLI, tempDir } from '../support/paths.js';
-import { plantedNights, writeNights } from '../support/history.js';
+import { makeBisectRepo } from '../support/bisect-repo.js';
+import { plantedNights, writeNights, type Night } from '../support/history.js';
 import { countAllMarks } from '../support/svg.js';
 
 const cli = (args: string[], env: Record<string, string> = {}) =>
@@ -28,10 +29,44 @@ interface HistoryJson {
       notes: string[];
       decided_by: 'series' | 'baseline';
       failing: string[];
-      series: { acknowledged: string[]; metrics: { name: string; test: { reference_from: string | null } | null }[] };
+      series: {
+        acknowledged: string[];
+        metrics: {
+          name: string;
+          failing: boolean;
+          test: { reference_from: string | null; reference_to: string | null } | null;
+        }[];
+      };
     };
+    bisect: {
+      available: boolean;
+      args?: string[];
+      command?: string;
+      good: { run_id: string } | null;
+      bad: { run_id: string };
+      why?: { kind: string; run?: { run_id: string } };
+      message: string;
+    } | null;
   }[];
 }
+
+/** A night's run as recorded at commit `sha` of the repository `repo`, running its experiment file `file`. */
+function atCommit(night: Night, repo: string, sha: string, file: string): Night {
+  return {
+    ...night,
+    edit: (run) => {
+      run.environment.git_commit = sha;
+      run.environment.git_root = repo;
+      run.experiment_file = file;
+      run.resolved['workload'] = { kind: 'command', command: ['sh', 'work.sh'] };
+    },
+  };
+}
+
+/** The commit a run directory's run.json records. */
+const commitOf = (dir: string) =>
+  (JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { environment: { git_commit: string | null } })
+    .environment.git_commit!;
 
 describe('tunebench history', () => {
   it(
@@ -105,6 +140,11 @@ describe('tunebench history', () => {
         JSON.stringify(gate.series.metrics.map((m) => m.test)),
       );
       assert.match(r.stderr, /regression beyond 5% in report-fixture/);
+      // Every night of the fixture records the same commit: no commit to bisect, and the line says so.
+      assert.match(
+        r.stderr,
+        /^tunebench: no bisect command for report-fixture: the last good run and tonight's both record commit 801981544225: nothing to bisect/m,
+      );
       // A 15% drop is within a 25% threshold.
       assert.equal((await cli(['history', out, '--fail-on-regression', '25', '--no-confirm'])).exitCode, 0);
       // Without a pin the old gate's baseline is the run before the latest (same level), but the series
@@ -116,6 +156,72 @@ describe('tunebench history', () => {
       assert.equal(g2.baseline?.run_id, 'night-0011');
       assert.equal(g2.regressions.length, 0, 'the previous run is at the same level');
       assert.ok(g2.failing.length >= 4, JSON.stringify(g2.failing));
+    },
+  );
+
+  it(
+    'exit 3 prints the bisect command from the last good night to tonight (commits and repository from ' +
+      'run.json), or why there is none',
+    async () => {
+      const repo = tempDir('tunebench-bisect-');
+      const shas = makeBisectRepo(repo, { commits: 11 });
+      const file = join(repo, 'bench.yaml');
+      writeFileSync(
+        file,
+        'name: work\nworkload: { kind: command, command: [sh, work.sh] }\nstages: [{ kind: sweep, params: { v: [1] } }]\n',
+      );
+      const nights = plantedNights(12, { at: 8, step: 0.85, noise: 0.01, seed: 3 });
+      const out = tempDir();
+      const dirs = writeNights(
+        out,
+        nights.map((n, i) => atCommit(n, repo, shas[i]!, file)),
+      );
+      const r = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
+      assert.equal(r.exitCode, 3, r.stderr);
+      const h = (JSON.parse(r.stdout) as HistoryJson).experiments[0]!;
+      // The good night is the newest reference night of the failing metrics (the earliest when they
+      // differ), before the regression planted at night 9; the bad one is tonight's.
+      const good = h.gate.series.metrics
+        .filter((m) => m.failing)
+        .map((m) => m.test!.reference_to!)
+        .sort()[0]!;
+      assert.ok(Number(good.slice(6)) < 9, good);
+      const [goodSha, badSha] = [commitOf(dirs[Number(good.slice(6)) - 1]!), commitOf(dirs[11]!)];
+      assert.notEqual(goodSha, badSha);
+      const args = ['bisect', '--repo', repo, '--good', goodSha, '--bad', badSha, file];
+      assert.deepEqual(h.bisect?.args, args);
+      assert.deepEqual([h.bisect?.good?.run_id, h.bisect?.bad.run_id], [good, 'night-0012']);
+      assert.ok(
+        r.stderr
+          .split('\n')
+          .includes(
+            `tunebench: bisect report-fixture (good: run ${good}, bad: run night-0012): tunebench ${args.join(' ')}`,
+          ),
+        r.stderr,
+      );
+      const saved = JSON.parse(readFileSync(join(out, 'history', 'report-fixture', 'history.json'), 'utf8')) as {
+        bisect: { command: string };
+      };
+      assert.equal(saved.bisect.command, `tunebench ${args.join(' ')}`);
+
+      // Tonight's run records no commit (tunebench ran outside a checkout): no command, and why.
+      const tonight = join(dirs[11]!, 'run.json');
+      const run = JSON.parse(readFileSync(tonight, 'utf8')) as { environment: { git_commit: string | null } };
+      run.environment.git_commit = null;
+      writeFileSync(tonight, JSON.stringify(run));
+      const none = await cli(['history', out, '--fail-on-regression', '5', '--no-confirm', '--json']);
+      assert.equal(none.exitCode, 3, none.stderr);
+      assert.ok(
+        none.stderr
+          .split('\n')
+          .includes(
+            'tunebench: no bisect command for report-fixture: run night-0012 records no git commit ' +
+              '(run tunebench from a git checkout of the code it measures)',
+          ),
+        none.stderr,
+      );
+      const b = (JSON.parse(none.stdout) as HistoryJson).experiments[0]!.bisect;
+      assert.deepEqual([b?.available, b?.why?.kind, b?.why?.run?.run_id], [false, 'no-commit', 'night-0012']);
     },
   );
 

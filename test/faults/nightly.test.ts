@@ -1,13 +1,16 @@
 // The nightly recipe (experiments/nightly/nightly.sh) end to end on the deterministic simulated GPU:
 // quiet nights pass, a planted slowdown fails loudly with exit 3, and a night stopped by SIGTERM is
-// resumed by the next night's job instead of starting over.
+// resumed by the next night's job instead of starting over. With BISECT=1, in a project's own git
+// repository, a regression runs the bisect command history printed between the two nights' commits.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
+import type { BisectFile } from '../../harness/report/bisect.js';
+import { makeBisectRepo } from '../support/bisect-repo.js';
 import { NIGHTLY_EXPERIMENT } from '../support/history.js';
-import { ROOT, tempDir } from '../support/paths.js';
+import { CLI, ROOT, tempDir } from '../support/paths.js';
 import { waitFor } from '../support/wait.js';
 
 const SCRIPT = join(ROOT, 'experiments', 'nightly', 'nightly.sh');
@@ -64,9 +67,12 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
       );
       assert.match(third.stdout, /no significant regression and the same chosen config vs previous run/);
 
-      // A slower night: every throughput metric drops by 23% (1/1.3), beyond the 10% threshold.
-      const slow = await night({ SIMULATED_GPU_SLOWDOWN: '1.3' });
+      // A slower night: every throughput metric drops by 23% (1/1.3), beyond the 10% threshold. Every
+      // night ran at the same commit of this checkout (or at none): BISECT=1 has no command to run.
+      const slow = await night({ SIMULATED_GPU_SLOWDOWN: '1.3', BISECT: '1' });
       assert.equal(slow.exitCode, 3, slow.stderr);
+      assert.match(slow.stderr, /^tunebench: no bisect command for nightly: /m);
+      assert.match(slow.stderr, /^tunebench nightly: BISECT=1, but history gave no bisect command/m);
       assert.match(slow.stdout, /REGRESSION: .* is -23\.\d% \[/);
       assert.match(slow.stderr, /tunebench nightly: REGRESSION beyond 10%/);
       // The accept command names the night that was judged, ready to paste (no <run-dir> placeholder).
@@ -76,4 +82,79 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
       assert.equal((readFileSync(summary, 'utf8').match(/^# tunebench history: nightly$/gm) ?? []).length, 3);
     },
   );
+
+  it("BISECT=1: a regression runs the bisect command history printed, from the two nights' commits, and exits 3", async () => {
+    // The project: a git repository whose program does 5x the work at its last commit, with the nightly
+    // script kept at experiments/nightly/ as in tunebench's own tree (untracked: checkouts keep it).
+    const repo = tempDir('tunebench-bisect-');
+    const shas = makeBisectRepo(repo, { commits: 2, slowAt: 2, slowdown: 4, work: 20000 });
+    const script = join(repo, 'experiments', 'nightly', 'nightly.sh');
+    mkdirSync(join(repo, 'experiments', 'nightly'), { recursive: true });
+    copyFileSync(SCRIPT, script);
+    chmodSync(script, 0o755);
+    const file = join(realpathSync(repo), 'bench.yaml');
+    writeFileSync(
+      file,
+      'name: work\nworkload: { kind: command, command: [sh, work.sh] }\n' +
+        'stages: [{ kind: sweep, name: time, params: { variant: [a] }, strategy: grid, repeats: 10 }]\n',
+    );
+    const reports = tempDir();
+    const night = async (sha: string, extra: Record<string, string> = {}) => {
+      await execa('git', ['-C', repo, 'checkout', '-q', sha]);
+      return execa(script, [], {
+        reject: false,
+        env: {
+          EXPERIMENT: 'bench.yaml',
+          REPORTS: reports,
+          THRESHOLD: '10',
+          TUNEBENCH: `${process.execPath} ${CLI}`,
+          ...extra,
+        },
+      });
+    };
+    const quiet = await night(shas[0]!);
+    assert.equal(quiet.exitCode, 0, quiet.stderr);
+    const slow = await night(shas[2]!, { BISECT: '1', BISECT_BUILD: 'sh build.sh' });
+    assert.equal(slow.exitCode, 3, `${slow.stdout}\n${slow.stderr}`);
+
+    // history printed the command between the nights' commits, as their run.json files record them.
+    const runs = readdirSync(join(reports, 'work')).sort();
+    const commit = (id: string) =>
+      (
+        JSON.parse(readFileSync(join(reports, 'work', id, 'run.json'), 'utf8')) as {
+          environment: { git_commit: string; git_root: string };
+        }
+      ).environment;
+    assert.deepEqual(
+      runs.map((id) => commit(id)),
+      [shas[0], shas[2]].map((sha) => ({ ...commit(runs[0]!), git_commit: sha })),
+    );
+    const args = ['--repo', realpathSync(repo), '--good', shas[0]!, '--bad', shas[2]!, file];
+    assert.ok(
+      slow.stderr
+        .split('\n')
+        .includes(
+          `tunebench: bisect work (good: run ${runs[0]}, bad: run ${runs[1]}): tunebench bisect ${args.join(' ')}`,
+        ),
+      slow.stderr,
+    );
+    assert.match(slow.stderr, /^tunebench nightly: REGRESSION beyond 10%/m);
+    assert.match(slow.stderr, /^tunebench nightly: bisecting the regression \(BISECT=1\)/m);
+
+    // The script ran it (with BISECT_BUILD) into $REPORTS/bisect/: it names the slow commit (under heavy
+    // load, a range whose slower end it is).
+    const bisections = readdirSync(join(reports, 'bisect', 'work'));
+    assert.equal(bisections.length, 1);
+    const dir = join(reports, 'bisect', 'work', bisections[0]!);
+    const recorded = (JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as { bisect: Record<string, unknown> })
+      .bisect;
+    assert.deepEqual(
+      [recorded['repo'], recorded['good'], recorded['bad'], recorded['build']],
+      [realpathSync(repo), shas[0], shas[2], 'sh build.sh'],
+    );
+    const o = (JSON.parse(readFileSync(join(dir, 'bisect.json'), 'utf8')) as BisectFile).result.outcome;
+    if (o.kind === 'culprit') assert.equal(o.commit, shas[2]);
+    else assert.ok(o.kind === 'range' && o.commits.at(-1) === shas[2], JSON.stringify(o));
+    assert.ok(slow.stdout.includes(`run directory: ${dir}`), slow.stdout);
+  });
 });

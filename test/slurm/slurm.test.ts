@@ -10,10 +10,12 @@ import { execa } from 'execa';
 import { z } from 'zod';
 import { readBatch, type BatchFile } from '../../harness/executors/slurm/batch.js';
 import { stageDoneSchema } from '../../harness/executors/slurm/worker.js';
+import { readJournal } from '../../harness/store/journal.js';
 import { readRunJson } from '../../harness/store/run-dir.js';
 import { readCheckedJson } from '../../harness/util/checked-json.js';
 import { readTrace, trialKey, type Trace } from '../support/faults.js';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
+import { makeBisectRepo } from '../support/bisect-repo.js';
 import { runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
@@ -226,6 +228,48 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
       assert.match(summary, /\| 40 GB \| 192 \(prediction\) \| 54 \| 192 \|/);
     },
   );
+
+  it("bisects on the cluster: each look's rounds are one job array, run in the commit's worktree", async () => {
+    const dir = tempDir('tunebench-bisect-');
+    // A threefold slowdown: the test is about where and how the trials run, not about statistical power.
+    const shas = makeBisectRepo(dir, { commits: 4, slowAt: 3, slowdown: 2, work: 60000 });
+    const file = join(tempDir(), 'bisect-slurm.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: bisect-slurm',
+        'workload: { kind: command, command: [sh, work.sh] }',
+        'limits: { timeout: 60s }',
+        'measure: { warmup_steps: 0, steps: 1 }',
+        // One task at a time: the two trials of a round do not share the node's cores.
+        'executor: { kind: slurm, max_concurrent: 1, retries: 1, poll: 500ms }',
+        'stages: [{ kind: compare, param: commit, arms: [a, b] }]',
+        '',
+      ].join('\n'),
+    );
+    const out = tempDir();
+    const args = ['bisect', '--repo', dir, '--good', shas[0]!, '--bad', shas.at(-1)!, '--min-rounds', '4'];
+    const r = await cli([...args, '--max-rounds', '4', '--no-draw', '--out', out, file]);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^first bad commit: ${shas[3]!.slice(0, 12)} commit 3: the slow change`, 'm'));
+    const run = /run directory: (.+)/.exec(r.stdout)![1]!.trim();
+    const records = readJournal(join(run, 'trials.jsonl')).records;
+    // Every trial ran as an array task on the node, in the worktree of the commit it names.
+    assert.ok(records.length > 0 && records.every((t) => t.outcome === 'ok' && t.node?.slurm_job), r.stderr);
+    const arrays = batches(run).filter((b) => b.batch.specs[0]?.stage === 'bisect');
+    // As in a compare stage, each round (the good commit and the tested one, in the round's order) is one array:
+    // the check and two steps, 4 rounds each at least.
+    assert.ok(arrays.length >= 12, `${arrays.length} arrays`);
+    for (const b of arrays)
+      assert.deepEqual(
+        b.batch.specs.map((t) => t.config['commit']).sort(),
+        [shas[0]!, b.batch.specs.find((t) => t.config['commit'] !== shas[0])!.config['commit']].sort(),
+      );
+    assert.equal(records.length, arrays.length * 2);
+    assert.match(r.stderr, /slurm: submitted job \d+: 2 trial\(s\) of b\d+ as --array=0-1%1/);
+    // The coordinator removed the worktrees once the bisection ended.
+    assert.deepEqual(readdirSync(run).includes('worktrees'), false);
+  });
 
   it('splits an array larger than MaxArraySize into several submissions', async () => {
     const wide = sweepOnly('slurm-wide', { holdMs: 5, concurrent: 4, retries: 1, workers: [0, 1, 2, 3, 4, 5] });

@@ -66,21 +66,25 @@ export async function simulatedBisect(h: History, seed: number): Promise<BisectR
 }
 
 /**
- * A plain bisection as `git bisect run` with a timing script does it: good and bad are trusted,
- * and each step runs the good commit and the tested one once, calling it slower when it took longer.
+ * A plain bisection as `git bisect run` with a careful timing script does it: good and bad are trusted
+ * and each timed once to set a threshold halfway between them; each step then times the tested commit
+ * once and calls it slower when it took longer than the threshold. (Comparing each commit with one new
+ * run of good instead, slower when longer, calls a commit that is the same slower half the time.)
  */
 export function plainBisect(h: History, seed: number): { culprit: number; steps: number } {
   const time = runTime(h, createRng(seed));
+  const good = time(GOOD);
+  const bad = time(h.commits.at(-1)!);
+  const threshold = good !== null && bad !== null ? (good + bad) / 2 : Number.POSITIVE_INFINITY;
   let lastSame = -1;
   let firstSlower = h.commits.length - 1;
-  let steps = 0;
+  let steps = 1;
   const skipped = new Map<number, true>();
   for (let i = nextIndex(lastSame, firstSlower, skipped); i !== null; i = nextIndex(lastSame, firstSlower, skipped)) {
     steps += 1;
-    const good = time(GOOD);
     const t = time(h.commits[i]!);
-    if (good === null || t === null) skipped.set(i, true);
-    else if (good / t < 1) firstSlower = i;
+    if (t === null) skipped.set(i, true);
+    else if (t > threshold) firstSlower = i;
     else lastSame = i;
   }
   return { culprit: firstSlower, steps };

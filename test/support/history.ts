@@ -21,7 +21,9 @@ interface RunJson {
   started_at: string;
   finished_at?: string;
   status?: string;
-  environment: { cpu: { model: string } };
+  experiment_file: string;
+  resolved: Record<string, unknown>;
+  environment: { cpu: { model: string }; git_commit: string | null; git_root?: string | null };
   result: RunResult;
 }
 

@@ -49,7 +49,7 @@ export interface StagesState {
 /** The engine's reading of a run (engine/resume.ts); the CLI passes it in. */
 export interface RunReader {
   /** The experiment a run directory ran, as resolved when it started, and its workload. */
-  experimentOfRun: (run: RunJson) => { experiment: Experiment; workload: Workload };
+  experimentOfRun: (run: RunJson, runDir: string) => { experiment: Experiment; workload: Workload };
 }
 
 /**
@@ -89,7 +89,7 @@ function loadRun(runDir: string, engine: RunReader): { run: RunJson; workload: W
     runDir,
     'the run directory must be on a filesystem that this node shares with the coordinator, undamaged',
   );
-  return { run, ...engine.experimentOfRun(run) };
+  return { run, ...engine.experimentOfRun(run, runDir) };
 }
 
 /** Where a trial ran: the node and its device class (GPU name, or the CPU model without one). */
