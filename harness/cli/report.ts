@@ -6,6 +6,7 @@ import { rebuildFromJournal } from '../engine/rebuild.js';
 import { readRunDir } from '../store/read-run.js';
 import { copyRunFiles } from '../store/run-dir.js';
 import { writeReports } from '../report/write.js';
+import { readBisectFile, writeBisectReport } from '../engine/bisect-finish.js';
 import { terminalLines } from '../engine/progress.js';
 import { examples, printablePath, requireOutDir } from './common.js';
 
@@ -29,6 +30,14 @@ export function registerReport(program: Command): void {
     .action(async (dirArg: string, o: { out?: string }) => {
       const dir = resolve(dirArg);
       const read = readRunDir(dir);
+      if (read.run.bisect) {
+        // A bisection's reports come from its bisect.json, not from stages.
+        const target = o.out === undefined ? dir : copyRunFiles(dir, requireOutDir('--out', resolve(o.out)));
+        const warnings = await writeBisectReport(target, readBisectFile(dir), true);
+        for (const w of warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
+        process.stdout.write(`bisect.md, report.html and the ratio chart written in ${printablePath(target)}\n`);
+        return;
+      }
       const { run, warning } = await rebuildFromJournal(read.run, read.records, join(dir, JOURNAL_FILE));
       for (const w of [...read.warnings, ...(warning ? [warning] : [])])
         process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));

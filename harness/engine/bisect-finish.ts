@@ -3,9 +3,43 @@
 import { join } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
 import { writeRunJson, type RunDir } from '../store/run-dir.js';
-import { bisectChart, bisectHtml, bisectMarkdown, type BisectFile } from '../report/bisect.js';
+import { bisectChart, bisectFileSchema, bisectHtml, bisectMarkdown, type BisectFile } from '../report/bisect.js';
+import { readCheckedJson } from '../util/checked-json.js';
 import { drawChart } from '../report/render.js';
 import { OUTCOMES, type Outcome, type RunJson, type TrialRecord } from '../domain/index.js';
+
+/** A finished bisection's bisect.json, checked field by field. */
+export function readBisectFile(runDir: string): BisectFile {
+  return readCheckedJson(
+    bisectFileSchema,
+    join(runDir, 'bisect.json'),
+    "bisect.json of a bisection's run directory",
+    'it is written when a bisection finishes: continue an unfinished one with tunebench bisect --resume <run-dir>, ' +
+      'or run a damaged one again',
+  );
+}
+
+/**
+ * bisect.md, the ratio chart (its spec, and the SVG when drawn) and report.html in `target`, from
+ * bisect.json's content; `tunebench report` draws them again. Returns what could not be drawn.
+ */
+export async function writeBisectReport(target: string, file: BisectFile, draw: boolean): Promise<string[]> {
+  const warnings: string[] = [];
+  writeFileAtomic(join(target, 'bisect.md'), bisectMarkdown(file));
+  const chart = bisectChart(file);
+  writeJsonAtomic(join(target, 'charts', `${chart.name}.vl.json`), chart.spec);
+  let svg: string | null = null;
+  if (draw) {
+    try {
+      svg = (await drawChart(chart.spec)).svg;
+      if (svg) writeFileAtomic(join(target, 'charts', `${chart.name}.svg`), svg);
+    } catch (error) {
+      warnings.push(`the ratio chart could not be drawn (${(error as Error).message}); its spec is in charts/`);
+    }
+  }
+  writeFileAtomic(join(target, 'report.html'), bisectHtml(file, svg));
+  return warnings;
+}
 
 export async function writeBisectFiles(a: {
   dir: RunDir;
@@ -17,20 +51,11 @@ export async function writeBisectFiles(a: {
 }): Promise<void> {
   const { dir, file } = a;
   writeJsonAtomic(join(dir.path, 'bisect.json'), file);
-  writeFileAtomic(join(dir.path, 'bisect.md'), bisectMarkdown(file));
-  const chart = bisectChart(file);
-  writeJsonAtomic(join(dir.path, 'charts', `${chart.name}.vl.json`), chart.spec);
-  const warnings: string[] = [...a.runJson.resumes.flatMap((r) => r.notes), ...dir.journal.incidents];
-  let svg: string | null = null;
-  if (a.draw) {
-    try {
-      svg = (await drawChart(chart.spec)).svg;
-      if (svg) writeFileAtomic(join(dir.path, 'charts', `${chart.name}.svg`), svg);
-    } catch (error) {
-      warnings.push(`the ratio chart could not be drawn (${(error as Error).message}); its spec is in charts/`);
-    }
-  }
-  writeFileAtomic(join(dir.path, 'report.html'), bisectHtml(file, svg));
+  const warnings: string[] = [
+    ...a.runJson.resumes.flatMap((r) => r.notes),
+    ...dir.journal.incidents,
+    ...(await writeBisectReport(dir.path, file, a.draw)),
+  ];
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of a.records) byOutcome[r.outcome] += 1;
   const env = a.runJson.environment;

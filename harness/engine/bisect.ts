@@ -26,7 +26,7 @@ import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
 import type { Progress } from './progress.js';
 import { experimentOfRun, readJournalForResume, readRunJsonForResume } from './resume.js';
-import { preflightLimit, stageContext } from './run-experiment.js';
+import { newRunJson, preflightLimit, stageContext } from './run-experiment.js';
 import { planTrials, runJournaledTrial, type StageContext } from './context.js';
 import type { TrialSpec } from '../executors/executor.js';
 
@@ -83,7 +83,7 @@ export async function runBisection(opts: BisectRunOptions): Promise<BisectDone> 
   const repo = resolve(opts.repo);
   const commits = await commitsBetween(repo, opts.good, opts.bad);
   const good = await resolveCommit(repo, opts.good);
-  const { experiment, source, text } = opts.loaded;
+  const { experiment, source } = opts.loaded;
   if (experiment.workload.kind !== 'command')
     throw new ConfigError(
       `bisect: the experiment's workload is "${experiment.workload.kind}"; bisect runs a command workload ` +
@@ -110,18 +110,14 @@ export async function runBisection(opts: BisectRunOptions): Promise<BisectDone> 
   const env = fingerprint(repo);
   const dir = createRunDir(join(opts.outDir, 'bisect'), experiment.name);
   const runJson: RunJson = {
-    tunebench_run: 1,
-    status: 'running',
-    experiment: experiment.name,
-    run_id: dir.runId,
-    started_at: new Date(started).toISOString(),
-    experiment_file: source,
-    experiment_text: text,
-    resolved: experiment,
-    workload: `bisect ${good.slice(0, 12)}..${bisect.bad.slice(0, 12)}`,
-    limit: { mechanism, bytes: experiment.limits.memory ?? null, timeout_seconds: experiment.limits.timeout },
-    environment: env,
-    resumes: [],
+    ...newRunJson({
+      loaded: opts.loaded,
+      runId: dir.runId,
+      started,
+      workload: `bisect ${good.slice(0, 12)}..${bisect.bad.slice(0, 12)}`,
+      mechanism,
+      env,
+    }),
     bisect,
   };
   writeRunJson(dir, runJson);

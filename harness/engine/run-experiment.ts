@@ -67,20 +67,14 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   const mechanism = preflightLimit(experiment);
   const env = fingerprint();
   const dir = createRunDir(opts.outDir, experiment.name);
-  const runJson: RunJson = {
-    tunebench_run: 1,
-    status: 'running',
-    experiment: experiment.name,
-    run_id: dir.runId,
-    started_at: new Date(started).toISOString(),
-    experiment_file: source,
-    experiment_text: text,
-    resolved: experiment,
+  const runJson = newRunJson({
+    loaded: { experiment, source, text },
+    runId: dir.runId,
+    started,
     workload: workload.description,
-    limit: { mechanism, bytes: experiment.limits.memory ?? null, timeout_seconds: experiment.limits.timeout },
-    environment: env,
-    resumes: [],
-  };
+    mechanism,
+    env,
+  });
   try {
     writeRunJson(dir, runJson);
   } catch (error) {
@@ -490,4 +484,36 @@ function maxBatchExtras(outcomes: readonly StageOutcome[]): Pick<ChosenConfigArg
     if (o.result.recipe && !out.recipe) out.recipe = o.result.recipe;
   }
   return out;
+}
+
+/** The run.json of a run that starts now: what it runs, where, and under which limit (status "running"). */
+export function newRunJson(o: {
+  loaded: LoadedExperiment;
+  runId: string;
+  /** Date.now() when the run started. */
+  started: number;
+  /** The workload's description. */
+  workload: string;
+  mechanism: RunJson['limit']['mechanism'];
+  env: RunJson['environment'];
+}): RunJson {
+  const { experiment, source, text } = o.loaded;
+  return {
+    tunebench_run: 1,
+    status: 'running',
+    experiment: experiment.name,
+    run_id: o.runId,
+    started_at: new Date(o.started).toISOString(),
+    experiment_file: source,
+    experiment_text: text,
+    resolved: experiment,
+    workload: o.workload,
+    limit: {
+      mechanism: o.mechanism,
+      bytes: experiment.limits.memory ?? null,
+      timeout_seconds: experiment.limits.timeout,
+    },
+    environment: o.env,
+    resumes: [],
+  };
 }

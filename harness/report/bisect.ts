@@ -3,7 +3,8 @@
 // (BisectFile), one format out each; sentences are made here, from typed fields.
 import type { BisectResult, BisectStep } from '../search/bisect.js';
 import type { CommitInfo } from '../executors/git.js';
-import type { Interval } from '../domain/index.js';
+import { z } from 'zod';
+import { intervalSchema, type Interval } from '../domain/index.js';
 import { base, round, type Chart } from './charts/spec.js';
 import { esc, REPORT_CSP, STYLE } from './html.js';
 
@@ -32,6 +33,63 @@ export interface BisectFile {
   range: CommitInfo[] | null;
   run_dir: string;
 }
+
+const sha = z.string().regex(/^[0-9a-f]{4,64}$/, 'a commit sha');
+const commitInfoSchema = z.object({
+  sha,
+  subject: z.string(),
+  author: z.string(),
+  email: z.string(),
+  date: z.string(),
+});
+const failureSchema = z.object({
+  phase: z.enum(['build', 'run']),
+  side: z.enum(['commit', 'good']),
+  detail: z.string(),
+});
+const count = z.number().int().nonnegative();
+const stepSchema = z.object({
+  verdict: z.enum(['slower', 'same', 'undecided', 'skipped']),
+  ratio: intervalSchema.nullable().optional(),
+  pairs: z.array(z.number()).optional(),
+  trials: count.optional(),
+  rounds: count.optional(),
+  band: z.number().optional(),
+  failure: failureSchema.optional(),
+  commit: sha,
+  index: count,
+  purpose: z.enum(['check', 'step']),
+  attempt: z.union([z.literal(1), z.literal(2)]),
+});
+const outcomeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('culprit'), commit: sha, index: count, ratio: intervalSchema.nullable() }),
+  z.object({
+    kind: z.literal('range'),
+    commits: z.array(sha),
+    first: count,
+    last: count,
+    untestable: z.array(z.object({ commit: sha, index: count, why: z.enum(['skipped', 'undecided']) })),
+    stopped: z.enum(['untestable', 'step-budget']),
+    ratio: intervalSchema.nullable(),
+  }),
+  z.object({ kind: z.literal('no-culprit'), verdict: z.enum(['same', 'undecided']), ratio: intervalSchema.nullable() }),
+  z.object({ kind: z.literal('unmeasurable'), commit: sha, failure: failureSchema.nullable() }),
+]);
+
+/** bisect.json as read back (tunebench report): every field checked, so a damaged file is refused by name. */
+export const bisectFileSchema: z.ZodType<BisectFile> = z.object({
+  tunebench_bisect: z.literal(1),
+  repo: z.string(),
+  good: commitInfoSchema,
+  bad: commitInfoSchema,
+  commits: z.array(sha),
+  result: z.object({ outcome: outcomeSchema, steps: z.array(stepSchema), check: stepSchema }),
+  step_trials: z.array(z.array(count)),
+  builds: z.array(z.object({ commit: sha, ok: z.boolean(), detail: z.string(), seconds: z.number() })),
+  culprit: commitInfoSchema.nullable(),
+  range: z.array(commitInfoSchema).nullable(),
+  run_dir: z.string(),
+});
 
 const short = (sha: string) => sha.slice(0, 12);
 

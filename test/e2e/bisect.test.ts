@@ -2,7 +2,7 @@
 // planted 15% slowdown is named, a history without one ends with "no culprit", a commit that does
 // not build is skipped, and a bisection killed mid-way resumes without running a finished trial again.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
@@ -85,6 +85,23 @@ describe('tunebench bisect', () => {
     // The check alone (and its one repeat when its first attempt was undecided): no bisection of noise.
     const steps = bisectJson(runDirOf(p.stdout)).result.steps;
     assert.ok(steps.length <= 2 && steps.every((s) => s.purpose === 'check'), JSON.stringify(steps));
+    // --no-draw left the chart as a spec; tunebench report draws it from bisect.json (not from stages).
+    const dir = runDirOf(p.stdout);
+    assert.ok(!existsSync(join(dir, 'charts', 'bisect-ratio.svg')));
+    const rep = await execa(process.execPath, [CLI, 'report', dir], { reject: false });
+    assert.equal(rep.exitCode, 0, rep.stderr);
+    assert.equal(rep.stderr, '');
+    assert.ok(existsSync(join(dir, 'charts', 'bisect-ratio.svg')));
+    assert.match(readFileSync(join(dir, 'report.html'), 'utf8'), /<section id="bisect">[\s\S]*<svg/);
+    assert.ok(!existsSync(join(dir, 'summary.md')), 'no stage report is written over a bisection');
+    // A damaged bisect.json is refused with the field named.
+    writeFileSync(join(dir, 'bisect.json'), JSON.stringify({ ...bisectJson(dir), commits: ['not a sha'] }));
+    const bad = await execa(process.execPath, [CLI, 'report', dir], { reject: false });
+    assert.notEqual(bad.exitCode, 0);
+    assert.match(
+      bad.stderr,
+      /bisect\.json of a bisection's run directory does not have the shape tunebench writes at field "commits\[0\]"/,
+    );
   });
 
   it('skips a commit whose build fails, and says so', async () => {
