@@ -105,25 +105,26 @@ describe('tunebench bisect', () => {
   });
 
   it('skips a commit whose build fails, and says so', async () => {
-    // 8 commits: the first step tests commit 4, which does not build. A twofold slowdown: this test is
-    // about the skip, so its steps must decide on a noisy machine too (the first test is about power).
-    const r = repo({ commits: 8, slowAt: 6, slowdown: 1, brokenAt: 4 });
+    // The repository: commit 7 of the 16 after good (0-based; "commit 8" in the subjects), the first
+    // step's midpoint, does not build. A twofold slowdown: this test is about the skip, so its steps must
+    // decide on a noisy machine too (the first test is about power).
+    const r = repo({ commits: 16, slowAt: 11, slowdown: 1, brokenAt: 8 });
     const out = join(tempDir(), 'reports');
     const args = [...bisectArgs(r), '--out', out, '--build', 'sh build.sh', '--', 'sh work.sh'];
     const p = await execa(process.execPath, args, { reject: false });
     assert.equal(p.exitCode, 0, p.stderr);
     assert.match(
       p.stderr,
-      /^step \d: \S+ \(commit 4 of 8\) skipped: this commit failed to build \(the build command exited with 1: syntax error in module\)/m,
+      /^step \d: \S+ \(commit 8 of 16\) skipped: this commit failed to build \(the build command exited with 1: syntax error in module\)/m,
     );
     const file = bisectJson(runDirOf(p.stdout));
     const skipped = file.result.steps.find((s) => s.verdict === 'skipped')!;
-    assert.equal(skipped.commit, r.shas[4]);
+    assert.equal(skipped.commit, r.shas[8]);
     assert.deepEqual(skipped.failure?.phase, 'build');
     assert.deepEqual(file.step_trials[file.result.steps.indexOf(skipped)], []);
-    assert.ok(file.builds.some((b) => b.commit === r.shas[4] && !b.ok));
+    assert.ok(file.builds.some((b) => b.commit === r.shas[8] && !b.ok));
     const o = file.result.outcome;
-    assert.equal(o.kind === 'culprit' ? o.commit : null, r.shas[6], p.stdout);
+    assert.equal(o.kind === 'culprit' ? o.commit : null, r.shas[11], p.stdout);
   });
 
   it('resumes a bisection killed mid-way (SIGKILL) without running a finished trial again', async () => {
