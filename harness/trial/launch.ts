@@ -13,13 +13,13 @@ import {
 } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { spawn, type SpawnOptions } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { CLK_TCK } from '../telemetry/cpu.js';
 import { ConfigError } from '../errors.js';
 import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
 import { capsTree, type MemoryLimit } from './limits.js';
 import { identify, type KnownProcess } from './pids.js';
-import { joinArgv, joinedSignal } from './launch-join.js';
+import { goWhenJoined, joinArgv, joinedSignal } from './launch-join.js';
 import { TailBuffer } from './tail.js';
 import type { WarmServer } from './warm-server.js';
 import type { TrialStdio } from '../workloads/workload.js';
@@ -101,7 +101,7 @@ export async function spawnTrial(
   const program = [...limit.prefix, ...spec.argv];
   // Behind the join wrapper a missing program would be the shell's exit 127: say it as spawn would.
   if (cgroup) requireProgram(program[0]!, env, spec.cwd);
-  const argv = cgroup ? joinArgv(cgroup.procsFiles, program) : program;
+  const argv = cgroup ? joinArgv(cgroup.procsFiles, program, 3, true) : program;
   const streams = openStdio(spec.stdio);
   const options: SpawnOptions = {
     cwd: spec.cwd,
@@ -138,9 +138,10 @@ export async function spawnTrial(
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   const joinPipe = cgroup ? (child.stdio[3] as Readable | null) : null;
   const joined = cgroup ? joinedSignal(joinPipe) : Promise.resolve(true);
-  // In cgroups the window starts when the join wrapper says it joined (it execs the program next): moving
-  // into v1 cgroups costs 10-20 ms here, which is the harness's work, not the program's.
-  joinPipe?.once('data', () => (t0 = process.hrtime.bigint()));
+  // In cgroups the window starts when the harness hears that the join wrapper joined, and only then is the
+  // wrapper told to exec the program: moving into v1 cgroups costs 10-20 ms here, which is the harness's work,
+  // not the program's, and however late the harness hears the word, the program cannot have started yet.
+  if (joinPipe) goWhenJoined(joinPipe as Duplex, () => (t0 = process.hrtime.bigint()));
   const stderr = new TailBuffer(STDERR_TAIL_BYTES);
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
   child.stdout?.on('data', () => undefined); // drained and ignored: stdout is not part of the protocol
