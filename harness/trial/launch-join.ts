@@ -33,7 +33,7 @@ export function goWhenJoined(pipe: Duplex, onJoined: () => void): void {
     onJoined();
     // The wrapper is blocked reading this line; if it has died, the error is the pipe's and is ignored.
     pipe.on('error', () => undefined);
-    pipe.write('go\n');
+    pipe.write('\n');
   });
 }
 
