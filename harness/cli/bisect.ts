@@ -1,12 +1,11 @@
 // `tunebench bisect --good <rev> --bad <rev> [--build '<cmd>'] <experiment file>` and the one-liner
 // `tunebench bisect --good A --bad B -- '<cmd>'`: wiring only (engine/bisect.ts runs it).
 import { Command } from 'commander';
-import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createProgress, terminalLines } from '../engine/progress.js';
 import { BISECT_DEFAULTS, resumeBisection, runBisection, type BisectDone, type StepEvent } from '../engine/bisect.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { loadExperiment, type LoadedExperiment } from '../experiment/load.js';
+import { experimentFileProblem, loadExperiment, type LoadedExperiment } from '../experiment/load.js';
 import { timeExperiment } from '../experiment/one-liner.js';
 import { parseDuration } from '../experiment/units.js';
 import { answerLines, stepLine } from '../report/bisect.js';
@@ -47,8 +46,7 @@ function loadTarget(operands: string[], f: BisectFlags, repo: string): { loaded:
         "e.g. tunebench bisect --good v1 --bad HEAD bench.yaml, or tunebench bisect --good v1 --bad HEAD -- 'node bench.js'",
     );
   const target = operands[0]!;
-  if (/\.(ya?ml|json)$/i.test(target) && existsSync(target) && statSync(target).isFile())
-    return { loaded: loadExperiment(target), fromFile: true };
+  if (experimentFileProblem(target) === null) return { loaded: loadExperiment(target), fromFile: true };
   const { experiment } = timeExperiment({
     commands: [target],
     scans: [],

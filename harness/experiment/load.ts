@@ -10,6 +10,19 @@ import { LineFinder } from './lines.js';
 import { parseExperiment, type Experiment } from './schema.js';
 import { formatBytes } from './units.js';
 
+/**
+ * Whether `path` can be loaded as an experiment file, as the commands that take either a file or a
+ * command line decide (bisect, and the command history prints for it): null when it can, else why not.
+ */
+export function experimentFileProblem(path: string): 'missing' | 'not-a-file' | 'not-an-experiment-file' | null {
+  if (!/\.(ya?ml|json)$/i.test(path)) return 'not-an-experiment-file';
+  try {
+    return statSync(path).isFile() ? null : 'not-a-file';
+  } catch {
+    return 'missing';
+  }
+}
+
 /** Experiment files are a few kilobytes; a larger one is the wrong file or an attack, refused before parsing. */
 export const MAX_EXPERIMENT_BYTES = 2 ** 20;
 /** Aliases one YAML document may expand; an experiment needs a handful, a "billion laughs" needs millions. */

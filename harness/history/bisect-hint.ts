@@ -1,7 +1,7 @@
 // The bisection a failed gate calls for: the newest run before the regression began (good) and
 // tonight's (bad), with the commits and repository their run.json files record, as the arguments of
 // `tunebench bisect`; or, as a typed reason, why no command can be given.
-import { statSync } from 'node:fs';
+import { experimentFileProblem } from '../experiment/load.js';
 import { readRunJson } from '../store/run-dir.js';
 import type { RunJson } from '../domain/index.js';
 import type { RunEntry } from './index.js';
@@ -45,9 +45,6 @@ export type BisectHint =
     }
   | { available: false; good: BisectRunRef | null; bad: BisectRunRef; why: NoBisect };
 
-/** The file names `tunebench bisect` loads as an experiment file (any other operand is a one-liner's command). */
-const EXPERIMENT_FILE = /\.(ya?ml|json)$/i;
-
 /**
  * The runs on either side of the regression that fails the gate: tonight's (bad), and the newest run
  * before the regression began (good): for the series gate, the newest reference night of the failing
@@ -78,15 +75,6 @@ function read(entry: RunEntry): { ref: BisectRunRef; run: RunJson | null; error:
 
 function bisectArgs(repo: string | null, good: string, bad: string, file: string): string[] {
   return ['bisect', ...(repo === null ? [] : ['--repo', repo]), '--good', good, '--bad', bad, file];
-}
-
-function experimentFileProblem(file: string): 'missing' | 'not-a-file' | 'not-an-experiment-file' | null {
-  if (!EXPERIMENT_FILE.test(file)) return 'not-an-experiment-file';
-  try {
-    return statSync(file).isFile() ? null : 'not-a-file';
-  } catch {
-    return 'missing';
-  }
 }
 
 /**
