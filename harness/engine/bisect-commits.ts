@@ -11,18 +11,13 @@ import { StoreError } from '../errors.js';
 import { createWorkload, type WorkloadOptions } from '../workloads/index.js';
 import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload.js';
 import type { Config } from '../domain/index.js';
+import { bisectBuildSchema, type BisectBuild } from '../report/bisect.js';
 
 export const BUILDS_FILE = 'builds.jsonl';
 export const WORKTREES_DIR = 'worktrees';
 
-/** One run of the --build command in a commit's worktree. */
-export interface BuildRecord {
-  commit: string;
-  ok: boolean;
-  /** Why it failed: the exit code or the timeout, and the tail of its output. */
-  detail: string;
-  seconds: number;
-}
+/** One run of the --build command in a commit's worktree, as builds.jsonl journals it. */
+export type BuildRecord = BisectBuild;
 
 export interface CommitTreesOptions {
   repo: string;
@@ -45,12 +40,15 @@ export class CommitTrees {
     const file = join(opts.runDir, BUILDS_FILE);
     if (!existsSync(file)) return;
     for (const line of readFileSync(file, 'utf8').split('\n')) {
+      // A line cut short by a kill, or one that is not a build record: that commit builds again.
+      let value: unknown;
       try {
-        const b = JSON.parse(line) as BuildRecord;
-        if (typeof b.commit === 'string' && typeof b.ok === 'boolean') this.builds.set(b.commit, b);
+        value = JSON.parse(line);
       } catch {
-        // A line cut short by a kill: that commit builds again.
+        continue;
       }
+      const b = bisectBuildSchema.safeParse(value);
+      if (b.success) this.builds.set(b.data.commit, b.data);
     }
   }
 

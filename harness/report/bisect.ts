@@ -8,13 +8,17 @@ import { intervalSchema, type Interval } from '../domain/index.js';
 import { base, round, type Chart } from './charts/spec.js';
 import { esc, REPORT_CSP, STYLE } from './html.js';
 
-/** A build of a commit (engine/bisect-commits.ts journals them in builds.jsonl). */
-export interface BisectBuild {
-  commit: string;
-  ok: boolean;
-  detail: string;
-  seconds: number;
-}
+const sha = z.string().regex(/^[0-9a-f]{4,64}$/, 'a commit sha');
+
+/** A build of a commit (engine/bisect-commits.ts journals them in builds.jsonl, read back through this). */
+export const bisectBuildSchema = z.object({
+  commit: sha,
+  ok: z.boolean(),
+  /** Why it failed: the exit code or the timeout, and the tail of its output. */
+  detail: z.string(),
+  seconds: z.number(),
+});
+export type BisectBuild = z.infer<typeof bisectBuildSchema>;
 
 /** What `bisect.json` holds: the search's result, the commits and the trials behind each step. */
 export interface BisectFile {
@@ -34,7 +38,6 @@ export interface BisectFile {
   run_dir: string;
 }
 
-const sha = z.string().regex(/^[0-9a-f]{4,64}$/, 'a commit sha');
 const commitInfoSchema = z.object({
   sha,
   subject: z.string(),
@@ -85,7 +88,7 @@ export const bisectFileSchema: z.ZodType<BisectFile> = z.object({
   commits: z.array(sha),
   result: z.object({ outcome: outcomeSchema, steps: z.array(stepSchema), check: stepSchema }),
   step_trials: z.array(z.array(count)),
-  builds: z.array(z.object({ commit: sha, ok: z.boolean(), detail: z.string(), seconds: z.number() })),
+  builds: z.array(bisectBuildSchema),
   culprit: commitInfoSchema.nullable(),
   range: z.array(commitInfoSchema).nullable(),
   run_dir: z.string(),

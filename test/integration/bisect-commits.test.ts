@@ -3,7 +3,7 @@
 // a failed build with its output, the workload that runs a trial in the worktree of its commit (found by
 // the coordinator's map, or by its path on a cluster node), and every worktree removed at the end.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
@@ -62,6 +62,12 @@ describe('the commits of a bisection (CommitTrees)', () => {
     const journaled = readFileSync(join(runDir, BUILDS_FILE), 'utf8').trim().split('\n');
     assert.equal(journaled.length, 1);
     assert.equal(new CommitTrees(opts).built(shas[1]!)?.ok, true);
+    // A line cut short by a kill, or one that is not a whole build record (no detail, no seconds), is ignored: that commit builds again.
+    appendFileSync(join(runDir, BUILDS_FILE), `{"commit":"${shas[2]!}","ok":true}\n{"commit":"${shas[3]!}","ok":tr\n`);
+    const reread = new CommitTrees(opts);
+    assert.equal(reread.built(shas[2]!), null);
+    assert.equal(reread.built(shas[3]!), null);
+    assert.equal(reread.built(shas[1]!)?.ok, true);
     await trees.release(shas[1]!);
     assert.ok(!existsSync(tree));
     await trees.prepare(shas[2]!);
