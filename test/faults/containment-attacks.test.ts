@@ -316,8 +316,9 @@ if not os.path.exists(${JSON.stringify(marker)}):
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
-            with open(${JSON.stringify(orphanPid)}, "w") as f:
+            with open(${JSON.stringify(orphanPid)} + ".tmp", "w") as f:
                 f.write(str(os.getpid()))
+            os.rename(${JSON.stringify(orphanPid)} + ".tmp", ${JSON.stringify(orphanPid)})
             os.execve(sys.executable, [sys.executable, "-c",
                 "import json, sys, time\\ntime.sleep(3)\\n"
                 "open(sys.argv[1], 'a').write(json.dumps({'event': 'oom', 'message': 'orphan'}) + '\\\\n')",
@@ -351,7 +352,8 @@ with open(events, "a") as f:
     const run = execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--quiet'], { reject: false });
     const orphan = await waitFor(
       'the orphan',
-      () => (existsSync(orphanPid) ? Number(readFileSync(orphanPid, 'utf8')) : null),
+      // renamed into place whole, so never read half-written (an empty file read as pid 0 failed CI)
+      () => (existsSync(orphanPid) ? Number(readFileSync(orphanPid, 'utf8')) || null : null),
       30,
     );
     run.kill('SIGKILL');
