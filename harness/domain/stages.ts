@@ -162,6 +162,14 @@ export const boundaryBandSchema = z.object({
   failed_all: numOrNull,
   /** The steps each repeat ran (null: the stage's probe steps). */
   steps: numOrNull,
+  /**
+   * The band model (harness/search/band-model.ts) over every run of that length, for the max written:
+   * its chance of failing a run (`risk`, at most `max_risk`) and a run's limit, mean and spread in samples.
+   * Absent when no run failed (no band to model) and in runs made before the model.
+   */
+  model: z
+    .object({ runs: num, limit: num, spread: num, risk: num, max_risk: num })
+    .optional(),
 });
 export type BoundaryBand = z.infer<typeof boundaryBandSchema>;
 

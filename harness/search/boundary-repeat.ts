@@ -1,8 +1,12 @@
 // repeat_boundary: the limit of a batch search is a band, not a line (an address-space cap moves with
-// glibc arenas and threads; allocators and loaders differ from run to run). After the search, the max
-// and the smallest failing batch each run again `repeats` times under identical settings; a max that
-// fails a repeat is stepped down (1, 2, 4 ... multiples) until one passes every run, then the gap to the
-// failure is bisected, so the max written passed every repeat and the next multiple failed a run. What ran is reported as a band.
+// glibc arenas and threads; allocators and loaders differ from run to run), so a max next to a batch that
+// failed is a coin flip in the training that follows, however many runs it passed. After the search, the
+// max and the smallest failing batch run again `repeats` times each; a band model (harness/search/band-model.ts)
+// fitted on every run of that length then places the max written: the largest multiple whose chance of
+// failing a run is at most `maxRisk`. A batch below the max runs `repeats` times too; a failure there is
+// more evidence, the model is fitted again and the max moves down. What ran is reported as a band, with the
+// model's estimate.
+import { fitBand, largestWithin, type BandFit, type BandRun } from './band-model.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 
 export interface BoundaryInput {
@@ -17,6 +21,13 @@ export interface BoundaryInput {
   repeats: number;
   /** Steps of each run (undefined: the stage's probe steps). */
   steps: number | undefined;
+  /** The chance of failing a run that the max written may have, by the band model. */
+  maxRisk: number;
+  /**
+   * Earlier runs of the same length (the confirmation, long probes), passes and OOMs: the model's first
+   * evidence. The runs that placed lo and hi are taken to be among them, or are added.
+   */
+  known?: readonly BandRun[];
 }
 
 export interface Band {
@@ -25,10 +36,23 @@ export interface Band {
   failed_some: { batch: number; passed: number; failed: number }[];
   failed_all: number | null;
   steps: number | null;
+  /** The band model's estimate for the max written (absent when no run failed: no band to model). */
+  model?: BandEstimate;
+}
+
+export interface BandEstimate {
+  /** Runs of this length it was fitted on. */
+  runs: number;
+  /** Mean and spread of a run's limit, in samples. */
+  limit: number;
+  spread: number;
+  /** The chance that a run at the max written fails, and the most allowed. */
+  risk: number;
+  max_risk: number;
 }
 
 export interface BoundaryResult {
-  /** The largest multiple that passed every run of it (0: none). */
+  /** The max written, in multiples: it passed every run of it, and its risk is within maxRisk (0: none). */
   lo: number;
   /** The smallest multiple above it that failed at least one run, or null when none did. */
   hi: number | null;
@@ -39,9 +63,23 @@ export interface BoundaryResult {
 
 type Tally = Map<number, { passed: number; failed: number }>;
 
+/** Model fits before the search gives up lowering (each follows a failure at the batch it placed). */
+const MAX_REFITS = 8;
+
 export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> {
-  const tally: Tally = new Map([[o.lo, { passed: 1, failed: 0 }]]);
-  if (o.hi !== null) tally.set(o.hi, { passed: 0, failed: 1 });
+  const tally: Tally = new Map();
+  const runs: BandRun[] = [];
+  const count = (batch: number, ok: boolean) => {
+    runs.push({ batch, ok });
+    if (batch % o.m !== 0) return;
+    const t = tally.get(batch / o.m) ?? { passed: 0, failed: 0 };
+    if (ok) t.passed += 1;
+    else t.failed += 1;
+    tally.set(batch / o.m, t);
+  };
+  for (const r of o.known ?? []) count(r.batch, r.ok);
+  if (!tally.get(o.lo)?.passed) count(o.lo * o.m, true);
+  if (o.hi !== null && !tally.get(o.hi)?.failed) count(o.hi * o.m, false);
   const probes: ProbeResult[] = [];
   const log: string[] = [];
   /** Runs multiple k up to n times; stops at its first failure when `untilFail`. */
@@ -49,35 +87,43 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
     for (let i = 0; i < n; i++) {
       const r = await o.run(k * o.m, 'repeat', o.steps);
       probes.push(r);
-      const t = tally.get(k) ?? { passed: 0, failed: 0 };
-      if (r.ok) t.passed += 1;
-      else t.failed += 1;
-      tally.set(k, t);
+      count(k * o.m, r.ok);
       log.push(`repeat ${i + 1}/${n}: ${k * o.m} ${r.ok ? 'ok' : r.outcome}`);
       if (!r.ok && untilFail) return;
     }
   };
+  // Both sides of the boundary first: whether the max fails some runs and the failure passes some tells how
+  // wide the band is, and passes at the max pin the band's place for the model.
+  await runK(o.lo, o.repeats, true);
+  if (o.hi !== null) await runK(o.hi, o.repeats, false);
   let lo = o.lo;
-  await runK(lo, o.repeats, true);
-  // Step down (1, 2, 4 ... multiples) until a batch passes every one of its runs.
-  for (let step = 1; lo > 0 && tally.get(lo)!.failed > 0; step *= 2) {
-    lo = Math.max(0, lo - step);
-    if (lo > 0) await runK(lo, o.repeats + (tally.has(lo) ? 0 : 1), true);
+  let fit: BandFit | undefined;
+  for (let refit = 0; ; refit++) {
+    fit = fitBand(runs);
+    const fail = firstFailAbove(tally, 0);
+    if (fit !== undefined && fail !== null) {
+      lo = Math.min(lo, largestWithin(fit, o.maxRisk, o.m, fail));
+      log.push(
+        `band model over ${fit.runs} runs: limit ${Math.round(fit.limit)} +/- ${Math.round(fit.spread)}; ` +
+          `${lo > 0 ? `${lo * o.m} fails a run with chance ${pct(fit.risk(lo * o.m))}` : `no batch within ${pct(o.maxRisk)}`}`,
+      );
+    }
+    if (lo <= 0 || refit >= MAX_REFITS) break;
+    // The max written passed every one of its runs: the run that placed it and `repeats` more.
+    const t = tally.get(lo) ?? { passed: 0, failed: 0 };
+    const need = (lo === o.lo ? 1 : 0) + o.repeats - t.passed;
+    if (need > 0) await runK(lo, need, true);
+    if (!tally.get(lo)!.failed) break;
+    lo -= 1; // failed a run: the model, fitted again, places the max below it
   }
-  // A step of more than one multiple leaves batches between untried: bisect them, with repeats, so
-  // that the max written is next to a batch that failed.
-  for (
-    let fail = firstFailAbove(tally, lo);
-    lo > 0 && fail !== null && fail - lo > 1;
-    fail = firstFailAbove(tally, lo)
-  ) {
-    const mid = Math.floor((lo + fail) / 2);
-    await runK(mid, o.repeats + (tally.has(mid) ? 0 : 1), true);
-    if (tally.get(mid)!.failed === 0) lo = mid;
-  }
-  if (o.hi !== null && o.hi > lo) await runK(o.hi, o.repeats, false);
-  return { lo, ...bandOf(tally, lo, o), probes, log };
+  fit = fitBand(runs);
+  const { hi, band } = bandOf(tally, lo, o);
+  if (fit !== undefined && lo > 0)
+    band.model = { runs: fit.runs, limit: fit.limit, spread: fit.spread, risk: fit.risk(lo * o.m), max_risk: o.maxRisk };
+  return { lo, hi, band, probes, log };
 }
+
+const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
 
 /** The smallest multiple above `lo` that failed a run, or null. */
 function firstFailAbove(tally: Tally, lo: number): number | null {

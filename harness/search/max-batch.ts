@@ -9,6 +9,7 @@ import {
   type Prediction,
   type Reading,
 } from './memory-fit.js';
+import type { BandRun } from './band-model.js';
 import { repeatBoundary, type Band } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
 import { ProbeCosts } from './probe-cost.js';
@@ -48,6 +49,8 @@ export interface MaxBatchOptions {
   predict?: (readings: readonly Reading[]) => Prediction | undefined;
   /** Runs of the max and of the smallest failing batch after the search (harness/search/boundary-repeat.ts); 0: none. */
   repeatBoundary?: number;
+  /** The chance of failing a run that the max written may have, by the band model (default 0.02). */
+  maxRisk?: number;
   /** Told, before each search probe, about how many trials the stage still needs (for progress). */
   onEstimate?: (remaining: number) => void;
 }
@@ -88,6 +91,8 @@ const EXPLORE_UNTIL_CLEAR = 0.25;
 const EXPLORE_MAX_JUMP = 64;
 /** A fit is trusted for a long jump only when its worst residual is below this fraction of its span. */
 const FIT_TRUSTED_RESIDUAL = 0.1;
+/** The chance of failing a run that the max written may have, by the band model, unless max_risk says. */
+export const DEFAULT_MAX_RISK = 0.02;
 /** Guided probe pairs that may miss before the search bisects only. */
 const MAX_GUIDED_MISSES = 4;
 
@@ -122,6 +127,8 @@ class SearchState {
   /** What search probes have cost, by outcome: bisection leans towards the cheaper one. */
   readonly costs = new ProbeCosts();
   band: Band | undefined;
+  /** Runs as long as the boundary's repeats, passes and OOMs: the band model's evidence. */
+  readonly bandRuns: BandRun[] = [];
 
   constructor(
     private readonly run: ProbeFn,
@@ -143,6 +150,7 @@ class SearchState {
     this.opts.onEstimate?.(this.estimateRemaining());
     const r = await this.run(k * this.m, 'probe', this.probeSteps);
     this.record(k, r);
+    if (this.probeSteps !== undefined || this.opts.confirmSteps <= 0) this.countForBand(r);
     if (this.probeSteps === undefined && this.opts.placeBy !== 'count')
       this.costs.add(k * this.m, r.ok, r.seconds ?? null);
     if (r.ok && this.probeSteps !== undefined && holds(r.growth)) this.longOk.add(k);
@@ -349,6 +357,7 @@ class SearchState {
       if (known?.ok && known.growth !== undefined) return;
       const r = await this.run(this.lo * this.m, 'confirm', steps);
       this.probes.push(r);
+      this.countForBand(r);
       this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? (r.growth?.verdict ?? 'ok') : r.outcome}`);
       if (r.ok) {
         if (holds(r.growth)) this.longOk.add(this.lo);
@@ -387,20 +396,45 @@ class SearchState {
     }
   }
 
-  /** repeat_boundary: the max written passes every repeat; the boundary is reported as a band. */
+  /** A run as long as the boundary's repeats: a pass or an OOM is evidence of where the band lies. */
+  private countForBand(r: ProbeResult): void {
+    if (r.outcome === 'ok' || r.outcome === 'oom') this.bandRuns.push({ batch: r.batch, ok: r.ok });
+  }
+
+  /**
+   * repeat_boundary: the smallest failure and the max run again; the band model of every run of that length
+   * places the max written within max_risk, and it passed every one of its runs.
+   */
   private async repeatBoundary(): Promise<void> {
     const n = this.opts.repeatBoundary ?? 0;
     if (n <= 0 || this.lo === 0) return;
     const steps = this.opts.confirmSteps > 0 ? this.opts.confirmSteps : this.probeSteps;
     const hi = this.hi <= this.ceilK ? this.hi : null;
-    const b = await repeatBoundary({ run: this.run, m: this.m, lo: this.lo, hi, repeats: n, steps });
+    const b = await repeatBoundary({
+      run: this.run,
+      m: this.m,
+      lo: this.lo,
+      hi,
+      repeats: n,
+      steps,
+      maxRisk: this.opts.maxRisk ?? DEFAULT_MAX_RISK,
+      known: this.bandRuns,
+    });
     this.probes.push(...b.probes);
     this.log.push(...b.log);
-    if (b.lo < this.lo)
+    if (b.lo < this.lo) {
+      const failed = b.probes.some((p) => p.batch === this.lo * this.m && !p.ok);
+      const model = b.band.model;
       this.notes.push(
-        `batch ${this.lo * this.m} failed one of ${n} repeats: the max written is ${b.lo * this.m || 'none'}, ` +
-          'the largest batch that passed every run',
+        failed
+          ? `batch ${this.lo * this.m} failed a repeat: the max written is ${b.lo * this.m || 'none'}`
+          : `batch ${this.lo * this.m} passed every run, but sits in the band where identical runs fail: the max written is ${b.lo * this.m || 'none'}`,
       );
+      if (model)
+        this.notes[this.notes.length - 1] +=
+          `, whose chance of failing a run the band model puts at ${(model.risk * 100).toFixed(1)}% ` +
+          `(at most ${(model.max_risk * 100).toFixed(1)}%, max_risk)`;
+    }
     // Repeats as long as the confirmation confirm the max only where its memory flattened in every one.
     const atMax = b.probes.filter((p) => p.batch === b.lo * this.m);
     const held = atMax.length > 0 && atMax.every((p) => p.ok && holds(p.growth));

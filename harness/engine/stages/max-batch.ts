@@ -130,7 +130,7 @@ function searchOptions({
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
     // Not per bucket: the bucket map rests on one model across buckets (docs/max-batch.md).
-    ...(spec.buckets ? {} : { repeatBoundary: spec.repeat_boundary }),
+    ...(spec.buckets ? {} : { repeatBoundary: spec.repeat_boundary, maxRisk: spec.max_risk }),
     ...(latency ? { latency } : {}),
     // The earlier stage's line, taken at its word: a correct prediction closes with one pair of probes.
     ...(guide != null ? { predict: () => ({ batch: guide, spread: 0 }) } : {}),

@@ -64,9 +64,14 @@ export const maxBatchStage = object(
     tolerance: fraction('fastest: smallest batch within this fraction of peak samples/s').default(0.05),
     throughput_points: nonNegativeInt('extra batch sizes measured for the throughput curve').default(4),
     repeat_boundary: nonNegativeInt(
-      'runs of the max and of the smallest failing batch after the search, as long as the confirmation: a max ' +
-        'that fails one is stepped down until a batch passes every run, and the boundary is reported as a band; 0 skips it',
+      'runs of the smallest failing batch and of the max written after the search, as long as the confirmation: a ' +
+        'band model of every such run places the max below the band (max_risk), and the boundary is reported as a band; 0 skips it',
     ).default(2),
+    max_risk: num(
+      { exclusiveMin: 0, max: 0.5 },
+      "the chance of failing a run that the max written may have, by the band model of the boundary's runs " +
+        '(repeat_boundary); smaller costs a wider margin below the band',
+    ).default(0.02),
     predict_cards: bool(
       "show the max batch predicted on other cards (16-141 GB) from the probes' memory line; default: only when " +
         'the line is of device memory (a GPU workload), not from host RSS of a CPU job',

@@ -1,5 +1,5 @@
-// repeat_boundary: the max and the smallest failing batch run again; a max that fails a repeat steps
-// down until a batch passes every run, and the boundary is reported as a band.
+// repeat_boundary: the max and the smallest failing batch run again; the band model places the max written
+// within max_risk, it passes every one of its runs, and the boundary is reported as a band.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { repeatBoundary } from '../../../harness/search/boundary-repeat.js';
@@ -33,12 +33,24 @@ function scripted(limit: number, script: Record<number, boolean[]> = {}) {
 }
 
 describe('repeatBoundary', () => {
-  it('keeps a boundary that repeats, and says both sides held: 200 passed 2 more runs, 208 failed 2', async () => {
+  it('places the max below a sharp boundary by the band model, and the max written passed every run', async () => {
+    // 200 passes every run, 208 fails every run: the band model still cannot rule out a spread of a few
+    // samples from 6 runs, so 200 (next to a failure) is above max_risk 2% and 192 is written.
     const w = scripted(200);
-    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50 });
-    assert.equal(b.lo, 25);
+    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50, maxRisk: 0.02 });
+    assert.equal(b.lo, 24);
     assert.equal(b.hi, 26);
-    assert.deepEqual(b.band, { repeats: 2, passed_all: 200, failed_some: [], failed_all: 208, steps: 50 });
+    const { model, ...band } = b.band;
+    assert.deepEqual(band, {
+      repeats: 2,
+      passed_all: 192,
+      failed_some: [{ batch: 200, passed: 3, failed: 0 }],
+      failed_all: 208,
+      steps: 50,
+    });
+    assert.ok(model && model.risk <= 0.02 && model.max_risk === 0.02, JSON.stringify(model));
+    assert.equal(model.runs, 8, 'the placing runs, 2 repeats of each side and 2 runs of 192');
+    assert.ok(model.limit > 200 && model.limit < 208, `the limit lies between the pass and the failure: ${model.limit}`);
     assert.deepEqual(
       w.calls.map((c) => [c.batch, c.role, c.steps]),
       [
@@ -46,19 +58,34 @@ describe('repeatBoundary', () => {
         [200, 'repeat', 50],
         [208, 'repeat', 50],
         [208, 'repeat', 50],
+        [192, 'repeat', 50],
+        [192, 'repeat', 50],
       ],
     );
+    assert.match(b.log.join('\n'), /band model over 6 runs: limit 20\d \+\/- \d+; 192 fails a run with chance/);
   });
 
-  it('steps a max that fails a repeat down to one that passes every run, and reports the band', async () => {
-    // 200 passed when the search placed it, then fails its second repeat; 208 passes 1 of 3 runs.
+  it('keeps the max when its risk is within max_risk, without further runs', async () => {
+    const w = scripted(200);
+    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50, maxRisk: 0.5 });
+    assert.equal(b.lo, 25);
+    assert.deepEqual(
+      w.calls.map((c) => c.batch),
+      [200, 200, 208, 208],
+    );
+    assert.ok(b.band.model!.risk <= 0.5);
+  });
+
+  it('moves the max below a band where identical runs differ, further than below a sharp boundary', async () => {
+    // 200 passed when the search placed it, then passes 1 of 2 repeats; 208 passes 1 of 3 runs.
     const w = scripted(192, { 200: [true, false], 208: [true, false] });
-    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: undefined });
-    assert.equal(b.lo, 24, 'the max written passed every run');
+    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: undefined, maxRisk: 0.02 });
+    assert.equal(b.lo, 23, 'the wider band costs a wider margin: 184, not 192');
     assert.equal(b.hi, 25, '200 failed a run: it is the smallest failure now');
-    assert.deepEqual(b.band, {
+    const { model, ...band } = b.band;
+    assert.deepEqual(band, {
       repeats: 2,
-      passed_all: 192,
+      passed_all: 184,
       failed_some: [
         { batch: 200, passed: 2, failed: 1 },
         { batch: 208, passed: 1, failed: 2 },
@@ -66,36 +93,32 @@ describe('repeatBoundary', () => {
       failed_all: null,
       steps: null,
     });
-    // 192 had not run: it runs 3 times (a first run and 2 repeats), all ok.
+    assert.ok(model!.risk <= 0.02);
+    // 184 had not run: it runs `repeats` times, all ok.
     assert.deepEqual(
-      w.calls.filter((c) => c.batch === 192).map((c) => c.role),
-      ['repeat', 'repeat', 'repeat'],
+      w.calls.filter((c) => c.batch === 184).map((c) => c.role),
+      ['repeat', 'repeat'],
     );
   });
 
-  it('steps down 1, 2, 4 multiples while each fails, then bisects the gap to the failure', async () => {
-    const w = scripted(160, { 200: [false] });
-    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 1, steps: undefined });
-    // 200 fails; 192 (-1) fails; 176 (-2) fails; 144 (-4) passes twice; then 160 passes twice and 168
-    // fails: the max written is next to a batch that failed.
-    assert.equal(b.lo, 20);
+  it('fits again after a failure at the batch it placed, and lowers the max until one passes every run', async () => {
+    const w = scripted(180);
+    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50, maxRisk: 0.02 });
+    // 200 fails its first repeat, 208 its two; the model places 184, which fails (above 180); fitted
+    // again on that failure it places 176, which passes both runs.
     assert.deepEqual(
       w.calls.map((c) => c.batch),
-      [200, 192, 176, 144, 144, 160, 160, 168, 208],
+      [200, 208, 208, 184, 176, 176],
     );
-    assert.equal(b.band.passed_all, 160);
-    // 200 passed the run that placed it: 168 to 200 are inside the band, 208 is where it ends.
-    assert.deepEqual(b.band.failed_some, [
-      { batch: 168, passed: 0, failed: 1 },
-      { batch: 176, passed: 0, failed: 1 },
-      { batch: 192, passed: 0, failed: 1 },
-      { batch: 200, passed: 1, failed: 1 },
-    ]);
-    assert.equal(b.band.failed_all, 208);
+    assert.equal(b.lo, 22);
+    assert.equal(b.hi, 23, '184 is the smallest failure');
+    assert.equal(b.band.model!.runs, 8);
+    assert.ok(b.band.model!.risk <= 0.02);
+    assert.equal((b.log.join('\n').match(/band model over/g) ?? []).length, 2);
   });
 
-  it('runs in findMaxBatch after the confirmation: the max it reports passed every repeat', async () => {
-    // The search places the max at 200 (one pass); repeated, 200 fails once, so 192 is written.
+  it('runs in findMaxBatch after the confirmation: the max it reports passed every run, within max_risk', async () => {
+    // The search places the max at 200 (a probe and the confirmation pass); its first repeat fails.
     const w = scripted(200, { 200: [true, true, false] });
     const r = await findMaxBatch(w.run, {
       multipleOf: 8,
@@ -108,18 +131,23 @@ describe('repeatBoundary', () => {
       confirmSteps: 5,
       placeBy: 'count',
       repeatBoundary: 2,
+      maxRisk: 0.02,
     });
-    assert.equal(r.max, 192);
+    assert.ok(r.max !== null && r.max < 200);
     assert.equal(r.smallestFail, 200);
-    assert.equal(r.confirmed, true, '192 passed its repeats at confirmation length');
-    assert.equal(r.band?.passed_all, 192);
-    // 200's confirmation is the run the band counts as placing it; its first repeat failed.
-    assert.deepEqual(r.band?.failed_some, [{ batch: 200, passed: 1, failed: 1 }]);
+    assert.equal(r.confirmed, true, 'the max passed its runs at confirmation length');
+    assert.equal(r.band?.passed_all, r.max);
+    assert.ok(r.band!.model!.risk <= 0.02);
+    // The confirmation at 200 is one of the model's runs: 1 pass + 1 failure at 200, 3 failures at 208.
+    assert.deepEqual(r.band?.failed_some.at(0), { batch: 200, passed: 1, failed: 1 });
     assert.deepEqual(
-      w.calls.filter((c) => c.batch === 192 && c.role === 'repeat').map((c) => c.steps),
-      [5, 5, 5],
+      w.calls.filter((c) => c.batch === r.max && c.role === 'repeat').map((c) => c.steps),
+      [5, 5],
     );
-    assert.match(r.notes.join('\n'), /batch 200 failed one of 2 repeats: the max written is 192/);
+    assert.match(
+      r.notes.join('\n'),
+      new RegExp(`batch 200 failed a repeat: the max written is ${r.max}, whose chance of failing a run the band model puts at`),
+    );
   });
 
   it('is off by default in the search', async () => {
