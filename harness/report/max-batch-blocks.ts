@@ -153,13 +153,20 @@ export function bandBlocks(r: MaxBatchSummary): Block[] {
   if (!band) return out;
   const steps = band.steps === null ? 'probe-length' : `${band.steps}-step`;
   const some = band.failed_some.map((x) => `${x.batch} passed ${x.passed} of ${x.passed + x.failed}`).join(', ');
+  const model = band.model;
+  const pct = (x: number) => `${(x * 100).toFixed(x < 0.001 ? 2 : 1)}%`;
   out.push(
     text(
       `The boundary was run again (${band.repeats} more ${steps} runs of the max and of the smallest failing batch): ` +
         `${band.passed_all === null ? 'no batch passed every run' : `${band.passed_all} passed every run`}` +
-        `${some ? `; ${some} (the band where the limit moves between identical runs)` : ''}` +
+        `${some ? `; above it ${some}` : ''}` +
         `${band.failed_all === null ? '' : `; ${band.failed_all} failed every run`}. ` +
-        'The max written is one that passed every run.',
+        (model && band.passed_all !== null
+          ? `The limit is a band: the model of these ${model.runs} runs puts a run's limit at ` +
+            `${Math.round(model.limit)} +/- ${Math.round(model.spread)}, and the chance that a run at the max written, ` +
+            `${band.passed_all}, fails at ${pct(model.risk)} (max_risk ${pct(model.max_risk)}). ` +
+            'The max written passed every one of its runs.'
+          : 'The max written is one that passed every run.'),
     ),
   );
   return out;

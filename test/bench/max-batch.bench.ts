@@ -182,8 +182,11 @@ async function main(): Promise<void> {
     // --rounds N: the whole comparison N times in turn (the band and the machine's load move between runs).
     const at = process.argv.indexOf('--rounds');
     const rounds = at > 0 ? Number(process.argv[at + 1]) : 1;
+    // --direct N: runs of each answer directly afterwards (default 2).
+    const d = process.argv.indexOf('--direct');
+    const directRuns = d > 0 ? Number(process.argv[d + 1]) : 2;
     for (let i = 1; i <= rounds; i++) {
-      const c = await holdsCase('test/bench/experiments/cnn-embedding.yaml', 2, 30);
+      const c = await holdsCase('test/bench/experiments/cnn-embedding.yaml', directRuns, 30);
       process.stdout.write(`Round ${i} of ${rounds}:\n\n${holdsTable(c)}\n\n${holdsSummary(c)}\n\n`);
     }
     return;

@@ -76,7 +76,32 @@ describe('the cap and the boundary band', () => {
     );
     assert.match(
       s,
-      /2 more 50-step runs .*: 2352 passed every run; 2400 passed 2 of 3 \(the band where the limit moves between identical runs\); 2464 failed every run\. The max written is one that passed every run\./,
+      /2 more 50-step runs .*: 2352 passed every run; above it 2400 passed 2 of 3; 2464 failed every run\. The max written is one that passed every run\./,
+    );
+  });
+
+  it("gives the band model's estimate for the max written", () => {
+    const s = words(
+      stageSection(
+        withResult({
+          band: {
+            repeats: 2,
+            passed_all: 5472,
+            failed_some: [
+              { batch: 5632, passed: 3, failed: 0 },
+              { batch: 5648, passed: 1, failed: 2 },
+            ],
+            failed_all: null,
+            steps: 50,
+            model: { runs: 9, limit: 5641.7, spread: 27.8, risk: 0.0124, max_risk: 0.02 },
+          },
+        }),
+        [],
+      ).answer,
+    );
+    assert.match(
+      s,
+      /5472 passed every run; above it 5632 passed 3 of 3, 5648 passed 1 of 3\. The limit is a band: the model of these 9 runs puts a run's limit at 5642 \+\/- 28, and the chance that a run at the max written, 5472, fails at 1\.2% \(max_risk 2\.0%\)\. The max written passed every one of its runs\./,
     );
   });
 
