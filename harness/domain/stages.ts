@@ -167,9 +167,7 @@ export const boundaryBandSchema = z.object({
    * its chance of failing a run (`risk`, at most `max_risk`) and a run's limit, mean and spread in samples.
    * Absent when no run failed (no band to model) and in runs made before the model.
    */
-  model: z
-    .object({ runs: num, limit: num, spread: num, risk: num, max_risk: num })
-    .optional(),
+  model: z.object({ runs: num, limit: num, spread: num, risk: num, max_risk: num }).optional(),
 });
 export type BoundaryBand = z.infer<typeof boundaryBandSchema>;
 

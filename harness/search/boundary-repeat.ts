@@ -119,7 +119,13 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
   fit = fitBand(runs);
   const { hi, band } = bandOf(tally, lo, o);
   if (fit !== undefined && lo > 0)
-    band.model = { runs: fit.runs, limit: fit.limit, spread: fit.spread, risk: fit.risk(lo * o.m), max_risk: o.maxRisk };
+    band.model = {
+      runs: fit.runs,
+      limit: fit.limit,
+      spread: fit.spread,
+      risk: fit.risk(lo * o.m),
+      max_risk: o.maxRisk,
+    };
   return { lo, hi, band, probes, log };
 }
 

@@ -31,7 +31,13 @@ describe('normal tails', () => {
 
 describe('fitBand', () => {
   it('has nothing to fit when every run passed or every run failed', () => {
-    assert.equal(fitBand([{ batch: 100, ok: true }, { batch: 200, ok: true }]), undefined);
+    assert.equal(
+      fitBand([
+        { batch: 100, ok: true },
+        { batch: 200, ok: true },
+      ]),
+      undefined,
+    );
     assert.equal(fitBand([{ batch: 100, ok: false }]), undefined);
   });
 

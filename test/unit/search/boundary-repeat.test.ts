@@ -50,7 +50,10 @@ describe('repeatBoundary', () => {
     });
     assert.ok(model && model.risk <= 0.02 && model.max_risk === 0.02, JSON.stringify(model));
     assert.equal(model.runs, 8, 'the placing runs, 2 repeats of each side and 2 runs of 192');
-    assert.ok(model.limit > 200 && model.limit < 208, `the limit lies between the pass and the failure: ${model.limit}`);
+    assert.ok(
+      model.limit > 200 && model.limit < 208,
+      `the limit lies between the pass and the failure: ${model.limit}`,
+    );
     assert.deepEqual(
       w.calls.map((c) => [c.batch, c.role, c.steps]),
       [
@@ -137,7 +140,7 @@ describe('repeatBoundary', () => {
     assert.equal(r.smallestFail, 200);
     assert.equal(r.confirmed, true, 'the max passed its runs at confirmation length');
     assert.equal(r.band?.passed_all, r.max);
-    assert.ok(r.band!.model!.risk <= 0.02);
+    assert.ok(r.band.model!.risk <= 0.02);
     // The confirmation at 200 is one of the model's runs: 1 pass + 1 failure at 200, 3 failures at 208.
     assert.deepEqual(r.band?.failed_some.at(0), { batch: 200, passed: 1, failed: 1 });
     assert.deepEqual(
@@ -146,7 +149,9 @@ describe('repeatBoundary', () => {
     );
     assert.match(
       r.notes.join('\n'),
-      new RegExp(`batch 200 failed a repeat: the max written is ${r.max}, whose chance of failing a run the band model puts at`),
+      new RegExp(
+        `batch 200 failed a repeat: the max written is ${r.max}, whose chance of failing a run the band model puts at`,
+      ),
     );
   });
 
