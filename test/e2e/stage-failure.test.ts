@@ -4,6 +4,7 @@
 // the harness's (exit 1, "stage loader: every config OOMed at batch 200"), not "invalid input".
 // test/fixtures/programs/loader-budget.mjs needs batch x (1 + 0.5 x workers) + fixed x workers samples
 // of a budget of 200, so the exact max without workers is 200, and with one worker 128 (136 needs 204).
+// The boundary is sharp here: repeat_boundary 0 keeps the max next to it (the band model has its own tests).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +33,7 @@ async function run(perWorkerFixed: number) {
       'measure: { warmup_steps: 0, steps: 2 }',
       'stages:',
       '  - { kind: max-batch, multiple_of: 8, start: 8, ceiling: 1024, steps: 2, confirm_steps: 3, ' +
-        'throughput_points: 0, choose: max, place_by: count }',
+        'throughput_points: 0, choose: max, place_by: count, repeat_boundary: 0 }',
       '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }',
     ],
   );

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, tempDir } from './paths.js';
-import type { StageKind, StageOutcome, StageResults, TrialRecord } from '../../harness/domain/index.js';
+import type {
+  MaxBatchSummary,
+  StageKind,
+  StageOutcome,
+  StageResults,
+  TrialRecord,
+} from '../../harness/domain/index.js';
 
 /** A finished run of every stage kind (test/fixtures/experiments/report-fixture.yaml): a known journal. */
 export const REPORT_FIXTURE = join(FIXTURES, 'runs', 'report-fixture');
@@ -30,6 +36,29 @@ export function assertExactMax(records: TrialRecord[], max: number, m: number): 
     at(max + m).some((r) => r.outcome === 'oom'),
     `max + ${m} recorded oom`,
   );
+}
+
+/**
+ * The max a stage wrote, by its rule: without the band model (repeat_boundary 0, or no run failed) the exact
+ * max; with it, a batch that passed every one of its runs (at least repeat_boundary of them), below a batch
+ * recorded as an OOM, whose chance of failing a run the model puts within max_risk.
+ */
+export function assertMaxWritten(records: TrialRecord[], stage: string, r: MaxBatchSummary): void {
+  assert.ok(r.max !== null, 'a max was written');
+  const model = r.band?.model;
+  if (!model) return assertExactMax(records, r.max, r.multiple_of);
+  const at = (b: number) => records.filter((x) => x.stage === stage && x.config[r.param] === b);
+  assert.ok(
+    at(r.max).length >= r.band!.repeats && at(r.max).every((x) => x.outcome === 'ok'),
+    `max ${r.max}: every run ok`,
+  );
+  assert.equal(r.band!.passed_all, r.max);
+  assert.ok(r.smallestFail !== null && r.smallestFail > r.max, `smallest failure ${r.smallestFail} above max ${r.max}`);
+  assert.ok(
+    at(r.smallestFail).some((x) => x.outcome === 'oom'),
+    `${r.smallestFail} recorded oom`,
+  );
+  assert.ok(model.risk <= model.max_risk, `the band model's risk ${model.risk} within max_risk ${model.max_risk}`);
 }
 
 /** A copy of the fixture run whose `arena` stage steps take `factor` times as long, on another CPU. */
