@@ -9,7 +9,9 @@ import { z } from 'zod';
 import { loadExperiment } from '../../harness/experiment/load.js';
 import { toProbe } from '../../harness/engine/stages/max-batch.js';
 import { confirmationMeasure, growthPhrase, holds } from '../../harness/search/confirmation.js';
-import type { ProbeFn } from '../../harness/search/probe.js';
+import type { BandRun } from '../../harness/search/band-model.js';
+import { repeatBoundary } from '../../harness/search/boundary-repeat.js';
+import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
 import { powerThenBisect } from '../../harness/search/reference.js';
 import { readRunJson } from '../../harness/store/run-dir.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
@@ -110,21 +112,48 @@ async function powerThenBisectConfirmed(path: string): Promise<Answer> {
   let lo = 0;
   let hi = found.max === null ? 0 : found.max / m;
   let answer: number | null = null;
-  if (found.max !== null) {
-    const first = await run(found.max, true);
+  // Every long run, for the band model that places the answer as the stage places its own.
+  const longRuns: BandRun[] = [];
+  const long = async (batch: number): Promise<ProbeResult> => {
+    const r = await run(batch, true);
     trials += 1;
+    if (r.outcome === 'ok' || r.outcome === 'oom') longRuns.push({ batch, ok: r.ok });
+    return r;
+  };
+  let longFail: number | null = null;
+  let bisected: number | null = null;
+  if (found.max !== null) {
+    const first = await long(found.max);
     if (first.ok && holds(first.growth)) answer = found.max;
     else {
       // Bisect between nothing known and the failure with long runs: what a user does after a failed training run.
       while (hi - lo > 1) {
         const mid = Math.floor((lo + hi) / 2);
-        const r = await run(mid * m, true);
-        trials += 1;
+        const r = await long(mid * m);
         if (r.ok && holds(r.growth)) lo = mid;
         else hi = mid;
       }
+      longFail = hi;
       answer = lo > 0 ? lo * m : null;
+      bisected = answer;
     }
+  }
+  let band = '';
+  if (answer !== null && stage.repeat_boundary > 0) {
+    // The same boundary repeats and band model as the stage's (harness/search/boundary-repeat.ts); the
+    // failure above is the long one, else power-then-bisect's short one (a short failure fails long too).
+    const b = await repeatBoundary({
+      run: (batch) => long(batch),
+      m,
+      lo: answer / m,
+      hi: longFail ?? answer / m + 1,
+      repeats: stage.repeat_boundary,
+      steps: stage.confirm_steps,
+      maxRisk: stage.max_risk,
+      known: longRuns.slice(),
+    });
+    if (b.lo * m !== answer) band = `; the band model moved it from ${answer}`;
+    answer = b.lo > 0 ? b.lo * m : null;
   }
   bench.close();
   const seconds = (Date.now() - t0) / 1000;
@@ -135,9 +164,9 @@ async function powerThenBisectConfirmed(path: string): Promise<Answer> {
     toHold: seconds,
     trials,
     note:
-      answer === found.max
+      (longFail === null
         ? `found ${found.max}, confirmed`
-        : `found ${found.max}, failed its confirmation; long runs bisected to ${answer}`,
+        : `found ${found.max}, failed its confirmation; long runs bisected to ${bisected ?? 'none'}`) + band,
   };
 }
 
