@@ -5,9 +5,10 @@
 // max written is a coin flip, what margin it costs, and how many runs the boundary took.
 // `npm run bench:band`; BAND_REPS sets the searches per cell.
 import { findMaxBatch } from '../../harness/search/max-batch.js';
-import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
+import type { ProbeFn } from '../../harness/search/probe.js';
 import { normalCdf, normalQuantile, wilsonInterval } from '../../harness/stats/proportion.js';
 import { createRng } from '../../harness/stats/rng.js';
+import { passFail } from '../support/pass-fail.js';
 import { writeSection } from './results.js';
 
 const REPS = Number(process.env['BAND_REPS'] ?? 200);
@@ -56,22 +57,7 @@ function simulated(band: Band, seed: number): { run: ProbeFn; count: () => numbe
   let runs = 0;
   const run: ProbeFn = async (batch, role, steps) => {
     runs += 1;
-    const ok = batch <= band.draw(rng());
-    const r: ProbeResult = {
-      batch,
-      ok,
-      outcome: ok ? 'ok' : 'oom',
-      limitedBytes: null,
-      rssBytes: null,
-      samplesPerSecond: ok ? batch : null,
-      p50Seconds: null,
-      p95Seconds: null,
-      role,
-      ...(ok && steps !== undefined
-        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: batch, source: 'workload' as const } }
-        : {}),
-    };
-    return r;
+    return passFail(batch, batch <= band.draw(rng()), role, steps);
   };
   return { run, count: () => runs };
 }

@@ -4,30 +4,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { repeatBoundary } from '../../../harness/search/boundary-repeat.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
-import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
+import type { ProbeFn } from '../../../harness/search/probe.js';
+import { passFail } from '../../support/pass-fail.js';
 
 /** A workload whose batch passes with the scripted outcomes (in call order), then by `limit`. */
 function scripted(limit: number, script: Record<number, boolean[]> = {}) {
   const calls: { batch: number; role: string; steps: number | undefined }[] = [];
   const run: ProbeFn = async (batch, role, steps) => {
     calls.push({ batch, role, steps });
-    const ok = script[batch]?.length ? script[batch].shift()! : batch <= limit;
-    const r: ProbeResult = {
-      batch,
-      ok,
-      outcome: ok ? 'ok' : 'oom',
-      limitedBytes: null,
-      rssBytes: null,
-      samplesPerSecond: ok ? 1000 : null,
-      p50Seconds: null,
-      p95Seconds: null,
-      role,
-      // A run of confirmation length that passed ran until its memory flattened.
-      ...(ok && steps !== undefined
-        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: batch, source: 'workload' as const } }
-        : {}),
-    };
-    return r;
+    return passFail(batch, script[batch]?.length ? script[batch].shift()! : batch <= limit, role, steps);
   };
   return { run, calls };
 }
