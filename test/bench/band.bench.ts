@@ -8,7 +8,7 @@ import { findMaxBatch } from '../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { normalCdf, normalQuantile, wilsonInterval } from '../../harness/stats/proportion.js';
 import { createRng } from '../../harness/stats/rng.js';
-import { passFail } from '../support/pass-fail.js';
+import { passFail } from '../support/synthetic.js';
 import { writeSection } from './results.js';
 
 const REPS = Number(process.env['BAND_REPS'] ?? 200);

@@ -1,6 +1,6 @@
 // A deterministic in-memory workload with a known memory curve, for unit tests and the benchmark.
 import type { MaxBatchOptions } from '../../harness/search/max-batch.js';
-import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
+import type { ProbeFn, ProbeResult, ProbeRole } from '../../harness/search/probe.js';
 import { createRng } from '../../harness/stats/rng.js';
 
 export type CurveShape = 'linear' | 'quadratic' | 'staircase' | 'sublinear';
@@ -74,18 +74,7 @@ export function thresholdWorkload(
   const run: ProbeFn = async (batch, role) => {
     calls.push(batch);
     const ok = batch <= max;
-    return {
-      batch,
-      ok,
-      outcome: ok ? 'ok' : 'oom',
-      limitedBytes: null,
-      rssBytes: null,
-      samplesPerSecond: null,
-      p50Seconds: null,
-      p95Seconds: null,
-      role,
-      ...(seconds ? { seconds: seconds(batch, ok) } : {}),
-    };
+    return { ...passFail(batch, ok, role, undefined), ...(seconds ? { seconds: seconds(batch, ok) } : {}) };
   };
   return { run, calls };
 }
@@ -194,3 +183,21 @@ export const BUCKET_SEARCH: Omit<MaxBatchOptions, 'capBytes'> = {
   throughputPoints: 0,
   confirmSteps: 0,
 };
+
+/** A run that passed or ran out of memory, nothing else measured; one of confirmation length (`steps` given) that passed ran until its memory flattened. */
+export function passFail(batch: number, ok: boolean, role: ProbeRole, steps: number | undefined): ProbeResult {
+  return {
+    batch,
+    ok,
+    outcome: ok ? 'ok' : 'oom',
+    limitedBytes: null,
+    rssBytes: null,
+    samplesPerSecond: null,
+    p50Seconds: null,
+    p95Seconds: null,
+    role,
+    ...(ok && steps !== undefined
+      ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: batch, source: 'workload' as const } }
+      : {}),
+  };
+}

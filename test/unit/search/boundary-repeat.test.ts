@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { repeatBoundary } from '../../../harness/search/boundary-repeat.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../../harness/search/probe.js';
-import { passFail } from '../../support/pass-fail.js';
+import { passFail } from '../../support/synthetic.js';
 
 /** A workload whose batch passes with the scripted outcomes (in call order), then by `limit`. */
 function scripted(limit: number, script: Record<number, boolean[]> = {}) {
