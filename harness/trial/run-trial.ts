@@ -441,17 +441,7 @@ async function runWarmOrFresh(opts: {
     return runProcessTrial(spec);
   }
   try {
-    const forked = await runProcessTrial({ ...spec, fork: got.server });
-    // A max-batch probe's OOM is what the search looks for, and its answer is confirmed fresh. Anywhere
-    // else an OOM in a fork may be the fork's own: it holds the warm server's mappings and arenas, which
-    // the training that follows does not (torch-cnn.yaml's compare OOMed in forks at a batch every fresh
-    // run held). The fresh process decides.
-    if (forked.outcome !== 'oom' || role === 'probe') return forked;
-    notes.push(
-      `the fork ran out of memory (${forked.reason}); a fork holds the warm server's mappings and arenas, ` +
-        'which the training that follows does not, so the trial ran again as a fresh process, whose result stands',
-    );
-    return await runProcessTrial(spec);
+    return await runProcessTrial({ ...spec, fork: got.server });
   } catch (error) {
     if (!(error instanceof WarmForkError)) throw error;
     notes.push(`the warm server could not fork this trial (${error.message}); it ran as a fresh process`);

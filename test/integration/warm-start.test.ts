@@ -229,47 +229,6 @@ describe('warm start: forked trials', () => {
   );
 
   it(
-    'run a trial that OOMs in a fork again as a fresh process, whose result stands, except a max-batch probe',
-    { skip: requireSystem('python3') ?? requireSystem('prlimit') },
-    async () => {
-      // The server holds 160 MiB that a fresh process does not (as a fork holds the server's arenas): a
-      // 96 MiB allocation fails in a fork under a 256 MiB address-space cap and fits in a fresh process.
-      const dir = scriptDir({
-        'train.py': PROBE_SCRIPT.replace(
-          'def setup():\n',
-          'def setup():\n    if os.environ.get("TUNEBENCH_WARM_SERVER"):\n        HELD.append(bytearray(160 * 2**20))\n',
-        ),
-      });
-      const warm = context(dir, true, { memory: 256 * 2 ** 20, mechanism: 'prlimit' });
-      try {
-        const run = (role: string) =>
-          runTrial(warm, {
-            index: index++,
-            stage: 's',
-            role,
-            config: { batch_size: 4, alloc_mb: 96 },
-            measure: { warmupSteps: 1, steps: 2 },
-          });
-        const probe = await run('probe');
-        assert.equal(probe.launch, 'fork');
-        assert.equal(probe.outcome, 'oom', `${probe.reason} ${probe.stderr_tail}`);
-        const compared = await run('compare');
-        assert.equal(compared.outcome, 'ok', `${compared.reason} ${compared.stderr_tail}`);
-        assert.equal(compared.launch, undefined, 'the result is the fresh process');
-        assert.equal(report(compared)['server'], report(compared)['pid'], 'its setup() ran in it');
-        assert.ok(
-          (compared.notes ?? []).some((n) =>
-            /^the fork ran out of memory \(.*\); .* ran again as a fresh process/.test(n),
-          ),
-          compared.notes?.join('; '),
-        );
-      } finally {
-        warm.warm!.close();
-      }
-    },
-  );
-
-  it(
     "classify PyTorch's CPU allocator OOM exactly as a fresh process does",
     { skip: requireSystem('torch') ?? requireSystem('prlimit') },
     async () => {
