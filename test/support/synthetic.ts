@@ -184,18 +184,25 @@ export const BUCKET_SEARCH: Omit<MaxBatchOptions, 'capBytes'> = {
   confirmSteps: 0,
 };
 
-/** A run that passed or ran out of memory, nothing else measured; one of confirmation length (`steps` given) that passed ran until its memory flattened. */
-export function passFail(batch: number, ok: boolean, role: ProbeRole, steps: number | undefined): ProbeResult {
+/** A run with nothing measured but its outcome. */
+export function bareResult(batch: number, outcome: ProbeResult['outcome'], role: ProbeRole): ProbeResult {
   return {
     batch,
-    ok,
-    outcome: ok ? 'ok' : 'oom',
+    ok: outcome === 'ok',
+    outcome,
     limitedBytes: null,
     rssBytes: null,
     samplesPerSecond: null,
     p50Seconds: null,
     p95Seconds: null,
     role,
+  };
+}
+
+/** A run that passed or ran out of memory; one of confirmation length (`steps` given) that passed ran until its memory flattened. */
+export function passFail(batch: number, ok: boolean, role: ProbeRole, steps: number | undefined): ProbeResult {
+  return {
+    ...bareResult(batch, ok ? 'ok' : 'oom', role),
     ...(ok && steps !== undefined
       ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: batch, source: 'workload' as const } }
       : {}),

@@ -6,6 +6,7 @@ import { findMaxBatch, type MaxBatchOptions } from '../../../harness/search/max-
 import { confirmationMeasure, growthNote, growthPhrase } from '../../../harness/search/confirmation.js';
 import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
 import type { MemoryGrowth } from '../../../harness/domain/index.js';
+import { bareResult } from '../../support/synthetic.js';
 
 const MIB = 2 ** 20;
 const BASE = 100 * MIB;
@@ -118,15 +119,7 @@ describe('confirmations until memory flattens', () => {
     const run: ProbeFn = async (batch, role, steps) => {
       const ok = batch <= 64;
       return {
-        batch,
-        ok,
-        outcome: ok ? 'ok' : 'oom',
-        limitedBytes: null,
-        rssBytes: null,
-        samplesPerSecond: null,
-        p50Seconds: null,
-        p95Seconds: null,
-        role,
+        ...bareResult(batch, ok ? 'ok' : 'oom', role),
         ...(ok && steps !== undefined
           ? { growth: { verdict: 'unproven' as const, missing: 'memory' as const, steps } }
           : {}),

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { findMaxBatch, type MaxBatchOptions } from '../../../harness/search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
-import { capFor, syntheticWorkload, trueMax, type CurveSpec } from '../../support/synthetic.js';
+import { bareResult, capFor, syntheticWorkload, trueMax, type CurveSpec } from '../../support/synthetic.js';
 
 const BASE: Omit<MaxBatchOptions, 'capBytes'> = {
   multipleOf: 8,
@@ -218,18 +218,7 @@ describe('findMaxBatch', () => {
   });
 
   it('stops at once when the workload is broken at the first probe', async () => {
-    const run: ProbeFn = async (batch, role) => ({
-      batch,
-      ok: false,
-      outcome: 'crash',
-      reason: 'exit code 1',
-      limitedBytes: null,
-      rssBytes: null,
-      samplesPerSecond: null,
-      p50Seconds: null,
-      p95Seconds: null,
-      role,
-    });
+    const run: ProbeFn = async (batch, role) => ({ ...bareResult(batch, 'crash', role), reason: 'exit code 1' });
     const result = await findMaxBatch(run, { ...BASE, capBytes: 1e9 });
     assert.equal(result.status, 'failed');
     assert.equal(result.probes.length, 1);
