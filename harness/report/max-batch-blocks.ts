@@ -5,6 +5,7 @@ import { tableBlock, text, type Block } from './blocks.js';
 import { figure } from './format.js';
 import { loweringSentence } from './stage-failure.js';
 import { growthPhrase } from '../search/confirmation.js';
+import { riskPercent } from '../search/band-model.js';
 import type { MaxBatchSummary, Survival } from '../domain/index.js';
 
 /** The bucket table: max batch and tokens per batch per bucket, and what the neighbours saved. */
@@ -154,7 +155,6 @@ export function bandBlocks(r: MaxBatchSummary): Block[] {
   const steps = band.steps === null ? 'probe-length' : `${band.steps}-step`;
   const some = band.failed_some.map((x) => `${x.batch} passed ${x.passed} of ${x.passed + x.failed}`).join(', ');
   const model = band.model;
-  const pct = (x: number) => `${(x * 100).toFixed(x < 0.001 ? 2 : 1)}%`;
   out.push(
     text(
       `The boundary was run again (${band.repeats} more ${steps} runs of the max and of the smallest failing batch): ` +
@@ -164,7 +164,7 @@ export function bandBlocks(r: MaxBatchSummary): Block[] {
         (model && band.passed_all !== null
           ? `The limit is a band: the model of these ${model.runs} runs puts a run's limit at ` +
             `${Math.round(model.limit)} +/- ${Math.round(model.spread)}, and the chance that a run at the max written, ` +
-            `${band.passed_all}, fails at ${pct(model.risk)} (max_risk ${pct(model.max_risk)}). ` +
+            `${band.passed_all}, fails at ${riskPercent(model.risk)} (max_risk ${riskPercent(model.max_risk)}). ` +
             'The max written passed every one of its runs.'
           : 'The max written is one that passed every run.'),
     ),

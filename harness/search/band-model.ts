@@ -106,3 +106,8 @@ export function largestWithin(fit: BandFit, maxRisk: number, m: number, belowK: 
   }
   return lo;
 }
+
+/** A chance of failing as the report and the notes print it: two decimals below 1%, else one. */
+export function riskPercent(x: number): string {
+  return `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
+}

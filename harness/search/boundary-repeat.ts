@@ -6,7 +6,8 @@
 // failing a run is at most `maxRisk`. A batch below the max runs `repeats` times too; a failure there is
 // more evidence, the model is fitted again and the max moves down. What ran is reported as a band, with the
 // model's estimate.
-import { fitBand, largestWithin, type BandFit, type BandRun } from './band-model.js';
+import type { BoundaryBand } from '../domain/index.js';
+import { fitBand, largestWithin, riskPercent, type BandFit, type BandRun } from './band-model.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 
 export interface BoundaryInput {
@@ -30,26 +31,8 @@ export interface BoundaryInput {
   known?: readonly BandRun[];
 }
 
-export interface Band {
-  repeats: number;
-  passed_all: number | null;
-  failed_some: { batch: number; passed: number; failed: number }[];
-  failed_all: number | null;
-  steps: number | null;
-  /** The band model's estimate for the max written (absent when no run failed: no band to model). */
-  model?: BandEstimate;
-}
-
-export interface BandEstimate {
-  /** Runs of this length it was fitted on. */
-  runs: number;
-  /** Mean and spread of a run's limit, in samples. */
-  limit: number;
-  spread: number;
-  /** The chance that a run at the max written fails, and the most allowed. */
-  risk: number;
-  max_risk: number;
-}
+/** What ran at the boundary, and the band model's estimate for the max written (run.json's `band`). */
+export type Band = BoundaryBand;
 
 export interface BoundaryResult {
   /** The max written, in multiples: it passed every run of it, and its risk is within maxRisk (0: none). */
@@ -98,6 +81,7 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
   if (o.hi !== null) await runK(o.hi, o.repeats, false);
   let lo = o.lo;
   let fit: BandFit | undefined;
+  let step = 1;
   for (let refit = 0; ; refit++) {
     fit = fitBand(runs);
     const fail = firstFailAbove(tally, 0);
@@ -105,16 +89,27 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
       lo = Math.min(lo, largestWithin(fit, o.maxRisk, o.m, fail));
       log.push(
         `band model over ${fit.runs} runs: limit ${Math.round(fit.limit)} +/- ${Math.round(fit.spread)}; ` +
-          `${lo > 0 ? `${lo * o.m} fails a run with chance ${pct(fit.risk(lo * o.m))}` : `no batch within ${pct(o.maxRisk)}`}`,
+          `${lo > 0 ? `${lo * o.m} fails a run with chance ${riskPercent(fit.risk(lo * o.m))}` : `no batch within ${riskPercent(o.maxRisk)}`}`,
       );
     }
-    if (lo <= 0 || refit >= MAX_REFITS) break;
+    if (lo <= 0) break;
+    if (refit >= MAX_REFITS) {
+      // Out of refits: the largest batch below every failure that passed each of its runs, which ran (the
+      // model's estimate then says how far its risk is over max_risk).
+      lo = largestClean(tally, firstFailAbove(tally, 0));
+      log.push(`band model: ${MAX_REFITS} refits, each after a failure; the max written is the largest clean batch`);
+      break;
+    }
     // The max written passed every one of its runs: the run that placed it and `repeats` more.
     const t = tally.get(lo) ?? { passed: 0, failed: 0 };
     const need = (lo === o.lo ? 1 : 0) + o.repeats - t.passed;
     if (need > 0) await runK(lo, need, true);
     if (!tally.get(lo)!.failed) break;
-    lo -= 1; // failed a run: the model, fitted again, places the max below it
+    // Failed a run: the model, fitted again, places the max below it, at least `step` lower; the step doubles
+    // with each failure, so runs that contradict the model (a pass above many failures) cannot walk it down
+    // one multiple per refit.
+    lo = Math.max(0, lo - step);
+    step *= 2;
   }
   fit = fitBand(runs);
   const { hi, band } = bandOf(tally, lo, o);
@@ -129,7 +124,11 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
   return { lo, hi, band, probes, log };
 }
 
-const pct = (x: number) => `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
+/** The largest multiple below `fail` (null: any) that ran and passed every run, or 0. */
+function largestClean(tally: Tally, fail: number | null): number {
+  const clean = [...tally].filter(([k, t]) => (fail === null || k < fail) && t.passed > 0 && t.failed === 0);
+  return Math.max(0, ...clean.map(([k]) => k));
+}
 
 /** The smallest multiple above `lo` that failed a run, or null. */
 function firstFailAbove(tally: Tally, lo: number): number | null {

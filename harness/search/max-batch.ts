@@ -9,7 +9,7 @@ import {
   type Prediction,
   type Reading,
 } from './memory-fit.js';
-import type { BandRun } from './band-model.js';
+import { riskPercent, type BandRun } from './band-model.js';
 import { repeatBoundary, type Band } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
 import { ProbeCosts } from './probe-cost.js';
@@ -432,8 +432,8 @@ class SearchState {
       );
       if (model)
         this.notes[this.notes.length - 1] +=
-          `, whose chance of failing a run the band model puts at ${(model.risk * 100).toFixed(1)}% ` +
-          `(at most ${(model.max_risk * 100).toFixed(1)}%, max_risk)`;
+          `, whose chance of failing a run the band model puts at ${riskPercent(model.risk)} ` +
+          `(at most ${riskPercent(model.max_risk)}, max_risk)`;
     }
     // Repeats as long as the confirmation confirm the max only where its memory flattened in every one.
     const atMax = b.probes.filter((p) => p.batch === b.lo * this.m);

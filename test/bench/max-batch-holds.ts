@@ -213,26 +213,37 @@ function inProcess(finder: 'binsearch' | 'shrink', capBytes: number): Answer {
   };
 }
 
-/** Runs `batch` directly `n` times in fresh processes for `steps` steps across 2 epochs under the experiment's cap. */
-async function direct(path: string, batch: number, n: number, steps: number): Promise<{ ok: number; of: number }> {
+/**
+ * Runs each of `batches` directly `n` times, in turn (a round visits every batch), in fresh processes for
+ * `steps` steps across 2 epochs under the experiment's cap. Returns, per batch, the runs that passed.
+ */
+export async function direct(
+  path: string,
+  batches: number[],
+  n: number,
+  steps: number,
+): Promise<Map<number, { ok: number; of: number }>> {
   const { experiment, source } = loadExperiment(path);
   const workload = createWorkload(experiment.workload, experiment.seed, source);
   const scratch = tempDir('tunebench-bench-');
-  let ok = 0;
-  for (let i = 0; i < n; i++) {
-    const r = await runTrial(
-      { workload, limits: experiment.limits, scratchDir: scratch },
-      {
-        index: i,
-        stage: 'direct',
-        role: 'training',
-        config: { batch_size: batch },
-        measure: { warmupSteps: 1, steps, epochs: 2 },
-      },
-    );
-    if (r.outcome === 'ok') ok += 1;
-  }
-  return { ok, of: n };
+  const held = new Map(batches.map((b) => [b, { ok: 0, of: 0 }]));
+  for (let i = 0; i < n; i++)
+    for (const batch of batches) {
+      const r = await runTrial(
+        { workload, limits: experiment.limits, scratchDir: scratch },
+        {
+          index: i,
+          stage: 'direct',
+          role: 'training',
+          config: { batch_size: batch },
+          measure: { warmupSteps: 1, steps, epochs: 2 },
+        },
+      );
+      const h = held.get(batch)!;
+      h.of += 1;
+      if (r.outcome === 'ok') h.ok += 1;
+    }
+  return held;
 }
 
 export async function holdsCase(experimentPath: string, directRuns: number, directSteps: number): Promise<HoldsCase> {
@@ -245,7 +256,8 @@ export async function holdsCase(experimentPath: string, directRuns: number, dire
     inProcess('binsearch', cap),
     inProcess('shrink', cap),
   ];
-  for (const a of answers) if (a.batch !== null) a.held = await direct(path, a.batch, directRuns, directSteps);
+  for (const a of answers)
+    if (a.batch !== null) a.held = (await direct(path, [a.batch], directRuns, directSteps)).get(a.batch);
   return { experiment: experimentPath, answers, directSteps };
 }
 

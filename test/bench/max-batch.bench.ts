@@ -10,11 +10,15 @@ import { powerThenBisect, shrinkOnOom } from '../../harness/search/reference.js'
 import { modeledProbeSeconds, syntheticWorkload, trueMax } from '../support/synthetic.js';
 import { writeSection } from './results.js';
 import { benchTrials } from './bench-trials.js';
-import { holdsCase, holdsTable, type HoldsCase } from './max-batch-holds.js';
+import { join } from 'node:path';
+import { ROOT } from '../support/paths.js';
+import { direct, holdsCase, holdsTable, type HoldsCase } from './max-batch-holds.js';
 import { BENCH_CEILING, BENCH_MULTIPLE_OF, BENCH_NOISE, benchCurves } from './synthetic-curves.js';
 
 const m = BENCH_MULTIPLE_OF;
 const COMMAND = 'npm run bench:max-batch';
+/** The experiment of the holds comparison and of --direct-band. */
+const HOLDS_EXPERIMENT = 'test/bench/experiments/cnn-embedding.yaml';
 
 const hasTorch = () => spawnSync('/usr/bin/python3', ['-c', 'import torch'], { stdio: 'ignore' }).status === 0;
 
@@ -178,6 +182,16 @@ export function holdsSummary(c: HoldsCase): string {
 }
 
 async function main(): Promise<void> {
+  const band = process.argv.indexOf('--direct-band');
+  if (band > 0) {
+    // --direct-band B1,B2,... [--direct N]: the band of the holds experiment, measured directly (N rounds).
+    const batches = process.argv[band + 1]!.split(',').map(Number);
+    const d = process.argv.indexOf('--direct');
+    const held = await direct(join(ROOT, HOLDS_EXPERIMENT), batches, d > 0 ? Number(process.argv[d + 1]) : 4, 30);
+    const rows = [...held].map(([b, h]) => `| ${b} | ${h.ok} of ${h.of} |`);
+    process.stdout.write(['| batch | direct 30-step runs passed |', '| --- | --- |', ...rows].join('\n') + '\n');
+    return;
+  }
   if (process.argv.includes('--holds-only')) {
     // --rounds N: the whole comparison N times in turn (the band and the machine's load move between runs).
     const at = process.argv.indexOf('--rounds');
@@ -186,7 +200,7 @@ async function main(): Promise<void> {
     const d = process.argv.indexOf('--direct');
     const directRuns = d > 0 ? Number(process.argv[d + 1]) : 2;
     for (let i = 1; i <= rounds; i++) {
-      const c = await holdsCase('test/bench/experiments/cnn-embedding.yaml', directRuns, 30);
+      const c = await holdsCase(HOLDS_EXPERIMENT, directRuns, 30);
       process.stdout.write(`Round ${i} of ${rounds}:\n\n${holdsTable(c)}\n\n${holdsSummary(c)}\n\n`);
     }
     return;
@@ -204,8 +218,7 @@ async function main(): Promise<void> {
           : []),
       ];
   for (const r of realRows) process.stderr.write(`${fmt([r])}\n`);
-  const held =
-    skipReal || !hasTorch() ? undefined : await holdsCase('test/bench/experiments/cnn-embedding.yaml', 2, 30);
+  const held = skipReal || !hasTorch() ? undefined : await holdsCase(HOLDS_EXPERIMENT, 2, 30);
   const all = [...synth, ...realRows];
   const byNoise = BENCH_NOISE.map((n) =>
     summary(

@@ -105,6 +105,23 @@ describe('repeatBoundary', () => {
     assert.equal((b.log.join('\n').match(/band model over/g) ?? []).length, 2);
   });
 
+  it('steps down twice as far after each failure the model did not foresee, and writes only a batch that passed', async () => {
+    // 200 passed the run that placed it, yet the limit is 120: every placed batch fails until 64.
+    const w = scripted(120, { 200: [false] });
+    const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50, maxRisk: 0.02 });
+    assert.deepEqual(
+      w.calls.map((c) => c.batch),
+      [200, 208, 208, 184, 176, 160, 128, 64, 64],
+    );
+    assert.equal(b.lo, 8);
+    assert.equal(b.hi, 16, '128 is the smallest failure');
+    // Nothing passes at all: no max is written.
+    const none = scripted(16, { 200: [false] });
+    const nothing = await repeatBoundary({ run: none.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50, maxRisk: 0.02 });
+    assert.equal(nothing.lo, 0);
+    assert.equal(nothing.band.passed_all, null);
+  });
+
   it('runs in findMaxBatch after the confirmation: the max it reports passed every run, within max_risk', async () => {
     // The search places the max at 200 (a probe and the confirmation pass); its first repeat fails.
     const w = scripted(200, { 200: [true, true, false] });
