@@ -125,14 +125,20 @@ export type FinalConfirmation = z.infer<typeof finalConfirmationSchema>;
 export const stageFailureSchema = z.object({
   /** The later stage that failed. */
   stage: z.string(),
-  kind: z.literal('every-config-oom'),
-  /** The parameter an earlier stage chose, and the value every config of the stage ran out of memory at. */
+  /**
+   * every-config-oom: every config of the stage ran out of memory at the value; oom-at-batch: some did, and
+   * the stage chose nothing (a compare whose baseline OOMed cannot compare).
+   */
+  kind: z.enum(['every-config-oom', 'oom-at-batch']),
+  /** The parameter an earlier stage chose, and the value the stage's configs ran out of memory at. */
   param: z.string(),
   batch: num,
   /** The stage that chose the value. */
   chosen_by: z.string(),
-  /** Configs of the stage that ran (each with at least one OOM). */
+  /** Configs of the stage with at least one OOM at the value. */
   configs: num,
+  /** oom-at-batch: the configs of the stage that ran (configs of them OOMed). */
+  ran: num.optional(),
 });
 export type StageFailure = z.infer<typeof stageFailureSchema>;
 
@@ -147,6 +153,11 @@ export const stageLoweringSchema = z.object({
   lowest_fail: num,
   trials: z.array(num),
   survived: survivalSchema.optional(),
+  /**
+   * Where the max-batch stage measured its band: the failure joined its runs, the band model placed the
+   * batch, which passed `repeats` + 1 runs in a row; `risk` is the model's chance that a run at it fails.
+   */
+  band: z.object({ repeats: num, risk: num.optional() }).optional(),
 });
 export type StageLowering = z.infer<typeof stageLoweringSchema>;
 
@@ -168,6 +179,11 @@ export const boundaryBandSchema = z.object({
    * Absent when no run failed (no band to model) and in runs made before the model.
    */
   model: z.object({ runs: num, limit: num, spread: num, risk: num, max_risk: num }).optional(),
+  /**
+   * Every run of that length the stage made, passes and OOMs counted by batch: the model's evidence, which a
+   * lowering after a later failure fits again with that failure. Absent in runs made before it was kept.
+   */
+  runs: z.array(z.object({ batch: num, passed: num, failed: num })).optional(),
 });
 export type BoundaryBand = z.infer<typeof boundaryBandSchema>;
 

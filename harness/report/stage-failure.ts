@@ -1,28 +1,43 @@
 // The sentences of the typed stage failures and lowerings (domain/stages.ts), for the CLI and the reports.
 import type { StageFailure, StageLowering } from '../domain/index.js';
+import { riskPercent } from '../search/band-model.js';
 
 const what = (param: string) => (param === 'batch_size' ? 'batch' : param);
 
 /** "stage loader: every config OOMed at batch 200". */
 export function failureHead(f: StageFailure): string {
+  if (f.kind === 'oom-at-batch')
+    return `stage ${f.stage}: ${f.configs} of ${f.ran ?? '?'} configs OOMed at ${what(f.param)} ${f.batch} and the stage chose nothing`;
   return `stage ${f.stage}: every config OOMed at ${what(f.param)} ${f.batch}`;
 }
 
 /** A failure no lowering rescued, as the CLI and the summary say it. */
 export function stageFailureSentence(f: StageFailure): string {
   return (
-    `${failureHead(f)}, the ${f.param} that ${f.chosen_by} chose, and no lower ${f.param} held under the ` +
-    `stage's cheapest config: no ${f.param} is written, and the stages after ${f.stage} did not run`
+    `${failureHead(f)}, the ${f.param} that ${f.chosen_by} chose, and no lower ${f.param} held under ${underWhat(f)}: ` +
+    `no ${f.param} is written, and the stages after ${f.stage} did not run`
   );
+}
+
+/** The config a lowering ran under: a sweep's cheapest where every config failed, else the one that failed. */
+export function underWhat(f: StageFailure): string {
+  return f.kind === 'every-config-oom' ? "the stage's cheapest config" : 'the config that failed';
+}
+
+/** "(184 failed)", or with the band model's placement: how the lowered batch was found. */
+export function loweredHow(l: Pick<StageLowering, 'lowest_fail' | 'band'>): string {
+  if (!l.band) return `(${l.lowest_fail} failed)`;
+  const risk = l.band.risk === undefined ? '' : `, and the band model puts its chance of failing a run at ${riskPercent(l.band.risk)}`;
+  return `(${l.lowest_fail} failed; it passed ${l.band.repeats + 1} runs in a row${risk})`;
 }
 
 /** One lowering caused by a later stage, as the max-batch section of the report says it. */
 export function loweringSentence(l: StageLowering): string {
   const f = l.failure;
   if (l.batch === null)
-    return `${failureHead(f)}; no lower ${f.param} held under its cheapest config in ${l.trials.length} trials`;
+    return `${failureHead(f)}; no lower ${f.param} held under ${underWhat(f)} in ${l.trials.length} trials`;
   return (
-    `${failureHead(f)}; lowered to ${l.batch} (${l.lowest_fail} failed) under its cheapest config, which ` +
+    `${failureHead(f)}; lowered to ${l.batch} ${loweredHow(l)} under ${underWhat(f)}, which ` +
     `${l.survived?.statement ?? 'held'}; the stage ran again at ${l.batch}`
   );
 }

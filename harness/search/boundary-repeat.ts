@@ -113,6 +113,7 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
   }
   fit = fitBand(runs);
   const { hi, band } = bandOf(tally, lo, o);
+  band.runs = countRuns(runs);
   if (fit !== undefined && lo > 0)
     band.model = {
       runs: fit.runs,
@@ -158,4 +159,92 @@ export function bandOf(
       steps: o.steps ?? null,
     },
   };
+}
+
+/** A lowering in the band: what a batch that failed after the search was lowered to. */
+export interface BandLowering {
+  /** The batch that passed `repeats + 1` runs in a row with a risk within maxRisk; null when none did. */
+  batch: number | null;
+  /** The smallest batch that failed a run of the lowering (or the batch that failed first). */
+  lowestFail: number;
+  /** The model's chance that a run at `batch` fails, fitted on every run. */
+  risk?: number;
+  log: string[];
+}
+
+/**
+ * Lowers a batch that failed after the search (a later stage's trial, or the final confirmation with the
+ * final config) inside the band: the failure joins the stage's runs, the model fitted on all of them places
+ * the batch (the largest multiple below every failure of this lowering whose risk is within `maxRisk`), and
+ * that batch must pass `repeats + 1` runs of `run` (the config that failed) in a row. A failure there is
+ * more evidence: the model is fitted again and the batch moves down at least `step`, which doubles each
+ * time. The stage's own runs feed the model only: the lowered batch passes its runs under this config.
+ */
+export async function lowerInBand(o: {
+  run: (batch: number) => Promise<boolean>;
+  m: number;
+  /** The batch that failed (a multiple of m). */
+  failed: number;
+  /** The stage's runs of confirmation length (run.json's band.runs, expanded). */
+  known: readonly BandRun[];
+  repeats: number;
+  maxRisk: number;
+  /** Runs the lowering may make. */
+  budget: number;
+}): Promise<BandLowering> {
+  const runs: BandRun[] = [...o.known, { batch: o.failed, ok: false }];
+  const log: string[] = [];
+  let cap = Math.floor(o.failed / o.m);
+  let lowestFail = o.failed;
+  let step = 1;
+  let made = 0;
+  while (made < o.budget) {
+    const fit = fitBand(runs);
+    // Without a pass to place the band above (the stage's runs all failed), step down as the search does.
+    const k = fit ? Math.min(cap - 1, largestWithin(fit, o.maxRisk, o.m, cap)) : Math.floor((cap * 7) / 8);
+    if (fit)
+      log.push(
+        `band model over ${fit.runs} runs: limit ${Math.round(fit.limit)} +/- ${Math.round(fit.spread)}; ` +
+          `${k > 0 ? `${k * o.m} fails a run with chance ${riskPercent(fit.risk(k * o.m))}` : `no batch within ${riskPercent(o.maxRisk)}`}`,
+      );
+    if (k <= 0) break;
+    let passed = 0;
+    while (passed < o.repeats + 1 && made < o.budget) {
+      made += 1;
+      const ok = await o.run(k * o.m);
+      runs.push({ batch: k * o.m, ok });
+      log.push(`lower ${passed + 1}/${o.repeats + 1}: ${k * o.m} ${ok ? 'ok' : 'failed'}`);
+      if (!ok) break;
+      passed += 1;
+    }
+    if (passed === o.repeats + 1) {
+      const after = fitBand(runs);
+      return { batch: k * o.m, lowestFail, ...(after ? { risk: after.risk(k * o.m) } : {}), log };
+    }
+    if (passed < o.repeats + 1 && runs[runs.length - 1]!.ok) break; // out of budget before the last run
+    lowestFail = Math.min(lowestFail, k * o.m);
+    cap = Math.max(0, k - step + 1);
+    step *= 2;
+  }
+  return { batch: null, lowestFail, log };
+}
+
+/** The runs a band's `runs` rows stand for (run.json keeps them counted by batch). */
+export function bandRunsOf(rows: readonly { batch: number; passed: number; failed: number }[]): BandRun[] {
+  return rows.flatMap((r) => [
+    ...Array.from({ length: r.passed }, () => ({ batch: r.batch, ok: true })),
+    ...Array.from({ length: r.failed }, () => ({ batch: r.batch, ok: false })),
+  ]);
+}
+
+/** Runs counted by batch, ascending, as run.json's band.runs keeps them. */
+export function countRuns(runs: readonly BandRun[]): { batch: number; passed: number; failed: number }[] {
+  const by = new Map<number, { batch: number; passed: number; failed: number }>();
+  for (const r of runs) {
+    const row = by.get(r.batch) ?? { batch: r.batch, passed: 0, failed: 0 };
+    if (r.ok) row.passed += 1;
+    else row.failed += 1;
+    by.set(r.batch, row);
+  }
+  return [...by.values()].sort((a, b) => a.batch - b.batch);
 }

@@ -15,7 +15,9 @@ import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 
-async function run(perWorkerFixed: number) {
+const LOADER = '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }';
+
+async function run(perWorkerFixed: number, o: { repeatBoundary?: number; later?: string; argv?: string[] } = {}) {
   const file = commandExperiment(
     tempDir(),
     'loader-oom',
@@ -26,6 +28,7 @@ async function run(perWorkerFixed: number) {
       '--per-worker=0.5',
       `--per-worker-fixed=${perWorkerFixed}`,
       '--batch={batch_size}',
+      ...(o.argv ?? []),
     ],
     ['  protocol: required'],
     [
@@ -33,8 +36,8 @@ async function run(perWorkerFixed: number) {
       'measure: { warmup_steps: 0, steps: 2 }',
       'stages:',
       '  - { kind: max-batch, multiple_of: 8, start: 8, ceiling: 1024, steps: 2, confirm_steps: 3, ' +
-        'throughput_points: 0, choose: max, place_by: count, repeat_boundary: 0 }',
-      '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }',
+        `throughput_points: 0, choose: max, place_by: count, repeat_boundary: ${o.repeatBoundary ?? 0} }`,
+      o.later ?? LOADER,
     ],
   );
   const out = tempDir();
@@ -120,5 +123,100 @@ describe('a later stage that fails at the chosen batch', () => {
     assert.equal(existsSync(join(dir, 'chosen-config.args')), false);
     assert.equal(result.files['chosen_args'], undefined);
     assert.match(readFileSync(join(dir, 'summary.md'), 'utf8'), /## Failed\n\n- stage loader: every config OOMed/);
+  });
+
+  it(
+    'lowers inside the measured band when a compare cannot run because its baseline OOMed at the batch',
+    { timeout: 90_000 },
+    async () => {
+      // The band measured at 200 (sharp) puts the max at 192; the compare's baseline extra=24 needs 24 more
+      // samples, so it OOMs at 192 in every round and the compare chooses nothing. The failure joins the
+      // band's runs, the model places 184 (which fails under extra=24: 208 > 200), then lower; the batch
+      // written passed 3 runs in a row under the config that failed, and the compare ran again at it.
+      const { r, result, chosen, records, mb } = await run(0, {
+        repeatBoundary: 2,
+        later: '  - { kind: compare, name: cmp, param: extra, arms: [24, 0], baseline: 24, repeats: 2, steps: 2 }',
+      });
+      assert.equal(r.exitCode, 0, r.all);
+      assert.equal(mb.band?.passed_all, 192);
+      assert.ok(mb.band?.runs?.length, 'the band keeps the runs it was fitted on');
+      const first = records.filter((t) => t.stage === 'cmp' && t.config['batch_size'] === 192);
+      assert.ok(first.some((t) => t.config['extra'] === 24 && t.outcome === 'oom'));
+      const lowering = mb.lowered_after![0]!;
+      assert.deepEqual(lowering.failure, {
+        stage: 'cmp',
+        kind: 'oom-at-batch',
+        param: 'batch_size',
+        batch: 192,
+        chosen_by: 'max-batch-1',
+        configs: 1,
+        ran: 2,
+      });
+      assert.deepEqual(lowering.config, { extra: 24 }, 'the lowering runs the config that failed');
+      assert.equal(lowering.batch, 176);
+      assert.equal(lowering.band?.repeats, 2);
+      assert.ok(lowering.band?.risk !== undefined && lowering.band.risk <= 0.02);
+      const lowers = records.filter((t) => t.role === 'lower');
+      assert.deepEqual(
+        lowers.map((t) => [t.config['batch_size'], t.outcome]),
+        [
+          [184, 'oom'],
+          [176, 'ok'],
+          [176, 'ok'],
+          [176, 'ok'],
+        ],
+      );
+      // The compare ran again at 176, where both arms fit, and the batch that failed is written nowhere.
+      assert.ok(records.some((t) => t.stage === 'cmp' && t.config['batch_size'] === 176 && t.config['extra'] === 24));
+      assert.equal(result.chosen['batch_size'], 176);
+      assert.ok('extra' in result.chosen, JSON.stringify(result.chosen));
+      assert.equal(chosen.config['batch_size'], 176);
+      assert.match(
+        result.stages[1]!.notes.join('\n'),
+        /stage cmp: 1 of 2 configs OOMed at batch 192 and the stage chose nothing; max-batch-1 lowered it to 176 \(184 failed; it passed 3 runs in a row, and the band model puts its chance of failing a run at [\d.]+%\)/,
+      );
+      assert.equal(result.stage_failures, undefined);
+    },
+  );
+
+  it('lowers the batch when the final config ran out of memory in a later stage, though it passed elsewhere', {
+    timeout: 90_000,
+  }, async () => {
+    // The compare's 4th trial (the baseline extra=0 in round 2, which the compare keeps) OOMs once, as a run
+    // in a band does; its other runs pass. That is a failed run of the final config: the final confirmation lowers the
+    // batch inside the band rather than write a config that ran out of memory.
+    const count = join(tempDir(), 'count');
+    const { r, result, records, mb } = await run(0, {
+      repeatBoundary: 2,
+      later: '  - { kind: compare, name: cmp, param: extra, arms: [0, 8], baseline: 0, repeats: 2, steps: 2 }',
+      argv: [`--count=${count}`, '--oom-nth=4'],
+    });
+    assert.equal(r.exitCode, 0, r.all);
+    const oomed = records.filter((t) => t.stage === 'cmp' && t.outcome === 'oom');
+    assert.equal(oomed.length, 1);
+    assert.deepEqual(oomed[0]!.config, { batch_size: 192, extra: 0 });
+    assert.equal(result.stages[1]!.chosen['extra'], 0, 'the compare kept its baseline');
+    const final = mb.final_confirmation!;
+    assert.equal(final.outcome, 'lowered');
+    assert.equal(final.from, 192);
+    assert.equal(final.batch, 184);
+    const finals = records.filter((t) => t.role === 'final-confirm');
+    assert.deepEqual(
+      finals.map((t) => [t.config['batch_size'], t.config['extra'], t.outcome]),
+      [
+        [184, 0, 'ok'],
+        [184, 0, 'ok'],
+        [184, 0, 'ok'],
+      ],
+      'no run at 192 first: it already failed; 184 passed 3 runs in a row',
+    );
+    assert.match(
+      final.statement,
+      new RegExp(
+        `batch_size=192 ran out of memory with the final config \\(extra=0 chosen after the search\\) in trial ${oomed[0]!.index} of stage cmp; ` +
+          'lowered to 184 \\(192 failed; it passed 3 runs in a row, and the band model puts its chance',
+      ),
+    );
+    assert.equal(result.chosen['batch_size'], 184);
   });
 });

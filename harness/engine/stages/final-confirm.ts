@@ -8,12 +8,16 @@ import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
+import { bandRunsOf, lowerInBand } from '../../search/boundary-repeat.js';
+import type { BandRun } from '../../search/band-model.js';
+import { loweredHow } from '../../report/stage-failure.js';
 import {
   stepCount,
   type Config,
   type Evidence,
   type FinalConfirmation,
   type StageOutcome,
+  type StageOutcomeOf,
   type TrialRecord,
 } from '../../domain/index.js';
 
@@ -21,6 +25,8 @@ import {
 const LOWER_FACTOR = 0.85;
 /** Trials the lowering may spend before it gives up. */
 export const MAX_LOWERING_TRIALS = 8;
+/** Trials a lowering inside a measured band may spend: each batch it places runs repeat_boundary + 1 times. */
+export const MAX_BAND_LOWERING_TRIALS = 12;
 
 /**
  * Runs the final confirmation of every max-batch stage whose chosen batch is still in the final
@@ -44,11 +50,17 @@ export async function finalConfirmations(
     if (ctx.baseConfig[param] !== summary.chosen) continue;
     const final: Config = { ...ctx.baseConfig };
     const mine = ctx.records.filter((r) => r.stage === outcome.name);
-    if (mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final)))
+    // The final config ran out of memory somewhere in the run (a later stage's trial): that is a failed run of
+    // it, whatever else passed. Only where none did may a confirmation-length pass stand for the final one.
+    const failedBefore = ctx.records.find((r) => r.outcome === 'oom' && sameConfig(r.config, final));
+    if (
+      !failedBefore &&
+      mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final))
+    )
       continue;
     const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
     const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));
-    const result = await confirmOrLower(ctx, spec, outcome.name, final, summary.chosen, changed);
+    const result = await confirmOrLower(ctx, spec, outcome, final, changed, failedBefore);
     summary.final_confirmation = result;
     outcome.notes.push(result.statement);
     ctx.progress.note(result.statement);
@@ -81,12 +93,13 @@ export async function finalConfirmations(
 async function confirmOrLower(
   ctx: StageContext,
   spec: MaxBatchStageSpec,
-  stage: string,
+  owner: StageOutcomeOf<'max-batch'>,
   final: Config,
-  from: number,
   changed: Config,
+  failedBefore: TrialRecord | undefined,
 ): Promise<FinalConfirmation> {
-  const m = spec.multiple_of;
+  const stage = owner.name;
+  const from = owner.result.chosen!;
   const trials: number[] = [];
   let n = 0;
   const run = async (batch: number): Promise<TrialRecord> => {
@@ -116,7 +129,7 @@ async function confirmOrLower(
           .map(([k, v]) => `${k}=${String(v)}`)
           .join(', ')} chosen after the search)`
       : 'with the final config';
-  const first = await run(from);
+  const first = failedBefore ?? (await run(from));
   if (first.outcome === 'ok') {
     const s = survival([first], spec.param)!;
     const g = first.memory_growth;
@@ -144,7 +157,10 @@ async function confirmOrLower(
         `it is kept, but the training may fail the same way: see trial ${first.index}`,
     };
   }
-  const low = await lowerBelow({ m, failed: from, budget: MAX_LOWERING_TRIALS - trials.length, run });
+  const failedWhere = failedBefore
+    ? `ran out of memory ${what} in trial ${failedBefore.index} of stage ${failedBefore.stage}`
+    : `ran out of memory in its final confirmation ${what} (${first.outcome})`;
+  const low = await lowerFailed(ctx, owner, { failed: from, run, budget: (n) => n - trials.length });
   if (!low.held) {
     return {
       changed,
@@ -153,14 +169,11 @@ async function confirmOrLower(
       outcome: 'failed',
       trials,
       statement:
-        `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}), ` +
-        `and no smaller batch held within ${trials.length} trials; no ${spec.param} is written`,
+        `${spec.param}=${from} ${failedWhere}, and no smaller batch held within ${trials.length} trials; ` +
+        `no ${spec.param} is written`,
     };
   }
   const s = survival([low.held], spec.param)!;
-  const exact = low.exact
-    ? ` (${low.lowestFail} failed)`
-    : ` (not exact: the lowering stopped after ${trials.length} trials)`;
   return {
     changed,
     from,
@@ -168,10 +181,81 @@ async function confirmOrLower(
     outcome: 'lowered',
     trials,
     survived: s,
-    statement:
-      `${spec.param}=${from} ran out of memory in its final confirmation ${what} (${first.outcome}); ` +
-      `lowered to ${String(low.held.config[spec.param])}${exact}, which ${s.statement}`,
+    statement: `${spec.param}=${from} ${failedWhere}; lowered to ${String(low.held.config[spec.param])}${finalLoweredHow(low, trials.length)}, which ${s.statement}`,
   };
+}
+
+/** How the final confirmation's lowering placed its batch, for the sentence after "lowered to 176". */
+function finalLoweredHow(low: LoweredBatch, trials: number): string {
+  if (low.band) return ` ${loweredHow({ lowest_fail: low.lowestFail, band: low.band })}`;
+  return low.exact ? ` (${low.lowestFail} failed)` : ` (not exact: the lowering stopped after ${trials} trials)`;
+}
+
+/** A lowering's answer, with how the band model placed it when the stage measured a band. */
+export interface LoweredBatch extends Lowered {
+  band?: { repeats: number; risk?: number };
+}
+
+/**
+ * Lowers a batch of a max-batch stage that failed after the search. Where the stage measured its band
+ * (repeat_boundary), the failure joins the band's runs and the model places the lowered batch, which must pass
+ * repeat_boundary + 1 runs (search/boundary-repeat.ts lowerInBand); else geometric steps and bisection
+ * (lowerBelow), where one pass holds.
+ */
+export async function lowerFailed(
+  ctx: StageContext,
+  owner: StageOutcomeOf<'max-batch'>,
+  o: { failed: number; run: (batch: number) => Promise<TrialRecord>; budget: (max: number) => number },
+): Promise<LoweredBatch> {
+  const spec = ctx.experiment.stages.find(
+    (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === owner.name,
+  )!;
+  const band = owner.result.band;
+  if (!band?.runs || band.repeats <= 0) {
+    return lowerBelow({ m: spec.multiple_of, failed: o.failed, budget: o.budget(MAX_LOWERING_TRIALS), run: o.run });
+  }
+  let last: TrialRecord | undefined;
+  const low = await lowerInBand({
+    run: async (batch) => {
+      last = await o.run(batch);
+      return last.outcome === 'ok';
+    },
+    m: spec.multiple_of,
+    failed: o.failed,
+    known: bandEvidence(ctx, owner),
+    repeats: band.repeats,
+    maxRisk: band.model?.max_risk ?? spec.max_risk,
+    budget: o.budget(MAX_BAND_LOWERING_TRIALS),
+  });
+  for (const line of low.log) ctx.progress.note(`${owner.name}: ${line}`);
+  const held = low.batch !== null && last?.config[spec.param] === low.batch ? last : undefined;
+  return {
+    held,
+    lowestFail: low.lowestFail,
+    exact: false,
+    band: { repeats: band.repeats, ...(low.risk !== undefined ? { risk: low.risk } : {}) },
+  };
+}
+
+/**
+ * The band's evidence as it stands: the stage's runs of confirmation length, and every OOM or pass of the
+ * lowerings and final confirmations made since (a later failure is a run of the band too).
+ */
+function bandEvidence(ctx: StageContext, owner: StageOutcomeOf<'max-batch'>): BandRun[] {
+  const param = owner.result.param;
+  const runs: BandRun[] = bandRunsOf(owner.result.band?.runs ?? []);
+  const add = (index: number) => {
+    const r = ctx.records[index];
+    const batch = r?.config[param];
+    if (r && (r.outcome === 'ok' || r.outcome === 'oom') && typeof batch === 'number')
+      runs.push({ batch, ok: r.outcome === 'ok' });
+  };
+  for (const l of owner.result.lowered_after ?? []) {
+    runs.push({ batch: l.failure.batch, ok: false });
+    l.trials.forEach(add);
+  }
+  (owner.result.final_confirmation?.trials ?? []).forEach(add);
+  return runs;
 }
 
 /** What lowering a batch that failed found: the largest batch that held, and the lowest that failed. */

@@ -1,14 +1,17 @@
 // A later stage that fails at the batch an earlier max-batch stage chose (every config of a loader sweep
-// ran out of memory at it) is the answer failing, not the workload: the batch is lowered under that
-// stage's cheapest config until a confirmation-length run holds, and the stage runs again at it. A batch
-// that failed is never left in the config: when nothing lower holds, the batch is removed and the run
-// reports the failure (exit 1).
+// ran out of memory at it, or a compare whose baseline did cannot compare) is the answer failing, not the
+// workload: the batch is lowered and the stage runs again at it. The lowering runs under the sweep's
+// cheapest config (every config failed) or the config that failed; where the max-batch stage measured its
+// band, the failure joins the band's runs and the band model places the lowered batch, which passes
+// repeat_boundary + 1 runs (else one confirmation-length run holds). A batch that failed is never left in
+// the config: when nothing lower holds, the batch is removed and the run reports the failure (exit 1).
 import { stageName } from '../../experiment/checks.js';
 import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
 import { cheaper } from '../../search/rank.js';
 import { configKey } from '../../search/space.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
-import { lowerBelow, MAX_LOWERING_TRIALS } from './final-confirm.js';
+import { lowerFailed } from './final-confirm.js';
+import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
 import type {
   Config,
@@ -45,13 +48,13 @@ export async function lowerAfterFailure(
   let outcome = first;
   for (let attempt = 0; ; attempt++) {
     const owner = ownerOfBatch(ctx, x.outcomes);
-    const failure = owner ? everyConfigOom(ctx, outcome, owner) : undefined;
+    const failure = owner ? failureAtBatch(ctx, outcome, owner) : undefined;
     if (!owner || !failure) return { outcome };
     if (attempt === MAX_RETRIES) {
       dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
       return { outcome, failure };
     }
-    const lowering = await lowerUnder(ctx, owner, failure, lighterConfig(ctx, outcome, x.spec));
+    const lowering = await lowerUnder(ctx, owner, failure, loweringConfig(ctx, outcome, x.spec, failure));
     (owner.outcome.result.lowered_after ??= []).push(lowering);
     if (lowering.batch === null) {
       dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
@@ -68,11 +71,11 @@ export async function lowerAfterFailure(
 /** "stage loader: every config OOMed at batch_size 200; max-batch-1 lowered it to 176 (184 failed) ...". */
 export function loweringNote(l: StageLowering, param: string): string {
   const f = l.failure;
-  const head = `stage ${f.stage}: every config OOMed at ${param === 'batch_size' ? 'batch' : param} ${f.batch}`;
+  const head = failureHead(f);
   if (l.batch === null)
-    return `${head}, and no lower ${param} held under its config in ${l.trials.length} trials; no ${param} is written`;
+    return `${head}, and no lower ${param} held under ${underWhat(f)} in ${l.trials.length} trials; no ${param} is written`;
   return (
-    `${head}; ${f.chosen_by} lowered it to ${l.batch} (${l.lowest_fail} failed), which ` +
+    `${head}; ${f.chosen_by} lowered it to ${l.batch} ${loweredHow(l)}, which ` +
     `${l.survived?.statement ?? 'held'}, and the stage ran again at ${l.batch}`
   );
 }
@@ -95,27 +98,29 @@ function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Own
 }
 
 /**
- * The failure when the stage chose nothing and every config it ran had an OOM at the owner's batch
- * (a sweep: every config that was not pruned; another stage: every trial failed, some by OOM).
+ * The failure when the stage chose nothing and a config it ran had an OOM at the owner's batch:
+ * every-config-oom where each config did (a sweep: every config that was not pruned; another stage: every
+ * trial failed, some by OOM), else oom-at-batch (a compare whose baseline OOMed cannot compare).
  */
-export function everyConfigOom(ctx: StageContext, outcome: StageOutcome, owner: Owner): StageFailure | undefined {
+export function failureAtBatch(ctx: StageContext, outcome: StageOutcome, owner: Owner): StageFailure | undefined {
   const param = owner.spec.param;
   const batch = owner.outcome.result.chosen!;
   if (Object.keys(outcome.chosen).length > 0) return undefined;
   const groups = trialGroups(ctx, outcome);
   const oomAt = (t: TrialRecord) => t.outcome === 'oom' && t.config[param] === batch;
-  const allOom =
-    groups.length > 0 &&
-    groups.every((g) => g.some(oomAt)) &&
+  const failed = groups.filter((g) => g.some(oomAt));
+  if (failed.length === 0) return undefined;
+  const every =
+    failed.length === groups.length &&
     (outcome.kind === 'sweep' || groups.every((g) => !g.some((t) => t.outcome === 'ok')));
-  if (!allOom) return undefined;
   return {
     stage: outcome.name,
-    kind: 'every-config-oom',
+    kind: every ? 'every-config-oom' : 'oom-at-batch',
     param,
     batch,
     chosen_by: owner.outcome.name,
-    configs: groups.length,
+    configs: failed.length,
+    ...(every ? {} : { ran: groups.length }),
   };
 }
 
@@ -134,8 +139,18 @@ function trialGroups(ctx: StageContext, outcome: StageOutcome): TrialRecord[][] 
   return [...byKey.values()];
 }
 
-/** The config the lowering runs with: a sweep's cheapest config by its cost order, on top of the run's. */
-function lighterConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpec): Config {
+/**
+ * The config the lowering runs with: where every config failed, a sweep's cheapest config by its cost order
+ * on top of the run's (another stage: the run's); else the config of the stage's first OOM at the batch, the
+ * one the stage needs to run.
+ */
+function loweringConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpec, failure: StageFailure): Config {
+  if (failure.kind === 'oom-at-batch') {
+    const first = ctx.records.find(
+      (r) => r.stage === outcome.name && r.outcome === 'oom' && r.config[failure.param] === failure.batch,
+    );
+    if (first) return Object.fromEntries(Object.entries(first.config).filter(([k]) => k !== failure.param));
+  }
   if (outcome.kind !== 'sweep' || spec.kind !== 'sweep') return { ...ctx.baseConfig };
   const ran = outcome.result.configs.filter((c) => c.status !== 'pruned' && c.trials.length > 0);
   const order = spec.cost ?? outcome.result.params;
@@ -155,7 +170,7 @@ async function lowerUnder(
   const trials: number[] = [];
   ctx.progress.stage(
     `${owner.outcome.name}: lowering`,
-    `every config of ${failure.stage} OOMed at ${spec.param}=${failure.batch}; lowering under its cheapest config`,
+    `${failureHead(failure)}; lowering under ${underWhat(failure)}`,
   );
   const run = async (batch: number): Promise<TrialRecord> => {
     const measure = {
@@ -171,7 +186,7 @@ async function lowerUnder(
     trials.push(record.index);
     return record;
   };
-  const low = await lowerBelow({ m: spec.multiple_of, failed: failure.batch, budget: MAX_LOWERING_TRIALS, run });
+  const low = await lowerFailed(ctx, owner.outcome, { failed: failure.batch, run, budget: (max) => max });
   const s = low.held ? survival([low.held], spec.param) : undefined;
   return {
     failure,
@@ -180,6 +195,7 @@ async function lowerUnder(
     lowest_fail: low.lowestFail,
     trials,
     ...(s ? { survived: s } : {}),
+    ...(low.band ? { band: low.band } : {}),
   };
 }
 
@@ -199,7 +215,9 @@ function setBatch(
   if (!e) return;
   const lowered: Evidence = {
     ...e,
-    rule: `${e.rule}; lowered from ${l.failure.batch} because every config of stage ${l.failure.stage} OOMed at it`,
+    rule: `${e.rule}; lowered from ${l.failure.batch} because ${
+      l.failure.kind === 'every-config-oom' ? 'every config' : 'a config'
+    } of stage ${l.failure.stage} OOMed at it`,
     trials: l.survived ? [l.survived.trial] : [],
   };
   evidence[param] = lowered;

@@ -2,7 +2,7 @@
 // within max_risk, it passes every one of its runs, and the boundary is reported as a band.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { repeatBoundary } from '../../../harness/search/boundary-repeat.js';
+import { bandRunsOf, countRuns, lowerInBand, repeatBoundary } from '../../../harness/search/boundary-repeat.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../../harness/search/probe.js';
 import { passFail } from '../../support/synthetic.js';
@@ -25,7 +25,12 @@ describe('repeatBoundary', () => {
     const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: 50, maxRisk: 0.02 });
     assert.equal(b.lo, 24);
     assert.equal(b.hi, 26);
-    const { model, ...band } = b.band;
+    const { model, runs, ...band } = b.band;
+    assert.deepEqual(runs, [
+      { batch: 192, passed: 2, failed: 0 },
+      { batch: 200, passed: 3, failed: 0 },
+      { batch: 208, passed: 0, failed: 3 },
+    ]);
     assert.deepEqual(band, {
       repeats: 2,
       passed_all: 192,
@@ -70,7 +75,8 @@ describe('repeatBoundary', () => {
     const b = await repeatBoundary({ run: w.run, m: 8, lo: 25, hi: 26, repeats: 2, steps: undefined, maxRisk: 0.02 });
     assert.equal(b.lo, 23, 'the wider band costs a wider margin: 184, not 192');
     assert.equal(b.hi, 25, '200 failed a run: it is the smallest failure now');
-    const { model, ...band } = b.band;
+    const { model, runs, ...band } = b.band;
+    assert.equal(runs!.reduce((n, r) => n + r.passed + r.failed, 0), model!.runs, 'the runs kept are the fitted ones');
     assert.deepEqual(band, {
       repeats: 2,
       passed_all: 184,
@@ -172,5 +178,86 @@ describe('repeatBoundary', () => {
     });
     assert.equal(r.band, undefined);
     assert.equal(w.calls.filter((c) => c.role === 'repeat').length, 0);
+  });
+});
+
+describe('lowerInBand', () => {
+  /** A sharp band at 200 measured by the stage: 192 passed 3 runs, 200 passed 3, 208 failed 3. */
+  const stageRuns = [
+    ...[192, 192, 192, 200, 200, 200].map((batch) => ({ batch, ok: true })),
+    ...[208, 208, 208].map((batch) => ({ batch, ok: false })),
+  ];
+
+  it('places the lowered batch by the model refitted with the later failure, and it passes repeats + 1 runs', async () => {
+    // A later stage's config OOMed at 192, which passed every run of the stage: the band is wider than the
+    // stage saw, so the model places the batch further down than one multiple, and that batch runs 3 times.
+    const ran: number[] = [];
+    const low = await lowerInBand({
+      run: async (b) => (ran.push(b), b <= 184),
+      m: 8,
+      failed: 192,
+      known: stageRuns,
+      repeats: 2,
+      maxRisk: 0.02,
+      budget: 12,
+    });
+    assert.ok(low.batch !== null && low.batch < 192, String(low.batch));
+    assert.deepEqual(ran, [low.batch, low.batch, low.batch]);
+    assert.equal(low.lowestFail, 192);
+    assert.ok(low.risk !== undefined && low.risk <= 0.02, String(low.risk));
+    // The same stage runs without the later failure would place it higher: the failure moved the model.
+    const without = await lowerInBand({
+      run: async () => true,
+      m: 8,
+      failed: 208,
+      known: stageRuns,
+      repeats: 2,
+      maxRisk: 0.02,
+      budget: 12,
+    });
+    assert.ok(without.batch! > low.batch, `${without.batch} > ${low.batch}`);
+  });
+
+  it('steps down twice as far after each failure of a batch it placed, and gives up within its budget', async () => {
+    const ran: number[] = [];
+    const low = await lowerInBand({
+      run: async (b) => (ran.push(b), b <= 120),
+      m: 8,
+      failed: 192,
+      known: stageRuns,
+      repeats: 2,
+      maxRisk: 0.02,
+      budget: 12,
+    });
+    assert.equal(low.batch, ran.at(-1));
+    assert.ok(low.batch! <= 120);
+    assert.deepEqual(ran.slice(-3), [low.batch, low.batch, low.batch], 'the batch written passed 3 runs in a row');
+    const failures = ran.filter((b) => b > 120);
+    for (let i = 2; i < failures.length; i++)
+      assert.ok(failures[i - 1]! - failures[i]! >= 2 * 8, `the step grows: ${failures.join(', ')}`);
+    assert.equal(low.lowestFail, Math.min(...failures));
+    // Nothing passes: no batch, and no more runs than the budget.
+    let n = 0;
+    const none = await lowerInBand({
+      run: async () => (n++, false),
+      m: 8,
+      failed: 192,
+      known: stageRuns,
+      repeats: 2,
+      maxRisk: 0.02,
+      budget: 5,
+    });
+    assert.equal(none.batch, null);
+    assert.equal(n, 5);
+  });
+
+  it('counts runs by batch and back', () => {
+    const rows = countRuns(stageRuns);
+    assert.deepEqual(rows, [
+      { batch: 192, passed: 3, failed: 0 },
+      { batch: 200, passed: 3, failed: 0 },
+      { batch: 208, passed: 0, failed: 3 },
+    ]);
+    assert.deepEqual(countRuns(bandRunsOf(rows)), rows);
   });
 });
