@@ -27,7 +27,10 @@ export function underWhat(f: StageFailure): string {
 /** "(184 failed)", or with the band model's placement: how the lowered batch was found. */
 export function loweredHow(l: Pick<StageLowering, 'lowest_fail' | 'band'>): string {
   if (!l.band) return `(${l.lowest_fail} failed)`;
-  const risk = l.band.risk === undefined ? '' : `, and the band model puts its chance of failing a run at ${riskPercent(l.band.risk)}`;
+  const risk =
+    l.band.risk === undefined
+      ? ''
+      : `, and the band model puts its chance of failing a run at ${riskPercent(l.band.risk)}`;
   return `(${l.lowest_fail} failed; it passed ${l.band.repeats + 1} runs in a row${risk})`;
 }
 

@@ -179,44 +179,48 @@ describe('a later stage that fails at the chosen batch', () => {
     },
   );
 
-  it('lowers the batch when the final config ran out of memory in a later stage, though it passed elsewhere', {
-    timeout: 90_000,
-  }, async () => {
-    // The compare's 4th trial (the baseline extra=0 in round 2, which the compare keeps) OOMs once, as a run
-    // in a band does; its other runs pass. That is a failed run of the final config: the final confirmation lowers the
-    // batch inside the band rather than write a config that ran out of memory.
-    const count = join(tempDir(), 'count');
-    const { r, result, records, mb } = await run(0, {
-      repeatBoundary: 2,
-      later: '  - { kind: compare, name: cmp, param: extra, arms: [0, 8], baseline: 0, repeats: 2, steps: 2 }',
-      argv: [`--count=${count}`, '--oom-nth=4'],
-    });
-    assert.equal(r.exitCode, 0, r.all);
-    const oomed = records.filter((t) => t.stage === 'cmp' && t.outcome === 'oom');
-    assert.equal(oomed.length, 1);
-    assert.deepEqual(oomed[0]!.config, { batch_size: 192, extra: 0 });
-    assert.equal(result.stages[1]!.chosen['extra'], 0, 'the compare kept its baseline');
-    const final = mb.final_confirmation!;
-    assert.equal(final.outcome, 'lowered');
-    assert.equal(final.from, 192);
-    assert.equal(final.batch, 184);
-    const finals = records.filter((t) => t.role === 'final-confirm');
-    assert.deepEqual(
-      finals.map((t) => [t.config['batch_size'], t.config['extra'], t.outcome]),
-      [
-        [184, 0, 'ok'],
-        [184, 0, 'ok'],
-        [184, 0, 'ok'],
-      ],
-      'no run at 192 first: it already failed; 184 passed 3 runs in a row',
-    );
-    assert.match(
-      final.statement,
-      new RegExp(
-        `batch_size=192 ran out of memory with the final config \\(extra=0 chosen after the search\\) in trial ${oomed[0]!.index} of stage cmp; ` +
-          'lowered to 184 \\(192 failed; it passed 3 runs in a row, and the band model puts its chance',
-      ),
-    );
-    assert.equal(result.chosen['batch_size'], 184);
-  });
+  it(
+    'lowers the batch when the final config ran out of memory in a later stage, though it passed elsewhere',
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      // The compare's 4th trial (the baseline extra=0 in round 2, which the compare keeps) OOMs once, as a run
+      // in a band does; its other runs pass. That is a failed run of the final config: the final confirmation lowers the
+      // batch inside the band rather than write a config that ran out of memory.
+      const count = join(tempDir(), 'count');
+      const { r, result, records, mb } = await run(0, {
+        repeatBoundary: 2,
+        later: '  - { kind: compare, name: cmp, param: extra, arms: [0, 8], baseline: 0, repeats: 2, steps: 2 }',
+        argv: [`--count=${count}`, '--oom-nth=4'],
+      });
+      assert.equal(r.exitCode, 0, r.all);
+      const oomed = records.filter((t) => t.stage === 'cmp' && t.outcome === 'oom');
+      assert.equal(oomed.length, 1);
+      assert.deepEqual(oomed[0]!.config, { batch_size: 192, extra: 0 });
+      assert.equal(result.stages[1]!.chosen['extra'], 0, 'the compare kept its baseline');
+      const final = mb.final_confirmation!;
+      assert.equal(final.outcome, 'lowered');
+      assert.equal(final.from, 192);
+      assert.equal(final.batch, 184);
+      const finals = records.filter((t) => t.role === 'final-confirm');
+      assert.deepEqual(
+        finals.map((t) => [t.config['batch_size'], t.config['extra'], t.outcome]),
+        [
+          [184, 0, 'ok'],
+          [184, 0, 'ok'],
+          [184, 0, 'ok'],
+        ],
+        'no run at 192 first: it already failed; 184 passed 3 runs in a row',
+      );
+      assert.match(
+        final.statement,
+        new RegExp(
+          `batch_size=192 ran out of memory with the final config \\(extra=0 chosen after the search\\) in trial ${oomed[0]!.index} of stage cmp; ` +
+            'lowered to 184 \\(192 failed; it passed 3 runs in a row, and the band model puts its chance',
+        ),
+      );
+      assert.equal(result.chosen['batch_size'], 184);
+    },
+  );
 });

@@ -76,7 +76,11 @@ describe('repeatBoundary', () => {
     assert.equal(b.lo, 23, 'the wider band costs a wider margin: 184, not 192');
     assert.equal(b.hi, 25, '200 failed a run: it is the smallest failure now');
     const { model, runs, ...band } = b.band;
-    assert.equal(runs!.reduce((n, r) => n + r.passed + r.failed, 0), model!.runs, 'the runs kept are the fitted ones');
+    assert.equal(
+      runs!.reduce((n, r) => n + r.passed + r.failed, 0),
+      model!.runs,
+      'the runs kept are the fitted ones',
+    );
     assert.deepEqual(band, {
       repeats: 2,
       passed_all: 184,
@@ -230,7 +234,7 @@ describe('lowerInBand', () => {
       budget: 12,
     });
     assert.equal(low.batch, ran.at(-1));
-    assert.ok(low.batch! <= 120);
+    assert.ok(low.batch <= 120);
     assert.deepEqual(ran.slice(-3), [low.batch, low.batch, low.batch], 'the batch written passed 3 runs in a row');
     const failures = ran.filter((b) => b > 120);
     for (let i = 2; i < failures.length; i++)
