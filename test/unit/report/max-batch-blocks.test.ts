@@ -135,6 +135,37 @@ describe('a later stage that failed at the chosen batch', () => {
     );
   });
 
+  it('says a lowering inside the band and a stage that chose nothing because one config OOMed', () => {
+    const some = { ...failure, stage: 'empty-cache', kind: 'oom-at-batch' as const, configs: 1, ran: 4 };
+    const s = words(
+      stageSection(
+        withResult({
+          lowered_after: [
+            {
+              failure: some,
+              config: { empty_cache: 'never' },
+              batch: 176,
+              lowest_fail: 184,
+              trials: [30, 31, 32, 33],
+              band: { repeats: 2, risk: 0.0031 },
+            },
+          ],
+        }),
+        [],
+      ).answer,
+    );
+    assert.match(
+      s,
+      new RegExp(
+        'lowered after stage empty-cache \\| 176 \\| stage empty-cache: 1 of 4 configs OOMed at batch 200 and the stage ' +
+          'chose nothing; lowered to 176 \\(184 failed; it passed 3 runs in a row, and the band model puts its chance ' +
+          'of failing a run at 0.31%\\) under the config that failed',
+      ),
+    );
+    const md = summaryMarkdown({ ...run.result!, stage_failures: [some] }, []);
+    assert.match(md, /no lower batch\\_size held under the config that failed/);
+  });
+
   it('heads the summary with the failure no lowering rescued', () => {
     const md = summaryMarkdown({ ...run.result!, stage_failures: [failure] }, []);
     assert.match(
