@@ -233,7 +233,8 @@ export async function runStages(ctx: StageContext, state: RunState, until = Infi
     } finally {
       ctx.device = here;
     }
-    // Every config OOMed at the batch an earlier stage chose: lower it and run the stage again.
+    // The stage chose nothing because its configs OOMed at the batch an earlier stage chose: lower it and
+    // run the stage again.
     const lowered = await lowerAfterFailure(ctx, outcome, {
       spec: stage,
       name,
