@@ -127,9 +127,11 @@ export const stageFailureSchema = z.object({
   stage: z.string(),
   /**
    * every-config-oom: every config of the stage ran out of memory at the value; oom-at-batch: some did, and
-   * the stage chose nothing (a compare whose baseline OOMed cannot compare).
+   * the stage chose nothing (a compare whose baseline OOMed cannot compare); chosen-config-oom: the config
+   * the stage chose ran out of memory at the value in some of its trials (its choice was measured at a
+   * batch that is not written).
    */
-  kind: z.enum(['every-config-oom', 'oom-at-batch']),
+  kind: z.enum(['every-config-oom', 'oom-at-batch', 'chosen-config-oom']),
   /** The parameter an earlier stage chose, and the value the stage's configs ran out of memory at. */
   param: z.string(),
   batch: num,
@@ -139,6 +141,9 @@ export const stageFailureSchema = z.object({
   configs: num,
   /** oom-at-batch: the configs of the stage that ran (configs of them OOMed). */
   ran: num.optional(),
+  /** chosen-config-oom: what the stage chose, and its trials at the value: all, and those that OOMed. */
+  chosen: configSchema.optional(),
+  trials: z.object({ ran: num, oom: num }).optional(),
 });
 export type StageFailure = z.infer<typeof stageFailureSchema>;
 

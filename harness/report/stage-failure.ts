@@ -6,6 +6,13 @@ const what = (param: string) => (param === 'batch_size' ? 'batch' : param);
 
 /** "stage loader: every config OOMed at batch 200". */
 export function failureHead(f: StageFailure): string {
+  if (f.kind === 'chosen-config-oom') {
+    const chosen = Object.entries(f.chosen ?? {})
+      .map(([k, v]) => `${k}=${String(v)}`)
+      .join(' ');
+    const t = f.trials ? ` in ${f.trials.oom} of its ${f.trials.ran} trials` : '';
+    return `stage ${f.stage}: the config it chose (${chosen}) OOMed at ${what(f.param)} ${f.batch}${t}`;
+  }
   if (f.kind === 'oom-at-batch')
     return `stage ${f.stage}: ${f.configs} of ${f.ran ?? '?'} configs OOMed at ${what(f.param)} ${f.batch} and the stage chose nothing`;
   return `stage ${f.stage}: every config OOMed at ${what(f.param)} ${f.batch}`;

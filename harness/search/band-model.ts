@@ -38,7 +38,8 @@ const PRUNE = 30;
  * The band model of `runs`, or undefined when they show no boundary: every run passed (no failure to
  * place a limit below) or every run failed (no pass to place it above).
  */
-export function fitBand(runs: readonly BandRun[]): BandFit | undefined {
+export function fitBand(runs: readonly BandRun[], o: { spreadMax?: number } = {}): BandFit | undefined {
+  const spreadMax = o.spreadMax ?? SPREAD_MAX;
   const groups = new Map<number, { ok: number; fail: number }>();
   for (const r of runs) {
     const g = groups.get(r.batch) ?? { ok: 0, fail: 0 };
@@ -56,7 +57,7 @@ export function fitBand(runs: readonly BandRun[]): BandFit | undefined {
   const sigmas: number[] = [];
   const logw: number[] = [];
   for (let i = 0; i < SPREAD_POINTS; i++) {
-    const sigma = scale * SPREAD_MIN * (SPREAD_MAX / SPREAD_MIN) ** (i / (SPREAD_POINTS - 1));
+    const sigma = scale * SPREAD_MIN * (spreadMax / SPREAD_MIN) ** (i / (SPREAD_POINTS - 1));
     const from = lowest - 6 * sigma;
     const to = highest + 6 * sigma;
     const step = Math.max(sigma / 4, (to - from) / LIMIT_POINTS);

@@ -161,6 +161,13 @@ export function bandOf(
   };
 }
 
+/**
+ * The spread's prior range once a run failed at a batch the model had placed within max_risk: that failure
+ * is the evidence that the band is wider than the boundary's few runs could tell (SPREAD_MAX), so the refit
+ * lets the data choose a spread up to this fraction of the batch.
+ */
+export const SPREAD_MAX_AFTER_FAILURE = 0.1;
+
 /** A lowering in the band: what a batch that failed after the search was lowered to. */
 export interface BandLowering {
   /** The batch that passed `repeats + 1` runs in a row with a risk within maxRisk; null when none did. */
@@ -199,7 +206,7 @@ export async function lowerInBand(o: {
   let step = 1;
   let made = 0;
   while (made < o.budget) {
-    const fit = fitBand(runs);
+    const fit = fitBand(runs, { spreadMax: SPREAD_MAX_AFTER_FAILURE });
     // Without a pass to place the band above (the stage's runs all failed), step down as the search does.
     const k = fit ? Math.min(cap - 1, largestWithin(fit, o.maxRisk, o.m, cap)) : Math.floor((cap * 7) / 8);
     if (fit)
@@ -218,7 +225,7 @@ export async function lowerInBand(o: {
       passed += 1;
     }
     if (passed === o.repeats + 1) {
-      const after = fitBand(runs);
+      const after = fitBand(runs, { spreadMax: SPREAD_MAX_AFTER_FAILURE });
       return { batch: k * o.m, lowestFail, ...(after ? { risk: after.risk(k * o.m) } : {}), log };
     }
     if (passed < o.repeats + 1 && runs[runs.length - 1]!.ok) break; // out of budget before the last run

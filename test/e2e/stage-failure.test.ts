@@ -129,19 +129,20 @@ describe('a later stage that fails at the chosen batch', () => {
     'lowers inside the measured band when a compare cannot run because its baseline OOMed at the batch',
     { timeout: 90_000 },
     async () => {
-      // The band measured at 200 (sharp) puts the max at 192; the compare's baseline extra=24 needs 24 more
-      // samples, so it OOMs at 192 in every round and the compare chooses nothing. The failure joins the
-      // band's runs, the model places 184 (which fails under extra=24: 208 > 200), then lower; the batch
-      // written passed 3 runs in a row under the config that failed, and the compare ran again at it.
+      // The band measured at 200 (sharp) puts the max at 192; the compare's baseline extra=40 needs 40 more
+      // samples, so it OOMs at 192 and the compare chooses nothing. The failure joins the band's runs, the
+      // model (its spread now allowed up to 10%) places 168, which fails under extra=40 (208 > 200); fitted
+      // again it places 152, which passes 3 runs in a row under the config that failed, and the compare runs
+      // again at it.
       const { r, result, chosen, records, mb } = await run(0, {
         repeatBoundary: 2,
-        later: '  - { kind: compare, name: cmp, param: extra, arms: [24, 0], baseline: 24, repeats: 2, steps: 2 }',
+        later: '  - { kind: compare, name: cmp, param: extra, arms: [40, 0], baseline: 40, repeats: 2, steps: 2 }',
       });
       assert.equal(r.exitCode, 0, r.all);
       assert.equal(mb.band?.passed_all, 192);
       assert.ok(mb.band?.runs?.length, 'the band keeps the runs it was fitted on');
       const first = records.filter((t) => t.stage === 'cmp' && t.config['batch_size'] === 192);
-      assert.ok(first.some((t) => t.config['extra'] === 24 && t.outcome === 'oom'));
+      assert.ok(first.some((t) => t.config['extra'] === 40 && t.outcome === 'oom'));
       const lowering = mb.lowered_after![0]!;
       assert.deepEqual(lowering.failure, {
         stage: 'cmp',
@@ -152,42 +153,41 @@ describe('a later stage that fails at the chosen batch', () => {
         configs: 1,
         ran: 2,
       });
-      assert.deepEqual(lowering.config, { extra: 24 }, 'the lowering runs the config that failed');
-      assert.equal(lowering.batch, 176);
+      assert.deepEqual(lowering.config, { extra: 40 }, 'the lowering runs the config that failed');
+      assert.equal(lowering.batch, 152);
+      assert.equal(lowering.lowest_fail, 168);
       assert.equal(lowering.band?.repeats, 2);
       assert.ok(lowering.band?.risk !== undefined && lowering.band.risk <= 0.02);
       const lowers = records.filter((t) => t.role === 'lower');
       assert.deepEqual(
         lowers.map((t) => [t.config['batch_size'], t.outcome]),
         [
-          [184, 'oom'],
-          [176, 'ok'],
-          [176, 'ok'],
-          [176, 'ok'],
+          [168, 'oom'],
+          [152, 'ok'],
+          [152, 'ok'],
+          [152, 'ok'],
         ],
       );
-      // The compare ran again at 176, where both arms fit, and the batch that failed is written nowhere.
-      assert.ok(records.some((t) => t.stage === 'cmp' && t.config['batch_size'] === 176 && t.config['extra'] === 24));
-      assert.equal(result.chosen['batch_size'], 176);
+      // The compare ran again at 152, where both arms fit, and the batch that failed is written nowhere.
+      assert.ok(records.some((t) => t.stage === 'cmp' && t.config['batch_size'] === 152 && t.config['extra'] === 40));
+      assert.equal(result.chosen['batch_size'], 152);
       assert.ok('extra' in result.chosen, JSON.stringify(result.chosen));
-      assert.equal(chosen.config['batch_size'], 176);
+      assert.equal(chosen.config['batch_size'], 152);
       assert.match(
         result.stages[1]!.notes.join('\n'),
-        /stage cmp: 1 of 2 configs OOMed at batch 192 and the stage chose nothing; max-batch-1 lowered it to 176 \(184 failed; it passed 3 runs in a row, and the band model puts its chance of failing a run at [\d.]+%\)/,
+        /stage cmp: 1 of 2 configs OOMed at batch 192 and the stage chose nothing; max-batch-1 lowered it to 152 \(168 failed; it passed 3 runs in a row, and the band model puts its chance of failing a run at [\d.]+%\)/,
       );
       assert.equal(result.stage_failures, undefined);
     },
   );
 
   it(
-    'lowers the batch when the final config ran out of memory in a later stage, though it passed elsewhere',
-    {
-      timeout: 90_000,
-    },
+    'lowers the batch and runs the stage again when the config it chose ran out of memory at the batch in one trial',
+    { timeout: 90_000 },
     async () => {
       // The compare's 4th trial (the baseline extra=0 in round 2, which the compare keeps) OOMs once, as a run
-      // in a band does; its other runs pass. That is a failed run of the final config: the final confirmation lowers the
-      // batch inside the band rather than write a config that ran out of memory.
+      // in a band does; its other runs pass. The choice was measured at a batch that failed with it: the batch
+      // is lowered inside the band under that config, and the compare runs again at the lowered batch.
       const count = join(tempDir(), 'count');
       const { r, result, records, mb } = await run(0, {
         repeatBoundary: 2,
@@ -198,29 +198,46 @@ describe('a later stage that fails at the chosen batch', () => {
       const oomed = records.filter((t) => t.stage === 'cmp' && t.outcome === 'oom');
       assert.equal(oomed.length, 1);
       assert.deepEqual(oomed[0]!.config, { batch_size: 192, extra: 0 });
-      assert.equal(result.stages[1]!.chosen['extra'], 0, 'the compare kept its baseline');
-      const final = mb.final_confirmation!;
-      assert.equal(final.outcome, 'lowered');
-      assert.equal(final.from, 192);
-      assert.equal(final.batch, 184);
-      const finals = records.filter((t) => t.role === 'final-confirm');
-      assert.deepEqual(
-        finals.map((t) => [t.config['batch_size'], t.config['extra'], t.outcome]),
-        [
-          [184, 0, 'ok'],
-          [184, 0, 'ok'],
-          [184, 0, 'ok'],
-        ],
-        'no run at 192 first: it already failed; 184 passed 3 runs in a row',
+      const lowering = mb.lowered_after![0]!;
+      const atFirst = records.filter(
+        (t) => t.stage === 'cmp' && t.config['batch_size'] === 192 && t.config['extra'] === 0,
       );
+      assert.deepEqual(lowering.failure, {
+        stage: 'cmp',
+        kind: 'chosen-config-oom',
+        param: 'batch_size',
+        batch: 192,
+        chosen_by: 'max-batch-1',
+        configs: 1,
+        chosen: { extra: 0 },
+        trials: { ran: atFirst.length, oom: 1 },
+      });
+      assert.deepEqual(lowering.config, { extra: 0 });
+      const lowered = lowering.batch!;
+      assert.ok(lowered < 192 && lowered % 8 === 0, String(lowered));
+      assert.deepEqual(
+        records.filter((t) => t.role === 'lower').map((t) => [t.config['batch_size'], t.outcome]),
+        [
+          [lowered, 'ok'],
+          [lowered, 'ok'],
+          [lowered, 'ok'],
+        ],
+        'the placed batch passed 3 runs in a row',
+      );
+      assert.ok(lowering.band!.risk! <= 0.02);
+      // The compare ran again at the lowered batch and chose there; that choice is what is written, and the
+      // lowering's runs already confirmed it with the final config (no final confirmation run).
+      assert.ok(records.some((t) => t.stage === 'cmp' && t.config['batch_size'] === lowered));
+      assert.equal(result.stages[1]!.chosen['extra'], 0, 'the compare kept its baseline');
+      assert.deepEqual(result.chosen, { batch_size: lowered, extra: 0 });
+      assert.equal(records.filter((t) => t.role === 'final-confirm').length, 0);
       assert.match(
-        final.statement,
+        result.stages[1]!.notes.join('\n'),
         new RegExp(
-          `batch_size=192 ran out of memory with the final config \\(extra=0 chosen after the search\\) in trial ${oomed[0]!.index} of stage cmp; ` +
-            'lowered to 184 \\(192 failed; it passed 3 runs in a row, and the band model puts its chance',
+          `stage cmp: the config it chose \\(extra=0\\) OOMed at batch 192 in 1 of its ${atFirst.length} trials; ` +
+            `max-batch-1 lowered it to ${lowered} \\(192 failed; it passed 3 runs in a row`,
         ),
       );
-      assert.equal(result.chosen['batch_size'], 184);
     },
   );
 });

@@ -52,7 +52,7 @@ export async function finalConfirmations(
     const mine = ctx.records.filter((r) => r.stage === outcome.name);
     // The final config ran out of memory somewhere in the run (a later stage's trial): that is a failed run of
     // it, whatever else passed. Only where none did may a confirmation-length pass stand for the final one.
-    const failedBefore = ctx.records.find((r) => r.outcome === 'oom' && sameConfig(r.config, final));
+    const failedBefore = oomWith(ctx.records, final);
     if (
       !failedBefore &&
       mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final))
@@ -292,7 +292,12 @@ export async function lowerBelow(o: {
   return { held, lowestFail: hi * o.m, exact: held !== undefined && hi - lo <= 1 };
 }
 
-function sameConfig(a: Config, b: Config): boolean {
+/** The first trial of the run that ran out of memory with exactly `config`. */
+export function oomWith(records: readonly TrialRecord[], config: Config): TrialRecord | undefined {
+  return records.find((r) => r.outcome === 'oom' && sameConfig(r.config, config));
+}
+
+export function sameConfig(a: Config, b: Config): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   for (const k of keys) if (a[k] !== b[k]) return false;
   return true;

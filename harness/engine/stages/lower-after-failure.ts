@@ -10,7 +10,7 @@ import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
 import { cheaper } from '../../search/rank.js';
 import { configKey } from '../../search/space.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
-import { lowerFailed } from './final-confirm.js';
+import { lowerFailed, sameConfig } from './final-confirm.js';
 import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
 import type {
@@ -105,9 +105,26 @@ function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Own
 export function failureAtBatch(ctx: StageContext, outcome: StageOutcome, owner: Owner): StageFailure | undefined {
   const param = owner.spec.param;
   const batch = owner.outcome.result.chosen!;
-  if (Object.keys(outcome.chosen).length > 0) return undefined;
-  const groups = trialGroups(ctx, outcome);
   const oomAt = (t: TrialRecord) => t.outcome === 'oom' && t.config[param] === batch;
+  if (Object.keys(outcome.chosen).length > 0) {
+    // The stage chose a config that ran out of memory at the batch (a compare's arm that passed some rounds):
+    // its choice was measured at a batch the run cannot write.
+    const chosen = { ...ctx.baseConfig, ...outcome.chosen };
+    const mine = ctx.records.filter((r) => r.stage === outcome.name && sameConfig(r.config, chosen));
+    const oom = mine.filter(oomAt).length;
+    if (oom === 0) return undefined;
+    return {
+      stage: outcome.name,
+      kind: 'chosen-config-oom',
+      param,
+      batch,
+      chosen_by: owner.outcome.name,
+      configs: 1,
+      chosen: outcome.chosen,
+      trials: { ran: mine.length, oom },
+    };
+  }
+  const groups = trialGroups(ctx, outcome);
   const failed = groups.filter((g) => g.some(oomAt));
   if (failed.length === 0) return undefined;
   const every =
@@ -145,9 +162,13 @@ function trialGroups(ctx: StageContext, outcome: StageOutcome): TrialRecord[][] 
  * one the stage needs to run.
  */
 function loweringConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpec, failure: StageFailure): Config {
-  if (failure.kind === 'oom-at-batch') {
+  if (failure.kind !== 'every-config-oom') {
     const first = ctx.records.find(
-      (r) => r.stage === outcome.name && r.outcome === 'oom' && r.config[failure.param] === failure.batch,
+      (r) =>
+        r.stage === outcome.name &&
+        r.outcome === 'oom' &&
+        r.config[failure.param] === failure.batch &&
+        Object.entries(failure.chosen ?? {}).every(([k, v]) => r.config[k] === v),
     );
     if (first) return Object.fromEntries(Object.entries(first.config).filter(([k]) => k !== failure.param));
   }
@@ -216,7 +237,11 @@ function setBatch(
   const lowered: Evidence = {
     ...e,
     rule: `${e.rule}; lowered from ${l.failure.batch} because ${
-      l.failure.kind === 'every-config-oom' ? 'every config' : 'a config'
+      l.failure.kind === 'every-config-oom'
+        ? 'every config'
+        : l.failure.kind === 'chosen-config-oom'
+          ? 'the chosen config'
+          : 'a config'
     } of stage ${l.failure.stage} OOMed at it`,
     trials: l.survived ? [l.survived.trial] : [],
   };

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { deviceMatrix } from '../../../harness/engine/stages/device-matrix.js';
-import { lowerBelow } from '../../../harness/engine/stages/final-confirm.js';
+import { lowerBelow, oomWith } from '../../../harness/engine/stages/final-confirm.js';
 import { configKey } from '../../../harness/search/space.js';
 import type { Outcome, TrialRecord } from '../../../harness/domain/index.js';
 
@@ -65,5 +65,20 @@ describe('deviceMatrix', () => {
     const [row] = deviceMatrix(records, keyOf, ['num_workers']);
     assert.equal(row!.chosen_key, 'num_workers=0', 'the faster config failed a trial: not a contender');
     assert.match(row!.note!, /only config that ran/);
+  });
+});
+
+describe('oomWith', () => {
+  it('finds a trial that ran out of memory with exactly the config, in any stage', () => {
+    const records = [
+      record(0, { batch_size: 192, extra: 0 }, 'ok'),
+      record(1, { batch_size: 192, extra: 8 }, 'oom'),
+      record(2, { batch_size: 192 }, 'oom'),
+      record(3, { batch_size: 192, extra: 0 }, 'oom'),
+    ];
+    assert.equal(oomWith(records, { batch_size: 192, extra: 0 })?.index, 3);
+    assert.equal(oomWith(records, { batch_size: 192 })?.index, 2, 'a missing key is a different config');
+    assert.equal(oomWith(records, { batch_size: 184, extra: 0 }), undefined);
+    assert.equal(oomWith(records.slice(0, 1), { batch_size: 192, extra: 0 }), undefined, 'a pass is not a failure');
   });
 });
