@@ -299,12 +299,12 @@ async function main(): Promise<void> {
     '',
     `Same command, ${REPS} searches per row (max_risk 0.02, ${((Date.now() - laterStarted) / 1000).toFixed(0)} s). ` +
       `After each search a later stage runs ${LATER} trials at the max written (a loader race, a compare); at its ` +
-      'first failure the engine lowers the batch inside the band (`lowerInBand`: the stage\'s runs plus the failure, ' +
+      "first failure the engine lowers the batch inside the band (`lowerInBand`: the stage's runs plus the failure, " +
       'the model fitted again, the batch it places passes repeat_boundary + 1 runs). "Kept" is the max as it was, ' +
       'which is what a run that ignores the failure would write; "lowered" is what the run writes. Risks and margins are ' +
       "under the later stage's config (the first row: a config that needs 4% more memory, a sharp limit, as a loader " +
       "sweep's workers would). The refit lets the band's spread be up to 10% of the batch " +
-      '(SPREAD_MAX_AFTER_FAILURE): the failure shows the band is wider than the boundary\'s runs told.',
+      "(SPREAD_MAX_AFTER_FAILURE): the failure shows the band is wider than the boundary's runs told.",
     '',
     '| band | later stage failed (searches) | true risk when it failed: kept / lowered (mean) | > 5x max_risk when it failed: kept / lowered | true risk over all searches: kept / written | median margin written | lowering runs (mean) | nothing held | target |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
