@@ -1,6 +1,6 @@
 // A later stage that fails at the batch an earlier max-batch stage chose (every config of a loader sweep
-// ran out of memory at it, or a compare whose baseline did cannot compare) is the answer failing, not the
-// workload: the batch is lowered and the stage runs again at it. The lowering runs under the sweep's
+// ran out of memory at it, a compare whose baseline did cannot compare, or the config a stage chose did in
+// some of its trials) is the answer failing, not the workload: the batch is lowered and the stage runs again at it. The lowering runs under the sweep's
 // cheapest config (every config failed) or the config that failed; where the max-batch stage measured its
 // band, the failure joins the band's runs and the band model places the lowered batch, which passes
 // repeat_boundary + 1 runs (else one confirmation-length run holds). A batch that failed is never left in
@@ -98,9 +98,10 @@ function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Own
 }
 
 /**
- * The failure when the stage chose nothing and a config it ran had an OOM at the owner's batch:
- * every-config-oom where each config did (a sweep: every config that was not pruned; another stage: every
- * trial failed, some by OOM), else oom-at-batch (a compare whose baseline OOMed cannot compare).
+ * The failure at the owner's batch, if any: chosen-config-oom when the config the stage chose had an OOM
+ * there; else, when the stage chose nothing and a config it ran had one, every-config-oom where each config
+ * did (a sweep: every config that was not pruned; another stage: every trial failed, some by OOM), else
+ * oom-at-batch (a compare whose baseline OOMed cannot compare).
  */
 export function failureAtBatch(ctx: StageContext, outcome: StageOutcome, owner: Owner): StageFailure | undefined {
   const param = owner.spec.param;
