@@ -162,7 +162,14 @@ export const stageLoweringSchema = z.object({
    * Where the max-batch stage measured its band: the failure joined its runs, the band model placed the
    * batch, which passed `repeats` + 1 runs in a row; `risk` is the model's chance that a run at it fails.
    */
-  band: z.object({ repeats: num, risk: num.optional() }).optional(),
+  band: z
+    .object({
+      repeats: num,
+      risk: num.optional(),
+      /** Failures the model, fitted with them, puts below max_risk: not explained by the batch (no risk then). */
+      unexplained: z.array(num).optional(),
+    })
+    .optional(),
 });
 export type StageLowering = z.infer<typeof stageLoweringSchema>;
 

@@ -34,11 +34,18 @@ export function underWhat(f: StageFailure): string {
 /** "(184 failed)", or with the band model's placement: how the lowered batch was found. */
 export function loweredHow(l: Pick<StageLowering, 'lowest_fail' | 'band'>): string {
   if (!l.band) return `(${l.lowest_fail} failed)`;
+  const runs = `it passed ${l.band.repeats + 1} runs in a row`;
+  if (l.band.unexplained?.length)
+    return (
+      `(${l.lowest_fail} failed; ${runs}; the band model cannot explain the failure at ${l.band.unexplained.join(', ')}, ` +
+      "a batch where it puts the chance of failing a run below max_risk: that failure is not the batch size's, " +
+      'and the model gives no risk)'
+    );
   const risk =
     l.band.risk === undefined
       ? ''
       : `, and the band model puts its chance of failing a run at ${riskPercent(l.band.risk)}`;
-  return `(${l.lowest_fail} failed; it passed ${l.band.repeats + 1} runs in a row${risk})`;
+  return `(${l.lowest_fail} failed; ${runs}${risk})`;
 }
 
 /** One lowering caused by a later stage, as the max-batch section of the report says it. */

@@ -174,8 +174,10 @@ export interface BandLowering {
   batch: number | null;
   /** The smallest batch that failed a run of the lowering (or the batch that failed first). */
   lowestFail: number;
-  /** The model's chance that a run at `batch` fails, fitted on every run. */
+  /** The model's chance that a run at `batch` fails, fitted on every run; absent when it cannot explain a failure. */
   risk?: number;
+  /** Failures the model, fitted with them, puts below max_risk: not the batch's doing (no risk is given then). */
+  unexplained?: number[];
   log: string[];
 }
 
@@ -205,6 +207,7 @@ export async function lowerInBand(o: {
   let lowestFail = o.failed;
   let step = 1;
   let made = 0;
+  const ownFailures: number[] = [];
   while (made < o.budget) {
     const fit = fitBand(runs, { spreadMax: SPREAD_MAX_AFTER_FAILURE });
     // Without a pass to place the band above (the stage's runs all failed), step down as the search does.
@@ -221,12 +224,25 @@ export async function lowerInBand(o: {
       const ok = await o.run(k * o.m);
       runs.push({ batch: k * o.m, ok });
       log.push(`lower ${passed + 1}/${o.repeats + 1}: ${k * o.m} ${ok ? 'ok' : 'failed'}`);
-      if (!ok) break;
+      if (!ok) {
+        ownFailures.push(k * o.m);
+        break;
+      }
       passed += 1;
     }
     if (passed === o.repeats + 1) {
       const after = fitBand(runs, { spreadMax: SPREAD_MAX_AFTER_FAILURE });
-      return { batch: k * o.m, lowestFail, ...(after ? { risk: after.risk(k * o.m) } : {}), log };
+      if (!after) return { batch: k * o.m, lowestFail, log };
+      // A failure the model, fitted with it, still puts below max_risk is not the batch's (a worker's own
+      // address space, a neighbour's memory): the model's figure for the batch written would not deserve a CI
+      // of trust, so it is not given.
+      const failures = [...new Set([o.failed, ...ownFailures])];
+      const unexplained = failures.filter((b) => after.risk(b) < o.maxRisk).sort((a, b) => a - b);
+      if (unexplained.length > 0) {
+        log.push(`band model: it cannot explain the failure at ${unexplained.join(', ')}, so it gives no risk`);
+        return { batch: k * o.m, lowestFail, unexplained, log };
+      }
+      return { batch: k * o.m, lowestFail, risk: after.risk(k * o.m), log };
     }
     if (passed < o.repeats + 1 && runs[runs.length - 1]!.ok) break; // out of budget before the last run
     lowestFail = Math.min(lowestFail, k * o.m);

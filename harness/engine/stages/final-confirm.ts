@@ -193,7 +193,7 @@ function finalLoweredHow(low: LoweredBatch, trials: number): string {
 
 /** A lowering's answer, with how the band model placed it when the stage measured a band. */
 export interface LoweredBatch extends Lowered {
-  band?: { repeats: number; risk?: number };
+  band?: { repeats: number; risk?: number; unexplained?: number[] };
 }
 
 /**
@@ -233,7 +233,11 @@ export async function lowerFailed(
     held,
     lowestFail: low.lowestFail,
     exact: false,
-    band: { repeats: band.repeats, ...(low.risk !== undefined ? { risk: low.risk } : {}) },
+    band: {
+      repeats: band.repeats,
+      ...(low.risk !== undefined ? { risk: low.risk } : {}),
+      ...(low.unexplained ? { unexplained: low.unexplained } : {}),
+    },
   };
 }
 

@@ -3,6 +3,7 @@
 // config that failed a trial never called a tie.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { loweringSentence } from '../../../harness/report/stage-failure.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
 import { stageSection, tiedWithBest, type Block } from '../../../harness/report/tables.js';
 import { readRunDir } from '../../../harness/store/read-run.js';
@@ -161,6 +162,17 @@ describe('a later stage that failed at the chosen batch', () => {
           'chose nothing; lowered to 176 \\(184 failed; it passed 3 runs in a row, and the band model puts its chance ' +
           'of failing a run at 0.31%\\) under the config that failed',
       ),
+    );
+    assert.match(
+      loweringSentence({
+        failure: some,
+        config: {},
+        batch: 88,
+        lowest_fail: 96,
+        trials: [1, 2, 3],
+        band: { repeats: 2, unexplained: [96] },
+      }),
+      /lowered to 88 \(96 failed; it passed 3 runs in a row; the band model cannot explain the failure at 96, .* the model gives no risk\)/,
     );
     const md = summaryMarkdown({ ...run.result!, stage_failures: [some] }, []);
     assert.match(md, /no lower batch\\_size held under the config that failed/);

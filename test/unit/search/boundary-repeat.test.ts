@@ -255,6 +255,24 @@ describe('lowerInBand', () => {
     assert.equal(n, 5);
   });
 
+  it('gives no risk when the failure is one the model cannot explain by the batch size', async () => {
+    // The stage's band is at 200; a later trial failed at 96, far below every pass (a worker's own address
+    // space, say). The model fitted with it still puts a failure at 96 below max_risk: it is not the batch's.
+    const low = await lowerInBand({
+      run: async () => true,
+      m: 8,
+      failed: 96,
+      known: stageRuns,
+      repeats: 2,
+      maxRisk: 0.02,
+      budget: 12,
+    });
+    assert.equal(low.batch, 88);
+    assert.deepEqual(low.unexplained, [96]);
+    assert.equal(low.risk, undefined);
+    assert.match(low.log.join('\n'), /cannot explain the failure at 96/);
+  });
+
   it('counts runs by batch and back', () => {
     const rows = countRuns(stageRuns);
     assert.deepEqual(rows, [
