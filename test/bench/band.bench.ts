@@ -76,6 +76,24 @@ function simulated(band: Band, seed: number): { run: ProbeFn; count: () => numbe
   return { run, count: () => runs };
 }
 
+/** The search every row runs: findMaxBatch with its confirmation and repeat_boundary 2. */
+function search(run: ProbeFn, maxRisk: number) {
+  return findMaxBatch(run, {
+    multipleOf: M,
+    start: 64,
+    ceiling: 65536,
+    capBytes: null,
+    headroom: 0.1,
+    tolerance: 0.05,
+    throughputPoints: 0,
+    confirmSteps: 10,
+    placeBy: 'count',
+    repeatBoundary: 2,
+    maxRisk,
+    skipRecommended: true,
+  });
+}
+
 interface Cell {
   band: string;
   targeted: boolean;
@@ -101,20 +119,7 @@ async function cell(band: Band, maxRisk: number, seed: number): Promise<Cell> {
   const modelRisks: number[] = [];
   for (let i = 0; i < REPS; i++) {
     const sim = simulated(band, seed + i);
-    const r = await findMaxBatch(sim.run, {
-      multipleOf: M,
-      start: 64,
-      ceiling: 65536,
-      capBytes: null,
-      headroom: 0.1,
-      tolerance: 0.05,
-      throughputPoints: 0,
-      confirmSteps: 10,
-      placeBy: 'count',
-      repeatBoundary: 2,
-      maxRisk,
-      skipRecommended: true,
-    });
+    const r = await search(sim.run, maxRisk);
     const max = r.max ?? 0;
     risks.push(max > 0 ? band.risk(max) : 0);
     margins.push(1 - max / MU);
@@ -184,20 +189,7 @@ async function laterCell(band: Band, heavier: number, seed: number): Promise<Lat
     // The later stage's config (and the lowering, which runs it) fits `heavier` less than the search's.
     const ok = (batch: number) => batch <= band.draw(rng()) * (1 - heavier);
     const risk = (batch: number) => band.risk(batch / (1 - heavier));
-    const r = await findMaxBatch(sim.run, {
-      multipleOf: M,
-      start: 64,
-      ceiling: 65536,
-      capBytes: null,
-      headroom: 0.1,
-      tolerance: 0.05,
-      throughputPoints: 0,
-      confirmSteps: 10,
-      placeBy: 'count',
-      repeatBoundary: 2,
-      maxRisk,
-      skipRecommended: true,
-    });
+    const r = await search(sim.run, maxRisk);
     const max = r.max ?? 0;
     let written = max;
     let failed = false;

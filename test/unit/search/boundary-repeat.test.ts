@@ -191,48 +191,27 @@ describe('lowerInBand', () => {
     ...[192, 192, 192, 200, 200, 200].map((batch) => ({ batch, ok: true })),
     ...[208, 208, 208].map((batch) => ({ batch, ok: false })),
   ];
+  /** lowerInBand over the stage's runs (multiples of 8, 2 repeats, max_risk 2%, 12 trials at most). */
+  const lower = (failed: number, run: (batch: number) => boolean, budget = 12) =>
+    lowerInBand({ run: async (b) => run(b), m: 8, failed, known: stageRuns, repeats: 2, maxRisk: 0.02, budget });
 
   it('places the lowered batch by the model refitted with the later failure, and it passes repeats + 1 runs', async () => {
     // A later stage's config OOMed at 192, which passed every run of the stage: the band is wider than the
     // stage saw, so the model places the batch further down than one multiple, and that batch runs 3 times.
     const ran: number[] = [];
-    const low = await lowerInBand({
-      run: async (b) => (ran.push(b), b <= 184),
-      m: 8,
-      failed: 192,
-      known: stageRuns,
-      repeats: 2,
-      maxRisk: 0.02,
-      budget: 12,
-    });
+    const low = await lower(192, (b) => (ran.push(b), b <= 184));
     assert.ok(low.batch !== null && low.batch < 192, String(low.batch));
     assert.deepEqual(ran, [low.batch, low.batch, low.batch]);
     assert.equal(low.lowestFail, 192);
     assert.ok(low.risk !== undefined && low.risk <= 0.02, String(low.risk));
     // The same stage runs without the later failure would place it higher: the failure moved the model.
-    const without = await lowerInBand({
-      run: async () => true,
-      m: 8,
-      failed: 208,
-      known: stageRuns,
-      repeats: 2,
-      maxRisk: 0.02,
-      budget: 12,
-    });
+    const without = await lower(208, () => true);
     assert.ok(without.batch! > low.batch, `${without.batch} > ${low.batch}`);
   });
 
   it('steps down twice as far after each failure of a batch it placed, and gives up within its budget', async () => {
     const ran: number[] = [];
-    const low = await lowerInBand({
-      run: async (b) => (ran.push(b), b <= 120),
-      m: 8,
-      failed: 192,
-      known: stageRuns,
-      repeats: 2,
-      maxRisk: 0.02,
-      budget: 12,
-    });
+    const low = await lower(192, (b) => (ran.push(b), b <= 120));
     assert.equal(low.batch, ran.at(-1));
     assert.ok(low.batch <= 120);
     assert.deepEqual(ran.slice(-3), [low.batch, low.batch, low.batch], 'the batch written passed 3 runs in a row');
@@ -242,15 +221,7 @@ describe('lowerInBand', () => {
     assert.equal(low.lowestFail, Math.min(...failures));
     // Nothing passes: no batch, and no more runs than the budget.
     let n = 0;
-    const none = await lowerInBand({
-      run: async () => (n++, false),
-      m: 8,
-      failed: 192,
-      known: stageRuns,
-      repeats: 2,
-      maxRisk: 0.02,
-      budget: 5,
-    });
+    const none = await lower(192, () => (n++, false), 5);
     assert.equal(none.batch, null);
     assert.equal(n, 5);
   });
@@ -258,15 +229,7 @@ describe('lowerInBand', () => {
   it('gives no risk when the failure is one the model cannot explain by the batch size', async () => {
     // The stage's band is at 200; a later trial failed at 96, far below every pass (a worker's own address
     // space, say). The model fitted with it still puts a failure at 96 below max_risk: it is not the batch's.
-    const low = await lowerInBand({
-      run: async () => true,
-      m: 8,
-      failed: 96,
-      known: stageRuns,
-      repeats: 2,
-      maxRisk: 0.02,
-      budget: 12,
-    });
+    const low = await lower(96, () => true);
     assert.equal(low.batch, 88);
     assert.deepEqual(low.unexplained, [96]);
     assert.equal(low.risk, undefined);
