@@ -1,10 +1,11 @@
 // A later stage that fails at the batch an earlier max-batch stage chose (every config of a loader sweep
 // ran out of memory at it, a compare whose baseline did cannot compare, or the config a stage chose did in
-// some of its trials) is the answer failing, not the workload: the batch is lowered and the stage runs again at it. The lowering runs under the sweep's
-// cheapest config (every config failed) or the config that failed; where the max-batch stage measured its
+// some of its trials) is the answer failing, not the workload: the batch is lowered and the stage runs
+// again at it. The lowering runs under the sweep's cheapest config (every config failed) or the config that
+// failed, each run as the confirmation runs (until memory flattens); where the max-batch stage measured its
 // band, the failure joins the band's runs and the band model places the lowered batch, which passes
-// repeat_boundary + 1 runs (else one confirmation-length run holds). A batch that failed is never left in
-// the config: when nothing lower holds, the batch is removed and the run reports the failure (exit 1).
+// repeat_boundary + 1 runs (else one run holds). A batch that failed is never left in the config: when
+// nothing lower holds, the batch is removed and the run reports the failure (exit 1).
 import { stageName } from '../../experiment/checks.js';
 import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
 import { cheaper } from '../../search/rank.js';
@@ -13,6 +14,7 @@ import { runJournaledTrial, type StageContext } from '../context.js';
 import { lowerFailed, sameConfig } from './final-confirm.js';
 import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
+import { confirmationMeasure } from '../../search/confirmation.js';
 import type {
   Config,
   Evidence,
@@ -180,7 +182,7 @@ function loweringConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpe
   return { ...ctx.baseConfig, ...(lightest?.config ?? {}) };
 }
 
-/** Lowers below the failed batch with `config`, each run as long as the owner's confirmation. */
+/** Lowers below the failed batch with `config`, each run as the owner's confirmation runs: until memory flattens. */
 async function lowerUnder(
   ctx: StageContext,
   owner: Owner,
@@ -188,18 +190,23 @@ async function lowerUnder(
   config: Config,
 ): Promise<StageLowering> {
   const spec = owner.spec;
-  const steps = spec.confirm_steps > 0 ? spec.confirm_steps : spec.steps;
   const trials: number[] = [];
   ctx.progress.stage(
     `${owner.outcome.name}: lowering`,
     `${failureHead(failure)}; lowering under ${underWhat(failure)}`,
   );
   const run = async (batch: number): Promise<TrialRecord> => {
-    const measure = {
-      warmupSteps: ctx.experiment.measure.warmup_steps,
-      steps,
-      ...(spec.confirm_steps > 0 && spec.confirm_epochs > 1 ? { epochs: spec.confirm_epochs } : {}),
-    };
+    // As the confirmation runs: until memory flattens (at least confirm_steps, across its epochs).
+    const warmupSteps = ctx.experiment.measure.warmup_steps;
+    const measure =
+      spec.confirm_steps > 0
+        ? confirmationMeasure({
+            warmupSteps,
+            minSteps: spec.confirm_steps,
+            maxSteps: spec.confirm_max_steps,
+            epochs: spec.confirm_epochs,
+          })
+        : { warmupSteps, steps: spec.steps };
     const record = await runJournaledTrial(
       ctx,
       { stage: owner.outcome.name, role: 'lower', config: { ...config, [spec.param]: batch }, measure },
