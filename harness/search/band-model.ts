@@ -40,16 +40,9 @@ const PRUNE = 30;
  */
 export function fitBand(runs: readonly BandRun[], o: { spreadMax?: number } = {}): BandFit | undefined {
   const spreadMax = o.spreadMax ?? SPREAD_MAX;
-  const groups = new Map<number, { ok: number; fail: number }>();
-  for (const r of runs) {
-    const g = groups.get(r.batch) ?? { ok: 0, fail: 0 };
-    if (r.ok) g.ok += 1;
-    else g.fail += 1;
-    groups.set(r.batch, g);
-  }
-  const rows = [...groups].map(([batch, g]) => ({ batch, ...g }));
-  const passes = rows.filter((g) => g.ok > 0).map((g) => g.batch);
-  if (passes.length === 0 || rows.every((g) => g.fail === 0)) return undefined;
+  const rows = countRuns(runs);
+  const passes = rows.filter((g) => g.passed > 0).map((g) => g.batch);
+  if (passes.length === 0 || rows.every((g) => g.failed === 0)) return undefined;
   const scale = Math.max(...passes);
   const lowest = Math.min(...rows.map((g) => g.batch));
   const highest = Math.max(...rows.map((g) => g.batch));
@@ -65,8 +58,8 @@ export function fitBand(runs: readonly BandRun[], o: { spreadMax?: number } = {}
       let ll = Math.log(step); // a uniform prior on the mean: each point stands for `step` of it
       for (const g of rows) {
         const z = (mu - g.batch) / sigma;
-        if (g.ok > 0) ll += g.ok * lnNormalCdf(z);
-        if (g.fail > 0) ll += g.fail * lnNormalCdf(-z);
+        if (g.passed > 0) ll += g.passed * lnNormalCdf(z);
+        if (g.failed > 0) ll += g.failed * lnNormalCdf(-z);
       }
       mus.push(mu);
       sigmas.push(sigma);
@@ -111,4 +104,24 @@ export function largestWithin(fit: BandFit, maxRisk: number, m: number, belowK: 
 /** A chance of failing as the report and the notes print it: two decimals below 1%, else one. */
 export function riskPercent(x: number): string {
   return `${(x * 100).toFixed(x < 0.01 ? 2 : 1)}%`;
+}
+
+/** Runs counted by batch, ascending, as run.json's band.runs keeps them. */
+export function countRuns(runs: readonly BandRun[]): { batch: number; passed: number; failed: number }[] {
+  const by = new Map<number, { batch: number; passed: number; failed: number }>();
+  for (const r of runs) {
+    const row = by.get(r.batch) ?? { batch: r.batch, passed: 0, failed: 0 };
+    if (r.ok) row.passed += 1;
+    else row.failed += 1;
+    by.set(r.batch, row);
+  }
+  return [...by.values()].sort((a, b) => a.batch - b.batch);
+}
+
+/** The runs a band's `runs` rows stand for (run.json keeps them counted by batch). */
+export function bandRunsOf(rows: readonly { batch: number; passed: number; failed: number }[]): BandRun[] {
+  return rows.flatMap((r) => [
+    ...Array.from({ length: r.passed }, () => ({ batch: r.batch, ok: true })),
+    ...Array.from({ length: r.failed }, () => ({ batch: r.batch, ok: false })),
+  ]);
 }

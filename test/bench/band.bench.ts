@@ -4,7 +4,8 @@
 // chance that a run at the max written fails is known from the band, so the table says how often the
 // max written is a coin flip, what margin it costs, and how many runs the boundary took.
 // `npm run bench:band`; BAND_REPS sets the searches per cell.
-import { bandRunsOf, lowerInBand } from '../../harness/search/boundary-repeat.js';
+import { bandRunsOf } from '../../harness/search/band-model.js';
+import { lowerInBand } from '../../harness/search/boundary-repeat.js';
 import { findMaxBatch } from '../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../harness/search/probe.js';
 import { normalCdf, normalQuantile, wilsonInterval } from '../../harness/stats/proportion.js';

@@ -8,8 +8,8 @@ import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
-import { bandRunsOf, lowerInBand } from '../../search/boundary-repeat.js';
-import type { BandRun } from '../../search/band-model.js';
+import { lowerInBand } from '../../search/boundary-repeat.js';
+import { bandRunsOf, type BandRun } from '../../search/band-model.js';
 import { loweredHow } from '../../report/stage-failure.js';
 import {
   stepCount,
@@ -40,9 +40,7 @@ export async function finalConfirmations(
 ): Promise<void> {
   for (const outcome of outcomes) {
     if (outcome.kind !== 'max-batch') continue;
-    const spec = ctx.experiment.stages.find(
-      (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === outcome.name,
-    );
+    const spec = maxBatchSpec(ctx, outcome.name);
     const summary = outcome.result;
     if (!spec || spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) continue;
     const param = spec.param;
@@ -87,6 +85,13 @@ export async function finalConfirmations(
       }
     }
   }
+}
+
+/** The spec of the max-batch stage named `name`. */
+export function maxBatchSpec(ctx: StageContext, name: string): MaxBatchStageSpec | undefined {
+  return ctx.experiment.stages.find(
+    (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === name,
+  );
 }
 
 /** One confirmation-length run at `batch` with `final`; on failure, lower the batch until a run holds. */
@@ -160,7 +165,7 @@ async function confirmOrLower(
   const failedWhere = failedBefore
     ? `ran out of memory ${what} in trial ${failedBefore.index} of stage ${failedBefore.stage}`
     : `ran out of memory in its final confirmation ${what} (${first.outcome})`;
-  const low = await lowerFailed(ctx, owner, { failed: from, run, budget: (n) => n - trials.length });
+  const low = await lowerFailed(ctx, spec, owner, { failed: from, run, budget: (n) => n - trials.length });
   if (!low.held) {
     return {
       changed,
@@ -204,12 +209,10 @@ export interface LoweredBatch extends Lowered {
  */
 export async function lowerFailed(
   ctx: StageContext,
+  spec: MaxBatchStageSpec,
   owner: StageOutcomeOf<'max-batch'>,
   o: { failed: number; run: (batch: number) => Promise<TrialRecord>; budget: (max: number) => number },
 ): Promise<LoweredBatch> {
-  const spec = ctx.experiment.stages.find(
-    (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === owner.name,
-  )!;
   const band = owner.result.band;
   if (!band?.runs || band.repeats <= 0) {
     return lowerBelow({ m: spec.multiple_of, failed: o.failed, budget: o.budget(MAX_LOWERING_TRIALS), run: o.run });

@@ -6,12 +6,11 @@
 // band, the failure joins the band's runs and the band model places the lowered batch, which passes
 // repeat_boundary + 1 runs (else one run holds). A batch that failed is never left in the config: when
 // nothing lower holds, the batch is removed and the run reports the failure (exit 1).
-import { stageName } from '../../experiment/checks.js';
 import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
 import { cheaper } from '../../search/rank.js';
 import { configKey } from '../../search/space.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
-import { lowerFailed, sameConfig } from './final-confirm.js';
+import { lowerFailed, maxBatchSpec, sameConfig } from './final-confirm.js';
 import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure } from '../../search/confirmation.js';
@@ -91,9 +90,7 @@ interface Owner {
 function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Owner | undefined {
   for (const o of [...outcomes].reverse()) {
     if (o.kind !== 'max-batch' || o.result.chosen === null) continue;
-    const spec = ctx.experiment.stages.find(
-      (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === o.name,
-    );
+    const spec = maxBatchSpec(ctx, o.name);
     if (spec && ctx.baseConfig[spec.param] === o.result.chosen) return { outcome: o, spec };
   }
   return undefined;
@@ -215,7 +212,7 @@ async function lowerUnder(
     trials.push(record.index);
     return record;
   };
-  const low = await lowerFailed(ctx, owner.outcome, { failed: failure.batch, run, budget: (max) => max });
+  const low = await lowerFailed(ctx, spec, owner.outcome, { failed: failure.batch, run, budget: (max) => max });
   const s = low.held ? survival([low.held], spec.param) : undefined;
   return {
     failure,

@@ -2,7 +2,8 @@
 // within max_risk, it passes every one of its runs, and the boundary is reported as a band.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bandRunsOf, countRuns, lowerInBand, repeatBoundary } from '../../../harness/search/boundary-repeat.js';
+import { bandRunsOf, countRuns } from '../../../harness/search/band-model.js';
+import { lowerInBand, repeatBoundary } from '../../../harness/search/boundary-repeat.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../../harness/search/probe.js';
 import { passFail } from '../../support/synthetic.js';
