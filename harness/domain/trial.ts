@@ -68,6 +68,40 @@ export type FailedIn = z.infer<typeof failedInSchema>;
 export const LIMIT_MECHANISMS = ['prlimit-as', 'cgroup-v2', 'cgroup-v1', 'none'] as const;
 export type LimitMechanism = (typeof LIMIT_MECHANISMS)[number];
 
+const seconds = z.number().min(0);
+/**
+ * Where a trial's wall time went (harness/trial/timeline.ts): `launch` (the harness until the process
+ * ran), `setup` (a fresh process's imports and setup(); ~0 of a fork), `build` (until the first step:
+ * model, device context, loader), `warmup`, `steps`, `finish` (after the last step until `done`),
+ * `teardown` (until the exit), `after_exit` (the harness's cleanup), `harness` (launch + after_exit)
+ * and `unaccounted` (the rest: waits between steps, phases, events without times). Null: not reported.
+ */
+export const trialTimelineSchema = z.object({
+  launch: seconds,
+  setup: seconds.nullable(),
+  build: seconds.nullable(),
+  warmup: seconds.nullable(),
+  steps: seconds.nullable(),
+  finish: seconds.nullable(),
+  teardown: seconds,
+  after_exit: seconds,
+  harness: seconds,
+  unaccounted: seconds,
+});
+export type TrialTimeline = z.infer<typeof trialTimelineSchema>;
+
+/** One in-process attempt of a bracket session (max-batch `bracket: in-process`). */
+export const bracketAttemptSchema = z.object({
+  batch: z.number().int().positive(),
+  outcome: z.enum(['ok', 'oom', 'crash', 'invalid']),
+  /** CUDA's max_memory_allocated over the attempt, else the peak the attempt's steps reported. */
+  peak_bytes: z.number().nullable(),
+  seconds: z.number(),
+  samples_per_second: z.number().nullable(),
+  message: z.string().optional(),
+});
+export type BracketAttempt = z.infer<typeof bracketAttemptSchema>;
+
 /** Record format version: bump when a field changes meaning, and keep reading the old one. */
 export const RECORD_VERSION = 1;
 
@@ -144,6 +178,10 @@ export const trialRecordSchema = z.object({
   rank_peak_bytes: z.array(z.number().nullable()).optional(),
   /** From before the launch to after the cleanup: what the trial cost, harness work included. */
   wall_seconds: z.number(),
+  /** Where the wall time went, phase by phase (absent: an older record). */
+  timeline: trialTimelineSchema.optional(),
+  /** Of a bracket session (role "bracket"): its in-process attempts, in order. */
+  attempts: z.array(bracketAttemptSchema).optional(),
   /**
    * Of a fresh process: seconds from its exec to its exit, nothing of the harness's work around it
    * (what `tunebench time` and a process_time claim measure); absent: a fork, or an older record.

@@ -62,7 +62,7 @@ export async function runJournaledTrial(
   trial: TrialSpec,
   position: { n: number; ofAbout: number; show: string[] },
 ): Promise<TrialRecord> {
-  const { stage, role, config, measure, argv } = trial;
+  const { stage, role, config, measure, argv, deviceBound } = trial;
   const index = ctx.records.length;
   const done = ctx.replay?.[index];
   if (done) {
@@ -80,9 +80,8 @@ export async function runJournaledTrial(
     );
   }
   ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
-  const record = await ctx.executor.run(index, { stage, role, config, measure, ...(argv ? { argv } : {}) }, (e) =>
-    ctx.progress.trialEvent(e),
-  );
+  const spec = { stage, role, config, measure, ...(argv ? { argv } : {}), ...(deviceBound ? { deviceBound } : {}) };
+  const record = await ctx.executor.run(index, spec, (e) => ctx.progress.trialEvent(e));
   const after = freeBytes(journalDir);
   if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
     // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
@@ -95,6 +94,16 @@ export async function runJournaledTrial(
   ctx.records.push(record);
   ctx.progress.trialEnd(record);
   return record;
+}
+
+/**
+ * Journals a record the stage ran itself (a bracket session); `replayed`: the journal's own record on
+ * resume, appended again only where the journal does not hold it yet.
+ */
+export function journalRecord(ctx: StageContext, record: TrialRecord, opts: { replayed?: boolean } = {}): void {
+  if (!opts.replayed || ctx.records.length >= (ctx.journaled ?? Infinity)) ctx.journal.append(record);
+  ctx.records.push(record);
+  if (!opts.replayed) ctx.progress.trialEnd(record);
 }
 
 /** runJournaledTrial for a trial described as the executor sees it. */

@@ -13,6 +13,8 @@ export interface TrialSpec {
   config: Config;
   measure: MeasureSteps;
   argv?: readonly string[];
+  /** Device memory decides the trial: a fork of the warm server counts as fresh (TrialRequest.deviceBound). */
+  deviceBound?: boolean;
 }
 
 export interface Executor {
@@ -54,6 +56,7 @@ export function localExecutor(trial: TrialContext): Executor {
           config: spec.config,
           measure: spec.measure,
           ...(spec.argv ? { argv: spec.argv } : {}),
+          ...(spec.deviceBound ? { deviceBound: true } : {}),
         },
       ),
   };

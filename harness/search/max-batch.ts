@@ -40,6 +40,12 @@ export interface MaxBatchOptions {
    * reporting it.
    */
   knownOk?: number;
+  /**
+   * What an in-process bracket showed (batch sizes): `lo` passed there (a lower bound, not yet run in a
+   * fresh process), `hi` failed there (only a hint). The fresh search starts by confirming lo, which
+   * is the run until memory flattens at the max when the hint is right, then runs hi.
+   */
+  hint?: { lo: number | null; hi: number | null; readings: readonly Reading[] };
   /** Skip the recommended batch (its trials) when nothing uses it: a bucket map of maxima. */
   skipRecommended?: boolean;
   /**
@@ -182,7 +188,9 @@ class SearchState {
   }
 
   async search(): Promise<void> {
-    if (this.opts.knownOk !== undefined) {
+    if (this.opts.hint !== undefined) {
+      await this.fromHint(this.opts.hint);
+    } else if (this.opts.knownOk !== undefined) {
       // What the neighbour showed is the lower bound; the prediction (or doubling) takes it from there.
       this.lo = Math.min(this.ceilK, Math.max(0, Math.floor(this.opts.knownOk / this.m)));
     } else {
@@ -206,6 +214,29 @@ class SearchState {
     if (!this.broken) await this.repeatBoundary();
     // Every trial that located the max, including failed confirmations; not the passing confirmation.
     this.probesToMax = this.probes.filter((p) => p.role === 'probe' || (p.role === 'confirm' && !p.ok)).length;
+  }
+
+  /**
+   * Starts from an in-process bracket: the confirmation at its lower bound first (a fresh run until
+   * memory flattens, which also verifies the bound), then its failure in a fresh process. When either
+   * disagrees the search goes on from what the fresh runs showed, as it would after its own probes.
+   */
+  private async fromHint(hint: NonNullable<MaxBatchOptions['hint']>): Promise<void> {
+    this.readings.push(...hint.readings);
+    const loK = hint.lo === null ? 0 : Math.min(this.ceilK, Math.floor(hint.lo / this.m));
+    if (loK > 0 && this.opts.confirmSteps > 0) {
+      this.lo = loK;
+      this.log.push(`in-process bracket: ${loK * this.m} passed there; confirmed in a fresh process`);
+      await this.confirm();
+    } else if (loK > 0) {
+      await this.probe(loK, 'in-process bound');
+    }
+    if (this.broken) return;
+    const hiK = hint.hi === null ? undefined : Math.floor(hint.hi / this.m);
+    if (hiK !== undefined && hiK > this.lo && hiK <= this.ceilK && this.hi > hiK)
+      await this.probe(hiK, 'in-process failure');
+    if (this.lo === 0 && !this.tried.has(1) && this.hi > 1)
+      await this.probe(Math.min(this.hi - 1, Math.max(1, loK)), 'explore');
   }
 
   /** Guided pairs while the prediction holds, then doubling or splitting, until the bracket is closed. */
@@ -361,6 +392,8 @@ class SearchState {
       this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? (r.growth?.verdict ?? 'ok') : r.outcome}`);
       if (r.ok) {
         if (holds(r.growth)) this.longOk.add(this.lo);
+        // A bound that had not run here yet (an in-process bracket's) ran now.
+        if (!this.tried.has(this.lo)) this.tried.set(this.lo, r);
         return;
       }
       if (this.probeSteps === undefined) {

@@ -79,6 +79,13 @@ export interface HarnessMemory {
   treeRssPeakBytes: number;
 }
 
+export interface TrialClock {
+  launchMs: number;
+  startedMs: number;
+  exitMs: number;
+  endMs: number;
+}
+
 export interface ProcessTrialResult extends Classification {
   events: WorkloadEvent[];
   malformedEvents: number;
@@ -87,6 +94,8 @@ export interface ProcessTrialResult extends Classification {
   stderrTail: string;
   /** From before the launch to after the cleanup: what the trial cost the harness. */
   wallSeconds: number;
+  /** Unix ms of the harness's moments: before the launch, process started, exit seen, cleanup done (the timeline). */
+  clock: TrialClock;
   /** Of a fresh process: the timed window from its exec to its exit, and its CPU time. */
   timing?: ProcessTiming;
   peakTreeRssBytes: number;
@@ -158,6 +167,9 @@ interface StartedTrial {
   cgroup: TrialCgroup | undefined;
   /** hrtime at the launch, for the trial's wall time. */
   started: bigint;
+  /** Unix ms before the launch and once the process was started (spawned, or forked and verified). */
+  launchMs: number;
+  startedMs: number;
   launched: Launched;
   tracked: Tracked;
 }
@@ -198,6 +210,8 @@ interface WatchedTrial {
   sampler: TelemetrySampler;
   telemetry: Telemetry;
   exit: ForkExit;
+  /** Unix ms when the trial's process was seen to exit. */
+  exitMs: number;
   memory: ReturnType<typeof cgroupMemory>;
   /** The pids its cgroup still held after the final SIGKILL. */
   left: number[];
@@ -232,6 +246,7 @@ async function startTrial(spec: ProcessTrialSpec): Promise<StartedTrial> {
   const eventsPath = join(spec.scratchDir, `${attemptId}.events.jsonl`);
   const mark = `${runMarkPrefix(spec.scratchDir)}${randomUUID()}`;
   const env = { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark };
+  const launchMs = Date.now();
   const cgroup = makeCgroup(limit, attemptId);
   const started = process.hrtime.bigint();
   let launched: Launched;
@@ -244,7 +259,7 @@ async function startTrial(spec: ProcessTrialSpec): Promise<StartedTrial> {
   }
   const tracked: Tracked = { root: launched.root, mark, cgroup, server: spec.fork };
   active.add(tracked);
-  return { limit, eventsPath, cgroup, started, launched, tracked };
+  return { limit, eventsPath, cgroup, started, launchMs, startedMs: Date.now(), launched, tracked };
 }
 
 /**
@@ -287,11 +302,13 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
   spec.signal?.addEventListener('abort', onAbort, { once: true });
   const poller = pollEvents(w);
   let exit: ForkExit;
+  let exitMs = Date.now();
   let memory: ReturnType<typeof cgroupMemory> = { peakBytes: null, usageBytes: null, oomKills: 0 };
   let left: number[];
   try {
     sampler.start();
     exit = await launched.exited;
+    exitMs = Date.now();
     await launched.settle(() => end('SIGKILL'));
   } finally {
     state.running = false;
@@ -312,7 +329,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
     state.readerError ??= (error as Error).message;
   }
   rmSync(started.eventsPath, { force: true });
-  return { state, reader, sampler, telemetry, exit, memory, left };
+  return { state, reader, sampler, telemetry, exit, exitMs, memory, left };
 }
 
 /** Stops the trial: SIGTERM, then SIGKILL after the grace. */
@@ -492,6 +509,7 @@ function trialResult(opts: {
     signal: judgement.signal,
     stderrTail: judgement.stderrTail,
     wallSeconds: Number(process.hrtime.bigint() - started.started) / 1e9,
+    clock: { launchMs: started.launchMs, startedMs: started.startedMs, exitMs: watched.exitMs, endMs: Date.now() },
     ...withTiming(launched.timing?.()),
     peakTreeRssBytes: watched.sampler.peakRss,
     telemetry: watched.telemetry,

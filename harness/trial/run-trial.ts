@@ -14,6 +14,7 @@ import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from 
 import { failedIn, phaseRuns } from './phases.js';
 import { summarizeEvents, type EventSummary } from './ranks.js';
 import { MemorySeriesTracker } from './memory-series.js';
+import { trialTimeline } from './timeline.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
 import { stepCount, type Config, type TrialRecord } from '../domain/index.js';
@@ -36,11 +37,26 @@ export interface TrialRequest {
   measure: MeasureSteps;
   /** Another program and arguments for this trial (a claim's two commands); command workloads only. */
   argv?: readonly string[];
+  /** Protocol variables the harness adds for this trial (a bracket session's control file). */
+  env?: Readonly<Record<string, string>>;
+  /** A session of attempts (trial/bracket-session.ts): it reports no steps of its own and is not timed as a whole. */
+  session?: true;
+  /**
+   * The memory that decides the trial is the device's (a max-batch search against the card): a fork of a
+   * warm server that never touched the device needs the device memory a fresh process needs, so even a
+   * confirmation may fork (host pages shared with the server do not count there).
+   */
+  deviceBound?: boolean;
 }
 
 export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<TrialRecord> {
   const config = { ...ctx.workload.fixedParams, ...req.config };
-  const command = ctx.workload.command(config, req.measure, req.argv);
+  const built = ctx.workload.command(config, req.measure, req.argv);
+  const command = {
+    ...built,
+    ...(req.env ? { env: { ...built.env, ...req.env } } : {}),
+    ...(req.session ? { eventsRequired: false } : {}),
+  };
   const trialId = `t${String(req.index).padStart(4, '0')}`;
   if (command.prepare) await runHook({ ctx, command, trialId, index: req.index, which: 'prepare' });
   const startedAt = new Date().toISOString();
@@ -54,7 +70,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   tracker.finish(result.events);
   const series = tracker.series();
   const growth = result.outcome === 'ok' ? tracker.verdict(req.measure.warmupSteps + req.measure.steps) : undefined;
-  const measured = measuredSteps({ result, command, config, ranks });
+  const measured = measuredSteps({ result, command, config, ranks, session: req.session === true });
   const memory = memoryFigures(result, measured.summary, ranks);
   const overrun = stepOverrun(stepCount(measured.steps) + stepCount(measured.warmupSteps), req.measure);
   const notes = trialNotes({ result, launchNotes, memory, overrun });
@@ -75,6 +91,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...stepFields(measured),
     ...memoryFields({ result, memory, summary: measured.summary, series, growth, ranks }),
     wall_seconds: result.wallSeconds,
+    timeline: trialTimeline(result.clock, result.events),
     ...processTimes(result),
     started_at: startedAt,
     ...(phases.length > 0 ? { phases } : {}),
@@ -143,7 +160,8 @@ async function launchTrial(opts: {
       spec,
       notes,
       role: req.role,
-      untilFlat: req.measure.plateau !== undefined,
+      untilFlat: req.measure.plateau !== undefined && !req.deviceBound,
+      deviceBound: req.deviceBound === true,
     });
   } catch (error) {
     throw command.launcherField && error instanceof ConfigError ? launcherError(command, error.message, error) : error;
@@ -171,11 +189,12 @@ function measuredSteps(opts: {
   command: TrialCommand;
   config: Config;
   ranks: number;
+  session: boolean;
 }): MeasuredSteps {
-  const { result, command, config, ranks } = opts;
+  const { result, command, config, ranks, session } = opts;
   const summary = summarizeEvents(result.events, ranks);
   const { steps, warmup: warmupSteps } = summary;
-  const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired;
+  const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired && !session;
   // steps and warmupSteps hold at most MAX_STEP_DETAIL samples each, then one folded sample (ranks.ts).
   if (processTimed) {
     // Whole-process timing for programs that ignore the protocol: the process's own window (exec to
@@ -425,10 +444,12 @@ async function runWarmOrFresh(opts: {
   role: string;
   /** The trial runs until its memory flattens (a plateau rule). */
   untilFlat: boolean;
+  /** Device memory decides it: a fork is as fresh as a new process for it (TrialRequest.deviceBound). */
+  deviceBound: boolean;
 }): Promise<ProcessTrialResult> {
-  const { ctx, command, spec, notes, role, untilFlat } = opts;
+  const { ctx, command, spec, notes, role, untilFlat, deviceBound } = opts;
   if (!ctx.warm || !command.warm) return runProcessTrial(spec);
-  if (FRESH_PROCESS_ROLES.has(role) || untilFlat) {
+  if ((FRESH_PROCESS_ROLES.has(role) && !deviceBound) || untilFlat) {
     notes.push(
       `a ${untilFlat && !FRESH_PROCESS_ROLES.has(role) ? 'run until memory flattens' : role} runs as a fresh process, ` +
         'as the training that follows does (not a fork of the warm server)',

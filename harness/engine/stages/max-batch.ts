@@ -9,6 +9,7 @@ import { formatBytes } from '../../experiment/units.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
+import { bracketMode, runBracket } from './max-batch-bracket.js';
 import { confirmPrediction, predictionHere, type PredictionHere } from './confirm-prediction.js';
 import type {
   BucketsSummary,
@@ -49,8 +50,16 @@ export async function runMaxBatchStage(
 ): Promise<StageOutcomeOf<'max-batch'>> {
   const prober = makeProber({ ctx, spec, name });
   const target = spec.predicted_by === undefined ? undefined : predictionHere(ctx, spec, spec.predicted_by);
-  const options = searchOptions({ ctx, spec, guide: target?.predicted, onEstimate: prober.onEstimate });
+  let options = searchOptions({ ctx, spec, guide: target?.predicted, onEstimate: prober.onEstimate });
+  const bracket = target === undefined ? bracketMode(ctx, spec) : { mode: 'fresh', why: 'predicted_by' };
+  const head: string[] = [`search: ${bracket.mode} (${bracket.why}); ${capPhrase(ctx)}`];
+  if (bracket.mode === 'in-process') {
+    const b = await runBracket({ ctx, spec, name, options });
+    options = { ...options, hint: b.hint };
+    head.push(...b.log);
+  }
   const search = await searchMaxBatch({ spec, options, prober });
+  search.result.log.unshift(...head);
   return summariseMaxBatch({ ctx, spec, name, prober, search, target });
 }
 
@@ -87,14 +96,16 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
         : { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps };
       const record = await runJournaledTrial(
         ctx,
-        { stage: name, role, config, measure },
+        { stage: name, role, config, measure, ...(onDevice(ctx) ? { deviceBound: true } : {}) },
         {
           n,
           ofAbout: n + remaining,
           show: bucket ? [bucket.param, param] : [param],
         },
       );
-      const result = toProbe(batch, role, record);
+      const result = onDevice(ctx)
+        ? { ...toProbe(batch, role, record), limitedBytes: record.peak_device_bytes ?? null }
+        : toProbe(batch, role, record);
       byBatch.set(result, record);
       return result;
     };
@@ -102,6 +113,23 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
     remaining = bucket ? r + (bucket.values.length - 1) * 3 : r;
   };
   return { runAt, byBatch, onEstimate };
+}
+
+/**
+ * Whether the search works against the card's memory: no host cap is set and the machine has a GPU, so
+ * the readings are the device memory the workload reports (peak_device_bytes), not capped host bytes.
+ */
+function onDevice(ctx: StageContext): boolean {
+  return ctx.experiment.limits.memory === undefined && (ctx.device?.gpu_memory_bytes ?? null) !== null;
+}
+
+function capPhrase(ctx: StageContext): string {
+  const host = ctx.experiment.limits.memory;
+  if (host !== undefined) return `probes placed against limits.memory (${formatBytes(host)})`;
+  const gpu = ctx.device?.gpu_memory_bytes ?? null;
+  return gpu !== null
+    ? `probes placed against the card's memory (${formatBytes(gpu)}) by the device memory each run reports`
+    : 'no memory cap to place probes against: doubling, then bisection';
 }
 
 /** The search's settings from the stage's, with the prediction that guides it when predicted_by is set. */
@@ -123,10 +151,12 @@ function searchOptions({
     multipleOf: spec.multiple_of,
     start: spec.start ?? spec.multiple_of,
     ceiling: spec.ceiling,
-    capBytes: exp.limits.memory ?? null,
+    capBytes: exp.limits.memory ?? ctx.device?.gpu_memory_bytes ?? null,
     headroom: spec.headroom,
     tolerance: spec.tolerance,
     throughputPoints: spec.throughput_points,
+    // With choose: max nothing uses the recommended batch: its trials are not run.
+    ...(spec.choose === 'max' ? { skipRecommended: true } : {}),
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
     // Not per bucket: the bucket map rests on one model across buckets (docs/max-batch.md).

@@ -76,6 +76,12 @@ export const maxBatchStage = object(
       "show the max batch predicted on other cards (16-141 GB) from the probes' memory line; default: only when " +
         'the line is of device memory (a GPU workload), not from host RSS of a CPU job',
     ).optional(),
+    bracket: oneOf(
+      ['auto', 'in-process', 'fresh'] as const,
+      'in-process: attempts in one process of the workload place the boundary (a pass there is a lower bound, ' +
+        'an OOM a hint), then fresh processes confirm the max and fail the next multiple; fresh: every probe is a ' +
+        'fresh process; auto: in-process for a warm-started (warm_start: fork) workload on a GPU machine',
+    ).default('auto'),
     place_by: oneOf(
       ['time', 'count'] as const,
       'time: probes are placed by what they have cost (cheap OOMs draw them up), so the sequence depends on ' +

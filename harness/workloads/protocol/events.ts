@@ -85,7 +85,30 @@ export interface DoneEvent {
   event: 'done';
   [extra: string]: unknown;
 }
-export type WorkloadEvent = StepEvent | MemoryEvent | OomEvent | ErrorEvent | PhaseEvent | DoneEvent;
+/** A moment of the trial for its timeline, as the adapter saw it: `imported` (a fresh process's imports), `start`. */
+export interface MarkEvent {
+  event: 'mark';
+  name: (typeof MARK_NAMES)[number];
+  /** Unix time in seconds, from the workload's clock (the same machine's as the harness's). */
+  t: number;
+  [extra: string]: unknown;
+}
+export const MARK_NAMES = ['imported', 'start'] as const;
+/** The end of one in-process attempt of a bracket session (max-batch `bracket: in-process`), in its own events file. */
+export interface AttemptEvent {
+  event: 'attempt';
+  ok: boolean;
+  oom: boolean;
+  seconds: number;
+  /** CUDA's max_memory_allocated over the attempt (its counters were reset before it). */
+  peak_device_bytes?: number;
+  /** Of a failed attempt: the exception's type and message. */
+  error?: string;
+  message?: string;
+  [extra: string]: unknown;
+}
+export type WorkloadEvent =
+  StepEvent | MemoryEvent | OomEvent | ErrorEvent | PhaseEvent | DoneEvent | MarkEvent | AttemptEvent;
 
 /**
  * Bounds of a believable measurement. A value outside them is no measurement but a bug or an attack
@@ -161,6 +184,23 @@ const phaseSchema = z.looseObject({
 
 const doneSchema = z.looseObject({ event: z.literal('done') });
 
+/** A unix time in seconds that a trial on this machine can have (2001 to 2286). */
+const unixSeconds = z.number().min(1e9).max(1e10);
+
+const markSchema = z.looseObject({ event: z.literal('mark'), name: z.enum(MARK_NAMES), t: unixSeconds });
+
+const attemptSchema = z
+  .looseObject({
+    event: z.literal('attempt'),
+    ok: z.boolean(),
+    oom: z.boolean(),
+    seconds: upTo(EVENT_LIMITS.maxSeconds),
+    peak_device_bytes: bytes.optional(),
+    error: z.string().max(200).optional(),
+    message: z.string().max(2000).optional(),
+  })
+  .transform((e): AttemptEvent => e);
+
 /** The schema of each known event kind; another `event` string is a well-formed event tunebench ignores. */
 const EVENT_SCHEMAS: Record<string, z.ZodType<WorkloadEvent>> = {
   step: stepSchema,
@@ -169,6 +209,8 @@ const EVENT_SCHEMAS: Record<string, z.ZodType<WorkloadEvent>> = {
   error: messageSchema,
   phase: phaseSchema,
   done: doneSchema,
+  mark: markSchema,
+  attempt: attemptSchema,
 };
 
 /** Parses one line; returns null for a malformed line and undefined for a well-formed unknown event. */

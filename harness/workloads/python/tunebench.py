@@ -75,6 +75,7 @@ TRIAL_EPOCHS_ENV = "TUNEBENCH_TRIAL_EPOCHS"  # how many epochs the trial's steps
 WARM_SERVER_ENV = "TUNEBENCH_WARM_SERVER"  # set by the harness on the warm server it starts
 RANKS_ENV = "TUNEBENCH_RANKS"  # set by the harness when it runs the trial as N ranks (workload.launcher)
 RANK_ENV = "RANK"  # torchrun's rank of this process
+BRACKET_ENV = "TUNEBENCH_BRACKET"  # a bracket session: the control file its in-process attempts are read from
 ALLOC_CONF_ENVS = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")  # the allocator's settings, old name and new
 
 # torch is optional and never imported for the type checker either (its result must not depend on
@@ -416,7 +417,8 @@ class EmptyCachePolicy:
 
 def is_oom(error: BaseException) -> bool:
     """OOM by exception type first (torch.cuda.OutOfMemoryError, MemoryError), then by message."""
-    t = torch_module()
+    # torch's own OOM type exists only where torch is imported: importing it here would cost seconds
+    t = _override_or_imported_torch()
     oom_type = getattr(getattr(t, "cuda", None), "OutOfMemoryError", None) if t is not None else None
     if isinstance(oom_type, type) and isinstance(error, oom_type):
         return True
@@ -705,6 +707,7 @@ class StepTimer:
             "data_wait_seconds": self._wait,
             "warmup": self.index < self.warmup_steps,
             "epoch": self.epoch,
+            "t": time.time(),  # when the step ended: the harness's timeline of the trial
             **self._step_memory(),
         })
         self.index += 1
@@ -733,7 +736,7 @@ class StepTimer:
         if memory["device"] == "cuda":  # a phase reset the allocator's peak: the trial's is the larger
             memory["peak_bytes"] = max(memory["peak_bytes"], self._device_peak_floor)
         self.events.emit(dict({"event": "memory", **memory}, **(extra or {})))
-        self.events.emit({"event": "done"})
+        self.events.emit({"event": "done", "t": time.time()})
 
 
 def _check_phase_name(name: object) -> None:
@@ -808,10 +811,21 @@ def main(fn: Callable[..., object], events: Events | None = None, setup: Callabl
     if os.environ.get(WARM_SERVER_ENV) == "fork":
         from tunebench_warm import serve  # noqa: PLC0415 - only the warm server needs it
 
-        serve(lambda state: _run(fn, setup is not None, state, None), setup)
+        serve(lambda state: _start(fn, setup is not None, state, None), setup)
         return
+    (events or Events()).emit({"event": "mark", "name": "imported", "t": time.time()})
     state = setup() if setup is not None else None
-    _run(fn, setup is not None, state, events)
+    _start(fn, setup is not None, state, events)
+
+
+def _start(fn: Callable[..., object], with_state: bool, state: object, events: Events | None) -> None:
+    """One trial: the script's function once, or a bracket session of in-process attempts."""
+    (events or Events()).emit({"event": "mark", "name": "start", "t": time.time()})
+    control = os.environ.get(BRACKET_ENV)
+    if control:
+        _bracket(fn, with_state, state, control, events or Events())
+        return
+    _run(fn, with_state, state, events)
 
 
 def _run(fn: Callable[..., object], with_state: bool, state: object, events: Events | None) -> None:
@@ -850,3 +864,88 @@ def describe_phase(where: Mapping[str, Any]) -> str:
     """`eval (epoch 1, after 12 steps)`."""
     steps = where["step"]
     return f"{where['phase']} (epoch {where['epoch']}, after {steps} step{'' if steps == 1 else 's'})"
+
+
+# A bracket session (max-batch `bracket: in-process`): the harness writes one JSON line per attempt
+# to the control file, {"argv": [...], "env": {...}} (the attempt's own events file in env), or
+# {"op": "end"}; each attempt runs fn in this process and ends with an `attempt` event in its events
+# file. A pass here is a lower bound and an OOM only a hint: the harness decides in fresh processes.
+BRACKET_POLL_SECONDS = 0.005
+BRACKET_IDLE_SECONDS = 600.0  # no word from the harness for this long: the session ends
+
+
+def _bracket(fn: Callable[..., object], with_state: bool, state: object, control: str, events: Events) -> None:
+    global _active_timer
+    base_env = dict(os.environ)
+    for request in _control_lines(control):
+        if request.get("op") == "end":
+            break
+        os.environ.clear()
+        os.environ.update(base_env)
+        os.environ.update({str(k): str(v) for k, v in dict(request.get("env", {})).items()})
+        os.environ.pop(BRACKET_ENV, None)
+        if isinstance(request.get("argv"), list):
+            sys.argv = [str(a) for a in request["argv"]]
+        _active_timer = None
+        attempt = _attempt(fn, with_state, state)
+        _active_timer = None
+        Events().emit({"event": "attempt", **attempt, "t": time.time()})
+    events.emit({"event": "done", "t": time.time()})
+
+
+def _control_lines(path: str) -> Iterator[dict[str, Any]]:
+    """The control file's lines as they are appended; ends after BRACKET_IDLE_SECONDS of silence."""
+    buffered = b""
+    offset = 0
+    idle_since = time.monotonic()
+    while time.monotonic() - idle_since < BRACKET_IDLE_SECONDS:
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            chunk = b""
+        offset += len(chunk)
+        buffered += chunk
+        if b"\n" not in buffered:
+            time.sleep(BRACKET_POLL_SECONDS)
+            continue
+        lines = buffered.split(b"\n")
+        buffered = lines.pop()
+        for line in lines:
+            if line.strip():
+                message = json.loads(line)
+                yield message if isinstance(message, dict) else {"op": "end"}
+        idle_since = time.monotonic()
+
+
+def _attempt(fn: Callable[..., object], with_state: bool, state: object) -> dict[str, Any]:
+    """fn once in this process, its memory counters reset before and its cache emptied after."""
+    import gc  # noqa: PLC0415
+
+    t = _override_or_imported_torch()
+    cuda = _cuda_ready(t)
+    if cuda:
+        t.cuda.reset_peak_memory_stats()
+    start = time.monotonic()
+    out: dict[str, Any] = {"ok": True, "oom": False}
+    try:
+        fn(state) if with_state else fn()
+    except Exception as error:  # noqa: BLE001 - every failure of an attempt is its result
+        out = {"ok": False, "oom": is_oom(error), "error": type(error).__name__, "message": str(error)[:500]}
+        error.__traceback__ = None  # the frames hold the attempt's tensors
+        del error
+    out["seconds"] = time.monotonic() - start
+    gc.collect()
+    if _cuda_ready(t):
+        out["peak_device_bytes"] = int(t.cuda.max_memory_allocated())
+        t.cuda.synchronize()
+        t.cuda.empty_cache()
+    return out
+
+
+def _cuda_ready(t: Torch) -> bool:
+    try:
+        return bool(t is not None and t.cuda.is_initialized())
+    except Exception:  # noqa: BLE001 - a stand-in torch without cuda
+        return False
