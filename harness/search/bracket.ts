@@ -53,16 +53,49 @@ export function nextAttempt(b: Bracket, o: BracketOptions): { k: number; why: st
     return k < top ? { k, why: 'halve' } : undefined;
   }
   const readings = passes(b, o.multipleOf);
-  const guided = placed(readings, b, o);
+  const back = backOff(b);
+  if (back !== undefined) return back;
+  const k = lineK(readings, b, o);
   const last = b.steps.at(-1)!;
-  // After a guided attempt that failed, or that the line put at the bound and passed, or that passed
-  // inside a bracket it did not close, one attempt is not guided: a fit that keeps missing on one side
-  // (a bending or flat curve) cannot stall the bracket.
-  const missed =
-    last.why.startsWith('fit') && (last.outcome !== 'ok' || last.why !== 'fit' || (b.hi !== null && top - b.lo > 2));
-  if (guided !== undefined && !missed) return guided;
+  // After a placed attempt that failed, or that passed inside a bracket it did not close, one attempt is
+  // not placed: a line that keeps missing on one side (a bending curve) cannot stall the bracket.
+  const missed = last.why === 'fit' && (last.outcome !== 'ok' || (b.hi !== null && top - b.lo > 2));
+  if (k !== undefined && k > b.lo && k < top && !missed) return { k, why: 'fit' };
+  if (b.hi === null && k !== undefined && k <= b.lo) {
+    // The line puts the max at or below what passed: the cap understates the room. Gallop up from the
+    // bound, BACK_OFF of the batch and twice as far after each pass, rather than doubling the batch.
+    const run = b.steps
+      .slice()
+      .reverse()
+      .findIndex((s) => !(s.outcome === 'ok' && s.why === 'gallop'));
+    const n = run < 0 ? b.steps.length : run;
+    return { k: Math.min(ceilK, b.lo + Math.max(1, Math.ceil(BACK_OFF * b.lo)) * 2 ** n), why: 'gallop' };
+  }
   if (b.hi === null) return { k: Math.min(ceilK, b.lo * GROWTH), why: 'double' };
   return { k: Math.floor((b.lo + top) / 2), why: 'bisect' };
+}
+
+/** Back-off below a failure the line placed, as a share of the batch: the cap's usual error (context, reserve). */
+const BACK_OFF = 0.01;
+
+/**
+ * After the line placed an attempt that failed (the cap overstates what the workload can use: the device
+ * context, the allocator's reserve), step down from it by BACK_OFF of the batch, twice as far after each
+ * failed step: the max is usually just below, where bisection from far below would take many attempts.
+ */
+function backOff(b: Bracket): { k: number; why: string } | undefined {
+  let i = b.steps.length - 1;
+  let failedBacks = 0;
+  while (i >= 0 && b.steps[i]!.why === 'back off' && b.steps[i]!.outcome !== 'ok') {
+    failedBacks += 1;
+    i -= 1;
+  }
+  const placedFail = b.steps[i];
+  if (!placedFail || placedFail.why !== 'fit' || placedFail.outcome === 'ok' || b.hi === null) return undefined;
+  if (failedBacks > 0 && b.steps.at(-1)!.outcome === 'ok') return undefined;
+  const d = Math.max(1, Math.ceil(BACK_OFF * placedFail.k)) * 2 ** failedBacks;
+  const k = Math.max(b.lo + 1, b.hi - d);
+  return k < b.hi && k > b.lo ? { k, why: 'back off' } : undefined;
 }
 
 /** The bracket after an attempt at multiple k. */
@@ -84,21 +117,15 @@ function passes(b: Bracket, m: number): Reading[] {
 }
 
 /**
- * Where the memory line meets the cap, in multiples, inside the bracket: the line of every reading while
- * no failure is known, then the secant of the two largest passes (memory bends near the top).
+ * Where the memory line meets the cap, in multiples: the line of every reading while no failure is
+ * known, then the secant of the two largest passes (memory bends near the top). Undefined without a
+ * cap, two readings or a rising line.
  */
-function placed(readings: readonly Reading[], b: Bracket, o: BracketOptions): { k: number; why: string } | undefined {
+function lineK(readings: readonly Reading[], b: Bracket, o: BracketOptions): number | undefined {
   const cap = o.capBytes;
   if (cap === null || readings.length < 2) return undefined;
   const sorted = [...readings].sort((x, y) => x.batch - y.batch);
   const fit = b.hi === null ? fitLinear(sorted) : fitLinear(sorted.slice(-2));
   if (fit === undefined || !(fit.slope > 0)) return undefined;
-  const ceilK = Math.floor(o.ceiling / o.multipleOf);
-  const top = b.hi ?? ceilK + 1;
-  const k = Math.floor((cap - fit.intercept) / fit.slope / o.multipleOf);
-  // Beyond a batch that failed, the line is contradicted: bisection takes over.
-  if (k >= top) return undefined;
-  // A prediction at or below what passed is itself evidence the line is low: one multiple up.
-  const inside = Math.min(top - 1, Math.max(b.lo + 1, k));
-  return inside > b.lo && inside < top ? { k: inside, why: k <= b.lo ? 'fit (at the bound)' : 'fit' } : undefined;
+  return Math.floor((cap - fit.intercept) / fit.slope / o.multipleOf);
 }

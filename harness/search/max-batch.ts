@@ -223,6 +223,8 @@ class SearchState {
    */
   private async fromHint(hint: NonNullable<MaxBatchOptions['hint']>): Promise<void> {
     this.readings.push(...hint.readings);
+    // When the hint is right: the confirmation and the failure above it.
+    this.opts.onEstimate?.(hint.hi === null ? 3 : 2);
     const loK = hint.lo === null ? 0 : Math.min(this.ceilK, Math.floor(hint.lo / this.m));
     if (loK > 0 && this.opts.confirmSteps > 0) {
       this.lo = loK;

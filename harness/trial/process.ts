@@ -302,7 +302,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
   spec.signal?.addEventListener('abort', onAbort, { once: true });
   const poller = pollEvents(w);
   let exit: ForkExit;
-  let exitMs = Date.now();
+  let exitMs: number;
   let memory: ReturnType<typeof cgroupMemory> = { peakBytes: null, usageBytes: null, oomKills: 0 };
   let left: number[];
   try {
