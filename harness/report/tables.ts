@@ -16,6 +16,7 @@ import {
   predictionBlocks,
   recipeBlocks,
 } from './max-batch-blocks.js';
+import { attemptBlocks, timelineBlocks } from './timeline-blocks.js';
 
 export type { Block, Table };
 import { growthPhrase, holds } from '../search/confirmation.js';
@@ -166,6 +167,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
       ...recipeBlocks(r),
       ...confirmationBlocks(r),
       ...predictionBlocks(r),
+      ...attemptBlocks(records, r.param),
     ],
     [
       tableBlock(
@@ -194,6 +196,7 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
           figure(t.wall_seconds, formatSeconds),
         ]),
       ),
+      ...timelineBlocks(records, r.param),
     ],
   ];
 }

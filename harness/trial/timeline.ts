@@ -34,14 +34,21 @@ export function trialTimeline(clock: TrialClock, events: readonly WorkloadEvent[
   const stepStart = firstEnd !== undefined && firstStep ? firstEnd - Number(firstStep['seconds']) : undefined;
   const lastEnd = lastStep ? timeOf(lastStep) : undefined;
   const done = events.find((e) => e.event === 'done');
-  const doneAt = done ? timeOf(done) : undefined;
+  const failed = events.find((e) => e.event === 'phase' && e.at === 'failed');
+  // A failure ends the work as `done` would: the time until it is the build (no step) or the steps'.
+  const doneAt = done ? timeOf(done) : failed ? timeOf(failed) : undefined;
   const begin = mark('start');
   const sum = (warm: boolean) =>
     round(steps.filter((s) => Boolean(s['warmup']) === warm).reduce((a, s) => a + Number(s['seconds']), 0));
   const t: TrialTimeline = {
     launch: span(clock.launchMs / 1000, started),
     setup: begin !== undefined ? span(started, begin) : null,
-    build: stepStart !== undefined ? span(begin ?? started, stepStart) : null,
+    build:
+      stepStart !== undefined
+        ? span(begin ?? started, stepStart)
+        : doneAt !== undefined && steps.length === 0
+          ? span(begin ?? started, doneAt)
+          : null,
     warmup: steps.length > 0 ? sum(true) : null,
     steps: steps.length > 0 ? sum(false) : null,
     finish: lastEnd !== undefined && doneAt !== undefined ? span(lastEnd, doneAt) : null,

@@ -839,7 +839,7 @@ def _run(fn: Callable[..., object], with_state: bool, state: object, events: Eve
     except Exception as error:  # noqa: BLE001 - classified here; BaseException passes through
         where = failure_phase(error)
         oom = is_oom(error)
-        events.emit({"event": "phase", "at": "failed", **where, "error": type(error).__name__})
+        events.emit({"event": "phase", "at": "failed", **where, "error": type(error).__name__, "t": time.time()})
         if oom:
             events.emit({"event": "oom", "message": str(error)[:2000], **where})
         # The summary line first and the traceback last: the harness keeps the tail of stderr.
