@@ -8,7 +8,7 @@ import { ratioThroughput } from '../stats/throughput.js';
 import { ENV, parseEventLine, type AttemptEvent, type WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps } from '../workloads/workload.js';
 import { runTrial, type TrialContext } from './run-trial.js';
-import type { BracketAttempt, Config, TrialRecord } from '../domain/index.js';
+import type { BracketAttempt, Config, TrialRecord, TrialTimeline } from '../domain/index.js';
 
 /** The variable that turns a trial of the Python adapter into a bracket session: its control file. */
 export const BRACKET_ENV = 'TUNEBENCH_BRACKET';
@@ -95,10 +95,18 @@ export function openBracketSession(ctx: TrialContext, req: BracketRequest): Brac
       return {
         ...r,
         reason: r.outcome === 'ok' ? `a bracket session of ${attempts.length} attempt(s)` : r.reason,
+        ...(r.timeline ? { timeline: sessionTimeline(r.timeline, attempts) } : {}),
         attempts,
       };
     },
   };
+}
+
+/** A session's timeline: its attempts are its steps (the first pays the process's first use of the device). */
+function sessionTimeline(t: TrialTimeline, attempts: readonly BracketAttempt[]): TrialTimeline {
+  const steps = Math.round(attempts.reduce((a, x) => a + x.seconds, 0) * 1000) / 1000;
+  const inside = (t.build ?? 0) + t.unaccounted;
+  return { ...t, build: Math.max(0, Math.round((inside - steps) * 1000) / 1000), steps, warmup: null, unaccounted: 0 };
 }
 
 /** Polls the attempt's events file until its `attempt` event arrives, or `gone()` says it never will. */
