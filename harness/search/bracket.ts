@@ -57,6 +57,8 @@ export function nextAttempt(b: Bracket, o: BracketOptions): { k: number; why: st
   if (back !== undefined) return back;
   const k = lineK(readings, b, o);
   const last = b.steps.at(-1)!;
+  // A back-off that passed lands next to the boundary as a rule: the multiple just over it first.
+  if (last.why === 'back off' && last.outcome === 'ok' && b.lo + 1 < top) return { k: b.lo + 1, why: 'just over' };
   // After a placed attempt that failed, or that passed inside a bracket it did not close, one attempt is
   // not placed: a line that keeps missing on one side (a bending curve) cannot stall the bracket.
   const missed = last.why === 'fit' && (last.outcome !== 'ok' || (b.hi !== null && top - b.lo > 2));

@@ -106,7 +106,7 @@ function table(rows: Row[], scale: number, baseline: string | undefined): string
       "test/bench/programs/cuda_replay.py replays test/fixtures/gpu-records/h200-2026-11-28: each batch's device memory and step times " +
       "as recorded, the card's limit between the recorded max (3368) and its failure (3376), the warm server's recorded 5.3 s of imports, and " +
       'the recorded 7.1 s that every probe spent outside its steps, paid once per process (Lightning ran 19 attempts in one process in 39.4 s, ' +
-      "so it is not paid per attempt). The stage is the kit's (multiple 8, start 64, steps 2, confirm_steps 2, repeat_boundary 0, choose max), " +
+      "so it is not paid per attempt). The stage is the kit's (multiple 8, start 64, steps 2, confirm_steps 1, repeat_boundary 0, choose max), " +
       'run by `tunebench run` as a user would; the time is the whole command, Node start and reports included.',
     '',
     ...lines,

@@ -244,7 +244,10 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
       const detail = Object.fromEntries(rows.map(([name, , , d]) => [name, d ?? '']));
       // The recorded nvidia-smi output stands in for the card; the OOM is the CPU allocator's under a cap.
       assert.match(detail['fixtures'], /^NVIDIA A100-SXM4-80GB, [\d.]+, 81920; OOM exit status [1-9]/);
-      assert.match(detail['max-batch'], /^max \d+ in \d+ s; direct: \d+ (ran|FAILED) 10 steps/);
+      assert.match(
+        detail['max-batch'],
+        /^max \d+ in \d+ s \(setup [\d.]+ s, build [\d.]+ s, .*in-process attempts\); direct: \d+ (ran|FAILED) 10 steps/,
+      );
       assert.match(
         detail['finders'],
         /lightning: Lightning is not importable here.*accelerate: Accelerate is not importable here/,

@@ -143,7 +143,7 @@ stages:
     start: 64
     ceiling: 1048576
     steps: 2
-    confirm_steps: 2
+    confirm_steps: 1
     repeat_boundary: 0
     throughput_points: 0
     choose: max

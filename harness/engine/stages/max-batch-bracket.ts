@@ -38,17 +38,22 @@ export async function runBracket({
   spec,
   name,
   options,
+  onCard,
 }: {
   ctx: StageContext;
   spec: MaxBatchStageSpec;
   name: string;
   options: MaxBatchOptions;
+  /** The search works against the card's memory (device readings), not a host cap. */
+  onCard: boolean;
 }): Promise<{ hint: NonNullable<MaxBatchOptions['hint']>; record: TrialRecord; log: string[] }> {
   const o: BracketOptions = {
     multipleOf: spec.multiple_of,
     start: options.start,
     ceiling: spec.ceiling,
-    capBytes: options.capBytes,
+    // Only device memory places attempts: its peak counter is reset before each, while a host process's
+    // peak RSS and address space only grow across its attempts (bisection places them there, as Lightning's).
+    capBytes: onCard ? options.capBytes : null,
     maxAttempts: MAX_BRACKET_ATTEMPTS,
   };
   const exp = ctx.experiment;
@@ -81,9 +86,12 @@ export async function runBracket({
     record = await session.end();
     journalRecord(ctx, record);
   }
-  const readings: Reading[] = b.steps
-    .filter((s) => s.outcome === 'ok' && s.bytes !== null)
-    .map((s) => ({ batch: s.k * spec.multiple_of, bytes: s.bytes! }));
+  // Host readings of one process only grow across its attempts: they would mislead the fresh search.
+  const readings: Reading[] = !onCard
+    ? []
+    : b.steps
+        .filter((s) => s.outcome === 'ok' && s.bytes !== null)
+        .map((s) => ({ batch: s.k * spec.multiple_of, bytes: s.bytes! }));
   const hint = {
     lo: b.lo > 0 ? b.lo * spec.multiple_of : null,
     hi: b.hi !== null ? b.hi * spec.multiple_of : null,

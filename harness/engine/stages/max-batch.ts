@@ -54,7 +54,7 @@ export async function runMaxBatchStage(
   const bracket = target === undefined ? bracketMode(ctx, spec) : { mode: 'fresh', why: 'predicted_by' };
   const head: string[] = [`search: ${bracket.mode} (${bracket.why}); ${capPhrase(ctx)}`];
   if (bracket.mode === 'in-process') {
-    const b = await runBracket({ ctx, spec, name, options });
+    const b = await runBracket({ ctx, spec, name, options, onCard: onDevice(ctx) });
     options = { ...options, hint: b.hint };
     head.push(...b.log);
   }

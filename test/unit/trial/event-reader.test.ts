@@ -48,4 +48,17 @@ describe('protocol', () => {
     assert.equal(parseEventLine('{"event":"step","samples":1,"seconds":1e999}'), null);
     assert.equal(parseEventLine('{"no_event":1}'), null);
   });
+  it('reads the timeline marks and a bracket attempt, and refuses them out of range', () => {
+    assert.deepEqual(parseEventLine('{"event":"mark","name":"start","t":1800000000.5}'), {
+      event: 'mark',
+      name: 'start',
+      t: 1800000000.5,
+    });
+    assert.equal(parseEventLine('{"event":"mark","name":"start","t":5}'), null);
+    assert.equal(parseEventLine('{"event":"mark","name":"whenever","t":1800000000}'), null);
+    const a = parseEventLine('{"event":"attempt","ok":false,"oom":true,"seconds":0.8,"message":"CUDA out of memory"}');
+    assert.equal(a?.event, 'attempt');
+    assert.equal(parseEventLine('{"event":"attempt","ok":"yes","oom":false,"seconds":1}'), null);
+    assert.equal(parseEventLine('{"event":"attempt","ok":true,"oom":false,"seconds":-1}'), null);
+  });
 });
