@@ -106,8 +106,8 @@ export async function runBisection(opts: BisectRunOptions): Promise<BisectDone> 
   };
   if (bisect.min_rounds > bisect.max_rounds)
     throw new ConfigError(`--min-rounds ${bisect.min_rounds} is more than --max-rounds ${bisect.max_rounds}`);
-  const mechanism = preflightLimit(experiment);
   const env = fingerprint(repo);
+  const mechanism = preflightLimit(experiment, env);
   const dir = createRunDir(join(opts.outDir, 'bisect'), experiment.name);
   const runJson: RunJson = {
     ...newRunJson({

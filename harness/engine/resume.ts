@@ -101,8 +101,8 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     requireJournalOfProgress(runJson, resumed);
     const records = readJournalForResume(resumed, notes);
     const { experiment, workload } = experimentOfRun(runJson);
-    const mechanism = preflightLimit(experiment);
     const env = fingerprint();
+    const mechanism = preflightLimit(experiment, env);
     // Another host of the same cluster is the same environment; anything else is noted.
     const moved = environmentDiffs(runJson.environment, env)
       .filter((d) => d.field !== 'host')

@@ -14,7 +14,7 @@ import { writeReports } from '../report/write.js';
 import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
-import { planLimit } from '../trial/limits.js';
+import { planLimit, type CudaUse } from '../trial/limits.js';
 import { endLeftovers } from '../trial/process.js';
 import { WarmPool } from '../trial/warm-pool.js';
 import { createWorkload } from '../workloads/index.js';
@@ -64,8 +64,8 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   if (opts.executor) experiment.executor = { ...experiment.executor, kind: opts.executor };
   refuseMemoryAboveMachine(experiment);
   const workload: Workload = createWorkload(experiment.workload, experiment.seed, source);
-  const mechanism = preflightLimit(experiment);
   const env = fingerprint();
+  const mechanism = preflightLimit(experiment, env);
   const dir = createRunDir(opts.outDir, experiment.name);
   const runJson = newRunJson({
     loaded: { experiment, source, text },
@@ -116,12 +116,24 @@ export interface Execution {
   drawCharts?: boolean;
 }
 
-export function preflightLimit(experiment: Experiment): string {
+export function preflightLimit(experiment: Experiment, env: Fingerprint): string {
   try {
-    return planLimit(experiment.limits.memory, experiment.limits.mechanism).mechanism;
+    return planLimit(experiment.limits.memory, experiment.limits.mechanism, undefined, cudaUse(experiment, env))
+      .mechanism;
   } catch (error) {
     throw new ConfigError(`limits: ${(error as Error).message}`, [], { cause: error });
   }
+}
+
+/**
+ * Whether the workload's processes may start CUDA: a fixed `device` or `execution_provider` of cuda
+ * declares it; a program of the user's on a machine with a GPU may (a PyTorch script picks the GPU when
+ * it sees one). Such a trial never gets an address-space cap (trial/limits.ts).
+ */
+export function cudaUse(experiment: Experiment, env: Pick<Fingerprint, 'gpu'>): CudaUse {
+  const p = experiment.workload.params as Record<string, unknown> | undefined;
+  if (p?.['device'] === 'cuda' || p?.['execution_provider'] === 'cuda') return 'declared';
+  return env.gpu !== null && experiment.workload.kind === 'command' ? 'possible' : 'none';
 }
 
 /** The command that continues this run. */
@@ -175,6 +187,7 @@ export function stageContext(
   const trial = {
     workload,
     limits: experiment.limits,
+    cuda: cudaUse(experiment, env),
     scratchDir,
     ...(x.signal ? { signal: x.signal } : {}),
     ...(warm ? { warm } : {}),

@@ -1,12 +1,16 @@
 // Where this process may create cgroups: its own cgroup in each mounted hierarchy (read from
 // /proc/self/cgroup and /proc/self/mountinfo), nested creation only, never a move out of its own.
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The directories under which the harness may nest trial cgroups; absent where not writable. */
 export interface CgroupHost {
   /** cgroup v2: the harness's own cgroup (kill with cgroup.kill; a cap when it has the memory controller). */
-  unified?: { dir: string; memory: boolean };
+  unified?: {
+    dir: string;
+    memory: boolean;
+    /** Why the memory controller cannot cap trials here, when it cannot. */ why?: string;
+  };
   /** cgroup v1 memory controller: the harness's own memory cgroup (the cap of the tree). */
   memory?: string;
   /** cgroup v1 freezer: freezes a trial so that it cannot fork while it is killed. */
@@ -93,8 +97,7 @@ function probeHost(): CgroupHost {
   const v2 = mounts.find((m) => m.type === 'cgroup2');
   const v2Dir = v2 && ownDir(v2, own.get(''));
   if (v2Dir && existsSync(join(v2Dir, 'cgroup.procs')) && canNest(v2Dir)) {
-    const memory = /\bmemory\b/.test(readOr(join(v2Dir, 'cgroup.subtree_control')));
-    host.unified = { dir: v2Dir, memory };
+    host.unified = { dir: v2Dir, ...enableMemory(v2Dir) };
   }
   for (const controller of ['memory', 'freezer'] as const) {
     const mount = mounts.find((m) => m.type === 'cgroup' && m.options.includes(controller));
@@ -103,6 +106,39 @@ function probeHost(): CgroupHost {
     if (dir && canNest(dir)) host[controller] = dir;
   }
   return host;
+}
+
+/**
+ * The v2 memory controller for the trial cgroups under dir: enabled in dir's cgroup.subtree_control, or
+ * enabled there now when dir has it (cgroup.controllers) and may pass it on. cgroup v2 lets a cgroup that
+ * holds processes (other than the root) pass no controller to its children, so where tunebench runs in
+ * such a cgroup the answer says so.
+ */
+function enableMemory(dir: string): { memory: boolean; why?: string } {
+  const has = (file: string) => /\bmemory\b/.test(readOr(join(dir, file)));
+  if (has('cgroup.subtree_control')) return { memory: true };
+  if (!has('cgroup.controllers'))
+    return { memory: false, why: `the memory controller is not available to ${dir} (cgroup.controllers)` };
+  try {
+    writeFileSync(join(dir, 'cgroup.subtree_control'), '+memory');
+    return { memory: has('cgroup.subtree_control') };
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return {
+      memory: false,
+      why:
+        `the memory controller is available to ${dir} but not enabled for its children, and enabling it failed (${code ?? 'error'}` +
+        `${code === 'EBUSY' ? ': the cgroup holds processes, and cgroup v2 then passes no controller on; run tunebench in a cgroup of its own, e.g. systemd-run --scope -p Delegate=yes' : ''})`,
+    };
+  }
+}
+
+/** Why no memory cgroup can cap trials here, in words. */
+export function memoryCgroupWhy(host: CgroupHost): string {
+  if (host.unified?.why) return host.unified.why;
+  if (host.unified === undefined && host.memory === undefined)
+    return "no cgroup v2 or v1 memory hierarchy is writable under this process's own cgroup (not root, or not delegated)";
+  return "no memory controller under this process's cgroup";
 }
 
 function readOr(path: string): string {

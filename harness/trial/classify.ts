@@ -17,11 +17,42 @@ export interface Observation {
   /** Whether a workload without events counts as ok (command workloads get whole-process timing). */
   eventsRequired: boolean;
   malformedEvents: number;
+  /** The address-space cap (prlimit --as) the trial ran under, in bytes; null under any other mechanism. */
+  addressSpaceCap?: number | null;
 }
 
 export interface Classification {
   outcome: Outcome;
   reason: string;
+  /**
+   * The cap itself stopped the program before its first step (it could not load its libraries under an
+   * address-space cap): every trial would fail so, whatever its config, and the run stops with the fix.
+   */
+  limitProblem?: true;
+}
+
+/**
+ * What the dynamic loader or Python prints when an address-space cap leaves no room to map a shared
+ * library: glibc's "failed to map segment from shared object", or "cannot allocate memory" while loading.
+ */
+const CANNOT_LOAD =
+  /^.*(failed to map segment from shared object|error while loading shared libraries: .*cannot allocate memory|ImportError: .*cannot allocate memory).*$/m;
+
+/** A failure to load libraries under an address-space cap, before any step: a limit problem, not a crash. */
+function limitProblem(o: Observation): Classification | undefined {
+  if (o.addressSpaceCap == null || stepEventCount(o.events) > 0 || o.exitCode === 0) return undefined;
+  const line = CANNOT_LOAD.exec(o.stderr)?.[0]?.trim();
+  if (line === undefined) return undefined;
+  const gib = (o.addressSpaceCap / 2 ** 30).toFixed(1);
+  return {
+    outcome: 'invalid',
+    limitProblem: true,
+    reason:
+      `the address-space cap (prlimit --as, ${gib} GiB from limits.memory) stopped the program before its first ` +
+      `step, while it loaded its libraries ("${line.slice(0, 160)}"): an address-space cap counts every mapping, and ` +
+      'CUDA and large libraries reserve far more than they use. Use a memory cgroup (limits.mechanism: cgroup, ' +
+      'run as root or in a delegated cgroup), raise limits.memory, or remove it',
+  };
 }
 
 export function classify(o: Observation): Classification {
@@ -38,6 +69,8 @@ export function classify(o: Observation): Classification {
   if (o.exitCode === OOM_EXIT_CODE)
     return { outcome: 'oom', reason: `exit code ${OOM_EXIT_CODE} (the workload's out-of-memory exit)` };
   const error = has('error');
+  const limit = limitProblem(o);
+  if (limit) return limit;
   if (o.exitCode === INVALID_EXIT_CODE) {
     return {
       outcome: 'invalid',

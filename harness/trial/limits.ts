@@ -2,10 +2,21 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { LimitMechanism } from '../domain/index.js';
-import { canContain, cgroupHost, memoryCgroupVersion } from './cgroup-host.js';
+import { canContain, cgroupHost, memoryCgroupVersion, memoryCgroupWhy } from './cgroup-host.js';
 import { createTrialCgroup, type TrialCgroup } from './cgroup.js';
 
 export type MechanismChoice = 'auto' | 'prlimit' | 'cgroup' | 'none';
+
+/**
+ * Whether the workload's processes may start CUDA: `declared` (a parameter device or execution_provider
+ * is cuda), `possible` (a program of the user's on a machine with a GPU), `none`.
+ */
+export type CudaUse = 'declared' | 'possible' | 'none';
+
+const PRLIMIT_WITH_CUDA =
+  'limits.mechanism is "prlimit" with a CUDA device: an address-space cap stops CUDA processes (the driver ' +
+  "reserves address space far beyond the card's memory; torch cannot even load), so it is refused. With CUDA, " +
+  'limits.memory is host memory, enforced by a memory cgroup: set limits.mechanism: auto (or cgroup), or remove limits.memory';
 
 export interface MemoryLimit {
   mechanism: LimitMechanism;
@@ -53,11 +64,26 @@ export function hasPrlimit(): boolean {
  * Containment (the trial's own cgroups, killed as a whole) is used wherever cgroups can be made,
  * whatever caps memory.
  */
-export function planLimit(bytes: number | undefined, choice: MechanismChoice, host = cgroupHost()): MemoryLimit {
+export function planLimit(
+  bytes: number | undefined,
+  choice: MechanismChoice,
+  host = cgroupHost(),
+  cuda: CudaUse = 'none',
+): MemoryLimit {
   const contained = canContain(host);
   if (bytes === undefined || choice === 'none') return { mechanism: 'none', bytes: null, prefix: [], contained };
+  if (choice === 'prlimit' && cuda === 'declared') throw new Error(PRLIMIT_WITH_CUDA);
   const version = choice === 'prlimit' ? undefined : memoryCgroupVersion(host);
   if (version !== undefined) return { mechanism: `cgroup-${version}`, bytes, prefix: [], contained };
+  // An address-space cap is never put on a process that may start CUDA: the driver reserves address
+  // space far beyond the card's memory, and torch cannot even load under a few GiB of it.
+  if (cuda !== 'none' && choice === 'auto')
+    throw new Error(
+      `limits.memory is host memory and on a GPU it needs a memory cgroup, which cannot be made here (${memoryCgroupWhy(host)}); ` +
+        'an address-space cap (prlimit --as) stops CUDA processes (torch: "failed to map segment from shared object"). ' +
+        'Remove limits.memory (the card is the cap on the device), run tunebench as root in a cgroup whose memory ' +
+        `controller can be enabled${cuda === 'possible' ? ', or, if this workload does not use the GPU, set limits.mechanism: prlimit' : ''}`,
+    );
   if (choice === 'cgroup')
     throw new Error(
       'limits.mechanism is "cgroup" but no memory cgroup can be made here (cgroup v2 with the memory ' +

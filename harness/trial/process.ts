@@ -19,7 +19,7 @@ import {
   removeTrialCgroup,
   type TrialCgroup,
 } from './cgroup.js';
-import { capsTree, planLimit, trialCgroup, type MechanismChoice, type MemoryLimit } from './limits.js';
+import { capsTree, planLimit, trialCgroup, type CudaUse, type MechanismChoice, type MemoryLimit } from './limits.js';
 import { forkTrial, spawnTrial, type Launched, type LaunchSpec, type ProcessTiming } from './launch.js';
 import { descendantsOf, signalAll, signalGroup, type KnownProcess } from './pids.js';
 import { killWarmServers, WarmForkError, type ForkExit, type WarmServer } from './warm-server.js';
@@ -32,6 +32,8 @@ export interface ProcessTrialSpec {
   timeoutSeconds: number;
   memoryBytes?: number;
   mechanism: MechanismChoice;
+  /** Whether the program may start CUDA: it never gets an address-space cap (trial/limits.ts). */
+  cuda?: CudaUse;
   /** Whether exiting 0 without step events is `invalid` (true for tunebench's own workloads). */
   eventsRequired: boolean;
   /** Scratch directory for the events file; removed afterwards. */
@@ -239,7 +241,7 @@ export async function runProcessTrial(spec: ProcessTrialSpec): Promise<ProcessTr
 
 /** Launches the trial in its cgroup (when one can be made) and tracks it so that a harness crash ends it. */
 async function startTrial(spec: ProcessTrialSpec): Promise<StartedTrial> {
-  const limit = planLimit(spec.memoryBytes, spec.mechanism);
+  const limit = planLimit(spec.memoryBytes, spec.mechanism, undefined, spec.cuda);
   mkdirSync(spec.scratchDir, { recursive: true });
   // Each attempt has files of its own: an orphan of a killed earlier attempt cannot write into them.
   const attemptId = `${spec.trialId}.${randomUUID().slice(0, 8)}`;
@@ -448,6 +450,7 @@ function judgeTrial(spec: ProcessTrialSpec, started: StartedTrial, watched: Watc
     stderr: stderrTail,
     eventsRequired: spec.eventsRequired,
     malformedEvents: reader.malformed,
+    addressSpaceCap: started.limit.mechanism === 'prlimit-as' ? started.limit.bytes : null,
   });
   if (state.afterDone && !timedOut && !stoppedByUser && classification.outcome !== 'oom' && steps > 0) {
     classification = {

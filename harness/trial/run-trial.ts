@@ -9,7 +9,7 @@ import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload
 import { formatBytes } from '../experiment/units.js';
 import { foreignLoadNote, isMaterial } from '../telemetry/foreign-load.js';
 import { PATTERNS_VERSION } from '../workloads/protocol/oom-patterns.js';
-import { capsTree } from './limits.js';
+import { capsTree, type CudaUse } from './limits.js';
 import { runProcessTrial, type ProcessTrialResult, type ProcessTrialSpec } from './process.js';
 import { failedIn, phaseRuns } from './phases.js';
 import { summarizeEvents, type EventSummary } from './ranks.js';
@@ -22,6 +22,8 @@ import { stepCount, type Config, type TrialRecord } from '../domain/index.js';
 export interface TrialContext {
   workload: Workload;
   limits: Experiment['limits'];
+  /** Whether the workload may start CUDA: then it never gets an address-space cap (trial/limits.ts). */
+  cuda?: CudaUse;
   scratchDir: string;
   signal?: AbortSignal;
   onEvent?: (event: WorkloadEvent) => void;
@@ -118,6 +120,7 @@ function trialSpec(opts: {
     timeoutSeconds: ctx.limits.timeout,
     ...(ctx.limits.memory !== undefined ? { memoryBytes: ctx.limits.memory } : {}),
     mechanism: ctx.limits.mechanism,
+    ...(ctx.cuda ? { cuda: ctx.cuda } : {}),
     eventsRequired: command.eventsRequired,
     scratchDir: ctx.scratchDir,
     trialId,
@@ -170,6 +173,8 @@ async function launchTrial(opts: {
   }
   const unlaunched = command.launcherField ? launcherFailure(result) : undefined;
   if (unlaunched) throw launcherError(command, unlaunched);
+  // Every trial would fail the same way under this cap: the run stops before tuning, with the fix.
+  if (result.limitProblem) throw new ConfigError(`trial ${req.index}: ${result.reason}`);
   if (result.aborted) throw new TrialError(`trial ${req.index} was stopped before it finished; it is not recorded`);
   return result;
 }

@@ -4,7 +4,7 @@
 // max); with --baseline, the same rows under an older build (its dist/harness/cli/main.js) side by side.
 //   node dist/test/bench/gpu-replay.bench.js [--scale 1] [--baseline /path/to/main.js] [--json] [--no-write]
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, tempDir } from '../support/paths.js';
 import { bent, h200Replay, H200_SMI_ENV, replayExperiment, type ReplaySpec } from '../support/h200-replay.js';
@@ -18,7 +18,8 @@ interface Row {
   boundary: number | null;
   multiple: number;
   confirmed_fresh: boolean;
-  /** Extra: the run's own wall (run.json), trials and in-process attempts. */
+  /** Extra: the whole command (reports included), the run's own wall (run.json), trials and in-process attempts. */
+  command_seconds: number;
   run_seconds: number;
   trials: number;
   attempts: number;
@@ -54,9 +55,12 @@ function runRow(opts: { name: string; spec: ReplaySpec; expected: number; cli: s
     maxBuffer: 64 * 1024 * 1024,
   });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const launchedMs = Date.now() - seconds * 1000;
   if (p.status !== 0) throw new Error(`${opts.name}: tunebench exited ${p.status}: ${p.stderr.slice(-2000)}`);
   const run = JSON.parse(p.stdout) as RunJson;
   const result = run.stages[0]!.result;
+  // The max is written when chosen-config.json is; the reports are drawn after it.
+  const written = (statSync(join(run.run_dir, 'chosen-config.json')).mtimeMs - launchedMs) / 1000;
   const trials = readFileSync(join(run.run_dir, 'trials.jsonl'), 'utf8')
     .trim()
     .split('\n')
@@ -72,7 +76,8 @@ function runRow(opts: { name: string; spec: ReplaySpec; expected: number; cli: s
   );
   return {
     name: opts.name,
-    tunebench_seconds: round(seconds),
+    tunebench_seconds: round(written),
+    command_seconds: round(seconds),
     lightning_seconds: h200Replay().lightningSeconds,
     max_written: result.max,
     boundary: result.smallestFail,
@@ -89,13 +94,13 @@ const round = (x: number) => Math.round(x * 10) / 10;
 
 function table(rows: Row[], scale: number, baseline: string | undefined): string {
   const lines = [
-    '| row | build | time to a written max | / Lightning 39.4 s | max written (true max) | boundary | confirmed fresh | fresh trials | in-process attempts |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| row | build | time to a written max | / Lightning 39.4 s | whole command | max written (true max) | boundary | confirmed fresh | fresh trials | in-process attempts |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const r of rows) {
     const [row, build] = r.name.split(' @ ');
     lines.push(
-      `| ${row} | ${build} | ${r.tunebench_seconds} s (run ${r.run_seconds} s) | ${(r.tunebench_seconds / r.lightning_seconds).toFixed(2)}x | ` +
+      `| ${row} | ${build} | ${r.tunebench_seconds} s | ${(r.tunebench_seconds / r.lightning_seconds).toFixed(2)}x | ${r.command_seconds} s | ` +
         `${r.max_written ?? 'none'} (${r.expected_max}) | ${r.boundary ?? '-'} | ${r.confirmed_fresh ? 'yes' : 'no'} | ${r.trials} | ${r.attempts} |`,
     );
   }
@@ -107,7 +112,7 @@ function table(rows: Row[], scale: number, baseline: string | undefined): string
       "as recorded, the card's limit between the recorded max (3368) and its failure (3376), the warm server's recorded 5.3 s of imports, and " +
       'the recorded 7.1 s that every probe spent outside its steps, paid once per process (Lightning ran 19 attempts in one process in 39.4 s, ' +
       "so it is not paid per attempt). The stage is the kit's (multiple 8, start 64, steps 2, confirm_steps 1, repeat_boundary 0, choose max), " +
-      'run by `tunebench run` as a user would; the time is the whole command, Node start and reports included.',
+      "run by `tunebench run` as a user would. The time to a written max runs from the command's launch (Node start included) to chosen-config.json; the whole command also draws the reports.",
     '',
     ...lines,
   ].join('\n');

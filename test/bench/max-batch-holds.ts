@@ -44,7 +44,7 @@ export interface HoldsCase {
  * the max (the run at the answer that reached its plateau), and the first batch known to hold (`first_hold`
  * in run.json, the stage's own record). Times count from the CLI's launch.
  */
-async function ours(path: string, name: string): Promise<Answer[]> {
+async function ours(path: string, name: string, label = ''): Promise<Answer[]> {
   const out = tempDir('tunebench-bench-');
   const t0 = Date.now();
   const r = await execa(process.execPath, [CLI, 'run', path, '--out', out, '--quiet'], { reject: false, all: true });
@@ -62,7 +62,7 @@ async function ours(path: string, name: string): Promise<Answer[]> {
   const firstAt = first ? records.find((t) => t.index === first.trial) : undefined;
   return [
     {
-      strategy: 'tunebench run (the stage as shipped)',
+      strategy: `tunebench run (the stage as shipped${label})`,
       batch: chosen ?? null,
       seconds,
       ...(held ? { toHold: end(held) } : {}),
@@ -72,7 +72,7 @@ async function ours(path: string, name: string): Promise<Answer[]> {
         : 'no run at the answer reached a plateau',
     },
     {
-      strategy: 'tunebench run: the first batch known to hold (first_hold)',
+      strategy: `tunebench run${label}: the first batch known to hold (first_hold)`,
       batch: first?.batch ?? null,
       seconds: firstAt ? end(firstAt) : seconds,
       ...(firstAt ? { toHold: end(firstAt) } : {}),
@@ -255,6 +255,9 @@ export async function holdsCase(experimentPath: string, directRuns: number, dire
     await powerThenBisectConfirmed(experimentPath),
     inProcess('binsearch', cap),
     inProcess('shrink', cap),
+    // The same experiment with the in-process bracket (answers[4], [5]): attempts in one forked process,
+    // then the confirmation and the failure above it in processes of their own.
+    ...(await ours(path.replace(/\.yaml$/, '-bracket.yaml'), `${experiment.name}-bracket`, ', bracket: in-process')),
   ];
   for (const a of answers)
     if (a.batch !== null) a.held = (await direct(path, [a.batch], directRuns, directSteps)).get(a.batch);

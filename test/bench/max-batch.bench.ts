@@ -177,7 +177,21 @@ export function holdsSummary(c: HoldsCase): string {
     `boundary repeats included), power-then-bisect confirmed ${t(pb).toFixed(1)} s: ratio **${vsPb.toFixed(2)}** ` +
     `(target <= 0.80, ${vsPb <= 0.8 ? 'met' : 'NOT met'}). Wall time to a batch that holds: ours ${t(first).toFixed(1)} s ` +
     `(${like}), in-process binsearch ${t(bin).toFixed(1)} s: ratio **${vsBin.toFixed(1)}** ` +
-    `(target <= 5, ${vsBin <= 5 ? 'met' : 'NOT met'}).`
+    `(target <= 5, ${vsBin <= 5 ? 'met' : 'NOT met'}).` +
+    bracketSummary(c)
+  );
+}
+
+/** With bracket: in-process: its time to a max that holds against the in-process binsearch's answer (target <= 2). */
+function bracketSummary(c: HoldsCase): string {
+  const [, , , bin, , , bracket] = c.answers;
+  if (!bracket?.toHold || !bin?.toHold) return '';
+  const ratio = bracket.toHold / bin.toHold;
+  const held = bracket.held ? `${bracket.held.ok}/${bracket.held.of}` : '-';
+  return (
+    ` With \`bracket: in-process\`: a max that holds (${bracket.batch}, held ${held} direct runs) in ` +
+    `${bracket.toHold.toFixed(1)} s, in-process binsearch ${bin.toHold.toFixed(1)} s: ratio **${ratio.toFixed(2)}** ` +
+    `(target <= 2, ${ratio <= 2 ? 'met' : 'NOT met'}).`
   );
 }
 

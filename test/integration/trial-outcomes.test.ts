@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runProcessTrial, type ProcessTrialSpec } from '../../harness/trial/process.js';
 import { PROGRAMS, tempDir } from '../support/paths.js';
+import { PYTHON, requireSystem } from '../support/system.js';
 
 function spec(program: string, extra: Partial<ProcessTrialSpec> = {}): ProcessTrialSpec {
   return {
@@ -29,6 +30,22 @@ function alive(pid: number): boolean {
 }
 
 describe('trial outcomes from real processes', () => {
+  it(
+    'calls a program that cannot load its libraries under an address-space cap a limit problem, not a crash',
+    { skip: requireSystem('torch') },
+    async () => {
+      // Debian's torch under 300 MB of address space: glibc cannot map a segment of a shared library.
+      const r = await runProcessTrial(
+        spec('', { argv: [PYTHON, '-c', 'import torch'], memoryBytes: 300e6, mechanism: 'prlimit' }),
+      );
+      assert.equal(r.limit.mechanism, 'prlimit-as');
+      assert.equal(r.outcome, 'invalid', r.reason);
+      assert.equal(r.limitProblem, true);
+      assert.match(r.reason, /address-space cap .* before its first step.*failed to map segment/);
+      assert.match(r.reason, /limits\.mechanism: cgroup/);
+    },
+  );
+
   it('classifies an abort (SIGABRT) as a crash and keeps the stderr tail', async () => {
     const r = await runProcessTrial(spec('aborts.mjs'));
     assert.equal(r.outcome, 'crash');

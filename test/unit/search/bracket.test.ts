@@ -1,7 +1,13 @@
 // The in-process bracket's pure transitions, and the fresh search that starts from its hint.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { emptyBracket, nextAttempt, withAttempt, type Bracket, type BracketOptions } from '../../../harness/search/bracket.js';
+import {
+  emptyBracket,
+  nextAttempt,
+  withAttempt,
+  type Bracket,
+  type BracketOptions,
+} from '../../../harness/search/bracket.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
 import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
 
@@ -20,7 +26,12 @@ function bracketOn(memory: (b: number) => number, o: Partial<BracketOptions> = {
     const batch = next.k * M;
     tried.push(batch);
     const need = memory(batch);
-    b = withAttempt(b, { k: next.k, outcome: need <= limit ? 'ok' : 'oom', bytes: need <= limit ? need : null, why: next.why });
+    b = withAttempt(b, {
+      k: next.k,
+      outcome: need <= limit ? 'ok' : 'oom',
+      bytes: need <= limit ? need : null,
+      why: next.why,
+    });
   }
   return { b, tried };
 }
@@ -62,7 +73,10 @@ describe('in-process bracket', () => {
     assert.equal(b.hi, null);
     b = withAttempt(b, { k: 20, outcome: 'crash', bytes: null, why: 'double' });
     assert.equal(b.broken, true);
-    assert.equal(nextAttempt(b, { multipleOf: 8, start: 8, ceiling: 1 << 20, capBytes: null, maxAttempts: 9 }), undefined);
+    assert.equal(
+      nextAttempt(b, { multipleOf: 8, start: 8, ceiling: 1 << 20, capBytes: null, maxAttempts: 9 }),
+      undefined,
+    );
   });
 });
 

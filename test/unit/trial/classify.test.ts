@@ -39,6 +39,23 @@ const TORCHRUN_SIGKILL = [
 ].join('\n');
 
 describe('classify', () => {
+  it('a library that cannot be mapped under an address-space cap, before any step, is a limit problem', () => {
+    const stderr =
+      'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\n' +
+      'ImportError: libtorch_cpu.so: failed to map segment from shared object\n';
+    const c = classify(obs({ exitCode: 1, stderr, addressSpaceCap: 2 ** 31 }));
+    assert.equal(c.outcome, 'invalid');
+    assert.equal(c.limitProblem, true);
+    assert.match(c.reason, /prlimit --as, 2\.0 GiB.*libtorch_cpu\.so: failed to map segment/);
+    // Under a cgroup (no address-space cap) the same text is the workload's crash; after a step, too.
+    assert.equal(classify(obs({ exitCode: 1, stderr, addressSpaceCap: null })).outcome, 'crash');
+    const stepped: WorkloadEvent[] = [{ event: 'step', samples: 1, seconds: 1 }];
+    assert.equal(
+      classify(obs({ exitCode: 1, stderr, addressSpaceCap: 2 ** 31, events: stepped })).limitProblem,
+      undefined,
+    );
+  });
+
   it('ok: exit 0 with steps', () => assert.equal(classify(obs({ events: [step] })).outcome, 'ok'));
   it('ok: exit 0 without events when the protocol is optional', () => {
     const c = classify(obs({ eventsRequired: false }));
