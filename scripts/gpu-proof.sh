@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # The GPU proof kit: proves tunebench's CUDA paths on a real card in one call of about 7 minutes.
 #
-#   scripts/gpu-proof.sh [--rehearse] [--out DIR] [--python PY] [--archive BUNDLE.tar.xz]
+#   scripts/gpu-proof.sh [--rehearse] [--only STEP[,STEP...]] [--out DIR] [--python PY] [--archive BUNDLE.tar.xz]
 #
 # Runs from an unpacked bundle (npm run bundle: Node.js is inside, none is needed on the machine) or
-# from a checkout with a build (npm run build). In order, each step timed, and skipped with its reason
-# when it cannot run:
-#   1 fixtures     nvidia-smi's fingerprint and telemetry queries (idle and under load), a real OOM and
-#                  its exit status, torch.cuda.mem_get_info, the versions        -> fixtures.tar.gz
-#   2 max-batch    tunebench's max-batch stage on gpu-proof/proof_model.py, no host cap; then the max
-#                  and the next multiple run directly in fresh processes
-#   3 finders      Lightning's BatchSizeFinder (binsearch) and Accelerate's find_executable_batch_size,
-#                  each in its own process; every answer then trains 50 steps in a fresh process
-#   4 allocator    the four empty_cache policies and expandable_segments compared, and the seed claims
-#                  that need a GPU (gpu-bf16, empty-cache)
-#   5 loader       a short DataLoader sweep (num_workers x pin_memory)
-# Writes at most 8 files into --out ($OUT when set, else ./gpu-proof-out): summary.md (the table, also
-# printed), log.txt, fixtures.tar.gz, runs.tar.gz (each run's summary.md, trials.jsonl and run.json),
-# finders.jsonl. --rehearse runs the same steps on a CPU with small sizes, the recorded nvidia-smi
-# output standing in for the real one, and checks the limits of what a lent GPU machine returns.
+# from a checkout with a build (npm run build). In order, each step timed against its budget (on a card:
+# gpu-proof/plan.json, costed from a real card's records), and skipped with its reason when it cannot run:
+#   fixtures     nvidia-smi's fingerprint and telemetry queries (idle and under load), a real OOM and
+#                its exit status, torch.cuda.mem_get_info, the versions        -> fixtures.tar.gz
+#   max-batch    tunebench's max-batch stage on gpu-proof/proof_model.py, no host cap; then the max
+#                and the next multiple run directly in fresh processes
+#   finders      Lightning's BatchSizeFinder (binsearch) and Accelerate's find_executable_batch_size,
+#                each in its own process; Lightning's answer then trains in a fresh process
+#   allocator    empty_cache (never, every-step) and expandable_segments compared on alloc_churn.py,
+#                a GPU-bound step whose tensors change shape every step
+#   loader       a short DataLoader sweep (num_workers x pin_memory)
+#   claims       (only with --only claims: it does not fit the default's 7 minutes) the seed claims that
+#                need a GPU: empty_cache "5-10%" on alloc_churn.py and bf16 "2x" on the transformer
+# --only STEP[,STEP...] runs those steps alone (a short call on a GPU machine). Each step writes its
+# results as it ends, so a call cut short returns what finished. Writes at most 8 files into --out
+# ($OUT when set, else ./gpu-proof-out): summary.md (the table, also printed), log.txt, fixtures.tar.gz,
+# runs.tar.gz (each run's summary.md, trials.jsonl and run.json), finders.jsonl. Exits 1 when a step
+# failed or ran over its budget. --rehearse runs the same steps on a CPU with small sizes, the recorded
+# nvidia-smi output standing in for the real one, and checks the limits of what a lent GPU machine returns.
 set -u -o pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +30,7 @@ args=("$@")
 rehearse=0
 check=""
 only=""
+step_fn=""
 out="${OUT:-}"
 python=""
 archive=""
@@ -39,8 +44,10 @@ while [ $# -gt 0 ]; do
     --archive) archive="$2"; shift ;;
     --archive=*) archive="${1#--archive=}" ;;
     --check) check="$2"; shift ;;  # only check a folder against the limits of what comes back
-    --only) only="$2"; shift ;;  # internal: one step, in a process group of its own (see step)
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --only) only="$2"; shift ;;
+    --only=*) only="${1#--only=}" ;;
+    --step-fn) step_fn="$2"; shift ;;  # internal: one step's function, in a process group of its own (see step)
+    -h|--help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-proof: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -67,7 +74,7 @@ if [ -n "$check" ]; then limits "$check"; exit $?; fi
 out="${out:-$PWD/gpu-proof-out}"
 mkdir -p "$out" || { echo "gpu-proof: cannot create $out" >&2; exit 2; }
 out="$(cd "$out" && pwd)"
-if [ -z "$only" ]; then
+if [ -z "$step_fn" ]; then
   work="$(mktemp -d "${TMPDIR:-/tmp}/gpu-proof.XXXXXX")"
   export GPU_PROOF_WORK="$work"
   trap 'rm -rf "$work"' EXIT
@@ -88,7 +95,7 @@ else
 fi
 # Python: the one given, else the first python3 that imports torch (Debian's holds python3-torch here).
 # Found once: a step gets it from the kit that started it (importing torch takes a second or more).
-if [ -n "$only" ]; then
+if [ -n "$step_fn" ]; then
   python="$GPU_PROOF_PYTHON"
 elif [ -n "$python" ]; then
   "$python" -c 'import torch' 2>/dev/null || python=""
@@ -121,9 +128,12 @@ if [ "$rehearse" = 1 ]; then
   multiple=512; survive_steps=10; repeats=0; confirm=3; pairs=3; compare_repeats=1; compare_rounds=3
   # The CNN's CPU work, cut: 16-pixel images, 32 a batch and 4 steps in the compares; claims keep 3 pairs
   # (with 2 a claim gets no CI).
-  compare_steps=4; load=(2 1 1); image="image_size: 16, "; allocator_batch=32
+  compare_steps=4; load=(1); image="image_size: 16, "; allocator_batch=4
+  churn="dim: 16, layers: 2, seq_min: 4, seq_max: 32, "
+  workers="[0, 1]"
   shrink=(-e 's/augment: 6/augment: 1/' -e 's/steps: 12 }/steps: 4 }/' -e 's/image_size: 32/image_size: 16/')
-  budget=(60 150 60 150 90)
+  budget_of() { case "$1" in fixtures) echo 60 ;; max-batch) echo 150 ;; finders) echo 60 ;; allocator) echo 150 ;; loader) echo 90 ;; claims) echo 150 ;; esac; }
+  default_steps="fixtures,max-batch,finders,allocator,loader,claims"
 else
   device=cuda
   # A narrow model: at the memory limit a step's time grows with the width, so dim 512 keeps a 50-step
@@ -131,16 +141,23 @@ else
   dims=(--dim 512 --seq 256 --layers 8)
   params="dim: 512, seq: 256, layers: 8, device: cuda"
   cap=""
-  # The max-batch stage as bench:gpu-replay measures it on the recorded H200: an in-process bracket
-  # (bracket: auto on a GPU with warm start), then the confirmation (until memory flattens: at least
-  # 10 flat readings past an epoch boundary, whatever confirm_steps) and the next multiple, each a fork.
-  # No boundary repeats: the band model lowers a sharp boundary by ~4% on so few runs.
-  multiple=8; survive_steps=50; repeats=0; confirm=1; pairs=4; compare_repeats=1; compare_rounds=3
-  compare_steps=10; load=(5 2 3); image=""; allocator_batch=128
+  # Sized from a real card's records (gpu-proof/plan.json; a test checks its arithmetic). The max-batch
+  # stage as bench:gpu-replay measures it on the recorded H200: an in-process bracket (bracket: auto on a
+  # GPU with warm start), then the confirmation (until memory flattens: at least 10 flat readings past an
+  # epoch boundary, whatever confirm_steps) and the next multiple, each a fork. No boundary repeats: the
+  # band model lowers a sharp boundary by ~4% on so few runs.
+  plan() { "$python" -c "import json,sys; p=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'p': p}))" "$kit/plan.json" "$1"; }
+  setting() { plan "p['settings']['$1']"; }
+  multiple=$(setting multiple); survive_steps=$(setting survive_steps); repeats=$(setting repeat_boundary)
+  confirm=$(setting confirm_steps); pairs=$(setting claim_pairs); compare_repeats=1; compare_rounds=$(setting compare_rounds)
+  compare_steps=$(setting compare_steps); load=(3); image=""; allocator_batch=16
+  churn="dim: 2048, layers: 4, seq_min: 128, seq_max: 2048, "
+  workers="[0, 4]"
   shrink=()
-  budget=(30 140 90 180 40)  # 480 s: the claims and compares of step 4 are the longest part
+  budget_of() { plan "[s['budget_s'] for s in p['steps'] if s['name'] == '$1'][0]"; }
+  default_steps=$(plan "','.join(s['name'] for s in p['steps'] if s['default'])")
 fi
-[ -n "$only" ] || echo "gpu-proof: $([ "$rehearse" = 1 ] && echo rehearsal on the CPU || echo on the GPU), python $python, results in $out"
+[ -n "$step_fn" ] || echo "gpu-proof: $([ "$rehearse" = 1 ] && echo rehearsal on the CPU || echo on the GPU), python $python, results in $out"
 
 summary="$work/summary.tsv"
 # step NAME SECONDS FUNCTION: runs FUNCTION in this script started again under `timeout` (a process
@@ -151,14 +168,14 @@ step() {
   echo "== $name (at most ${limit} s)"
   t0=$(date +%s%N)
   : >"$work/detail"
-  timeout -k 15 "$limit" bash "$0" "${args[@]}" --only "$fn" 5>"$work/detail"
+  timeout -k 15 "$limit" bash "$0" "${args[@]}" --step-fn "$fn" 5>"$work/detail"
   rc=$?
   detail="$(tail -n 1 "$work/detail")"
   if [ "$rc" = 75 ]; then status=skipped
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then status="timed out"; detail="${detail:+$detail; }over its ${limit} s"
   elif [ "$rc" != 0 ]; then status="failed ($rc)"; detail="${detail:-exit status $rc}"; fi
   local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-  printf '%s\t%s\t%d.%d\t%s\n' "$name" "$status" $((ms / 1000)) $((ms % 1000 / 100)) "$detail" >>"$summary"
+  printf '%s\t%s\t%d.%d\t%s\t%s\n' "$name" "$status" $((ms / 1000)) $((ms % 1000 / 100)) "$limit" "$detail" >>"$summary"
 }
 skip() { echo "$1" >&5; exit 75; }
 json() { "$python" -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {}, {'d': d}))" "$@"; }
@@ -184,27 +201,31 @@ EOF
 run() { "${tunebench[@]}" run "$work/$1.yaml" --out "$work/runs" --json >"$work/$1.json"; }
 
 fixtures() {
-  local f="$work/fixtures"
+  local f="$work/fixtures" sampler=""
   mkdir -p "$f"
   if command -v nvidia-smi >/dev/null; then
+    echo "fixtures: nvidia-smi's fingerprint and an idle sample"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader,nounits >"$f/info.csv" 2>&1
     nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
       --format=csv,noheader,nounits >"$f/samples-idle.csv" 2>&1
     nvidia-smi >"$f/nvidia-smi.txt" 2>&1
-    # Under load: a matrix-product loop on the device (load[0] s) while the telemetry query samples it
-    # (for load[2] s, from load[1] s after the start).
-    "$python" -c "import torch,time
-d='cuda' if torch.cuda.is_available() else 'cpu'; a=torch.randn(8192 if d=='cuda' else 256,8192 if d=='cuda' else 256,device=d); t=time.time()
-while time.time()-t<${load[0]}: (a@a).sum().item()" &
-    local loaded=$!
-    sleep "${load[1]}"
-    timeout "${load[2]}" nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
-      --format=csv,noheader,nounits --loop-ms=500 >"$f/samples-load.csv" 2>&1
-    wait "$loaded"
   else
     echo "nvidia-smi is not on PATH" >"$f/info.csv"
   fi
-  "$python" "$kit/fixtures.py" "$f" || return 1
+  # One CUDA child: versions and mem_get_info, load[0] s of matrix products (sampled here once they
+  # start), then an uncaught OOM. It writes its files as it goes: a cut step keeps what it made.
+  echo "fixtures: one process starts CUDA, loads the card for ${load[0]} s, then fills it until it runs out"
+  local cpu=()
+  [ "$rehearse" = 1 ] && cpu=(--cpu)
+  "$python" "$kit/fixtures.py" "$f" --load "${load[0]}" "${cpu[@]}" &
+  local child=$!
+  for _ in $(seq 1 600); do [ -f "$f/loading" ] || ! kill -0 "$child" 2>/dev/null && break; sleep 0.1; done
+  if command -v nvidia-smi >/dev/null && [ -f "$f/loading" ]; then
+    timeout "${load[0]}" nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
+      --format=csv,noheader,nounits --loop-ms=500 >"$f/samples-load.csv" 2>&1
+  fi
+  wait "$child" || return 1
+  rm -f "$f/loading"
   tar -czf "$out/fixtures.tar.gz" -C "$work" fixtures
   echo "$(head -n 1 "$f/info.csv"); OOM exit status $(json "$f/oom.json" "d['exit_status']")" >&5
 }
@@ -245,11 +266,14 @@ finders() {
     echo "$line" >>"$out/finders.jsonl"
     local answer
     answer=$(echo "$line" | "$python" -c "import json,sys; d=json.loads(sys.stdin.read() or '{}'); print(d.get('answer') or '')")
-    if [ -n "$answer" ]; then
+    # Lightning's answer trains directly (the plan has no room for Accelerate's, 76% of the max on the H200).
+    if [ -n "$answer" ] && [ "$finder" = lightning ]; then
       local survived
       survived=$("$python" "$kit/proof_model.py" --direct "$answer" --steps "$survive_steps" "${dims[@]}" --device "$device" | tail -n 1)
       echo "$survived" >>"$out/finders.jsonl"
       answers="$answers $finder $answer ($(echo "$survived" | grep -q '"ok": true' && echo held || echo 'did not hold') $survive_steps steps);"
+    elif [ -n "$answer" ]; then
+      answers="$answers $finder $answer;"
     else
       answers="$answers $finder: $(echo "$line" | "$python" -c "import json,sys; d=json.loads(sys.stdin.read() or '{}'); print(d.get('skipped') or d.get('error') or 'no answer')");"
     fi
@@ -262,10 +286,12 @@ finders() {
 }
 
 allocator() {
-  experiment allocator "$here/experiments/workloads/torch_cnn.py" "device: $device, ${image}batch_size: $allocator_batch, augment: 1, epochs: 1" "  - kind: compare
+  # alloc_churn.py: a GPU-bound step whose tensors change shape every step, timed on the device, so that
+  # the caching allocator (and emptying it) decides the step's time, not the host.
+  experiment allocator "$here/experiments/workloads/alloc_churn.py" "device: $device, ${churn}batch_size: $allocator_batch" "  - kind: compare
     name: empty-cache
     param: empty_cache
-    arms: [never, every-step, every-10, on-oom]
+    arms: [never, every-step]
     baseline: never
     repeats: $compare_repeats
     max_rounds: $compare_rounds
@@ -279,26 +305,36 @@ allocator() {
     max_rounds: $compare_rounds
     steps: $compare_steps"
   run allocator || return 1
-  mkdir -p "$work/claims"
-  for c in gpu-bf16 empty-cache; do
-    sed -e "s#python: /usr/bin/python3#python: $python#" -e "s#\.\./workloads/#$here/experiments/workloads/#" \
-      -e 's#^\$schema: .*##' "${shrink[@]}" "$here/experiments/claims/$c.yaml" >"$work/claims/$c.yaml"
-  done
-  "${tunebench[@]}" claims "$work/claims" --max-pairs "$pairs" --out "$work/runs" --json >"$work/claims.json" || return 1
-  "$python" - "$work/allocator.json" "$work/claims.json" >&5 <<'PY'
+  "$python" - "$work/allocator.json" >&5 <<'PY'
 import json, sys
-run, claims = (json.load(open(p)) for p in sys.argv[1:3])
-stages = "; ".join(f"{s['name']}: {json.dumps(s.get('chosen'))}" for s in run["stages"])
-verdicts = "; ".join(f"{c['claim']} {c['change']} {c['measured']} {c['verdict']}" for c in claims)
-print(f"{stages}; claims: {verdicts}")
+run = json.load(open(sys.argv[1]))
+print("; ".join(f"{s['name']}: {json.dumps(s.get('chosen'))} ({(s.get('notes') or ['-'])[0][:120]})" for s in run["stages"]))
+PY
+}
+
+claims() {
+  # The seed claims that need a GPU, from the files as shipped: the empty_cache claim on alloc_churn.py (a
+  # GPU-bound step, as the seed's), the bf16 claim on the transformer; warm-started, claim_pairs pairs.
+  mkdir -p "$work/claims"
+  sed -e "s#python: /usr/bin/python3#python: $python#" -e 's#^\$schema: .*##' \
+    -e "s#command: \[\.\./workloads/torch_cnn\.py\]#command: [$here/experiments/workloads/alloc_churn.py]#" \
+    -e "s#  params: {.*}#  params: { ${churn}batch_size: $allocator_batch, device: $device }\n  warm_start: fork#" \
+    -e "s#steps: 12 }#steps: $compare_steps }#" \
+    "$here/experiments/claims/empty-cache.yaml" >"$work/claims/empty-cache.yaml"
+  sed -e "s#python: /usr/bin/python3#python: $python#" -e "s#\.\./workloads/#$here/experiments/workloads/#" \
+    -e 's#^\$schema: .*##' -e 's#^  protocol: required#  protocol: required\n  warm_start: fork#' "${shrink[@]}" \
+    "$here/experiments/claims/gpu-bf16.yaml" >"$work/claims/gpu-bf16.yaml"
+  "${tunebench[@]}" claims "$work/claims" --max-pairs "$pairs" --out "$work/runs" --json >"$work/claims.json" || return 1
+  "$python" - "$work/claims.json" >&5 <<'PY'
+import json, sys
+claims = json.load(open(sys.argv[1]))
+print("; ".join(f"{c['claim']} {c['change']} {c['measured']} {c['verdict']}" for c in claims))
 PY
 }
 
 loader() {
   local b=64
   [ -f "$work/max" ] && b=$(( $(cat "$work/max") / 4 / multiple * multiple )); [ "$b" -ge "$multiple" ] || b=$multiple
-  local workers="[0, 2, 4, 8]"
-  [ "$rehearse" = 1 ] && workers="[0, 1]"
   experiment loader "$here/experiments/workloads/torch_cnn.py" "device: $device, ${image}batch_size: 64, augment: 3, epochs: 1" "  - kind: sweep
     params:
       num_workers: $workers
@@ -309,31 +345,42 @@ loader() {
   echo "chosen $(json "$work/loader.json" "d['chosen']")" >&5
 }
 
-if [ -n "$only" ]; then "$only"; exit $?; fi
-: >"$summary"
-step fixtures "${budget[0]}" fixtures
-step max-batch "${budget[1]}" max_batch
-step finders "${budget[2]}" finders
-step allocator "${budget[3]}" allocator
-step loader "${budget[4]}" loader
+if [ -n "$step_fn" ]; then "$step_fn"; exit $?; fi
 
-# What comes back: each run's summary.md, trials.jsonl and run.json.
-if [ -d "$work/runs" ]; then
-  (cd "$work/runs" && find . \( -name summary.md -o -name trials.jsonl -o -name run.json \) -print0 |
-    tar -czf "$out/runs.tar.gz" --null -T -)
-fi
-{
-  echo "| step | status | seconds | detail |"
-  echo "| --- | --- | --- | --- |"
-  while IFS=$'\t' read -r name status seconds detail; do echo "| $name | $status | $seconds | $detail |"; done <"$summary"
-} >"$out/summary.md"
+# What comes back, rewritten after every step (a call cut short still returns what finished): the table,
+# the fixtures made so far, and each run's summary.md, trials.jsonl and run.json.
+collect() {
+  if [ -d "$work/runs" ]; then
+    (cd "$work/runs" && find . \( -name summary.md -o -name trials.jsonl -o -name run.json \) -print0 |
+      tar -czf "$out/runs.tar.gz" --null -T -)
+  fi
+  [ -f "$out/fixtures.tar.gz" ] || [ ! -d "$work/fixtures" ] || tar -czf "$out/fixtures.tar.gz" -C "$work" fixtures
+  {
+    echo "| step | status | seconds | budget | detail |"
+    echo "| --- | --- | --- | --- | --- |"
+    while IFS=$'\t' read -r name status seconds budget detail; do echo "| $name | $status | $seconds | $budget | $detail |"; done <"$summary"
+  } >"$out/summary.md"
+}
+
+steps="${only:-$default_steps}"
+for name in ${steps//,/ }; do
+  case "$name" in
+    fixtures|max-batch|finders|allocator|loader|claims) ;;
+    *) echo "gpu-proof: unknown step '$name' in --only (the steps: fixtures, max-batch, finders, allocator, loader, claims)" >&2; exit 2 ;;
+  esac
+done
+: >"$summary"
+for name in ${steps//,/ }; do
+  step "$name" "$(budget_of "$name")" "${name//-/_}"
+  collect
+done
 cat "$out/summary.md"
 
 problems=0
 limits "$out" || problems=1
-# A rehearsal passes only when every step ran or was skipped with a reason.
-if [ "$rehearse" = 1 ] && awk -F'\t' '$2 != "ok" && $2 != "skipped" { bad = 1 } END { exit !bad }' "$summary"; then
-  echo "gpu-proof: a step of the rehearsal failed (see the table)" >&2
+# Every step must run or be skipped with a reason, within its budget: on the card as in the rehearsal.
+if awk -F'\t' '$2 != "ok" && $2 != "skipped" { bad = 1 } END { exit !bad }' "$summary"; then
+  echo "gpu-proof: a step failed or ran over its budget (see the table)" >&2
   problems=1
 fi
 exit "$problems"

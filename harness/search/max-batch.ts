@@ -168,11 +168,19 @@ class SearchState {
 
   /** Rough count of the trials still to come: bisection of the bracket plus the closing trials. */
   private estimateRemaining(): number {
-    const open =
-      this.hi === this.ceilK + 1
+    const hint = this.opts.hint;
+    // From an in-process bracket whose bound held: only its failure is left to run, when the hint is right.
+    const hinted = hint?.hi != null && this.longOk.has(this.lo) && hint.hi / this.m > this.lo;
+    const open = hinted
+      ? 1
+      : this.hi === this.ceilK + 1
         ? Math.log2(this.ceilK / Math.max(1, this.lo)) / 3 + 4
         : Math.log2(Math.max(1, this.hi - this.lo));
-    const closing = (this.opts.confirmSteps > 0 ? 1 : 0) + 1 + this.opts.throughputPoints + (this.opts.latency ? 2 : 0);
+    const closing =
+      (this.opts.confirmSteps > 0 && !this.longOk.has(this.lo) ? 1 : 0) +
+      (this.opts.skipRecommended ? 0 : 1) +
+      this.opts.throughputPoints +
+      (this.opts.latency ? 2 : 0);
     return Math.ceil(open) + closing;
   }
 

@@ -238,10 +238,11 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
         .map((l) => l.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, '')));
       assert.deepEqual(
         rows.map(([name, status]) => `${name} ${status}`),
-        ['fixtures ok', 'max-batch ok', 'finders skipped', 'allocator ok', 'loader ok'],
+        ['fixtures ok', 'max-batch ok', 'finders skipped', 'allocator ok', 'loader ok', 'claims ok'],
         r.all,
       );
-      const detail = Object.fromEntries(rows.map(([name, , , d]) => [name, d ?? '']));
+      // Columns: step, status, seconds, budget, detail.
+      const detail = Object.fromEntries(rows.map(([name, , , , d]) => [name, d ?? '']));
       // The recorded nvidia-smi output stands in for the card; the OOM is the CPU allocator's under a cap.
       assert.match(detail['fixtures'], /^NVIDIA A100-SXM4-80GB, [\d.]+, 81920; OOM exit status [1-9]/);
       assert.match(
@@ -254,10 +255,11 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
       );
       assert.match(
         detail['allocator'],
-        /empty-cache: \{"empty_cache": "[a-z0-9-]+"\}; alloc-conf: .*; claims: .*every-step/,
+        /^empty-cache: \{"empty_cache": "[a-z0-9-]+"\} \(.*\); alloc-conf: \{"alloc_conf": .*\}/,
       );
+      assert.match(detail['claims'], /5-10% faster empty_cache every-step → never .*; 2x precision fp32 → bf16/);
       const listing = await execa('tar', ['-tzf', join(out, 'fixtures.tar.gz')]);
-      for (const f of ['info.csv', 'samples-idle.csv', 'samples-load.csv', 'torch.json', 'oom.json', 'oom-stderr.txt'])
+      for (const f of ['info.csv', 'samples-idle.csv', 'samples-load.csv', 'versions.json', 'torch.json', 'oom.json', 'oom-stderr.txt'])
         assert.ok(listing.stdout.split('\n').includes(`fixtures/${f}`), listing.stdout);
       const runs = (await execa('tar', ['-tzf', join(out, 'runs.tar.gz')])).stdout.split('\n');
       for (const run of ['max-batch', 'allocator', 'loader', 'claim-empty-cache'])

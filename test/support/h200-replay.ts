@@ -151,3 +151,37 @@ ${opts.stage ?? ''}`,
   );
   return file;
 }
+
+/** A median of the recorded walls of a run's trials (test/fixtures/gpu-records/<records>/<run>/trials.jsonl). */
+function medianWall(run: string): number {
+  const walls = readFileSync(join(H200_RECORDS, run, 'trials.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as Rec).wall_seconds);
+  return median(walls);
+}
+
+/**
+ * What the kit's steps are costed in (gpu-proof/plan.json), each from the H200 records: a fresh process's
+ * imports, a process's start of CUDA, a step and a warm-up step at the max, the finders as recorded, and
+ * the median trial of the recorded compares, loader sweep and bf16 claim.
+ */
+export function h200Quantities(): Record<string, number> {
+  const r = h200Replay();
+  const at = (points: [number, number][]) => points.find(([b]) => b === r.max)![1];
+  const finders = readFileSync(join(H200_RECORDS, 'finders.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { finder?: string; seconds: number });
+  return {
+    import: r.spec.setup_seconds,
+    process: r.spec.process_seconds,
+    step_at_max: at(r.spec.step_seconds),
+    warmup_at_max: at(r.spec.warmup_seconds),
+    lightning: r.lightningSeconds,
+    accelerate: finders.find((f) => f.finder === 'accelerate')!.seconds,
+    fork_trial: medianWall('allocator'),
+    loader_trial: medianWall('loader'),
+    claim_trial_bf16: medianWall('claim-gpu-bf16'),
+  };
+}
