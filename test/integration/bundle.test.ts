@@ -259,7 +259,15 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
       );
       assert.match(detail['claims'], /5-10% faster empty_cache every-step → never .*; 2x precision fp32 → bf16/);
       const listing = await execa('tar', ['-tzf', join(out, 'fixtures.tar.gz')]);
-      for (const f of ['info.csv', 'samples-idle.csv', 'samples-load.csv', 'versions.json', 'torch.json', 'oom.json', 'oom-stderr.txt'])
+      for (const f of [
+        'info.csv',
+        'samples-idle.csv',
+        'samples-load.csv',
+        'versions.json',
+        'torch.json',
+        'oom.json',
+        'oom-stderr.txt',
+      ])
         assert.ok(listing.stdout.split('\n').includes(`fixtures/${f}`), listing.stdout);
       const runs = (await execa('tar', ['-tzf', join(out, 'runs.tar.gz')])).stdout.split('\n');
       for (const run of ['max-batch', 'allocator', 'loader', 'claim-empty-cache'])
