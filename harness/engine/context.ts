@@ -60,7 +60,7 @@ export function deviceOf(env: Fingerprint, host: string = env.host): StageDevice
 export async function runJournaledTrial(
   ctx: StageContext,
   trial: TrialSpec,
-  position: { n: number; ofAbout: number; show: string[] },
+  position: { n: number; ofAbout: number; show: string[]; etaSeconds?: number },
 ): Promise<TrialRecord> {
   const { stage, role, config, measure, argv, deviceBound } = trial;
   const index = ctx.records.length;
@@ -79,7 +79,15 @@ export async function runJournaledTrial(
         `and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`,
     );
   }
-  ctx.progress.trialStart({ stage, n: position.n, ofAbout: position.ofAbout, config, role, show: position.show });
+  ctx.progress.trialStart({
+    stage,
+    n: position.n,
+    ofAbout: position.ofAbout,
+    config,
+    role,
+    show: position.show,
+    ...(position.etaSeconds !== undefined ? { etaSeconds: position.etaSeconds } : {}),
+  });
   const spec = { stage, role, config, measure, ...(argv ? { argv } : {}), ...(deviceBound ? { deviceBound } : {}) };
   const record = await ctx.executor.run(index, spec, (e) => ctx.progress.trialEvent(e));
   const after = freeBytes(journalDir);

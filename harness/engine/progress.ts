@@ -68,6 +68,7 @@ class StreamProgress implements Progress {
   private readonly started = Date.now();
   private stageName = '';
   private current: TrialStartInfo | undefined;
+  private currentSince = Date.now();
   private last: TrialRecord | undefined;
   private steps = 0;
   private trialSeconds: number[] = [];
@@ -90,6 +91,7 @@ class StreamProgress implements Progress {
 
   trialStart(info: TrialStartInfo): void {
     this.current = info;
+    this.currentSince = Date.now();
     this.steps = 0;
     if (!this.tty) return;
     this.render();
@@ -121,6 +123,13 @@ class StreamProgress implements Progress {
   private timing(): string {
     const elapsed = (Date.now() - this.started) / 1000;
     const c = this.current;
+    if (c?.etaSeconds !== undefined) {
+      // The stage's estimate covered this trial too: what is left of it after this trial's time.
+      const left = Math.max(0, c.etaSeconds - (Date.now() - this.currentSince) / 1000);
+      return left > 0
+        ? `elapsed ${formatSeconds(elapsed)}, eta ~${formatSeconds(left)}`
+        : `elapsed ${formatSeconds(elapsed)}`;
+    }
     if (!c || this.trialSeconds.length === 0) return `elapsed ${formatSeconds(elapsed)}`;
     const mean = this.trialSeconds.reduce((a, b) => a + b, 0) / this.trialSeconds.length;
     const remaining = c.ofAbout - c.n;

@@ -11,6 +11,12 @@ export interface TrialStartInfo {
   role: string;
   /** The parameters this stage varies; the rest are shown once in the stage header. */
   show: string[];
+  /**
+   * The stage's own estimate of the seconds its remaining trials take, this one included, from what its
+   * trials have cost so far (a max-batch search: short probes, and runs until memory flattens from their
+   * step time); absent: the progress line estimates from the mean trial.
+   */
+  etaSeconds?: number;
 }
 
 export interface Progress {

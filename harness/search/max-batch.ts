@@ -12,6 +12,7 @@ import {
 import { riskPercent, type BandRun } from './band-model.js';
 import { repeatBoundary, type Band } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
+import { remainingSeconds, type RunLengths } from './eta.js';
 import { ProbeCosts } from './probe-cost.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 import { summarizeThroughput } from './throughput.js';
@@ -57,8 +58,10 @@ export interface MaxBatchOptions {
   repeatBoundary?: number;
   /** The chance of failing a run that the max written may have, by the band model (default 0.02). */
   maxRisk?: number;
-  /** Told, before each search probe, about how many trials the stage still needs (for progress). */
-  onEstimate?: (remaining: number) => void;
+  /** Told, before each search probe, about how many trials the stage still needs, and how long they take (for progress). */
+  onEstimate?: (remaining: number, seconds?: number) => void;
+  /** The steps of a short probe and at least of a run until memory flattens, warm-up included: the ETA in seconds. */
+  runLengths?: RunLengths;
 }
 
 export interface MaxBatchResult {
@@ -153,7 +156,7 @@ class SearchState {
   async probe(k: number, why: string): Promise<ProbeResult> {
     const known = this.tried.get(k);
     if (known) return known;
-    this.opts.onEstimate?.(this.estimateRemaining());
+    this.estimate();
     const r = await this.run(k * this.m, 'probe', this.probeSteps);
     this.record(k, r);
     if (this.probeSteps !== undefined || this.opts.confirmSteps <= 0) this.countForBand(r);
@@ -166,11 +169,23 @@ class SearchState {
     return r;
   }
 
+  /** Tells the stage how many trials are left and how long they take (by default, the search's own count). */
+  private estimate(rest?: { short: number; long: number }): void {
+    if (!this.opts.onEstimate) return;
+    const n = this.estimateRemaining();
+    const repeats = this.band === undefined && this.lo > 0 ? 2 * (this.opts.repeatBoundary ?? 0) : 0;
+    const long = (this.opts.confirmSteps > 0 && !this.longOk.has(this.lo) ? 1 : 0) + repeats;
+    const r = rest ?? { short: Math.max(0, n - long + repeats), long };
+    const seconds = this.opts.runLengths ? remainingSeconds(this.probes, r, this.opts.runLengths) : undefined;
+    this.opts.onEstimate(r.short + r.long, seconds);
+  }
+
   /** Rough count of the trials still to come: bisection of the bracket plus the closing trials. */
   private estimateRemaining(): number {
     const hint = this.opts.hint;
     // From an in-process bracket whose bound held: only its failure is left to run, when the hint is right.
-    const hinted = hint?.hi != null && this.longOk.has(this.lo) && hint.hi / this.m > this.lo;
+    const atHint = hint?.lo != null && (this.longOk.has(this.lo) || this.lo === Math.floor(hint.lo / this.m));
+    const hinted = atHint && hint?.hi != null && hint.hi / this.m > this.lo;
     const open = hinted
       ? 1
       : this.hi === this.ceilK + 1
@@ -231,8 +246,6 @@ class SearchState {
    */
   private async fromHint(hint: NonNullable<MaxBatchOptions['hint']>): Promise<void> {
     this.readings.push(...hint.readings);
-    // When the hint is right: the confirmation and the failure above it.
-    this.opts.onEstimate?.(hint.hi === null ? 3 : 2);
     const loK = hint.lo === null ? 0 : Math.min(this.ceilK, Math.floor(hint.lo / this.m));
     if (loK > 0 && this.opts.confirmSteps > 0) {
       this.lo = loK;
@@ -396,6 +409,7 @@ class SearchState {
       // A long probe at the max that ran without flattening is its confirmation already: not run again.
       const known = this.probeSteps === undefined ? undefined : this.tried.get(this.lo);
       if (known?.ok && known.growth !== undefined) return;
+      this.estimate();
       const r = await this.run(this.lo * this.m, 'confirm', steps);
       this.probes.push(r);
       this.countForBand(r);

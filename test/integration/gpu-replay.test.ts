@@ -25,19 +25,27 @@ function run(spec: ReturnType<typeof h200Replay>['spec']) {
   assert.equal(p.status, 0, p.stderr);
   const out = JSON.parse(p.stdout) as {
     run_dir: string;
+    wall_seconds: number;
     stages: { result: { max: number; smallestFail: number; confirmed: boolean; log: string[] } }[];
   };
   const trials = readFileSync(join(out.run_dir, 'trials.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as TrialRecord);
-  return { result: out.stages[0]!.result, trials };
+  return { result: out.stages[0]!.result, trials, stderr: p.stderr, wall: out.wall_seconds };
+}
+
+/** "5.4 s", "353.7 ms", "2m19s" as the progress line prints them, in seconds. */
+function seconds(text: string): number {
+  const m = /^(?:(\d+)m)?([\d.]+)\s*(ms|s)?$/.exec(text.trim());
+  assert.ok(m, `a duration: ${text}`);
+  return Number(m[1] ?? 0) * 60 + Number(m[2]) / (m[3] === 'ms' ? 1000 : 1);
 }
 
 describe('max-batch on the replayed H200', () => {
   it('writes the recorded max, confirmed in a fork that never touched the device, after an in-process bracket', () => {
     const r = h200Replay();
-    const { result, trials } = run(r.spec);
+    const { result, trials, stderr, wall } = run(r.spec);
     assert.equal(result.max, r.max);
     assert.equal(result.smallestFail, r.smallestFail);
     assert.equal(result.confirmed, true);
@@ -55,6 +63,11 @@ describe('max-batch on the replayed H200', () => {
       if (t.role !== 'bracket' && t.outcome === 'ok')
         assert.ok(t.timeline.unaccounted <= UNACCOUNTED_BUDGET_S, `trial ${t.index}: ${JSON.stringify(t.timeline)}`);
     }
+    // The first ETA the stage prints puts its end within 1.5x of when it ended.
+    const first = /elapsed (\S+ ?m?s), eta ~(\S+ ?m?s)/.exec(stderr);
+    assert.ok(first, stderr);
+    const predicted = seconds(first[1]!) + seconds(first[2]!);
+    assert.ok(predicted / wall < 1.5 && wall / predicted < 1.5, `predicted ${predicted} s, ran ${wall} s`);
     // The replay's per-process cost is where the records put it: before the first step, once per process.
     const confirm = fresh[0]!.timeline!;
     assert.ok(Math.abs(confirm.build! - r.spec.process_seconds * SCALE) < 0.15, JSON.stringify(confirm));

@@ -2,7 +2,7 @@
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { findMaxBatchPerBucket } from '../../search/buckets.js';
 import { findMaxBatch, type MaxBatchOptions, type MaxBatchResult } from '../../search/max-batch.js';
-import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
+import { confirmationMeasure, growthPhrase, holds, PLATEAU_WINDOW } from '../../search/confirmation.js';
 import { predictCards, recipeBatches, scaleLr } from '../../search/recipe.js';
 import { workloadRanks } from '../../experiment/checks.js';
 import { formatBytes } from '../../experiment/units.js';
@@ -31,8 +31,8 @@ interface Prober {
   /** Probes at one bucket value (or at the experiment's own shape without buckets). */
   readonly runAt: (value?: number) => ProbeFn;
   readonly byBatch: Map<ProbeResult, TrialRecord>;
-  /** The search's estimate of the probes it still needs, for the progress line. */
-  readonly onEstimate: (remaining: number) => void;
+  /** The search's estimate of the probes it still needs (and their seconds), for the progress line. */
+  readonly onEstimate: (remaining: number, seconds?: number) => void;
 }
 
 /** What the search found: at the longest bucket when the stage has buckets, with the bucket map. */
@@ -69,6 +69,7 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
   const byBatch = new Map<ProbeResult, TrialRecord>();
   let n = 0;
   let remaining = 8;
+  let etaEnd: number | undefined;
   const bucket = spec.buckets;
   const runAt =
     (value?: number): ProbeFn =>
@@ -101,6 +102,8 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
           n,
           ofAbout: n + remaining,
           show: bucket ? [bucket.param, param] : [param],
+          // A countdown to the search's last estimate of its end, until it estimates again.
+          ...(etaEnd !== undefined && !bucket ? { etaSeconds: Math.max(0, (etaEnd - Date.now()) / 1000) } : {}),
         },
       );
       const result = onDevice(ctx)
@@ -109,8 +112,9 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
       byBatch.set(result, record);
       return result;
     };
-  const onEstimate = (r: number) => {
+  const onEstimate = (r: number, seconds?: number) => {
     remaining = bucket ? r + (bucket.values.length - 1) * 3 : r;
+    etaEnd = seconds === undefined ? undefined : Date.now() + seconds * 1000;
   };
   return { runAt, byBatch, onEstimate };
 }
@@ -159,6 +163,10 @@ function searchOptions({
     ...(spec.choose === 'max' ? { skipRecommended: true } : {}),
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
+    runLengths: {
+      short: exp.measure.warmup_steps + spec.steps,
+      long: exp.measure.warmup_steps + spec.confirm_steps + PLATEAU_WINDOW,
+    },
     // Not per bucket: the bucket map rests on one model across buckets (docs/max-batch.md).
     ...(spec.buckets ? {} : { repeatBoundary: spec.repeat_boundary, maxRisk: spec.max_risk }),
     ...(latency ? { latency } : {}),
