@@ -62,7 +62,7 @@ export async function runJournaledTrial(
   trial: TrialSpec,
   position: { n: number; ofAbout: number; show: string[]; etaSeconds?: number },
 ): Promise<TrialRecord> {
-  const { stage, role, config, measure, argv, deviceBound } = trial;
+  const { stage, role, config, measure, argv, deviceBound, timeoutSeconds } = trial;
   const index = ctx.records.length;
   const done = ctx.replay?.[index];
   if (done) {
@@ -88,7 +88,15 @@ export async function runJournaledTrial(
     show: position.show,
     ...(position.etaSeconds !== undefined ? { etaSeconds: position.etaSeconds } : {}),
   });
-  const spec = { stage, role, config, measure, ...(argv ? { argv } : {}), ...(deviceBound ? { deviceBound } : {}) };
+  const spec = {
+    stage,
+    role,
+    config,
+    measure,
+    ...(argv ? { argv } : {}),
+    ...(deviceBound ? { deviceBound } : {}),
+    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+  };
   const record = await ctx.executor.run(index, spec, (e) => ctx.progress.trialEvent(e));
   const after = freeBytes(journalDir);
   if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {

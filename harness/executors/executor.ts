@@ -15,6 +15,8 @@ export interface TrialSpec {
   argv?: readonly string[];
   /** Device memory decides the trial: a fork of the warm server counts as fresh (TrialRequest.deviceBound). */
   deviceBound?: boolean;
+  /** The trial's own timeout (TrialRequest.timeoutSeconds); absent: limits.timeout. */
+  timeoutSeconds?: number;
 }
 
 export interface Executor {
@@ -57,6 +59,7 @@ export function localExecutor(trial: TrialContext): Executor {
           measure: spec.measure,
           ...(spec.argv ? { argv: spec.argv } : {}),
           ...(spec.deviceBound ? { deviceBound: true } : {}),
+          ...(spec.timeoutSeconds !== undefined ? { timeoutSeconds: spec.timeoutSeconds } : {}),
         },
       ),
   };

@@ -42,6 +42,8 @@ export interface BoundaryResult {
   band: Band;
   probes: ProbeResult[];
   log: string[];
+  /** Repeats that timed out: left out of the band (a timeout is not a memory failure), each run again once. */
+  timedOut: ProbeResult[];
 }
 
 type Tally = Map<number, { passed: number; failed: number }>;
@@ -65,13 +67,22 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
   if (o.hi !== null && !tally.get(o.hi)?.failed) count(o.hi * o.m, false);
   const probes: ProbeResult[] = [];
   const log: string[] = [];
+  const timedOut: ProbeResult[] = [];
   /** Runs multiple k up to n times; stops at its first failure when `untilFail`. */
   const runK = async (k: number, n: number, untilFail: boolean): Promise<void> => {
+    let timeouts = 0;
     for (let i = 0; i < n; i++) {
       const r = await o.run(k * o.m, 'repeat', o.steps);
       probes.push(r);
-      count(k * o.m, r.ok);
       log.push(`repeat ${i + 1}/${n}: ${k * o.m} ${r.ok ? 'ok' : r.outcome}`);
+      // A timeout says nothing about memory: it is not a run of the band; the repeat runs again (once).
+      if (r.outcome === 'timeout') {
+        timedOut.push(r);
+        if (++timeouts > 1) return;
+        i -= 1;
+        continue;
+      }
+      count(k * o.m, r.ok);
       if (!r.ok && untilFail) return;
     }
   };
@@ -119,7 +130,7 @@ export async function repeatBoundary(o: BoundaryInput): Promise<BoundaryResult> 
       risk: fit.risk(lo * o.m),
       max_risk: o.maxRisk,
     };
-  return { lo, hi, band, probes, log };
+  return { lo, hi, band, probes, log, timedOut };
 }
 
 /** The largest multiple below `fail` (null: any) that ran and passed every run, or 0. */

@@ -35,3 +35,28 @@ export function remainingSeconds(
   const tLong = longs.length > 0 ? mean(longs) : tShort + Math.max(0, steps.long - steps.short) * step;
   return rest.short * Math.max(0, tShort) + rest.long * Math.max(0, tLong);
 }
+
+/** Margin of a run's timeout over the time its steps are expected to take. */
+export const TIMEOUT_MARGIN = 1.5;
+
+/**
+ * The seconds a run of `steps` steps at `batch` takes, by the short probe nearest below it: its cost
+ * outside its steps plus the steps at its step time, scaled to the batch. Undefined before such a probe.
+ */
+export function runSeconds(
+  probes: readonly ProbeResult[],
+  batch: number,
+  steps: number,
+  shortSteps: number,
+): number | undefined {
+  const below = probes
+    .filter(
+      (p) =>
+        p.ok && p.growth === undefined && p.p50Seconds !== null && typeof p.seconds === 'number' && p.batch <= batch,
+    )
+    .sort((a, b) => b.batch - a.batch)[0];
+  if (below === undefined) return undefined;
+  const step = below.p50Seconds! * Math.max(1, batch / below.batch);
+  const outside = Math.max(0, below.seconds! - shortSteps * below.p50Seconds!);
+  return outside + steps * step;
+}

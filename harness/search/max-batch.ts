@@ -14,7 +14,7 @@ import { repeatBoundary, type Band } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
 import { remainingSeconds, type RunLengths } from './eta.js';
 import { ProbeCosts } from './probe-cost.js';
-import type { ProbeFn, ProbeResult } from './probe.js';
+import type { ProbeFn, ProbeResult, ProbeRole } from './probe.js';
 import { summarizeThroughput } from './throughput.js';
 import { growthNote, holds } from './confirmation.js';
 import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus, MemoryGrowth } from '../domain/index.js';
@@ -124,6 +124,8 @@ class SearchState {
   readonly notes: string[] = [];
   probesToMax = 0;
   broken: ProbeResult | undefined;
+  /** A batch that timed out twice in a row: the search stops (time is not memory; limits.timeout is too short). */
+  stalled: ProbeResult | undefined;
   /** Steps per probe once a confirmation has failed (undefined: the stage's own). */
   probeSteps: number | undefined;
   /** Multiples that passed a run until memory flattened (a plateau). */
@@ -150,14 +152,19 @@ class SearchState {
   }
 
   private get closed(): boolean {
-    return this.hi - this.lo <= 1 || this.broken !== undefined || this.probes.length >= (this.opts.maxProbes ?? 200);
+    return (
+      this.hi - this.lo <= 1 ||
+      this.broken !== undefined ||
+      this.stalled !== undefined ||
+      this.probes.length >= (this.opts.maxProbes ?? 200)
+    );
   }
 
   async probe(k: number, why: string): Promise<ProbeResult> {
     const known = this.tried.get(k);
     if (known) return known;
     this.estimate();
-    const r = await this.run(k * this.m, 'probe', this.probeSteps);
+    const r = await this.runTimed(k, 'probe', this.probeSteps);
     this.record(k, r);
     if (this.probeSteps !== undefined || this.opts.confirmSteps <= 0) this.countForBand(r);
     if (this.probeSteps === undefined && this.opts.placeBy !== 'count')
@@ -199,8 +206,27 @@ class SearchState {
     return Math.ceil(open) + closing;
   }
 
+  /**
+   * A run that timed out says nothing about memory (a slow machine, a stall): it runs once more, and the
+   * first that does not time out counts. Two in a row stop the search (`stalled`): raise limits.timeout.
+   */
+  private async runTimed(k: number, role: ProbeRole, steps: number | undefined): Promise<ProbeResult> {
+    const first = await this.run(k * this.m, role, steps);
+    if (first.outcome !== 'timeout') return first;
+    this.probes.push(first);
+    this.log.push(`${role}: ${k * this.m} timed out: not evidence about memory, run again`);
+    this.notes.push(
+      `batch ${k * this.m} timed out in a ${role === 'probe' ? 'probe' : `${role} run`} (trial ${this.probes.length}); ` +
+        'a timeout says nothing about memory, so it ran again and that run counts',
+    );
+    const again = await this.run(k * this.m, role, steps);
+    if (again.outcome === 'timeout') this.stalled = again;
+    return again;
+  }
+
   private record(k: number, r: ProbeResult): void {
     this.probes.push(r);
+    if (r.outcome === 'timeout') return; // stalled: the search ends, no bound moves
     this.tried.set(k, r);
     if (r.ok) {
       this.lo = Math.max(this.lo, k);
@@ -233,8 +259,8 @@ class SearchState {
       this.lo = Math.max(0, ...[...this.tried].filter(([k, p]) => p.ok && k < this.hi).map(([k]) => k));
       await this.close();
     }
-    if (!this.broken) await this.confirm();
-    if (!this.broken) await this.repeatBoundary();
+    if (!this.broken && !this.stalled) await this.confirm();
+    if (!this.broken && !this.stalled) await this.repeatBoundary();
     // Every trial that located the max, including failed confirmations; not the passing confirmation.
     this.probesToMax = this.probes.filter((p) => p.role === 'probe' || (p.role === 'confirm' && !p.ok)).length;
   }
@@ -410,8 +436,9 @@ class SearchState {
       const known = this.probeSteps === undefined ? undefined : this.tried.get(this.lo);
       if (known?.ok && known.growth !== undefined) return;
       this.estimate();
-      const r = await this.run(this.lo * this.m, 'confirm', steps);
+      const r = await this.runTimed(this.lo, 'confirm', steps);
       this.probes.push(r);
+      if (r.outcome === 'timeout') return;
       this.countForBand(r);
       this.log.push(`confirm: ${this.lo * this.m} ${r.ok ? (r.growth?.verdict ?? 'ok') : r.outcome}`);
       if (r.ok) {
@@ -479,6 +506,11 @@ class SearchState {
     });
     this.probes.push(...b.probes);
     this.log.push(...b.log);
+    for (const t of b.timedOut)
+      this.notes.push(
+        `a boundary repeat at ${t.batch} timed out (${t.reason ?? 'limits.timeout'}): a timeout says nothing about ` +
+          'memory, so it is left out of the band and the repeat ran again',
+      );
     if (b.lo < this.lo) {
       const failed = b.probes.some((p) => p.batch === this.lo * this.m && !p.ok);
       const model = b.band.model;
@@ -508,14 +540,21 @@ class SearchState {
   }
 
   async finish(): Promise<MaxBatchResult> {
-    const status: MaxBatchStatus = this.broken
+    if (this.stalled)
+      this.notes.push(
+        `batch ${this.stalled.batch} timed out twice in a row (${this.stalled.reason ?? 'limits.timeout'}): a timeout says ` +
+          'nothing about memory, so the search stopped rather than take it for a failure; raise limits.timeout ' +
+          '(a run until memory flattens takes the warm-up plus up to confirm_max_steps steps)',
+      );
+    const status: MaxBatchStatus = this.broken || this.stalled
       ? 'failed'
       : this.lo === 0
         ? 'none-fits'
         : this.hi === this.ceilK + 1
           ? 'ceiling'
           : 'exact';
-    const max = this.lo > 0 ? this.lo * this.m : null;
+    // A stalled search has no answer: the batch above what passed was never measured.
+    const max = this.lo > 0 && !this.stalled ? this.lo * this.m : null;
     if (this.broken)
       this.notes.push(
         `the workload failed at batch ${this.broken.batch} ` +

@@ -43,6 +43,8 @@ export interface TrialRequest {
   env?: Readonly<Record<string, string>>;
   /** A session of attempts (trial/bracket-session.ts): it reports no steps of its own and is not timed as a whole. */
   session?: true;
+  /** This trial's timeout, when the stage derived a longer one than limits.timeout (a run until memory flattens). */
+  timeoutSeconds?: number;
   /**
    * The memory that decides the trial is the device's (a max-batch search against the card): a fork of a
    * warm server that never touched the device needs the device memory a fresh process needs, so even a
@@ -64,7 +66,10 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const startedAt = new Date().toISOString();
   // Memory per step for the record; under a plateau rule it also ends the trial once memory has flattened.
   const tracker = new MemorySeriesTracker(req.measure.plateau, command.ranks ?? 1);
-  const spec = trialSpec({ ctx, command, trialId, tracker });
+  const spec = {
+    ...trialSpec({ ctx, command, trialId, tracker }),
+    ...(req.timeoutSeconds !== undefined ? { timeoutSeconds: req.timeoutSeconds } : {}),
+  };
   const launchNotes: string[] = [];
   const result = failureIgnored(await launchTrial({ ctx, req, command, spec, notes: launchNotes }), command);
   if (command.conclude) await runHook({ ctx, command, trialId, index: req.index, which: 'conclude' });

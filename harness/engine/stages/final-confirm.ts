@@ -134,7 +134,9 @@ async function confirmOrLower(
           .map(([k, v]) => `${k}=${String(v)}`)
           .join(', ')} chosen after the search)`
       : 'with the final config';
-  const first = failedBefore ?? (await run(from));
+  let first = failedBefore ?? (await run(from));
+  // A timeout says nothing about memory: the confirmation runs again, once; it is never lowered for one.
+  if (first.outcome === 'timeout' && failedBefore === undefined) first = await run(from);
   if (first.outcome === 'ok') {
     const s = survival([first], spec.param)!;
     const g = first.memory_growth;
@@ -150,7 +152,7 @@ async function confirmOrLower(
       statement: `${spec.param}=${from} ${s.statement}${proof}: ${!g || holds(g) ? 'confirmed' : 'ran'} ${what}`,
     };
   }
-  if (first.outcome !== 'oom' && first.outcome !== 'timeout') {
+  if (first.outcome !== 'oom') {
     return {
       changed,
       from,

@@ -7,6 +7,7 @@ import { predictCards, recipeBatches, scaleLr } from '../../search/recipe.js';
 import { workloadRanks } from '../../experiment/checks.js';
 import { formatBytes } from '../../experiment/units.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
+import { runSeconds, TIMEOUT_MARGIN } from '../../search/eta.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runJournaledTrial, type StageContext } from '../context.js';
 import { bracketMode, runBracket } from './max-batch-bracket.js';
@@ -95,9 +96,30 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
             epochs: spec.confirm_epochs,
           })
         : { warmupSteps: exp.measure.warmup_steps, steps: steps ?? spec.steps };
+      // A run until memory flattens may take confirm_max_steps steps: its timeout follows the step time
+      // measured, so that a slow machine never ends one early (a timeout is not evidence about memory).
+      const expected = long
+        ? runSeconds(
+            [...byBatch.keys()],
+            batch,
+            measure.warmupSteps + measure.steps,
+            exp.measure.warmup_steps + spec.steps,
+          )
+        : undefined;
+      const timeoutSeconds =
+        expected !== undefined && TIMEOUT_MARGIN * expected > exp.limits.timeout
+          ? Math.ceil(TIMEOUT_MARGIN * expected)
+          : undefined;
       const record = await runJournaledTrial(
         ctx,
-        { stage: name, role, config, measure, ...(onDevice(ctx) ? { deviceBound: true } : {}) },
+        {
+          stage: name,
+          role,
+          config,
+          measure,
+          ...(onDevice(ctx) ? { deviceBound: true } : {}),
+          ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+        },
         {
           n,
           ofAbout: n + remaining,
