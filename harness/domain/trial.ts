@@ -90,6 +90,10 @@ export const trialTimelineSchema = z.object({
 });
 export type TrialTimeline = z.infer<typeof trialTimelineSchema>;
 
+/** The exception a failed trial died of: its last line and where it was raised (trial/exception.ts). */
+export const trialExceptionSchema = z.object({ message: z.string(), where: z.string().optional() });
+export type TrialException = z.infer<typeof trialExceptionSchema>;
+
 /** One in-process attempt of a bracket session (max-batch `bracket: in-process`). */
 export const bracketAttemptSchema = z.object({
   batch: z.number().int().positive(),
@@ -200,6 +204,8 @@ export const trialRecordSchema = z.object({
   malformed_events: z.number(),
   /** Of a failed trial: the end of its stderr, where the adapter writes the full traceback. */
   stderr_tail: z.string(),
+  /** Of a failed trial: the exception it died of, from stderr_tail, when it holds one. */
+  error: trialExceptionSchema.optional(),
   patterns_version: z.number(),
   /** What the trial's numbers do not show by themselves, e.g. a tree that used more memory than a per-process cap. */
   notes: z.array(z.string()).optional(),

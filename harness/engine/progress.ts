@@ -56,12 +56,18 @@ export function describeConfig(config: Config, keys?: readonly string[]): string
 }
 
 export function describeOutcome(r: TrialRecord): string {
-  // A program timed as a whole process has no samples/s of its own: its wall time is the figure.
+  // A program timed as a whole process has no samples/s of its own: its wall time is the figure. A failed
+  // trial has none either (its steps before the failure are not its throughput): the exception is shown.
   const sps =
-    r.timing !== 'process' && typeof r.samples_per_second === 'number' && Number.isFinite(r.samples_per_second)
+    r.outcome === 'ok' &&
+    r.timing !== 'process' &&
+    typeof r.samples_per_second === 'number' &&
+    Number.isFinite(r.samples_per_second)
       ? ` ${r.samples_per_second.toFixed(1)} samples/s`
       : '';
-  return `${r.outcome}${sps} (${formatSeconds(r.timing === 'process' ? runSeconds(r) : r.wall_seconds)})`;
+  const error =
+    r.outcome !== 'ok' && r.error ? `: ${r.error.message}${r.error.where ? ` (${r.error.where})` : ''}` : '';
+  return `${r.outcome}${error}${sps} (${formatSeconds(r.timing === 'process' ? runSeconds(r) : r.wall_seconds)})`;
 }
 
 class StreamProgress implements Progress {

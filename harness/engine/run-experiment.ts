@@ -265,7 +265,26 @@ export async function runStages(ctx: StageContext, state: RunState, until = Infi
       (state.failures ??= []).push(lowered.failure);
       break;
     }
+    // The workload failed (a crash, a typo): no later stage can run it; the run ends with the failure.
+    if (stageFailed(outcome, ctx.records)) break;
   }
+}
+
+/**
+ * Whether a stage failed, which is the workload's failure and not an answer: a max batch whose workload
+ * broke, a sweep that chose nothing while configs failed, or a stage every trial of which failed (a
+ * compare whose arms all crashed). A max batch that nothing fits is an answer.
+ */
+const maxBatchStatus = (o: StageOutcome) => (o.kind === 'max-batch' ? o.result.status : undefined);
+
+export function stageFailed(o: StageOutcome, records: readonly TrialRecord[]): boolean {
+  if (
+    maxBatchStatus(o) === 'failed' ||
+    (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && o.result.configs.some((c) => c.status === 'failed'))
+  )
+    return true;
+  const mine = records.filter((t) => t.stage === o.name);
+  return mine.length > 0 && !mine.some((t) => t.outcome === 'ok') && maxBatchStatus(o) !== 'none-fits';
 }
 
 /** What the stages produce as they run: their outcomes, the evidence, the failures no lowering rescued. */
@@ -411,7 +430,6 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
   for (const r of x.runJson.resumes) warnings.push(...r.notes);
   warnings.push(...dir.journal.incidents);
   warnings.push(...(ctx.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
-  const maxBatchStatus = (o: StageOutcome) => (o.kind === 'max-batch' ? o.result.status : undefined);
   for (const o of outcomes) {
     if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as') {
       warnings.push(
@@ -431,22 +449,7 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
         'so worker processes each get the whole cap; use limits.mechanism: cgroup to cap the tree',
     );
   }
-  const failedStages = outcomes
-    .filter((o) => {
-      if (
-        maxBatchStatus(o) === 'failed' ||
-        (o.kind === 'sweep' &&
-          Object.keys(o.chosen).length === 0 &&
-          o.result.configs.some((c) => c.status === 'failed'))
-      )
-        return true;
-      // Every trial of the stage failed (a compare whose arms all crashed, a claim whose sides did):
-      // nothing was measured, which is the workload's failure, not an answer. A max batch that
-      // nothing fits is an answer.
-      const mine = ctx.records.filter((t) => t.stage === o.name);
-      return mine.length > 0 && !mine.some((t) => t.outcome === 'ok') && maxBatchStatus(o) !== 'none-fits';
-    })
-    .map((o) => o.name);
+  const failedStages = outcomes.filter((o) => stageFailed(o, ctx.records)).map((o) => o.name);
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of ctx.records) byOutcome[r.outcome] += 1;
   return {

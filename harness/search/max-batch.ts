@@ -546,20 +546,23 @@ class SearchState {
           'nothing about memory, so the search stopped rather than take it for a failure; raise limits.timeout ' +
           '(a run until memory flattens takes the warm-up plus up to confirm_max_steps steps)',
       );
-    const status: MaxBatchStatus = this.broken || this.stalled
-      ? 'failed'
-      : this.lo === 0
-        ? 'none-fits'
-        : this.hi === this.ceilK + 1
-          ? 'ceiling'
-          : 'exact';
+    const status: MaxBatchStatus =
+      this.broken || this.stalled
+        ? 'failed'
+        : this.lo === 0
+          ? 'none-fits'
+          : this.hi === this.ceilK + 1
+            ? 'ceiling'
+            : 'exact';
     // A stalled search has no answer: the batch above what passed was never measured.
     const max = this.lo > 0 && !this.stalled ? this.lo * this.m : null;
-    if (this.broken)
+    if (this.broken) {
+      const e = this.broken.error;
+      const why = e ? `${e.message}${e.where ? `, raised in ${e.where}` : ''}` : (this.broken.reason ?? '');
       this.notes.push(
-        `the workload failed at batch ${this.broken.batch} ` +
-          `(${this.broken.outcome}${this.broken.reason ? `: ${this.broken.reason}` : ''}); fix it before tuning`,
+        `the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${why ? `: ${why}` : ''}); fix it before tuning`,
       );
+    }
     if (status === 'ceiling')
       this.notes.push(
         `every probe up to the ceiling ${max} fit; the true max is at least ${max} (raise ceiling to search further)`,

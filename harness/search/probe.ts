@@ -1,5 +1,5 @@
 // What a batch-size search sees of one trial, and the function it calls to run one.
-import type { MemoryGrowth } from '../domain/index.js';
+import type { MemoryGrowth, TrialException } from '../domain/index.js';
 
 export type ProbeRole = 'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe' | 'repeat';
 
@@ -22,6 +22,8 @@ export interface ProbeResult {
   seconds?: number | null;
   /** Of a run until memory flattens (a confirmation): whether it did. */
   growth?: MemoryGrowth;
+  /** Of a failed run: the exception it died of, when its stderr held one. */
+  error?: TrialException;
 }
 
 /**

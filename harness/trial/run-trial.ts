@@ -15,9 +15,10 @@ import { failedIn, phaseRuns } from './phases.js';
 import { summarizeEvents, type EventSummary } from './ranks.js';
 import { MemorySeriesTracker } from './memory-series.js';
 import { trialTimeline } from './timeline.js';
+import { exceptionOf } from './exception.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
-import { stepCount, type Config, type TrialRecord } from '../domain/index.js';
+import { stepCount, type Config, type TrialException, type TrialRecord } from '../domain/index.js';
 
 export interface TrialContext {
   workload: Workload;
@@ -105,6 +106,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...(failure ? { failed_in: failure } : {}),
     malformed_events: result.malformedEvents,
     stderr_tail: result.outcome === 'ok' ? '' : result.stderrTail,
+    ...(result.outcome === 'ok' ? {} : errorField(result.stderrTail)),
     patterns_version: PATTERNS_VERSION,
     ...(notes.length > 0 ? { notes } : {}),
   };
@@ -478,4 +480,10 @@ async function runWarmOrFresh(opts: {
     notes.push(`the warm server could not fork this trial (${error.message}); it ran as a fresh process`);
     return runProcessTrial(spec);
   }
+}
+
+/** The record's `error`: the exception a failed trial died of, when its stderr holds one. */
+function errorField(tail: string): { error?: TrialException } {
+  const error = exceptionOf(tail);
+  return error ? { error } : {};
 }

@@ -627,5 +627,6 @@ export function toProbe(batch: number, role: ProbeResult['role'], r: TrialRecord
     role,
     seconds: r.wall_seconds,
     ...(r.memory_growth ? { growth: r.memory_growth } : {}),
+    ...(r.error ? { error: r.error } : {}),
   };
 }

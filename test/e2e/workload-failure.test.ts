@@ -1,0 +1,59 @@
+// A workload that fails (a bug in its forward) is shown where people look: the exception's last line and
+// where it was raised on the terminal and in summary.md, the run ends with exit 2 after that stage (no
+// later stage, no --resume advice for a bug), and a crash line prints no throughput (issue 44).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { PYTHON } from '../support/system.js';
+
+describe('a workload that fails', () => {
+  it('names its exception and where it was raised, and ends the run at the stage it broke', async () => {
+    const dir = tempDir('tunebench-broken-');
+    const file = join(dir, 'broken.yaml');
+    writeFileSync(
+      file,
+      `name: broken
+workload:
+  kind: command
+  python: ${PYTHON}
+  command: [${join(PROGRAMS, 'crash_in_forward.py')}]
+  protocol: required
+  params: { device: cuda }
+limits: { timeout: 30s }
+measure: { warmup_steps: 1, steps: 2 }
+stages:
+  - kind: max-batch
+    multiple_of: 8
+    confirm_steps: 0
+    repeat_boundary: 0
+    throughput_points: 0
+  - kind: sweep
+    params: { num_workers: [0, 1] }
+`,
+    );
+    const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'runs')], { reject: false });
+    assert.equal(r.exitCode, 2, r.stderr);
+    const where = /AttributeError: 'Model' object has no attribute 'fc'.*crash_in_forward\.py, line 13, in forward/;
+    assert.match(r.stderr, where);
+    // The trial's own line names the exception and prints no throughput.
+    const line = r.stderr.split('\n').find((l) => /-> crash/.test(l))!;
+    assert.match(
+      line,
+      /-> crash: AttributeError: 'Model' object has no attribute 'fc' \(crash_in_forward\.py, line 13, in forward\)/,
+    );
+    assert.doesNotMatch(line, /samples\/s/);
+    // No later stage ran, and nothing says to resume a run whose workload has a bug.
+    assert.doesNotMatch(r.stderr, /== stage sweep/);
+    assert.doesNotMatch(r.stderr + r.stdout, /--resume/);
+    const runDir = /run directory: (\S+)/.exec(r.stdout)?.[1];
+    assert.ok(runDir && existsSync(join(runDir, 'summary.md')), r.stdout);
+    // summary.md escapes Markdown's underscores.
+    assert.match(
+      readFileSync(join(runDir, 'summary.md'), 'utf8'),
+      /AttributeError: 'Model' object has no attribute 'fc', raised in crash\\_in\\_forward\.py, line 13, in forward/,
+    );
+  });
+});
