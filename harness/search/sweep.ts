@@ -47,6 +47,11 @@ export interface SweepOptions {
   alpha?: number;
   budget: { trials?: number; seconds?: number };
   costOrder: readonly string[];
+  /**
+   * Parameters that do nothing on this device (pin_memory without a GPU): their values measure the same
+   * work, so a config with one of them on is never chosen over its twin with it off (false).
+   */
+  inert?: readonly string[];
   plan?: ArmPlanFn;
   /** Configs of the stage that the constraints pruned before the sweep, for the ranking's note. */
   pruned?: number;
@@ -253,7 +258,11 @@ function finishSweep(s: SweepState): SweepResult {
         `${s.rounds} complete rounds)`,
     );
   setIntervals(arms, notes);
-  const ranking = rankArms(arms, s.last, opts.costOrder, s.race, s.comparisons, s.band, opts.pruned ?? 0);
+  const ranking = withInertOff(
+    rankArms(arms, s.last, opts.costOrder, s.race, s.comparisons, s.band, opts.pruned ?? 0),
+    arms,
+    opts.inert ?? [],
+  );
   if (ranking.note) notes.push(ranking.note);
   const { rounds, trials, trialSeconds, budgetExhausted } = s;
   return { arms, ranking, rounds, trials, trialSeconds, budgetExhausted, notes };
@@ -336,27 +345,51 @@ function rankArms(
   }
   const leader = contenders.includes(last.leader) ? last.leader : best;
   const tied = contenders.filter((a) => !last.slower.has(a));
-  // The cost saving is safe only where the data show the cheaper config within the band of the leader.
-  const safe = tied.filter((a) => last.within.has(a) || a === leader);
-  const chosen = [...safe].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
+  // Ties go to the cheapest config (by cost): none of them is shown to be slower than the leader. The note
+  // says whether the data also show it within the band (the saving is then safe) or only fail to show it slower.
+  const chosen = [...tied].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
   const band$ = `${(band * 100).toFixed(1)}%`;
   let note: string;
   if (tied.length === 1) {
     note =
       `${chosen.key} is significantly faster than each of the ${contenders.length - 1} ` +
       `other configs (round-blocked t tests, Bonferroni over ${comparisons} pairs)`;
-  } else if (chosen !== leader) {
+  } else if (chosen === leader) {
     note =
       `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
-      `chose the cheapest of those shown to be within ${band$} of it, ${chosen.key}`;
-  } else if (safe.length > 1) {
+      'it is also the cheapest of them';
+  } else if (last.within.has(chosen)) {
     note =
       `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
-      `it is also the cheapest of those within ${band$} of it`;
+      `chose the cheapest, ${chosen.key}, shown to be within ${band$} of it`;
   } else {
     note =
       `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
-      `none of them is shown to be within ${band$} of it, so the leader is kept`;
+      `chose the cheapest, ${chosen.key}: not shown slower, but not shown to be within ${band$} either ` +
+      '(more rounds would tell whether the saving costs speed)';
   }
   return { order, leader, tied, chosen, note };
+}
+
+/**
+ * A chosen config with an inert parameter on (pin_memory=true without a GPU) gives way to its twin with it
+ * off, when the twin ran and did not fail: the two measured the same work, so the cheaper one is chosen.
+ */
+function withInertOff(r: Ranking, arms: readonly ArmState[], inert: readonly string[]): Ranking {
+  const c = r.chosen;
+  if (!c) return r;
+  const on = inert.filter((p) => c.config[p] === true);
+  if (on.length === 0) return r;
+  const twin = arms.find(
+    (a) =>
+      a !== c &&
+      a.status !== 'failed' &&
+      on.every((p) => a.config[p] === false) &&
+      Object.keys(c.config).every((k) => on.includes(k) || a.config[k] === c.config[k]),
+  );
+  if (!twin) return r;
+  const note =
+    `${r.note ? `${r.note}; ` : ''}${on.join(', ')} does nothing on this device, so ${twin.key} (off) is chosen ` +
+    `over ${c.key}: they measured the same work`;
+  return { ...r, chosen: twin, note };
 }

@@ -148,6 +148,7 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
     repeats,
     budget: spec.budget,
     costOrder: spec.cost ?? names,
+    inert: inertParams(ctx, names).map((i) => i.param),
     minRounds: spec.min_rounds,
     noiseBand: spec.noise_band,
     pruned: plan.pruned.length,

@@ -105,7 +105,8 @@ describe('race', () => {
     },
   );
 
-  it('keeps the leader when the tied configs are not shown to be within the noise band of it', async () => {
+  it('gives a tie to the cheapest config, and says when it is not shown to be within the noise band', async () => {
+    // Four configs of the same speed under 10% noise: none is shown slower, none shown within 2%.
     const four = grid({ num_workers: [0, 1, 2, 3], prefetch_factor: [2] });
     const r = await runSweep(arms(() => 1000, 0.1, 3).run, base({ configs: four, repeats: 5 }));
     assert.ok(
@@ -114,14 +115,32 @@ describe('race', () => {
     );
     assert.equal(r.rounds, 5);
     assert.equal(r.ranking.tied.length, 4);
-    const leader = r.ranking.leader!;
-    assert.equal(r.ranking.chosen?.key, leader.key);
-    assert.notEqual(
-      leader.key,
-      'num_workers=0 prefetch_factor=2',
-      'the cheapest tied config is not chosen on noise alone',
+    assert.equal(r.ranking.chosen?.key, 'num_workers=0 prefetch_factor=2', 'ties go to the cheapest');
+    assert.match(
+      r.ranking.note!,
+      /chose the cheapest, num_workers=0 prefetch_factor=2: not shown slower, but not shown to be within 2\.0%/,
     );
-    assert.match(r.ranking.note!, /none of them is shown to be within 2.0% of it, so the leader is kept/);
+  });
+
+  it('never chooses an inert setting (pin_memory without a GPU) over its twin with it off', async () => {
+    // pin_memory=true measures faster by chance, and is the cheaper order's last: the twin with it off wins.
+    const configs = grid({ num_workers: [2], pin_memory: [false, true] });
+    const speed = (c: Config) => (c['pin_memory'] ? 1100 : 1000);
+    const r = await runSweep(
+      arms(speed, 0.01, 3).run,
+      base({
+        configs,
+        repeats: 5,
+        inert: ['pin_memory'],
+        costOrder: ['num_workers'],
+        keyOf: (c) => configKey(c, ['num_workers', 'pin_memory']),
+      }),
+    );
+    assert.equal(r.ranking.chosen?.config['pin_memory'], false);
+    assert.match(
+      r.ranking.note!,
+      /pin_memory does nothing on this device, so num_workers=2 pin_memory=false \(off\) is chosen/,
+    );
   });
 
   it('stops at the trial budget and says so', async () => {
