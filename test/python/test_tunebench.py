@@ -42,15 +42,23 @@ class CleanEnv(unittest.TestCase):
         if epochs is not None:
             os.environ["TUNEBENCH_TRIAL_EPOCHS"] = str(epochs)
 
-    def events(self, kind=None):
+    def events(self, kind=None, timed=False):
+        """The events written, without the timeline's marks and times (timed=True: as written)."""
         if not os.path.exists(self.path):
             return []
         with open(self.path, encoding="utf-8") as f:
             events = [json.loads(line) for line in f]
+        if not timed:
+            events = [_untimed(e) for e in events if e["event"] != "mark"]
         return [e for e in events if kind is None or e["event"] == kind]
 
     def timer(self, **kwargs):
         return tunebench.StepTimer(events=tunebench.Events(self.path), **kwargs)
+
+
+def _untimed(event):
+    """An event without its `t` (the unix time the timeline reads): what a test compares."""
+    return {k: v for k, v in event.items() if k != "t"}
 
 
 class CallLog(list):
@@ -749,7 +757,7 @@ class RealTorchTests(unittest.TestCase):
                     (batch @ batch).sum().item()
             timer.finish()
             with open(path, encoding="utf-8") as f:
-                events = [json.loads(line) for line in f]
+                events = [_untimed(json.loads(line)) for line in f]
         steps = [e for e in events if e["event"] == "step"]
         self.assertEqual([s["warmup"] for s in steps], [True, False, False])
         self.assertTrue(all(s["samples"] == 64 and s["seconds"] >= s["data_wait_seconds"] >= 0 for s in steps))
@@ -1016,6 +1024,69 @@ class PhaseTests(CleanEnv):
         self.assertEqual([(e["at"], e["phase"], e["epoch"]) for e in self.events("phase")], [("start", "train", 0), ("start", "train", 1), ("failed", "train", 1)])
         self.assertEqual(self.events("phase")[-1], {"event": "phase", "at": "failed", "phase": "train", "epoch": 1, "step": 2, "error": "KeyError"})
         self.assertIn("KeyError: 'label'", r.stderr)
+
+
+class TimelineAndBracketTests(CleanEnv):
+    def test_main_marks_its_moments_and_timestamps_steps_and_done(self):
+        os.environ["TUNEBENCH_EVENTS"] = self.path
+        self.trial(1, 2)
+
+        def train():
+            timer = self.timer(device_type="cpu")
+            for _ in timer.batches(range(10)):
+                with timer.step(samples=1):
+                    pass
+            timer.finish()
+
+        tunebench.main(train)
+        events = self.events(timed=True)
+        self.assertEqual([e["name"] for e in events if e["event"] == "mark"], ["imported", "start"])
+        times = [e["t"] for e in events if e["event"] in ("mark", "step", "done")]
+        self.assertEqual(len(times), 2 + 3 + 1)
+        self.assertEqual(times, sorted(times), "the moments come in order")
+
+    def test_a_bracket_session_runs_each_attempt_in_this_process_and_reports_how_it_ended(self):
+        control = os.path.join(self.dir, "control")
+        attempts = []
+        with open(control, "w", encoding="utf-8") as f:
+            for batch in (8, 16, 64, 12):
+                path = os.path.join(self.dir, f"a{batch}.jsonl")
+                attempts.append((batch, path))
+                env = {"TUNEBENCH_CONFIG": json.dumps({"batch_size": batch}), "TUNEBENCH_EVENTS": path,
+                       "TUNEBENCH_WARMUP_STEPS": "1", "TUNEBENCH_STEPS": "1"}
+                f.write(json.dumps({"argv": ["train.py", f"--batch={batch}"], "env": env}) + "\n")
+            f.write(json.dumps({"op": "end"}) + "\n")
+        os.environ.update({"TUNEBENCH_EVENTS": self.path, "TUNEBENCH_BRACKET": control})
+        seen = []
+
+        def train():
+            batch = tunebench.config().batch_size
+            seen.append((batch, sys.argv[1], os.getpid()))
+            if batch > 20:
+                raise MemoryError(f"cannot hold {batch}")
+            timer = tunebench.StepTimer(device_type="cpu")
+            for _ in timer.batches(range(10)):
+                with timer.step(samples=batch):
+                    pass
+            timer.finish()
+
+        tunebench.main(train)
+        self.assertEqual([b for b, _, _ in seen], [8, 16, 64, 12], "every attempt ran, in order")
+        self.assertEqual({p for _, _, p in seen}, {os.getpid()}, "in this one process")
+        self.assertEqual([a for _, a, _ in seen], ["--batch=8", "--batch=16", "--batch=64", "--batch=12"])
+        for batch, path in attempts:
+            with open(path, encoding="utf-8") as f:
+                events = [json.loads(line) for line in f]
+            end = events[-1]
+            self.assertEqual(end["event"], "attempt")
+            self.assertEqual((end["ok"], end["oom"]), (batch <= 20, batch > 20), batch)
+            if batch <= 20:
+                self.assertEqual(len([e for e in events if e["event"] == "step"]), 2)
+            else:
+                self.assertIn("cannot hold 64", end["message"])
+        # The session's own events: its start and its end.
+        self.assertEqual([e["event"] for e in self.events()], ["done"])
+        self.assertNotIn("TUNEBENCH_BRACKET", os.environ, "an attempt never sees the session's variable")
 
 
 if __name__ == "__main__":
