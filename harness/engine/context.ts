@@ -37,6 +37,8 @@ export interface StageContext {
   device?: StageDevice;
   /** The stages that finished before the current one, in order. */
   outcomes?: readonly StageOutcome[];
+  /** Of a SLURM stage worker: the devices earlier stages ran on in their own allocations, by stage index. */
+  stageDevices?: ReadonlyMap<number, StageDevice>;
 }
 
 /** A machine as a stage sees it: its host, device class and GPU memory (null without a GPU). */

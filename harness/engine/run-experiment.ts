@@ -175,6 +175,7 @@ export async function execute(x: Execution): Promise<RunResult> {
 export function stageContext(
   x: Pick<Execution, 'experiment' | 'workload' | 'env' | 'progress' | 'replay' | 'signal' | 'executor' | 'noWait'> & {
     dir?: RunDir;
+    stageEnvironments?: ReadonlyMap<number, { host: string; environment: Fingerprint }>;
   },
   journal: Journal,
   scratchDir: string,
@@ -205,6 +206,13 @@ export function stageContext(
     // On SLURM the GPUs are on the compute nodes: a GPU request counts, not the login node.
     hasCuda: env.gpu !== null || (experiment.executor.kind === 'slurm' && /gpu/.test(experiment.executor.gres ?? '')),
     device: deviceOf(env),
+    ...(x.stageEnvironments
+      ? {
+          stageDevices: new Map(
+            [...x.stageEnvironments].map(([k, e]) => [k, deviceOf(e.environment, e.host)] as const),
+          ),
+        }
+      : {}),
     replay: [...x.replay],
     journaled: x.replay.length,
     executor:
@@ -232,6 +240,9 @@ export async function runStages(ctx: StageContext, state: RunState, until = Infi
     state.current = name;
     ctx.progress.stage(name, `${stage.kind} on ${ctx.trial.workload.description}`);
     const here = ctx.device;
+    // Replayed in a later stage's allocation: the stage retraces its decisions on the device it ran on.
+    const recorded = ctx.stageDevices?.get(i);
+    if (recorded) ctx.device = recorded;
     if (stage.kind === 'max-batch' && ctx.executor.allocateStage) {
       const known = ctx.replay?.length ?? 0;
       const allocation = await ctx.executor.allocateStage(i, name, stage.constraint);

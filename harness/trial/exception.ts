@@ -24,6 +24,9 @@ export function exceptionOf(stderrTail: string): TrialException | undefined {
     return { message: line.trim().slice(0, 300) };
   }
   // No traceback (argparse's "error: unrecognized arguments", a C++ abort): the last line it printed.
-  const last = lines.filter((l) => l.trim() !== '').at(-1)?.trim();
+  const last = lines
+    .filter((l) => l.trim() !== '')
+    .at(-1)
+    ?.trim();
   return last ? { message: last.slice(0, 300) } : undefined;
 }

@@ -8,6 +8,7 @@ import type { Reading } from '../../search/memory-fit.js';
 import { openBracketSession } from '../../trial/bracket-session.js';
 import { journalRecord, type StageContext } from '../context.js';
 import { formatBytes } from '../../experiment/units.js';
+import { ConfigError } from '../../errors.js';
 import type { BracketAttempt, TrialRecord } from '../../domain/index.js';
 
 /** Attempts one bracket may make. */
@@ -23,8 +24,9 @@ export function bracketMode(ctx: StageContext, spec: MaxBatchStageSpec): { mode:
   if (ctx.executor.kind !== 'local') return { mode: 'fresh', why: 'a SLURM stage runs every trial as a job' };
   if (spec.bracket === 'in-process') {
     if (!warm)
-      throw new Error(
-        'bracket: in-process needs the Python adapter with workload.warm_start: fork (the session is a fork of its server)',
+      throw new ConfigError(
+        `stage ${spec.name ?? 'max-batch'}: bracket: in-process needs a Python script run through the adapter with ` +
+          'workload.warm_start: fork (the session is a fork of its warm server); set warm_start: fork, or bracket: auto',
       );
     return { mode: 'in-process', why: 'bracket: in-process' };
   }
@@ -63,7 +65,13 @@ export async function runBracket({
   let b: Bracket = emptyBracket;
   const log: string[] = [];
   let record: TrialRecord;
-  if (done?.role === 'bracket' && done.stage === name) {
+  if (done !== undefined && (done.role !== 'bracket' || done.stage !== name))
+    throw new ConfigError(
+      `cannot resume: journal trial ${index} is ${done.stage}/${done.role}, but the experiment now asks for ` +
+        `${name}/bracket (an in-process bracket); the journal was written by another tunebench version or with ` +
+        'another bracket setting: start a new run, or set bracket: fresh',
+    );
+  if (done !== undefined) {
     for (const a of done.attempts ?? []) b = step(b, a, spec.multiple_of, 'replayed', log);
     record = done;
     journalRecord(ctx, done, { replayed: true });

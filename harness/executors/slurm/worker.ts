@@ -3,7 +3,7 @@
 // replays the run's journal up to a max-batch stage and runs that stage inside its allocation,
 // journaling to slurm/stage-<k>/trials.jsonl. Neither touches the run's journal: the coordinator
 // holds the lock and merges. Executors sit below the engine: the CLI hands in the engine's operations.
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -18,6 +18,7 @@ import {
   type TrialRecord,
 } from '../../domain/index.js';
 import { ConfigError } from '../../errors.js';
+import { readCheckedJson } from '../../util/checked-json.js';
 import type { Experiment } from '../../experiment/schema.js';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { Journal, JOURNAL_FILE, readJournal } from '../../store/journal.js';
@@ -37,6 +38,11 @@ export interface StageInputs {
   /** Trials that return their record instead of running again. */
   replay: readonly TrialRecord[];
   signal?: AbortSignal | undefined;
+  /**
+   * Where earlier stages that had allocations of their own ran (their done.json): a stage replayed here
+   * retraces its decisions on its own device (a max-batch search places probes against its card's memory).
+   */
+  stageEnvironments?: ReadonlyMap<number, { host: string; environment: Fingerprint }>;
 }
 
 /** The state runStages carries from stage to stage. */
@@ -166,10 +172,17 @@ export async function runStageWorker<Ctx extends WorkerContext>(o: {
   if (earlier.truncatedTail) own.rewrite(earlier);
   const replay: TrialRecord[] = [...main, ...earlier.records.filter((r) => r.index >= main.length)];
   const env = fingerprint();
+  const stageEnvironments = new Map<number, { host: string; environment: Fingerprint }>();
+  for (let k = 0; k < o.stage; k++) {
+    const done = join(o.runDir, SLURM_DIR, `stage-${k}`, 'done.json');
+    if (!existsSync(done)) continue;
+    const ran = readCheckedJson(stageDoneSchema, done, 'done.json of a stage allocation', 'the stage job writes it');
+    stageEnvironments.set(k, { host: ran.node.host, environment: ran.environment });
+  }
   // Replayed trials (the main journal's and this journal's own) are not journaled again: this
   // journal gets only the trials this worker runs.
   const ctx = o.engine.stageContext(
-    { experiment, workload, env, progress: o.progress, replay, signal: o.signal },
+    { experiment, workload, env, progress: o.progress, replay, signal: o.signal, stageEnvironments },
     own,
     join(dir, 'scratch'),
   );
