@@ -281,21 +281,23 @@ export async function runStages(ctx: StageContext, state: RunState, until = Infi
   }
 }
 
-/**
- * Whether a stage failed, which is the workload's failure and not an answer: a max batch whose workload
- * broke, a sweep that chose nothing while configs failed, or a stage every trial of which failed (a
- * compare whose arms all crashed). A max batch that nothing fits is an answer.
- */
 const maxBatchStatus = (o: StageOutcome) => (o.kind === 'max-batch' ? o.result.status : undefined);
 
+/**
+ * Whether a stage failed: a max batch whose workload broke or that nothing fits (its smallest probe ran
+ * out of memory: later stages would run without a batch), a sweep that chose nothing while configs failed,
+ * or a stage every trial of which failed (a compare whose arms all crashed). The run ends there, exit 2.
+ */
 export function stageFailed(o: StageOutcome, records: readonly TrialRecord[]): boolean {
+  const status = maxBatchStatus(o);
   if (
-    maxBatchStatus(o) === 'failed' ||
+    status === 'failed' ||
+    status === 'none-fits' ||
     (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && o.result.configs.some((c) => c.status === 'failed'))
   )
     return true;
   const mine = records.filter((t) => t.stage === o.name);
-  return mine.length > 0 && !mine.some((t) => t.outcome === 'ok') && maxBatchStatus(o) !== 'none-fits';
+  return mine.length > 0 && !mine.some((t) => t.outcome === 'ok');
 }
 
 /** What the stages produce as they run: their outcomes, the evidence, the failures no lowering rescued. */

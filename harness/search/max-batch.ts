@@ -563,6 +563,13 @@ class SearchState {
         `the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${why ? `: ${why}` : ''}); fix it before tuning`,
       );
     }
+    if (status === 'none-fits') {
+      const smallest = Math.min(...this.probes.map((p) => p.batch));
+      this.notes.push(
+        `no batch fits: the smallest batch probed, ${smallest}, ran out of memory; lower start or multiple_of, ` +
+          'raise limits.memory, or make the model smaller',
+      );
+    }
     if (status === 'ceiling')
       this.notes.push(
         `every probe up to the ceiling ${max} fit; the true max is at least ${max} (raise ceiling to search further)`,

@@ -10,6 +10,35 @@ import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { PYTHON } from '../support/system.js';
 
 describe('a workload that fails', () => {
+  it('a max batch that nothing fits ends the run with exit 2, and no later stage runs without a batch', async () => {
+    const dir = tempDir('tunebench-nofit-');
+    const file = join(dir, 'nofit.yaml');
+    writeFileSync(
+      file,
+      `name: nofit
+workload:
+  kind: command
+  command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=1", "--per-sample-mib=4096"]
+  protocol: required
+  params: { device: cuda }
+limits: { timeout: 30s }
+measure: { warmup_steps: 1, steps: 2 }
+stages:
+  - kind: max-batch
+    multiple_of: 8
+    confirm_steps: 0
+    repeat_boundary: 0
+    throughput_points: 0
+  - kind: sweep
+    params: { num_workers: [0, 1] }
+`,
+    );
+    const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'runs')], { reject: false });
+    assert.equal(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, /no batch fits: the smallest batch probed, 8, ran out of memory/);
+    assert.doesNotMatch(r.stderr, /== stage sweep/);
+  });
+
   it('names its exception and where it was raised, and ends the run at the stage it broke', async () => {
     const dir = tempDir('tunebench-broken-');
     const file = join(dir, 'broken.yaml');
