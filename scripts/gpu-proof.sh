@@ -201,7 +201,7 @@ EOF
 run() { "${tunebench[@]}" run "$work/$1.yaml" --out "$work/runs" --json >"$work/$1.json"; }
 
 fixtures() {
-  local f="$work/fixtures" sampler=""
+  local f="$work/fixtures" i
   mkdir -p "$f"
   if command -v nvidia-smi >/dev/null; then
     echo "fixtures: nvidia-smi's fingerprint and an idle sample"
@@ -219,7 +219,7 @@ fixtures() {
   [ "$rehearse" = 1 ] && cpu=(--cpu)
   "$python" "$kit/fixtures.py" "$f" --load "${load[0]}" "${cpu[@]}" &
   local child=$!
-  for _ in $(seq 1 600); do [ -f "$f/loading" ] || ! kill -0 "$child" 2>/dev/null && break; sleep 0.1; done
+  for ((i = 0; i < 600; i++)); do { [ -f "$f/loading" ] || ! kill -0 "$child" 2>/dev/null; } && break; sleep 0.1; done
   if command -v nvidia-smi >/dev/null && [ -f "$f/loading" ]; then
     timeout "${load[0]}" nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,power.draw,clocks.sm \
       --format=csv,noheader,nounits --loop-ms=500 >"$f/samples-load.csv" 2>&1

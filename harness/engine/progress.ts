@@ -1,5 +1,5 @@
 // Progress output: a live status line on a TTY, plain log lines otherwise, nothing with --quiet.
-import { formatSeconds } from '../experiment/units.js';
+import { formatBytes, formatSeconds } from '../experiment/units.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { Progress, TrialStartInfo } from '../executors/progress.js';
 import { runSeconds, type Config, type TrialRecord } from '../domain/index.js';
@@ -8,8 +8,15 @@ export type { Progress, TrialStartInfo };
 
 export type ProgressMode = 'tty' | 'plain' | 'quiet';
 
-export function createProgress(mode: ProgressMode, stream: NodeJS.WritableStream = process.stderr): Progress {
-  return mode === 'quiet' ? quietProgress : new StreamProgress(stream, mode === 'tty');
+/** In plain (piped) output, a long trial prints a line at least this often: its steps and memory so far. */
+export const HEARTBEAT_SECONDS = 30;
+
+export function createProgress(
+  mode: ProgressMode,
+  stream: NodeJS.WritableStream = process.stderr,
+  heartbeatSeconds = HEARTBEAT_SECONDS,
+): Progress {
+  return mode === 'quiet' ? quietProgress : new StreamProgress(stream, mode === 'tty', heartbeatSeconds);
 }
 
 const quietProgress: Progress = {
@@ -77,17 +84,22 @@ class StreamProgress implements Progress {
   private currentSince = Date.now();
   private last: TrialRecord | undefined;
   private steps = 0;
+  /** The last memory a step of the current trial reported. */
+  private memory: number | undefined;
+  private lastLine = Date.now();
   private trialSeconds: number[] = [];
   private ticker: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly tty: boolean,
+    private readonly heartbeatSeconds = HEARTBEAT_SECONDS,
   ) {
-    if (tty) {
-      this.ticker = setInterval(() => this.render(), 500);
-      this.ticker.unref();
-    }
+    // A terminal gets a live status line; a pipe or a log gets a heartbeat line while a trial runs long.
+    this.ticker = tty
+      ? setInterval(() => this.render(), 500)
+      : setInterval(() => this.heartbeat(), Math.min(5000, this.heartbeatSeconds * 250));
+    this.ticker.unref();
   }
 
   stage(name: string, description: string): void {
@@ -98,13 +110,29 @@ class StreamProgress implements Progress {
   trialStart(info: TrialStartInfo): void {
     this.current = info;
     this.currentSince = Date.now();
+    this.lastLine = this.currentSince;
     this.steps = 0;
+    this.memory = undefined;
     if (!this.tty) return;
     this.render();
   }
 
   trialEvent(event: WorkloadEvent): void {
-    if (event.event === 'step') this.steps += 1;
+    if (event.event !== 'step') return;
+    this.steps += 1;
+    if (typeof event.memory_bytes === 'number') this.memory = event.memory_bytes;
+  }
+
+  /** In plain output: a line at least every heartbeatSeconds while a trial runs, with its steps and memory. */
+  private heartbeat(): void {
+    const c = this.current;
+    const now = Date.now();
+    if (!c || now - this.lastLine < this.heartbeatSeconds * 1000) return;
+    const memory = this.memory !== undefined ? `, memory ${formatBytes(this.memory)}` : '';
+    this.line(
+      `[${this.stageName}] trial ${c.n} ${c.role} ${describeConfig(c.config, c.show)} still running: ` +
+        `${this.steps} step${this.steps === 1 ? '' : 's'}${memory}, ${formatSeconds((now - this.currentSince) / 1000)} so far`,
+    );
   }
 
   trialEnd(record: TrialRecord): void {
@@ -145,6 +173,7 @@ class StreamProgress implements Progress {
   }
 
   private line(text: string): void {
+    this.lastLine = Date.now();
     const safe = terminalText(text);
     this.out.write(this.tty ? `\r\x1b[K${safe}\n` : `${safe}\n`);
     if (this.tty) this.render();
