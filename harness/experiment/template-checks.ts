@@ -186,12 +186,56 @@ function checkPlaceholders(ctx: TemplateContext, stage: StageTemplates): void {
 function unknownName(ctx: TemplateContext, path: string, p: Placeholder): Issue | null {
   if (ctx.everywhere.has(p.name)) return null;
   const hint = closest(p.name, [...ctx.everywhere]);
+  // The typo is in the sweep when the template asks for a parameter by its conventional name and the near
+  // name is only swept, asked for by no template: the message points there and suggests the template's name.
+  const sweptAt = hint === undefined ? undefined : sweptPath(ctx.e, hint);
+  if (
+    hint !== undefined &&
+    sweptAt !== undefined &&
+    CONVENTIONAL_NAMES.has(p.name) &&
+    !CONVENTIONAL_NAMES.has(hint) &&
+    !askedFor(ctx, hint)
+  )
+    return {
+      path: sweptAt,
+      message:
+        `"${hint}" is swept, but no template asks for it, while ${path} asks for {${p.name}}, which nothing ` +
+        `gives a value (did you mean "${p.name}"?)`,
+    };
   return {
     path,
     message:
       `{${p.name}} has no value: it is not a fixed parameter, a searched or swept one, ` +
       `or "python"${hint ? ` (did you mean "{${hint}}"?)` : ''}`,
   };
+}
+
+/** The parameter names of the ecosystem (DESIGN.md): a near miss of one of them is the typo. */
+const CONVENTIONAL_NAMES: ReadonlySet<string> = new Set([
+  'batch_size',
+  'eval_batch_size',
+  'num_workers',
+  'prefetch_factor',
+  'pin_memory',
+  'persistent_workers',
+  'empty_cache',
+  'precision',
+  'alloc_conf',
+  'intra_op_threads',
+  'inter_op_threads',
+  'arena',
+]);
+
+/** Where a sweep gives `name` its values (`stages[i].params.name`), when one does and nothing fixes it. */
+function sweptPath(e: Experiment, name: string): string | undefined {
+  if (e.workload.kind === 'command' && name in e.workload.params) return undefined;
+  const i = e.stages.findIndex((st) => st.kind === 'sweep' && name in st.params);
+  return i < 0 ? undefined : `stages[${i}].params.${name}`;
+}
+
+/** Whether some template of the experiment has a {name} placeholder. */
+function askedFor(ctx: TemplateContext, name: string): boolean {
+  return allTemplates(ctx).some(([, text]) => placeholders(text).some((q) => q.name === name));
 }
 
 /** A required placeholder whose parameter may have no value in this stage. */

@@ -140,6 +140,19 @@ describe('command templates, stage by stage', () => {
     }
   });
 
+  it("points at the sweep when the sweep's name is the typo and the template's is the parameter's own", () => {
+    const found = issues(
+      experiment(
+        '[train.py, "--bs={batch_size}", "--workers={num_workers}"]',
+        '  - kind: max-batch\n  - { kind: sweep, params: { num_worker: [0, 2] } }',
+      ),
+    );
+    assert.deepEqual(found, [
+      'stages[1].params.num_worker: "num_worker" is swept, but no template asks for it, while workload.command[2] ' +
+        'asks for {num_workers}, which nothing gives a value (did you mean "num_workers"?)',
+    ]);
+  });
+
   it('refuses values that a flag cannot take, wherever they are set', () => {
     const found = issues(
       experiment(
