@@ -89,6 +89,7 @@ class StreamProgress implements Progress {
   private lastLine = Date.now();
   private trialSeconds: number[] = [];
   private ticker: NodeJS.Timeout | undefined;
+  private planned: readonly { name: string; trials: number }[] = [];
 
   constructor(
     private readonly out: NodeJS.WritableStream,
@@ -100,6 +101,10 @@ class StreamProgress implements Progress {
       ? setInterval(() => this.render(), 500)
       : setInterval(() => this.heartbeat(), Math.min(5000, this.heartbeatSeconds * 250));
     this.ticker.unref();
+  }
+
+  plan(stages: readonly { name: string; trials: number }[]): void {
+    this.planned = stages;
   }
 
   stage(name: string, description: string): void {
@@ -157,19 +162,25 @@ class StreamProgress implements Progress {
   private timing(): string {
     const elapsed = (Date.now() - this.started) / 1000;
     const c = this.current;
+    const mean =
+      this.trialSeconds.length > 0
+        ? this.trialSeconds.reduce((a, b) => a + b, 0) / this.trialSeconds.length
+        : undefined;
+    let stage: number | undefined;
     if (c?.etaSeconds !== undefined) {
       // The stage's estimate covered this trial too: what is left of it after this trial's time.
-      const left = Math.max(0, c.etaSeconds - (Date.now() - this.currentSince) / 1000);
-      return left > 0
-        ? `elapsed ${formatSeconds(elapsed)}, eta ~${formatSeconds(left)}`
-        : `elapsed ${formatSeconds(elapsed)}`;
+      stage = Math.max(0, c.etaSeconds - (Date.now() - this.currentSince) / 1000);
+    } else if (c && mean !== undefined && c.ofAbout - c.n > 0) {
+      stage = (c.ofAbout - c.n) * mean;
     }
-    if (!c || this.trialSeconds.length === 0) return `elapsed ${formatSeconds(elapsed)}`;
-    const mean = this.trialSeconds.reduce((a, b) => a + b, 0) / this.trialSeconds.length;
-    const remaining = c.ofAbout - c.n;
     // Past the estimate (a race that keeps more configs than expected), a stage's end is not known.
-    if (remaining <= 0) return `elapsed ${formatSeconds(elapsed)}`;
-    return `elapsed ${formatSeconds(elapsed)}, eta ~${formatSeconds(remaining * mean)}`;
+    const parts = [`elapsed ${formatSeconds(elapsed)}`];
+    if (stage !== undefined && stage > 0) parts.push(`eta ~${formatSeconds(stage)}`);
+    // The whole run: this stage's rest and the later stages' planned trials at the mean trial's time.
+    const at = this.planned.findIndex((s) => s.name === this.stageName);
+    const later = at < 0 ? 0 : this.planned.slice(at + 1).reduce((a, s) => a + s.trials, 0);
+    if (later > 0 && mean !== undefined) parts.push(`run ~${formatSeconds((stage ?? 0) + later * mean)}`);
+    return parts.join(', ');
   }
 
   private line(text: string): void {

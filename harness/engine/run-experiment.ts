@@ -15,6 +15,7 @@ import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit, type CudaUse } from '../trial/limits.js';
+import { plannedTrials } from './run-plan.js';
 import { endLeftovers } from '../trial/process.js';
 import { WarmPool } from '../trial/warm-pool.js';
 import { createWorkload } from '../workloads/index.js';
@@ -316,6 +317,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   if (leftovers > 0)
     x.progress.note(`ended ${leftovers} process(es) that an earlier, killed run of this directory left running`);
   const ctx = stageContext(x, dir.journal, dir.scratch);
+  x.progress.plan?.(experiment.stages.map((s, i) => ({ name: stageName(s, i), trials: plannedTrials(s) })));
   const state: RunState = { outcomes: [], evidence: {}, current: '', failures: [] };
   const { outcomes, evidence } = state;
   try {

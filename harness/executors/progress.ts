@@ -20,6 +20,8 @@ export interface TrialStartInfo {
 }
 
 export interface Progress {
+  /** The run's stages in order with about how many trials each runs: for an ETA of the whole run. */
+  plan?(stages: readonly { name: string; trials: number }[]): void;
   stage(name: string, description: string): void;
   trialStart(info: TrialStartInfo): void;
   trialEvent(event: WorkloadEvent): void;
