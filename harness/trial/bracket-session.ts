@@ -27,6 +27,8 @@ export interface BracketSession {
 export interface BracketRequest {
   index: number;
   stage: string;
+  /** The parameter the attempts vary (batch_size). */
+  param: string;
   config: Config;
   measure: MeasureSteps;
   /** Longest an attempt may take before the session is ended (the trial timeout). */
@@ -70,15 +72,23 @@ export function openBracketSession(ctx: TrialContext, req: BracketRequest): Brac
           events,
           () => !alive || Date.now() - start > req.attemptTimeoutSeconds * 1000,
         );
-        const a = seen
+        // The session ended during the attempt: the kernel's OOM killer under a cgroup cap is an OOM of this
+        // attempt (a hint, as any in-process OOM); anything else ends the bracket.
+        if (!seen && !alive) await record;
+        const killed = !seen && ended !== undefined && !(ended instanceof Error) && ended.outcome === 'oom';
+        const a: BracketAttempt = seen
           ? attemptOf(batch, seen.end, seen.events)
           : {
               batch,
-              outcome: 'crash' as const,
+              outcome: killed ? 'oom' : 'crash',
               peak_bytes: null,
               seconds: (Date.now() - start) / 1000,
               samples_per_second: null,
-              message: alive ? `no answer within ${req.attemptTimeoutSeconds} s` : 'the session process ended',
+              message: alive
+                ? `no answer within ${req.attemptTimeoutSeconds} s`
+                : killed
+                  ? `the session process was killed out of memory (${(ended as TrialRecord).reason})`
+                  : 'the session process ended',
             };
         attempts.push(a);
         return a;
@@ -91,7 +101,9 @@ export function openBracketSession(ctx: TrialContext, req: BracketRequest): Brac
       await record;
       rmSync(control, { force: true });
       if (ended instanceof Error) throw ended;
-      const r = ended!;
+      const killedAt = ended!.outcome === 'oom' ? attempts.at(-1) : undefined;
+      // Killed out of memory in an attempt: the record's OOM is that attempt's, at its batch.
+      const r = killedAt ? { ...ended!, config: { ...ended!.config, [req.param]: killedAt.batch } } : ended!;
       return {
         ...r,
         reason: r.outcome === 'ok' ? `a bracket session of ${attempts.length} attempt(s)` : r.reason,

@@ -80,6 +80,7 @@ export async function runBracket({
     const session = openBracketSession(ctx.trial, {
       index,
       stage: name,
+      param: spec.param,
       config: { ...config, [spec.param]: o.start },
       // Two steps in all: the second has the optimizer's state beside the gradients, a step's steady peak.
       measure: { warmupSteps: exp.measure.warmup_steps, steps: Math.max(1, 2 - exp.measure.warmup_steps) },
