@@ -345,9 +345,12 @@ function rankArms(
   }
   const leader = contenders.includes(last.leader) ? last.leader : best;
   const tied = contenders.filter((a) => !last.slower.has(a));
-  // Ties go to the cheapest config (by cost): none of them is shown to be slower than the leader. The note
-  // says whether the data also show it within the band (the saving is then safe) or only fail to show it slower.
-  const chosen = [...tied].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
+  // Ties go to the cheapest config (by cost) whose estimate is within the noise band of the leader's: none of
+  // them is shown slower, and none is estimated slower by more than the band (a config 5% behind that noise
+  // hides is not given the win for being cheaper). The note says whether the data also show it within the band.
+  const estimate = (a: ArmState) => a.ci?.estimate ?? level(a);
+  const close = tied.filter((a) => a === leader || estimate(a) >= estimate(leader) * (1 - band));
+  const chosen = [...close].sort((a, b) => cheaper(a.config, b.config, costOrder))[0]!;
   const band$ = `${(band * 100).toFixed(1)}%`;
   let note: string;
   if (tied.length === 1) {
@@ -357,7 +360,9 @@ function rankArms(
   } else if (chosen === leader) {
     note =
       `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
-      'it is also the cheapest of them';
+      (close.length > 1
+        ? `it is also the cheapest of those estimated within ${band$} of it`
+        : `the others are estimated more than ${band$} slower, so the leader is kept`);
   } else if (last.within.has(chosen)) {
     note =
       `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
@@ -365,8 +370,8 @@ function rankArms(
   } else {
     note =
       `${leader.key} has the best estimate, tied with ${tied.length - 1} other(s) that are not significantly slower; ` +
-      `chose the cheapest, ${chosen.key}: not shown slower, but not shown to be within ${band$} either ` +
-      '(more rounds would tell whether the saving costs speed)';
+      `chose the cheapest whose estimate is within ${band$} of it, ${chosen.key}: not shown slower, but not shown ` +
+      'to be within the band either (more rounds would tell whether the saving costs speed)';
   }
   return { order, leader, tied, chosen, note };
 }
