@@ -13,11 +13,6 @@ export interface BracketOptions {
   capBytes: number | null;
   /** Attempts at most (a safety stop). */
   maxAttempts: number;
-  /**
-   * End the bracket at its first failure: where an OOM leaves the process with less room than a fresh one
-   * (host memory: the address space and the C allocator's arenas only grow), later attempts would fail low.
-   */
-  stopAtFirstFailure?: boolean;
 }
 
 export type AttemptOutcome = 'ok' | 'oom' | 'crash' | 'invalid';
@@ -49,7 +44,6 @@ const GROWTH = 2;
 export function nextAttempt(b: Bracket, o: BracketOptions): { k: number; why: string } | undefined {
   const ceilK = Math.floor(o.ceiling / o.multipleOf);
   if (b.broken || b.steps.length >= o.maxAttempts) return undefined;
-  if (o.stopAtFirstFailure && b.steps.some((x) => x.outcome !== 'ok')) return undefined;
   if (b.steps.length === 0) return { k: Math.min(ceilK, Math.max(1, Math.ceil(o.start / o.multipleOf))), why: 'start' };
   const top = b.hi === null ? ceilK + 1 : b.hi;
   if (top - b.lo <= 1 || b.lo >= ceilK) return undefined;

@@ -57,8 +57,6 @@ export async function runBracket({
     // peak RSS and address space only grow across its attempts (bisection places them there, as Lightning's).
     capBytes: onCard ? options.capBytes : null,
     maxAttempts: MAX_BRACKET_ATTEMPTS,
-    // On host memory an OOM leaves the process with less room than a fresh one: the first is the last.
-    stopAtFirstFailure: !onCard,
   };
   const exp = ctx.experiment;
   const config = { ...ctx.baseConfig };

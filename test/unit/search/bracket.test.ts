@@ -66,13 +66,6 @@ describe('in-process bracket', () => {
     assert.equal(low.b.lo * M, 16);
   });
 
-  it('on host memory ends at its first failure (a process that ran out has less room than a fresh one)', () => {
-    const { b, tried } = bracketOn(line, { capBytes: null, stopAtFirstFailure: true });
-    assert.deepEqual(tried.slice(-2), [2048, 4096]);
-    assert.equal(b.lo, 2048 / M);
-    assert.equal(b.hi, 4096 / M);
-  });
-
   it('drops a failure that a larger pass contradicts (the process state, not the batch), and stops at a crash', () => {
     let b = withAttempt(emptyBracket, { k: 10, outcome: 'oom', bytes: null, why: 'start' });
     b = withAttempt(b, { k: 12, outcome: 'ok', bytes: 1, why: 'double' });
