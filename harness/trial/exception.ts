@@ -1,13 +1,16 @@
 // The exception a failed trial died of, from the end of its stderr: a Python traceback's last line and
-// the frame it was raised in, or a Node.js error's; what the terminal, summary.md and the report show.
+// the frame it was raised in, a Node.js error's line, or argparse's; what the terminal, summary.md and
+// the report show.
 import type { TrialException } from '../domain/index.js';
 
 /** `  File "/x/train.py", line 42, in forward` */
 const FRAME = /^\s*File "([^"]+)", line (\d+), in (\S+)/;
-/** The line a Python traceback ends with: `AttributeError: ...`, `torch.OutOfMemoryError: ...`, `KeyboardInterrupt`. */
-const RAISED = /^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|[A-Z][A-Za-z]*Error)\b(:.*)?$/;
+/** An exception's line: `AttributeError: ...`, `torch.OutOfMemoryError: ...`, `KeyboardInterrupt`, Node's `Error: ...`. */
+const RAISED = /^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)|Error)\b(:.*)?$/;
+/** argparse's `prog: error: message` (exit 2), printed without a traceback. */
+const USAGE_ERROR = /^\S+: error: .+$/;
 
-/** The exception's last line and where it was raised, else the last line printed; undefined for an empty tail. */
+/** The exception's line and where it was raised (Python, Node.js, argparse); undefined when the tail has none. */
 export function exceptionOf(stderrTail: string): TrialException | undefined {
   const lines = stderrTail.split('\n').map((l) => l.replace(/\s+$/, ''));
   for (let i = lines.length - 1; i >= 0; i--) {
@@ -23,10 +26,8 @@ export function exceptionOf(stderrTail: string): TrialException | undefined {
     }
     return { message: line.trim().slice(0, 300) };
   }
-  // No traceback (argparse's "error: unrecognized arguments", a C++ abort): the last line it printed.
-  const last = lines
-    .filter((l) => l.trim() !== '')
-    .at(-1)
-    ?.trim();
-  return last ? { message: last.slice(0, 300) } : undefined;
+  // No exception: argparse's "prog: error: unrecognized arguments ..." is the message; else nothing (the
+  // outcome's reason says what is known).
+  const usage = lines.filter((l) => USAGE_ERROR.test(l)).at(-1);
+  return usage ? { message: usage.trim().slice(0, 300) } : undefined;
 }

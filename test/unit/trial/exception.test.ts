@@ -20,7 +20,7 @@ describe('exceptionOf', () => {
       where: 'train.py, line 42, in forward',
     });
   });
-  it("an argparse error's last line, a torch OOM type, and nothing for an empty tail", () => {
+  it("an argparse error's line, a torch OOM type, a Node.js error, and nothing without an exception", () => {
     assert.deepEqual(exceptionOf('usage: t.py [-h]\nt.py: error: unrecognized arguments: --bach-size=8\n'), {
       message: 't.py: error: unrecognized arguments: --bach-size=8',
     });
@@ -29,5 +29,12 @@ describe('exceptionOf', () => {
       'torch.OutOfMemoryError: CUDA out of memory.',
     );
     assert.equal(exceptionOf('\n\n'), undefined);
+    assert.equal(exceptionOf('prlimit: failed to execute /no/such: No such file or directory\n'), undefined);
+    assert.deepEqual(
+      exceptionOf(
+        'Error: Protobuf parsing failed.\n    at new InferenceSession (x.js:1:1)\n    at process.processImmediate (node:internal/timers:483:21)\n',
+      ),
+      { message: 'Error: Protobuf parsing failed.' },
+    );
   });
 });
