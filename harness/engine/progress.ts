@@ -62,6 +62,9 @@ export function describeConfig(config: Config, keys?: readonly string[]): string
     .join(' ');
 }
 
+/** A message cut for a progress line; the record and summary.md keep it whole. */
+const short = (m: string) => (m.length > 120 ? `${m.slice(0, 117)}...` : m);
+
 export function describeOutcome(r: TrialRecord): string {
   // A program timed as a whole process has no samples/s of its own: its wall time is the figure. A failed
   // trial has none either (its steps before the failure are not its throughput): the exception is shown.
@@ -73,7 +76,7 @@ export function describeOutcome(r: TrialRecord): string {
       ? ` ${r.samples_per_second.toFixed(1)} samples/s`
       : '';
   const error =
-    r.outcome !== 'ok' && r.error ? `: ${r.error.message}${r.error.where ? ` (${r.error.where})` : ''}` : '';
+    r.outcome !== 'ok' && r.error ? `: ${short(r.error.message)}${r.error.where ? ` (${r.error.where})` : ''}` : '';
   return `${r.outcome}${error}${sps} (${formatSeconds(r.timing === 'process' ? runSeconds(r) : r.wall_seconds)})`;
 }
 

@@ -122,7 +122,8 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
         },
         {
           n,
-          ofAbout: n + remaining,
+          // The search counts the trial it is about to run among those it still needs.
+          ofAbout: n - 1 + Math.max(1, remaining),
           show: bucket ? [bucket.param, param] : [param],
           // A countdown to the search's last estimate of its end, until it estimates again.
           ...(etaEnd !== undefined && !bucket ? { etaSeconds: Math.max(0, (etaEnd - Date.now()) / 1000) } : {}),
