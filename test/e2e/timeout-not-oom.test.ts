@@ -18,7 +18,7 @@ workload:
   command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=1", "--stall-dir=${dir}", ${stall}]
   protocol: required
   params: { device: cuda }
-limits: { timeout: 2s }
+limits: { timeout: 5s }
 measure: { warmup_steps: 1, steps: 2 }
 stages:
   - kind: max-batch
