@@ -66,14 +66,7 @@ def train(_state=None):
         optimizer.zero_grad(set_to_none=True)
         with autocast:
             loss = model(x).float().pow(2).mean()
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            loss.backward()
-            optimizer.step()
-        return float(loss.detach())
+        return training.backward_step(loss, optimizer, scaler)
 
     for i in timer.batches(range(10**9)):
         with timer.step(samples=batch):

@@ -106,14 +106,7 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sample
         optimizer.zero_grad(set_to_none=True)
         with autocast:
             loss = loss_of(model, batch)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            loss.backward()
-            optimizer.step()
-        return float(loss.detach())
+        return backward_step(loss, optimizer, scaler)
 
     # In a trial the first batches() call takes warm-up + steps batches across all the epochs;
     # run on its own, the script trains `epochs` epochs, one per call.
@@ -133,6 +126,18 @@ def train(cfg, torch, device, dataset, model, loss_of, allocator, epochs, sample
         "torch": torch.__version__,
         "pid": os.getpid(),
     })
+
+
+def backward_step(loss, optimizer, scaler):
+    """Backward and the optimizer's step, through the grad scaler of fp16 when there is one; the loss as a float."""
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    else:
+        loss.backward()
+        optimizer.step()
+    return float(loss.detach())
 
 
 def register_phases(timer, cfg, torch, device, model, optimizer, loss_of, autocast, phases):

@@ -208,3 +208,32 @@ export function passFail(batch: number, ok: boolean, role: ProbeRole, steps: num
       : {}),
   };
 }
+
+/**
+ * A workload whose memory at a batch depends on the steps asked for (`memory(batch, steps)`; steps is
+ * undefined for a short probe) under `cap`; a run with steps that fits reaches its plateau
+ * at its last step. Records every call.
+ */
+export function growingRun(cap: number, memory: (batch: number, steps: number | undefined) => number) {
+  const calls: { batch: number; role: string; steps?: number }[] = [];
+  const run: ProbeFn = async (batch, role, steps) => {
+    calls.push({ batch, role, ...(steps ? { steps } : {}) });
+    const mem = memory(batch, steps);
+    const ok = mem <= cap;
+    return {
+      batch,
+      ok,
+      outcome: ok ? 'ok' : 'oom',
+      limitedBytes: ok ? mem : null,
+      rssBytes: ok ? mem : null,
+      samplesPerSecond: ok ? 1000 : null,
+      p50Seconds: 0.01,
+      p95Seconds: 0.01,
+      role,
+      ...(ok && steps !== undefined
+        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
+        : {}),
+    } satisfies ProbeResult;
+  };
+  return { run, calls };
+}

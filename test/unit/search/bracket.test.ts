@@ -9,7 +9,7 @@ import {
   type BracketOptions,
 } from '../../../harness/search/bracket.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
-import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
+import { growingRun } from '../../support/synthetic.js';
 
 const M = 8;
 /** The recorded H200 line (peak device bytes at 64 and 128), the card's memory, and a limit between 3368 and 3376. */
@@ -80,30 +80,8 @@ describe('in-process bracket', () => {
   });
 });
 
-/** A fresh-process workload over a memory curve; records every run. */
-function freshRun(memory: (b: number) => number, limit = LIMIT) {
-  const calls: { batch: number; role: string; steps?: number }[] = [];
-  const run: ProbeFn = async (batch, role, steps) => {
-    calls.push({ batch, role, ...(steps ? { steps } : {}) });
-    const mem = memory(batch);
-    const ok = mem <= limit;
-    return {
-      batch,
-      ok,
-      outcome: ok ? 'ok' : 'oom',
-      limitedBytes: ok ? mem : null,
-      rssBytes: ok ? mem : null,
-      samplesPerSecond: ok ? 1000 : null,
-      p50Seconds: 0.4,
-      p95Seconds: 0.4,
-      role,
-      ...(ok && steps !== undefined
-        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
-        : {}),
-    } satisfies ProbeResult;
-  };
-  return { run, calls };
-}
+/** A fresh-process workload over a memory curve (the same at every length of run); records every run. */
+const freshRun = (memory: (b: number) => number, limit = LIMIT) => growingRun(limit, (b) => memory(b));
 
 const OPTS = {
   multipleOf: M,

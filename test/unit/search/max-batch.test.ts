@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { findMaxBatch, type MaxBatchOptions } from '../../../harness/search/max-batch.js';
-import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
-import { bareResult, capFor, syntheticWorkload, trueMax, type CurveSpec } from '../../support/synthetic.js';
+import type { ProbeFn } from '../../../harness/search/probe.js';
+import { bareResult, capFor, growingRun, syntheticWorkload, trueMax, type CurveSpec } from '../../support/synthetic.js';
 
 const BASE: Omit<MaxBatchOptions, 'capBytes'> = {
   multipleOf: 8,
@@ -24,35 +24,6 @@ async function search(c: CurveSpec, opts: Partial<MaxBatchOptions> = {}) {
   const w = syntheticWorkload(c);
   const result = await findMaxBatch(w.run, { ...BASE, capBytes: c.cap, ...opts });
   return { result, calls: w.calls, truth: trueMax(c, opts.multipleOf ?? 8, opts.ceiling ?? BASE.ceiling) };
-}
-
-/**
- * A workload whose memory at a batch depends on the steps asked for (`memory(batch, steps)`; steps is
- * undefined for a short probe) under the curve's cap; a run with steps that fits reaches its plateau
- * at its last step. Records every call.
- */
-function growingRun(c: CurveSpec, memory: (batch: number, steps: number | undefined) => number) {
-  const calls: { batch: number; role: string; steps?: number }[] = [];
-  const run: ProbeFn = async (batch, role, steps) => {
-    calls.push({ batch, role, ...(steps ? { steps } : {}) });
-    const mem = memory(batch, steps);
-    const ok = mem <= c.cap;
-    return {
-      batch,
-      ok,
-      outcome: ok ? 'ok' : 'oom',
-      limitedBytes: ok ? mem : null,
-      rssBytes: ok ? mem : null,
-      samplesPerSecond: ok ? 1000 : null,
-      p50Seconds: 0.01,
-      p95Seconds: 0.01,
-      role,
-      ...(ok && steps !== undefined
-        ? { growth: { verdict: 'plateau' as const, at_step: steps, peak_bytes: mem, source: 'workload' as const } }
-        : {}),
-    } satisfies ProbeResult;
-  };
-  return { run, calls };
 }
 
 /** Checks the invariants every answer must satisfy: max ran ok, max + m ran and failed. */
@@ -180,7 +151,7 @@ describe('findMaxBatch', () => {
     // Memory grows with steps: a batch needs 0.1% more per extra step beyond 3.
     const c = curve('linear', 10_000);
     const { run, calls } = growingRun(
-      c,
+      c.cap,
       (batch, steps) => (c.base + c.perSample * batch) * (1 + 0.001 * Math.max(0, (steps ?? 3) - 3)),
     );
     const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });
@@ -204,7 +175,7 @@ describe('findMaxBatch', () => {
     // short-run max is far above the long-run one.
     const c = curve('linear', 10_000);
     const { run, calls } = growingRun(
-      c,
+      c.cap,
       (batch, steps) => c.base + c.perSample * batch * (steps === undefined ? 1 : 1.3),
     );
     const result = await findMaxBatch(run, { ...BASE, capBytes: c.cap, confirmSteps: 10 });
