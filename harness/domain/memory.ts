@@ -46,7 +46,14 @@ export const UNPROVEN_MISSING = ['memory', 'epoch-boundary', 'window'] as const;
  * boundary crossed, or the run ended before a whole window).
  */
 export const memoryGrowthSchema = z.discriminatedUnion('verdict', [
-  z.object({ verdict: z.literal('plateau'), at_step: count, peak_bytes: bytes, source: z.enum(MEMORY_SOURCES) }),
+  z.object({
+    verdict: z.literal('plateau'),
+    at_step: count,
+    peak_bytes: bytes,
+    source: z.enum(MEMORY_SOURCES),
+    /** The cap's own measure of the run (a cgroup's peak of the whole tree), where the series is another reading. */
+    cap_peak_bytes: bytes.optional(),
+  }),
   z.object({
     verdict: z.literal('growing'),
     bytes_per_step: z.number(),
@@ -55,6 +62,7 @@ export const memoryGrowthSchema = z.discriminatedUnion('verdict', [
     at_bound: z.boolean(),
     peak_bytes: bytes,
     source: z.enum(MEMORY_SOURCES),
+    cap_peak_bytes: bytes.optional(),
   }),
   z.object({ verdict: z.literal('unproven'), missing: z.enum(UNPROVEN_MISSING), steps: count }),
 ]);

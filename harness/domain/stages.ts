@@ -121,6 +121,22 @@ export const finalConfirmationSchema = z.object({
 });
 export type FinalConfirmation = z.infer<typeof finalConfirmationSchema>;
 
+/**
+ * The max is a fact about the config it was found with. When later stages changed other settings (workers,
+ * prefetch, pinning), this says which, and whether the max itself ran with the written config: confirmed
+ * (a confirmation-length pass), failed (an OOM there), or not measured.
+ */
+export const maxFinalSchema = z.object({
+  max: num,
+  /** The values the max was found with, of the parameters the written config changed. */
+  found_with: configSchema,
+  /** Their written values. */
+  written: configSchema,
+  outcome: z.enum(['confirmed', 'failed', 'not-measured']),
+  trial: numOrNull,
+});
+export type MaxFinal = z.infer<typeof maxFinalSchema>;
+
 /** Why a later stage could not run at a value an earlier stage chose (typed; the sentence is made where printed). */
 export const stageFailureSchema = z.object({
   /** The later stage that failed. */
@@ -319,6 +335,8 @@ export const maxBatchSummarySchema = z.object({
     .default({}),
   /** The chosen batch run again with the final config of the whole run (later stages' choices). */
   final_confirmation: finalConfirmationSchema.optional(),
+  /** The max against the config that was written, when later stages changed other settings (absent: none changed). */
+  max_final: maxFinalSchema.optional(),
   param: z.string(),
   multiple_of: num,
   ceiling: num,
@@ -331,6 +349,8 @@ export const maxBatchSummarySchema = z.object({
   predictions: cardPredictionsSchema.optional(),
   /** The memory cap the max was found under: cgroup-v1/v2 (the whole trial tree's real memory), prlimit-as, none. */
   cap_mechanism: z.string().optional(),
+  /** The card's memory the search worked against (a GPU run without limits.memory): what limits device memory. */
+  card_bytes: num.optional(),
   /** repeat_boundary: the max and the batch above it run again; the max written passed every run. */
   band: boundaryBandSchema.optional(),
   /** The first batch known to hold, and when (absent when none held, and in runs before it was kept). */

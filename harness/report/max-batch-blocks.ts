@@ -195,3 +195,31 @@ export function survivedText(s: Survival | undefined): string {
   if (!s) return '-';
   return s.memory_growth ? `${s.statement}; ${growthPhrase(s.memory_growth)}` : s.statement;
 }
+
+const settings = (c: Readonly<Record<string, unknown>>) =>
+  Object.entries(c)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(', ');
+
+/**
+ * The max against the written config, in words: "found with num_workers=0; not measured with the written
+ * num_workers=1". Empty when later stages changed nothing the max ran with.
+ */
+export function maxFinalStatement(r: Pick<MaxBatchSummary, 'max_final'>): string {
+  const f = r.max_final;
+  if (!f) return '';
+  // A setting a later stage added was the workload's own default when the max was found.
+  const before = Object.keys(f.written)
+    .map((k) => (k in f.found_with ? `${k}=${String(f.found_with[k])}` : `${k} unset`))
+    .join(', ');
+  const found = `max ${f.max} was found with ${before}`;
+  const written = `the written ${settings(f.written)}`;
+  switch (f.outcome) {
+    case 'confirmed':
+      return `${found}; it also held with ${written} (trial ${figure(f.trial)})`;
+    case 'failed':
+      return `${found}; with ${written} it ran out of memory (trial ${figure(f.trial)}): it is not a max for the written config`;
+    case 'not-measured':
+      return `${found}; it was not measured with ${written}, so it is a max for the config it was found with only`;
+  }
+}

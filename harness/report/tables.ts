@@ -15,6 +15,7 @@ import {
   loweredRows,
   predictionBlocks,
   recipeBlocks,
+  maxFinalStatement,
 } from './max-batch-blocks.js';
 import { attemptBlocks, timelineBlocks } from './timeline-blocks.js';
 
@@ -123,11 +124,14 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
   // A max whose confirmation never showed memory flatten is never called one that holds.
   const g = r.memoryGrowth;
   const proof = g && !holds(g) ? `; not a max that holds: ${growthPhrase(g)}` : '';
+  // A max found before later stages changed other settings is a max for those settings only, unless it ran with the written ones.
+  const againstFinal = maxFinalStatement(r);
+  const fits = r.max_final && r.max_final.outcome !== 'confirmed' ? 'max (fits as found)' : 'max (fits)';
   const rows: string[][] = [
     [
-      'max (fits)',
+      fits,
       b(r.max),
-      `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${proof}`,
+      `${status[r.status]}; smallest failing batch ${b(r.smallestFail)}${proof}${againstFinal ? `; ${againstFinal}` : ''}`,
       survived('max'),
     ],
     [

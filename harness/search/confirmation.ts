@@ -50,11 +50,11 @@ const perStep = (b: number): string => `${b >= 0 ? '+' : ''}${formatBytes(b).rep
 export function growthPhrase(g: MemoryGrowth): string {
   switch (g.verdict) {
     case 'plateau':
-      return `memory plateau at step ${g.at_step + 1} (peak ${formatBytes(g.peak_bytes)})`;
+      return `memory plateau at step ${g.at_step + 1} (${peakPhrase(g)})`;
     case 'growing':
       return g.at_bound
-        ? `memory still growing ${perStep(g.bytes_per_step)} at the bound (${g.at_step + 1} steps)`
-        : `memory still growing ${perStep(g.bytes_per_step)} when the workload stopped after ${g.at_step + 1} steps`;
+        ? `memory still growing ${perStep(g.bytes_per_step)} at the bound (${g.at_step + 1} steps${capPeak(g)})`
+        : `memory still growing ${perStep(g.bytes_per_step)} when the workload stopped after ${g.at_step + 1} steps${capPeak(g)}`;
     case 'unproven':
       return {
         memory: `memory per step not measured in ${g.steps} steps`,
@@ -63,6 +63,18 @@ export function growthPhrase(g: MemoryGrowth): string {
       }[g.missing];
   }
 }
+
+/**
+ * The run's peak as the cap measures it: under a cgroup the peak of the whole tree, with the workload's own
+ * reading (its main process) beside it when that is what the plateau was judged on.
+ */
+function peakPhrase(g: Extract<MemoryGrowth, { peak_bytes: number }>): string {
+  if (g.cap_peak_bytes === undefined) return `peak ${formatBytes(g.peak_bytes)}`;
+  return `cgroup peak ${formatBytes(g.cap_peak_bytes)}; the workload's own reading ${formatBytes(g.peak_bytes)}`;
+}
+
+const capPeak = (g: { cap_peak_bytes?: number | undefined }) =>
+  g.cap_peak_bytes === undefined ? '' : `; cgroup peak ${formatBytes(g.cap_peak_bytes)}`;
 
 /** Why a confirmed-length run at `batch` is not a max that holds, and what to change; undefined when it holds. */
 export function growthNote(batch: number, g: MemoryGrowth): string | undefined {

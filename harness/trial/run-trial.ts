@@ -18,7 +18,7 @@ import { trialTimeline } from './timeline.js';
 import { exceptionOf } from './exception.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
-import { stepCount, type Config, type TrialException, type TrialRecord } from '../domain/index.js';
+import { stepCount, type Config, type MemoryGrowth, type TrialException, type TrialRecord } from '../domain/index.js';
 
 export interface TrialContext {
   workload: Workload;
@@ -315,6 +315,15 @@ function stepFields(measured: MeasuredSteps) {
   };
 }
 
+/**
+ * A verdict read from another series than the cap's (the workload's own memory_bytes) carries the cap's measure
+ * of the same run, the cgroup's peak of the whole tree: that is the figure the cap decides on and the one shown.
+ */
+function withCapPeak(growth: MemoryGrowth, mechanism: string, capped: number | null): MemoryGrowth {
+  if (growth.verdict === 'unproven' || growth.source === 'cgroup' || capped === null) return growth;
+  return mechanism.startsWith('cgroup') ? { ...growth, cap_peak_bytes: capped } : growth;
+}
+
 /** The record's memory fields (with the telemetry), in the record's order. */
 function memoryFields(opts: {
   result: ProcessTrialResult;
@@ -338,7 +347,7 @@ function memoryFields(opts: {
     },
     telemetry: result.telemetry,
     ...(series ? { memory_series: series } : {}),
-    ...(growth ? { memory_growth: growth } : {}),
+    ...(growth ? { memory_growth: withCapPeak(growth, result.limit.mechanism, memory.limited) } : {}),
     ...(summary.report ? { workload_report: summary.report } : {}),
     ...(ranks > 1 ? { ranks } : {}),
     ...(summary.peakRank !== undefined ? { peak_rank: summary.peakRank, rank_peak_bytes: summary.rankPeaks } : {}),

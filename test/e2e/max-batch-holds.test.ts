@@ -152,7 +152,9 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
       assert.match(
         summary,
         new RegExp(
-          `\\| max \\(fits\\) \\| ${mb.max} \\| .* \\| survived \\d+ steps across \\d+ epoch boundar.*memory plateau`,
+          `\\| max \\(fits as found\\) \\| ${mb.max} \\| .*max ${mb.max} was found with num\\\\?_workers unset; ` +
+            `with the written num\\\\?_workers=2 it ran out of memory \\(trial \\d+\\): it is not a max for the written config \\| ` +
+            `survived \\d+ steps across \\d+ epoch boundar.*memory plateau`,
         ),
       );
       assert.match(
@@ -163,6 +165,11 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
         ),
       );
       assert.match(summary, /Answer: batch\\?_size=\d+ .*lowered from \d+ by the final confirmation/);
+      // The max is a fact about the workload's default workers: with the written two workers it ran out of memory.
+      assert.deepEqual(
+        [mb.max_final?.outcome, mb.max_final?.found_with, mb.max_final?.written],
+        ['failed', {}, { num_workers: 2 }],
+      );
     },
   );
 

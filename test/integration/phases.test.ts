@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
+import type { MeasureSteps } from '../../harness/workloads/workload.js';
 import type { Config } from '../../harness/domain/index.js';
 import type { Experiment } from '../../harness/experiment/schema.js';
 import { ROOT, tempDir } from '../support/paths.js';
@@ -15,7 +16,11 @@ const SCRIPT = join(ROOT, 'test', 'fixtures', 'programs', 'phases_train.py');
 const workload = () =>
   new CommandWorkload({ kind: 'command', command: [SCRIPT], python: '/usr/bin/python3', protocol: 'required' }, ROOT);
 
-function trial(config: Config, limits: Experiment['limits'], measure = { warmupSteps: 1, steps: 29, epochs: 3 }) {
+function trial(
+  config: Config,
+  limits: Experiment['limits'],
+  measure: MeasureSteps = { warmupSteps: 1, steps: 29, epochs: 3 },
+) {
   return runTrial(
     { workload: workload(), limits, scratchDir: tempDir() },
     { index: 0, stage: 's', role: 'confirm', config: { batch_size: 16, ...config }, measure },
@@ -64,6 +69,25 @@ describe('phases of training inside trials (real torch)', { skip: requireSystem(
       assert.match(r.stderr_tail, /in evaluate\n\s+too_much\("eval", epoch\)/, 'the frames of the eval loop');
       assert.match(r.stderr_tail, /in too_much\n\s+return torch\.ones/);
       assert.match(r.stderr_tail, /RuntimeError: .*DefaultCPUAllocator: can't allocate memory/);
+    },
+  );
+
+  it(
+    "a run judged on the workload's own memory readings carries the cgroup's peak of the tree, the cap's measure",
+    { timeout: 60_000, skip: requireSystem('cgroup') },
+    async () => {
+      const plateau = { min_steps: 2, window: 10, tolerance: 0.01 };
+      const r = await trial(
+        {},
+        { mechanism: 'cgroup', memory: 2 ** 31, timeout: 60 },
+        { warmupSteps: 1, steps: 29, epochs: 3, plateau },
+      );
+      assert.equal(r.outcome, 'ok', `${r.reason}\n${r.stderr_tail}`);
+      const g = r.memory_growth!;
+      assert.equal(g.verdict, 'plateau');
+      assert.equal(g.verdict === 'plateau' && g.source, 'workload', 'judged on the StepTimer readings');
+      assert.ok(r.peak_limited_bytes! > 0);
+      assert.equal(g.verdict === 'plateau' && g.cap_peak_bytes, r.peak_limited_bytes);
     },
   );
 

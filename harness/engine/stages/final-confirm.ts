@@ -11,11 +11,14 @@ import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmat
 import { lowerInBand } from '../../search/boundary-repeat.js';
 import { bandRunsOf, type BandRun } from '../../search/band-model.js';
 import { loweredHow } from '../../report/stage-failure.js';
+import { maxFinalStatement } from '../../report/max-batch-blocks.js';
 import {
   stepCount,
   type Config,
   type Evidence,
   type FinalConfirmation,
+  type MaxBatchSummary,
+  type MaxFinal,
   type StageOutcome,
   type StageOutcomeOf,
   type TrialRecord,
@@ -41,47 +44,97 @@ export async function finalConfirmations(
   for (const outcome of outcomes) {
     if (outcome.kind !== 'max-batch') continue;
     const spec = maxBatchSpec(ctx, outcome.name);
-    const summary = outcome.result;
-    if (!spec || spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) continue;
-    const param = spec.param;
-    // A later stage that set the batch itself (a sweep of batch_size) owns it now.
-    if (ctx.baseConfig[param] !== summary.chosen) continue;
-    const final: Config = { ...ctx.baseConfig };
-    const mine = ctx.records.filter((r) => r.stage === outcome.name);
-    // The final config ran out of memory somewhere in the run (a later stage's trial): that is a failed run of
-    // it, whatever else passed. Only where none did may a confirmation-length pass stand for the final one.
-    const failedBefore = oomWith(ctx.records, final);
-    if (
-      !failedBefore &&
-      mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final))
-    )
-      continue;
-    const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
-    const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));
-    const result = await confirmOrLower(ctx, spec, outcome, final, changed, failedBefore);
-    summary.final_confirmation = result;
-    outcome.notes.push(result.statement);
-    ctx.progress.note(result.statement);
-    if (result.batch !== summary.chosen) {
-      summary.chosen = result.batch;
-      if (result.batch === null) {
-        delete ctx.baseConfig[param];
-        delete outcome.chosen[param];
-        delete evidence[param];
-        delete outcome.evidence[param];
-      } else {
-        ctx.baseConfig[param] = result.batch;
-        outcome.chosen[param] = result.batch;
-        const e = evidence[param];
-        if (e) {
-          const lowered: Evidence = {
-            ...e,
-            rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`,
-            trials: result.survived ? [result.survived.trial] : [],
-          };
-          evidence[param] = lowered;
-          outcome.evidence[param] = lowered;
-        }
+    if (!spec) continue;
+    await confirmChosen(ctx, spec, outcome, evidence);
+    const maxFinal = maxAgainstFinal(ctx.records, outcome.result, ctx.baseConfig, spec);
+    if (maxFinal) {
+      outcome.result.max_final = maxFinal;
+      const statement = maxFinalStatement(outcome.result);
+      outcome.notes.push(statement);
+      ctx.progress.note(statement);
+    }
+  }
+}
+
+/**
+ * The max against the written config: which settings later stages changed from the ones the max was found
+ * with, and whether the max itself ran with them (a confirmation-length pass, or an OOM). Undefined when
+ * nothing it ran with changed.
+ */
+export function maxAgainstFinal(
+  records: readonly TrialRecord[],
+  r: MaxBatchSummary,
+  final: Config,
+  spec: Pick<MaxBatchStageSpec, 'param' | 'confirm_steps'>,
+): MaxFinal | undefined {
+  const { param } = spec;
+  if (r.max === null) return undefined;
+  const foundWith = r.survived.max?.config;
+  if (!foundWith) return undefined;
+  const keys = Object.keys(final).filter((k) => k !== param && foundWith[k] !== final[k]);
+  if (keys.length === 0) return undefined;
+  const target: Config = { ...final, [param]: r.max };
+  const failed = oomWith(records, target);
+  const held = records.find(
+    (t) => t.outcome === 'ok' && stepCount(t.steps) >= Math.max(1, spec.confirm_steps) && sameConfig(t.config, target),
+  );
+  const pick = (c: Config) => Object.fromEntries(keys.filter((k) => k in c).map((k) => [k, c[k]!]));
+  return {
+    max: r.max,
+    found_with: pick(foundWith),
+    written: pick(final),
+    outcome: failed ? 'failed' : held ? 'confirmed' : 'not-measured',
+    trial: (failed ?? held)?.index ?? null,
+  };
+}
+
+/** The final confirmation of one max-batch stage's chosen batch (see finalConfirmations). */
+async function confirmChosen(
+  ctx: StageContext,
+  spec: MaxBatchStageSpec,
+  outcome: StageOutcomeOf<'max-batch'>,
+  evidence: Record<string, Evidence>,
+): Promise<void> {
+  const summary = outcome.result;
+  if (spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) return;
+  const param = spec.param;
+  // A later stage that set the batch itself (a sweep of batch_size) owns it now.
+  if (ctx.baseConfig[param] !== summary.chosen) return;
+  const final: Config = { ...ctx.baseConfig };
+  const mine = ctx.records.filter((r) => r.stage === outcome.name);
+  // The final config ran out of memory somewhere in the run (a later stage's trial): that is a failed run of
+  // it, whatever else passed. Only where none did may a confirmation-length pass stand for the final one.
+  const failedBefore = oomWith(ctx.records, final);
+  if (
+    !failedBefore &&
+    mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final))
+  )
+    return;
+  const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
+  const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));
+  const result = await confirmOrLower(ctx, spec, outcome, final, changed, failedBefore);
+  summary.final_confirmation = result;
+  outcome.notes.push(result.statement);
+  ctx.progress.note(result.statement);
+  if (result.batch !== summary.chosen) {
+    summary.chosen = result.batch;
+    if (result.batch === null) {
+      delete ctx.baseConfig[param];
+      delete outcome.chosen[param];
+      delete evidence[param];
+      delete outcome.evidence[param];
+    } else {
+      ctx.baseConfig[param] = result.batch;
+      outcome.chosen[param] = result.batch;
+      const e = evidence[param];
+      if (e) {
+        const lowered: Evidence = {
+          ...e,
+          rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`,
+          trials: result.survived ? [result.survived.trial] : [],
+        };
+        evidence[param] = lowered;
+        outcome.evidence[param] = lowered;
       }
     }
   }

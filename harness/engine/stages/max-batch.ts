@@ -302,6 +302,7 @@ async function summariseMaxBatch({
     ceiling: spec.ceiling,
     cap_bytes: exp.limits.memory ?? null,
     ...(capMechanism ? { cap_mechanism: capMechanism } : {}),
+    ...(onDevice(ctx) ? { card_bytes: ctx.device!.gpu_memory_bytes! } : {}),
     ...(firstHold ? { first_hold: firstHold } : {}),
     headroom: spec.headroom,
     chosen: value,

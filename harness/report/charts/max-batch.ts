@@ -25,7 +25,12 @@ export function maxBatchChart(stage: string, r: MaxBatchSummary, records: readon
       ),
       vconcat: [
         throughputPanel({ probes, x, ooms, answers: answerLayers(r) }),
-        memoryPanel({ memory: memoryRows(probes), x, caps: capLayers(r.cap_bytes), ooms }),
+        memoryPanel({
+          memory: memoryRows(probes, limited(r)),
+          x,
+          caps: r.card_bytes !== undefined ? capLayers(r.card_bytes, 'card') : capLayers(r.cap_bytes, 'cap'),
+          ooms,
+        }),
       ],
       resolve: { scale: { x: 'shared' } },
     },
@@ -42,25 +47,44 @@ function probeRows(r: MaxBatchSummary, records: readonly TrialRecord[]) {
     samples_per_second: round(t.samples_per_second),
     rss_mib: round(t.peak_rss_bytes === null ? null : t.peak_rss_bytes / MIB),
     capped_mib: round(t.peak_limited_bytes === null ? null : t.peak_limited_bytes / MIB),
+    device_mib: round(t.peak_device_bytes == null ? null : t.peak_device_bytes / MIB),
   }));
 }
 
-/** Peak RSS of each probe, and the peak of the capped quantity where it differs. */
-function memoryRows(probes: readonly Probe[]) {
+/** What the limit limits: the card's memory, the capped quantity (a cgroup's tree, the address space), or none. */
+type Limited = { field: 'device_mib' | 'capped_mib'; label: string } | null;
+
+const CAPPED_LABEL: Record<string, string> = {
+  'cgroup-v1': "peak of the trial's cgroup (what the cap limits)",
+  'cgroup-v2': "peak of the trial's cgroup (what the cap limits)",
+  'prlimit-as': 'peak address space (what the cap limits)',
+};
+
+function limited(r: MaxBatchSummary): Limited {
+  if (r.card_bytes !== undefined) return { field: 'device_mib', label: 'peak device memory (what the card limits)' };
+  if (r.cap_bytes === null || r.cap_mechanism === undefined || r.cap_mechanism === 'none') return null;
+  return { field: 'capped_mib', label: CAPPED_LABEL[r.cap_mechanism] ?? 'peak of the capped quantity' };
+}
+
+/**
+ * One point per probe: under a limit, the quantity it limits (drawn against its rule), with peak RSS in the
+ * tooltip only (a tree's RSS counts shared pages once per process and may pass a cgroup cap that was never hit);
+ * without one, peak RSS, and the capped quantity where it differs (runs before the summary said what was capped).
+ */
+function memoryRows(probes: readonly Probe[], by: Limited) {
+  const row = (p: Probe, measure: string, mib: number) => ({
+    batch: p.batch,
+    trial: p.trial,
+    outcome: p.outcome,
+    measure,
+    mib,
+    rss_mib: p.rss_mib,
+  });
+  if (by !== null) return probes.flatMap((p) => (p[by.field] !== null ? [row(p, by.label, p[by.field]!)] : []));
   return probes.flatMap((p) => [
-    ...(p.rss_mib !== null
-      ? [{ batch: p.batch, trial: p.trial, outcome: p.outcome, measure: 'peak RSS', mib: p.rss_mib }]
-      : []),
+    ...(p.rss_mib !== null ? [row(p, 'peak RSS', p.rss_mib)] : []),
     ...(p.capped_mib !== null && p.capped_mib !== p.rss_mib
-      ? [
-          {
-            batch: p.batch,
-            trial: p.trial,
-            outcome: p.outcome,
-            measure: 'peak of the capped quantity',
-            mib: p.capped_mib,
-          },
-        ]
+      ? [row(p, 'peak of the capped quantity', p.capped_mib)]
       : []),
   ]);
 }
@@ -131,11 +155,11 @@ function throughputPanel(opts: { probes: readonly Probe[]; x: object; ooms: Laye
 }
 
 /** The memory cap as a red dashed rule with its label; none without a cap. */
-function capLayers(capBytes: number | null): Layer[] {
+function capLayers(capBytes: number | null, name: string): Layer[] {
   if (capBytes === null) return [];
   return [
     {
-      data: { values: [{ cap_mib: round(capBytes / MIB), label: `cap ${round(capBytes / MIB)} MiB` }] },
+      data: { values: [{ cap_mib: round(capBytes / MIB), label: `${name} ${round(capBytes / MIB)} MiB` }] },
       layer: [
         {
           mark: { type: 'rule', color: '#d62728', strokeDash: [6, 3] },
@@ -168,6 +192,7 @@ function memoryPanel(opts: { memory: readonly object[]; x: object; caps: Layer[]
             { field: 'batch' },
             { field: 'measure' },
             { field: 'mib', title: 'MiB' },
+            { field: 'rss_mib', title: 'peak RSS (MiB)' },
             { field: 'outcome' },
           ],
         },

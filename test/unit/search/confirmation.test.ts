@@ -165,4 +165,21 @@ describe('confirmationMeasure and the verdict in words', () => {
     assert.equal(growthNote(1248, { verdict: 'plateau', at_step: 3, peak_bytes: 1, source: 'workload' }), undefined);
     assert.match(growthNote(1248, growing)!, /^batch 1248: .* not called a max that holds: raise confirm_max_steps/);
   });
+
+  it("shows the cap's own measure (the cgroup's peak of the tree) beside the workload's reading", () => {
+    const plateau = { verdict: 'plateau', at_step: 22, peak_bytes: 1.66 * 2 ** 30, source: 'workload' } as const;
+    assert.equal(
+      growthPhrase({ ...plateau, cap_peak_bytes: 1788 * MIB }),
+      "memory plateau at step 23 (cgroup peak 1.75 GiB; the workload's own reading 1.66 GiB)",
+    );
+    const growing = {
+      verdict: 'growing',
+      bytes_per_step: MIB,
+      at_step: 9,
+      at_bound: false,
+      peak_bytes: 1,
+      source: 'workload',
+    } as const;
+    assert.match(growthPhrase({ ...growing, cap_peak_bytes: 2 ** 30 }), /after 10 steps; cgroup peak 1.00 GiB$/);
+  });
 });
