@@ -91,6 +91,8 @@ class StreamProgress implements Progress {
   private memory: number | undefined;
   private lastLine = Date.now();
   private trialSeconds: number[] = [];
+  /** The current stage's trials' wall times: its own rest is estimated from them once there are any. */
+  private stageSeconds: number[] = [];
   private ticker: NodeJS.Timeout | undefined;
   private planned: readonly { name: string; trials: number }[] = [];
 
@@ -112,6 +114,7 @@ class StreamProgress implements Progress {
 
   stage(name: string, description: string): void {
     this.stageName = name;
+    this.stageSeconds = [];
     this.line(`== stage ${name}: ${description}`);
   }
 
@@ -146,6 +149,7 @@ class StreamProgress implements Progress {
   trialEnd(record: TrialRecord): void {
     this.last = record;
     this.trialSeconds.push(record.wall_seconds);
+    this.stageSeconds.push(record.wall_seconds);
     const c = this.current;
     const head = c ? `[${this.stageName}] trial ${c.n}/~${Math.max(c.n, c.ofAbout)} ${c.role}` : `[${this.stageName}]`;
     const timing = this.timing();
@@ -165,16 +169,16 @@ class StreamProgress implements Progress {
   private timing(): string {
     const elapsed = (Date.now() - this.started) / 1000;
     const c = this.current;
-    const mean =
-      this.trialSeconds.length > 0
-        ? this.trialSeconds.reduce((a, b) => a + b, 0) / this.trialSeconds.length
-        : undefined;
+    const mean = this.trialSeconds.length > 0 ? average(this.trialSeconds) : undefined;
     let stage: number | undefined;
     if (c?.etaSeconds !== undefined) {
       // The stage's estimate covered this trial too: what is left of it after this trial's time.
       stage = Math.max(0, c.etaSeconds - (Date.now() - this.currentSince) / 1000);
     } else if (c && mean !== undefined && c.ofAbout - c.n > 0) {
-      stage = (c.ofAbout - c.n) * mean;
+      // A stage's trials are alike (a sweep's all run measure.steps): its own mean, not the run's (a max-batch
+      // stage's confirmations run many times longer).
+      const own = this.stageSeconds.length > 0 ? average(this.stageSeconds) : mean;
+      stage = (c.ofAbout - c.n) * own;
     }
     // Past the estimate (a race that keeps more configs than expected), a stage's end is not known.
     const parts = [`elapsed ${formatSeconds(elapsed)}`];
@@ -205,3 +209,5 @@ class StreamProgress implements Progress {
     this.out.write(`\r\x1b[K${status.slice(0, Math.max(20, width - 1))}`);
   }
 }
+
+const average = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
