@@ -5,6 +5,7 @@ import { formatBytes } from '../experiment/units.js';
 import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Journal } from '../store/journal.js';
+import type { RunLock } from '../store/lock.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
 import type { Progress } from './progress.js';
@@ -39,6 +40,8 @@ export interface StageContext {
   outcomes?: readonly StageOutcome[];
   /** Of a SLURM stage worker: the devices earlier stages ran on in their own allocations, by stage index. */
   stageDevices?: ReadonlyMap<number, StageDevice>;
+  /** The run directory's lock (absent in a SLURM stage worker): checked before each trial. */
+  lock?: Pick<RunLock, 'check'>;
 }
 
 /** A machine as a stage sees it: its host, device class and GPU memory (null without a GPU). */
@@ -73,6 +76,12 @@ export async function runJournaledTrial(
     ctx.records.push(done);
     return done;
   }
+  const lost = ctx.lock?.check();
+  if (lost)
+    throw new StoreError(
+      `the run stopped before trial ${index}: this tunebench no longer holds its run directory (${lost}); two ` +
+        'runs never write one journal. The completed trials are kept: once no other tunebench uses the directory, resume it',
+    );
   const journalDir = dirname(ctx.journal.path);
   const free = freeBytes(journalDir);
   if (free !== null && free < MIN_FREE_BYTES) {

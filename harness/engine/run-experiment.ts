@@ -17,6 +17,8 @@ import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit, type CudaUse } from '../trial/limits.js';
 import { plannedTrials } from './run-plan.js';
 import { endLeftovers } from '../trial/process.js';
+import { scopeOf } from '../trial/owner.js';
+import { LOCK_FILE } from '../store/lock.js';
 import { WarmPool } from '../trial/warm-pool.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
@@ -184,7 +186,7 @@ export function stageContext(
   const { experiment, workload, env } = x;
   const warm =
     experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
-      ? new WarmPool(experiment.limits.timeout, (m) => x.progress.note(m))
+      ? new WarmPool(experiment.limits.timeout, (m) => x.progress.note(m), scopeOf(scratchDir))
       : undefined;
   const trial = {
     workload,
@@ -198,6 +200,7 @@ export function stageContext(
     experiment,
     trial,
     journal,
+    ...(x.dir ? { lock: x.dir.lock } : {}),
     progress: x.progress,
     records: [],
     baseConfig: { ...workload.fixedParams },
@@ -314,8 +317,22 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   const { dir, experiment, env } = x;
   // A killed run's trials may still run (and write): they end before anything of this run starts.
   const leftovers = endLeftovers(dir.scratch);
-  if (leftovers > 0)
-    x.progress.note(`ended ${leftovers} process(es) that an earlier, killed run of this directory left running`);
+  const other = leftovers.live[0];
+  if (other)
+    throw new StoreError(
+      `${dir.path}: another tunebench (pid ${other.pid}) is still running trials of this run directory, although ` +
+        `its lock file (${LOCK_FILE}) is gone (a workload may have deleted it); two runs never write one journal: ` +
+        `wait for it to finish, or stop it (kill ${other.pid}) and resume`,
+    );
+  if (leftovers.ended > 0)
+    x.progress.note(
+      `ended ${leftovers.ended} process(es) of this directory's trials that an earlier, killed tunebench left running`,
+    );
+  if (leftovers.unknown.length > 0)
+    x.progress.note(
+      `left ${leftovers.unknown.length} trial cgroup(s) of this directory alone (${leftovers.unknown[0]}): their ` +
+        'tunebench runs in another PID namespace (a container) and cannot be proven gone; remove them once it has ended',
+    );
   const ctx = stageContext(x, dir.journal, dir.scratch);
   x.progress.plan?.(experiment.stages.map((s, i) => ({ name: stageName(s, i), trials: plannedTrials(s) })));
   const state: RunState = { outcomes: [], evidence: {}, current: '', failures: [] };

@@ -23,6 +23,12 @@ export interface RunLock {
   path: string;
   /** Set when a stale lock was taken over: what happened, for the user. */
   tookOver: string | null;
+  /**
+   * Whether this process still holds the lock: null when it does (a lock file that was deleted is made
+   * again), else what holds it now. Checked before each trial: a workload may delete the lock, and a
+   * second tunebench may then have taken the directory.
+   */
+  check(): string | null;
   release(): void;
 }
 
@@ -111,7 +117,7 @@ export function acquireLock(dir: string, command = process.argv.slice(1).join(' 
   };
   let tookOver: string | null = null;
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (tryCreate(path, mine)) return lockHandle(path, tookOver);
+    if (tryCreate(path, mine)) return lockHandle(path, tookOver, mine);
     const held = readLock(path);
     if (held === null) {
       // Locks are created whole (tryCreate), so this one was damaged afterwards.
@@ -138,11 +144,22 @@ export function acquireLock(dir: string, command = process.argv.slice(1).join(' 
   throw new StoreError(`could not lock ${dir}: another process keeps creating ${path}`);
 }
 
-function lockHandle(path: string, tookOver: string | null): RunLock {
+function lockHandle(path: string, tookOver: string | null, mine: LockInfo): RunLock {
   let released = false;
+  const ours = (info: LockInfo | null) =>
+    info !== null && info.pid === mine.pid && info.host === mine.host && info.proc_start === mine.proc_start;
   return {
     path,
     tookOver,
+    check() {
+      if (ours(readLock(path))) return null;
+      // Deleted (by a workload, or by hand): made again, unless another process made it first.
+      if (!existsSync(path) && tryCreate(path, mine)) return null;
+      const held = readLock(path);
+      return held === null
+        ? `its lock file ${path} was replaced by something unreadable`
+        : `its lock file ${path} now names pid ${held.pid} on ${held.host} (${held.command})`;
+    },
     release() {
       if (released) return;
       released = true;

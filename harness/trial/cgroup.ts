@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { join } from 'node:path';
 import { memoryCgroupVersion, type CgroupHost } from './cgroup-host.js';
 import { procStat, signalAll } from './pids.js';
+import { ownerState, ownerTag, parseOwner, type Owner } from './owner.js';
 
 export interface TrialCgroup {
   /** Every directory made for the trial, one per hierarchy. */
@@ -18,19 +19,20 @@ export interface TrialCgroup {
   minStartTicks: number;
 }
 
-/** The name prefix of every cgroup tunebench makes: tunebench-<harness pid>.<its start ticks>.<label>. */
+/** The name prefix of every cgroup tunebench makes: tunebench-<owner: scope.pidns.pid.start>.<label>. */
 const PREFIX = 'tunebench-';
 
-function ownTag(): string {
-  return `${process.pid}.${procStat(process.pid)?.startTicks ?? 0}`;
-}
-
 /**
- * Makes the trial's cgroups. `memoryBytes` caps the tree where a memory cgroup can be made (null:
- * no cap, the cgroup only contains and measures).
+ * Makes the trial's cgroups, named by their owner (owner.ts). `memoryBytes` caps the tree where a memory
+ * cgroup can be made (null: no cap, the cgroup only contains and measures).
  */
-export function createTrialCgroup(host: CgroupHost, label: string, memoryBytes: number | null): TrialCgroup {
-  const name = `${PREFIX}${ownTag()}.${label}`;
+export function createTrialCgroup(
+  host: CgroupHost,
+  owner: Owner,
+  label: string,
+  memoryBytes: number | null,
+): TrialCgroup {
+  const name = `${PREFIX}${ownerTag(owner)}.${label}`;
   const cg: TrialCgroup = { dirs: [], procsFiles: [], minStartTicks: 0 };
   const make = (parent: string): string => {
     const dir = join(parent, name);
@@ -68,11 +70,29 @@ export function setMemoryLimit(cg: TrialCgroup, bytes: number): void {
   }
 }
 
-/** The pids in the trial's cgroups now. */
+/** The pids in the trial's cgroups now, those of every cgroup a member made inside them included. */
 export function cgroupMembers(cg: TrialCgroup): number[] {
   const out = new Set<number>();
-  for (const f of cg.procsFiles) for (const line of readOr(f).split('\n')) if (line.trim()) out.add(Number(line));
+  const files = [...cg.procsFiles, ...cg.dirs.flatMap((d) => subtree(d).map((c) => join(c, 'cgroup.procs')))];
+  for (const f of files) for (const line of readOr(f).split('\n')) if (line.trim()) out.add(Number(line));
   return [...out];
+}
+
+/**
+ * The cgroups a trial made under `dir` (a helper may move into a child cgroup of its own), deepest first;
+ * `dir` itself is not listed. Stops at a depth no workload needs, so a planted deep tree cannot stall it.
+ */
+export function subtree(dir: string, depth = 0): string[] {
+  if (depth > 32) return [];
+  let entries: string[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name));
+  } catch {
+    return [];
+  }
+  return entries.flatMap((child) => [...subtree(child, depth + 1), child]);
 }
 
 /** Peak memory charged to the trial's cgroup and the kernel's OOM kills in it. */
@@ -146,10 +166,13 @@ function freeze(cg: TrialCgroup, on: boolean): boolean {
   return true;
 }
 
-/** Removes the trial's cgroups (empty ones; a cgroup that still holds a process stays, and is named). */
+/**
+ * Removes the trial's cgroups, and every cgroup a member made inside them, deepest first (empty ones; a
+ * cgroup that still holds a process stays, and is named).
+ */
 export function removeTrialCgroup(cg: TrialCgroup): string[] {
   const left: string[] = [];
-  for (const dir of [...cg.dirs].reverse()) {
+  for (const dir of [...cg.dirs].reverse().flatMap((d) => [...subtree(d), d])) {
     try {
       rmdirSync(dir);
     } catch (error) {
@@ -159,12 +182,23 @@ export function removeTrialCgroup(cg: TrialCgroup): string[] {
   return left;
 }
 
+/** What the sweep of a run directory's leftover cgroups found. */
+export interface LeftoverCgroups {
+  /** Processes killed in cgroups whose owner is provably dead. */
+  killed: number;
+  /** Cgroups of this directory whose owner still runs (another tunebench process of the same directory). */
+  live: Owner[];
+  /** Cgroups of this directory whose owner runs in another PID namespace: left alone, named. */
+  unknown: string[];
+}
+
 /**
- * Ends what a killed harness left behind: every tunebench cgroup whose owner (pid and start time in
- * its name) no longer runs is emptied and removed. Returns how many processes were killed.
+ * Ends what a killed harness of this run directory (`scope`) left behind: every trial cgroup of the
+ * directory whose owner is provably dead is emptied and removed with its subtree. Cgroups of other
+ * directories, of a live owner or of an owner in another PID namespace are never touched.
  */
-export function endOrphanedCgroups(host: CgroupHost): number {
-  let killed = 0;
+export function endOrphanedCgroups(host: CgroupHost, scope: string): LeftoverCgroups {
+  const out: LeftoverCgroups = { killed: 0, live: [], unknown: [] };
   const parents = [host.unified?.dir, host.memory, host.freezer].filter((d): d is string => d !== undefined);
   for (const parent of parents) {
     let entries: string[];
@@ -174,23 +208,33 @@ export function endOrphanedCgroups(host: CgroupHost): number {
       continue;
     }
     for (const entry of entries) {
-      const m = /^tunebench-(\d+)\.(\d+)\./.exec(entry);
-      if (!m || procStat(Number(m[1]))?.startTicks === Number(m[2])) continue;
+      const owner = entry.startsWith(PREFIX) ? parseOwner(entry.slice(PREFIX.length)) : undefined;
+      if (!owner || owner.scope !== scope) continue;
       const dir = join(parent, entry);
+      const state = ownerState(owner);
+      if (state === 'self') continue;
+      if (state === 'alive') {
+        out.live.push(owner);
+        continue;
+      }
+      if (state === 'unknown') {
+        out.unknown.push(dir);
+        continue;
+      }
       const cg: TrialCgroup = {
         dirs: [dir],
         procsFiles: [join(dir, 'cgroup.procs')],
         ...(parent === host.unified?.dir ? { unified: dir } : {}),
         ...(parent === host.freezer ? { freezer: dir } : {}),
         // The owner's start: nothing of its trials started earlier.
-        minStartTicks: Number(m[2]),
+        minStartTicks: owner.start,
       };
-      killed += cgroupMembers(cg).length;
+      out.killed += cgroupMembers(cg).length;
       killTrialCgroup(cg);
       removeTrialCgroup(cg);
     }
   }
-  return killed;
+  return out;
 }
 
 function positive(n: number | null): number | null {

@@ -1,4 +1,5 @@
 // Enforcing the per-trial memory cap: a memory cgroup (v2, else v1) where one can be made, else prlimit --as.
+import type { Owner } from './owner.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { LimitMechanism } from '../domain/index.js';
@@ -104,7 +105,12 @@ export function capsTree(mechanism: LimitMechanism): boolean {
 }
 
 /** Makes the trial's cgroups (with the cap under a cgroup mechanism); undefined when the trial is not contained. */
-export function trialCgroup(limit: MemoryLimit, label: string, host = cgroupHost()): TrialCgroup | undefined {
+export function trialCgroup(
+  limit: MemoryLimit,
+  owner: Owner,
+  label: string,
+  host = cgroupHost(),
+): TrialCgroup | undefined {
   if (!limit.contained) return undefined;
-  return createTrialCgroup(host, label, capsTree(limit.mechanism) ? limit.bytes : null);
+  return createTrialCgroup(host, owner, label, capsTree(limit.mechanism) ? limit.bytes : null);
 }

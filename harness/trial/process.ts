@@ -1,7 +1,7 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
 import { TelemetrySampler } from '../telemetry/sampler.js';
@@ -11,6 +11,7 @@ import { EventReader } from './event-reader.js';
 import { stepEventCount } from './counted-events.js';
 import { rankOf } from './ranks.js';
 import { cgroupHost } from './cgroup-host.js';
+import { ownerState, ownerTag, parseOwner, scopeOf, selfOwner, type Owner } from './owner.js';
 import {
   cgroupMembers,
   cgroupMemory,
@@ -144,22 +145,35 @@ export function killActiveTrials(): void {
   killWarmServers();
 }
 
-/**
- * The prefix of the marks of one run's trials (from its scratch folder): a resumed run finds what
- * the killed run left behind by it.
- */
-export function runMarkPrefix(scratchDir: string): string {
-  return `${createHash('sha256').update(resolve(scratchDir)).digest('hex').slice(0, 16)}.`;
+/** What a run found of its directory's earlier trials when it started (see endLeftovers). */
+export interface Leftovers {
+  /** Processes ended: they belonged to this directory's trials, started by a harness that is provably dead. */
+  ended: number;
+  /** Other harnesses of this directory that still run trials (its lock was removed): nothing of theirs is touched. */
+  live: Owner[];
+  /** Cgroups of this directory whose owner runs in another PID namespace: left alone. */
+  unknown: string[];
 }
 
 /**
- * Ends what an earlier, killed harness left of this run's trials: orphaned tunebench cgroups (their
- * owner is dead) and processes carrying one of the run's marks. Returns how many processes it ended.
+ * Ends what an earlier, killed harness left of this run directory's trials: its trial cgroups and the
+ * processes carrying its marks, only where the owner written into them (owner.ts) is this directory's
+ * and provably dead. Another directory's trials, a live harness's, or one in another PID namespace are
+ * never ended; the live ones are returned, so that the run can refuse to write beside them.
  */
-export function endLeftovers(scratchDir: string): number {
-  const marked = markedProcesses(runMarkPrefix(scratchDir), { prefix: true });
-  signalAll(marked, 'SIGKILL');
-  return endOrphanedCgroups(cgroupHost()) + marked.length;
+export function endLeftovers(scratchDir: string): Leftovers {
+  const scope = scopeOf(scratchDir);
+  const live = new Map<string, Owner>();
+  let ended = 0;
+  for (const { pid, mark } of markedProcessesWithMarks(`${scope}.`)) {
+    const owner = parseOwner(mark);
+    const state = owner ? ownerState(owner) : 'unknown';
+    if (owner && state === 'alive') live.set(ownerTag(owner), owner);
+    if (state === 'dead') ended += signalAll([pid], 'SIGKILL');
+  }
+  const cgroups = endOrphanedCgroups(cgroupHost(), scope);
+  for (const o of cgroups.live) live.set(ownerTag(o), o);
+  return { ended: ended + cgroups.killed, live: [...live.values()], unknown: cgroups.unknown };
 }
 
 /** A launched trial: its files, its cgroup, the process the harness started and how it is tracked. */
@@ -246,10 +260,12 @@ async function startTrial(spec: ProcessTrialSpec): Promise<StartedTrial> {
   // Each attempt has files of its own: an orphan of a killed earlier attempt cannot write into them.
   const attemptId = `${spec.trialId}.${randomUUID().slice(0, 8)}`;
   const eventsPath = join(spec.scratchDir, `${attemptId}.events.jsonl`);
-  const mark = `${runMarkPrefix(spec.scratchDir)}${randomUUID()}`;
+  // The owner (this run directory and this harness) names the cgroups and starts the mark (owner.ts).
+  const owner = selfOwner(scopeOf(spec.scratchDir));
+  const mark = `${ownerTag(owner)}.${randomUUID()}`;
   const env = { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark };
   const launchMs = Date.now();
-  const cgroup = makeCgroup(limit, attemptId);
+  const cgroup = makeCgroup(limit, owner, attemptId);
   const started = process.hrtime.bigint();
   let launched: Launched;
   try {
@@ -530,8 +546,17 @@ const withTiming = (timing: ProcessTiming | undefined) => (timing ? { timing } :
 
 /** The processes whose environment carries the mark (or, with `prefix`, any mark that starts with it). */
 export function markedProcesses(mark: string, opts: { prefix?: boolean } = {}): number[] {
-  const needle = Buffer.from(`${TRIAL_MARK_ENV}=${mark}${opts.prefix ? '' : '\0'}`);
-  const out: number[] = [];
+  return scanMarks(mark, opts.prefix === true).map((m) => m.pid);
+}
+
+/** The processes whose mark starts with `prefix`, with their whole mark (it names its owner). */
+export function markedProcessesWithMarks(prefix: string): { pid: number; mark: string }[] {
+  return scanMarks(prefix, true);
+}
+
+function scanMarks(mark: string, prefix: boolean): { pid: number; mark: string }[] {
+  const needle = Buffer.from(`${TRIAL_MARK_ENV}=${mark}${prefix ? '' : '\0'}`);
+  const out: { pid: number; mark: string }[] = [];
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -544,7 +569,11 @@ export function markedProcesses(mark: string, opts: { prefix?: boolean } = {}): 
       const environ = readFileSync(`/proc/${entry}/environ`);
       // A variable starts the block or follows a NUL: a value that merely contains the text is not a mark.
       const at = environ.indexOf(needle);
-      if (at === 0 || (at > 0 && environ[at - 1] === 0)) out.push(Number(entry));
+      if (at === 0 || (at > 0 && environ[at - 1] === 0)) {
+        const from = at + TRIAL_MARK_ENV.length + 1;
+        const end = environ.indexOf(0, from);
+        out.push({ pid: Number(entry), mark: environ.subarray(from, end < 0 ? undefined : end).toString() });
+      }
     } catch {
       // Gone, or another user's process.
     }
@@ -583,9 +612,9 @@ function endTrial(t: Tracked, signal: NodeJS.Signals): number[] {
 }
 
 /** The trial's cgroups; undefined where none can be made (then a cgroup mechanism is an error). */
-function makeCgroup(limit: MemoryLimit, label: string): TrialCgroup | undefined {
+function makeCgroup(limit: MemoryLimit, owner: Owner, label: string): TrialCgroup | undefined {
   try {
-    return trialCgroup(limit, label);
+    return trialCgroup(limit, owner, label);
   } catch (error) {
     if (!capsTree(limit.mechanism)) return undefined; // contained by the process tree and the mark instead
     throw new TrialError(`could not make the trial's cgroup: ${String(error)}`, { cause: error });

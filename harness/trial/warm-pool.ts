@@ -16,6 +16,8 @@ export class WarmPool {
   constructor(
     private readonly readySeconds: number,
     private readonly note: (message: string) => void = () => undefined,
+    /** The run directory's scope (owner.ts): the servers' cgroups carry it. */
+    private readonly scope?: string,
   ) {}
 
   /**
@@ -30,7 +32,11 @@ export class WarmPool {
     this.current?.server.close();
     this.current = undefined;
     const t0 = Date.now();
-    const started = await WarmServer.start({ ...warm.server, readySeconds: this.readySeconds });
+    const started = await WarmServer.start({
+      ...warm.server,
+      readySeconds: this.readySeconds,
+      ...(this.scope ? { scope: this.scope } : {}),
+    });
     if ('refused' in started) {
       const why = `warm start is off for this script: ${started.refused}; its trials run as fresh processes`;
       this.refused.set(warm.key, why);

@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { processTree, rssBytes } from '../telemetry/proc-tree.js';
 import { cgroupHost, canContain } from './cgroup-host.js';
+import { NO_SCOPE, selfOwner } from './owner.js';
 import { cgroupMemory, createTrialCgroup, killTrialCgroup, removeTrialCgroup, type TrialCgroup } from './cgroup.js';
 import { joinArgv, joinedSignal } from './launch-join.js';
 import { identify, signalAll, signalGroup, signalKnown, verifyChild, type KnownProcess } from './pids.js';
@@ -27,6 +28,8 @@ export interface WarmServerSpec {
   cwd?: string;
   /** Seconds the imports and setup() may take before the server is given up. */
   readySeconds: number;
+  /** The run directory's scope (owner.ts) that names the server's cgroup; NO_SCOPE outside a run. */
+  scope?: string;
 }
 
 export interface ForkRequest {
@@ -129,7 +132,9 @@ export class WarmServer {
     const host = cgroupHost();
     let cgroup: TrialCgroup | undefined;
     try {
-      cgroup = canContain(host) ? createTrialCgroup(host, `warm-${Date.now().toString(36)}`, null) : undefined;
+      cgroup = canContain(host)
+        ? createTrialCgroup(host, selfOwner(spec.scope ?? NO_SCOPE), `warm-${Date.now().toString(36)}`, null)
+        : undefined;
     } catch {
       cgroup = undefined; // not contained: its processes are still found as its descendants
     }

@@ -17,6 +17,7 @@ const ATTACK_SUITES = [
   'numbers-attacks',
   'validation-attacks',
   'containment-attacks',
+  'containment-owner-attacks',
   'record-attacks',
   'report-attacks',
   'input-attacks',
