@@ -8,8 +8,9 @@ set -euo pipefail
 # python3-torch: the PyTorch tests. chromium: the browser tests of the reports (playwright-core drives
 # /usr/bin/chromium). slurm-wlm, munge and procps: the single-node cluster of test/slurm/cluster.sh.
 # util-linux (prlimit) and mount: memory caps and the tmpfs fault tests. git: the commit that --version
-# and run.json record. xz-utils: the portable bundle (npm run bundle) and its test.
-packages=(python3 python3-pip python3-setuptools mypy python3-torch chromium slurm-wlm munge procps util-linux mount git xz-utils)
+# and run.json record. xz-utils: the portable bundle (npm run bundle) and its test. gcc and libc6-dev: the
+# fault test that preloads a library of its own (LD_PRELOAD) into a trial's launch.
+packages=(python3 python3-pip python3-setuptools mypy python3-torch chromium slurm-wlm munge procps util-linux mount git xz-utils gcc libc6-dev)
 
 dry_run=0
 case "${1:-}" in

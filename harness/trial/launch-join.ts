@@ -1,27 +1,58 @@
 // Starting a process inside cgroups made for it: a fixed shell wrapper joins them, then execs the program.
+// The wrapper runs with a clean environment (WRAPPER_ENV): nothing the user controls (LD_PRELOAD, LD_AUDIT,
+// in workload.env or the harness's own) can run code before the process is in its cgroups. The program's
+// environment is read from a file the harness wrote, once the wrapper has joined.
+import { chmodSync, writeFileSync } from 'node:fs';
 import type { Duplex, Readable } from 'node:stream';
+
+/** The wrapper's own environment until it has joined: a PATH for nothing (it runs only builtins). */
+export const WRAPPER_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin' };
 
 /**
  * Joins the cgroups named before `--` (writing 0 to cgroup.procs moves the writing shell itself),
- * says so on fd `fd`, then execs the rest: the program starts inside its cgroups and cannot fork
- * before it is there. Fixed text; every value is an argument, never parsed by the shell.
+ * says so on fd `fd`, reads the environment file named first (`. file`: export lines the harness wrote),
+ * then execs the rest: the program starts inside its cgroups and cannot fork before it is there. Fixed
+ * text; every value is an argument, never parsed by the shell.
  */
 function joinScript(fd: number, waitForGo: boolean): string {
   // With waitForGo the wrapper reads a line back on the same fd (a socket pair) before the exec.
   return (
-    'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; ' +
-    `printf j >&${fd}; ${waitForGo ? `read -r _ <&${fd} || exit 125; ` : ''}exec ${fd}>&-; exec "$@"`
+    'e=$1; shift; while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; ' +
+    `printf j >&${fd}; ${waitForGo ? `read -r _ <&${fd} || exit 125; ` : ''}exec ${fd}>&-; . "$e" || exit 125; exec "$@"`
   );
 }
 
 /**
- * The argv that runs `argv` inside the cgroups whose cgroup.procs files are given; it reports on `fd`.
- * With `waitForGo` it then waits for a line on `fd` before it execs the program (see goWhenJoined): the
- * harness opens a timed window before the program can start, however late it hears the report.
+ * The argv that runs `argv` inside the cgroups whose cgroup.procs files are given, with the environment of
+ * `envFile` (writeEnvFile); it reports on `fd`. With `waitForGo` it then waits for a line on `fd` before it
+ * execs the program (see goWhenJoined): the harness opens a timed window before the program can start,
+ * however late it hears the report. Spawn it with WRAPPER_ENV as its environment.
  */
-export function joinArgv(procsFiles: readonly string[], argv: readonly string[], fd = 3, waitForGo = false): string[] {
+export function joinArgv(
+  procsFiles: readonly string[],
+  argv: readonly string[],
+  envFile: string,
+  fd = 3,
+  waitForGo = false,
+): string[] {
   if (!Number.isInteger(fd) || fd < 3 || fd > 9) throw new Error(`join: fd ${fd} is not 3-9`);
-  return ['/bin/sh', '-c', joinScript(fd, waitForGo), 'tunebench-join', ...procsFiles, '--', ...argv];
+  return ['/bin/sh', '-c', joinScript(fd, waitForGo), 'tunebench-join', envFile, ...procsFiles, '--', ...argv];
+}
+
+/** A variable the shell can export: a name of letters, digits and underscores, not starting with a digit. */
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Writes `env` as the wrapper's environment file (mode 0600): one `export NAME='value'` line per variable,
+ * every value single-quoted (a quote inside becomes '\''), so the shell runs nothing of it. A name the
+ * shell cannot export (the harness's own environment may hold one, such as BASH_FUNC_f%%) is left out.
+ */
+export function writeEnvFile(path: string, env: Readonly<Record<string, string | undefined>>): void {
+  const lines = Object.entries(env)
+    .filter((e): e is [string, string] => e[1] !== undefined && NAME.test(e[0]))
+    .map(([k, v]) => `export ${k}='${v.replace(/'/g, "'\\''")}'\n`);
+  writeFileSync(path, lines.join(''), { mode: 0o600 });
+  chmodSync(path, 0o600);
 }
 
 /**

@@ -19,7 +19,10 @@ import { ConfigError } from '../errors.js';
 import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
 import { capsTree, type MemoryLimit } from './limits.js';
 import { identify, type KnownProcess } from './pids.js';
-import { goWhenJoined, joinArgv, joinedSignal } from './launch-join.js';
+import { goWhenJoined, joinArgv, joinedSignal, WRAPPER_ENV, writeEnvFile } from './launch-join.js';
+
+/** The trial mark's variable (TRIAL_MARK_ENV of process.ts, which imports this module). */
+const MARK_ENV = 'TUNEBENCH_TRIAL_MARK';
 import { TailBuffer } from './tail.js';
 import type { WarmServer } from './warm-server.js';
 import type { TrialStdio } from '../workloads/workload.js';
@@ -101,11 +104,15 @@ export async function spawnTrial(
   const program = [...limit.prefix, ...spec.argv];
   // Behind the join wrapper a missing program would be the shell's exit 127: say it as spawn would.
   if (cgroup) requireProgram(program[0]!, env, spec.cwd);
-  const argv = cgroup ? joinArgv(cgroup.procsFiles, program, 3, true) : program;
+  // In cgroups the program's environment waits in a file until the wrapper has joined (launch-join.ts).
+  const envFile = join(spec.scratchDir, `${spec.attemptId}.env`);
+  if (cgroup) writeEnvFile(envFile, { ...process.env, ...env });
+  const argv = cgroup ? joinArgv(cgroup.procsFiles, program, envFile, 3, true) : program;
   const streams = openStdio(spec.stdio);
   const options: SpawnOptions = {
     cwd: spec.cwd,
-    env: { ...process.env, ...env },
+    // The wrapper carries the trial's mark, nothing else of the environment, until it has joined.
+    env: cgroup ? { ...WRAPPER_ENV, [MARK_ENV]: env[MARK_ENV] ?? '' } : { ...process.env, ...env },
     detached: true,
     stdio: [...streams.stdio, cgroup ? 'pipe' : 'ignore'],
   };
@@ -132,6 +139,7 @@ export async function spawnTrial(
         userSeconds: cpu(ticks0?.user, ticks1?.user),
         systemSeconds: cpu(ticks0?.system, ticks1?.system),
       };
+      if (cgroup) rmSync(envFile, { force: true });
       resolve({ code, signal });
     }),
   );

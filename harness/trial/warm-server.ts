@@ -2,7 +2,9 @@
 // setup() once and forks one child per trial. This file starts it, asks it for forks and hears of exits.
 // Every reply is hostile until its schema and /proc agree: a pid is used only once it is the server's child.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { constants } from 'node:os';
+import { constants, tmpdir } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
@@ -10,7 +12,7 @@ import { processTree, rssBytes } from '../telemetry/proc-tree.js';
 import { cgroupHost, canContain } from './cgroup-host.js';
 import { NO_SCOPE, selfOwner } from './owner.js';
 import { cgroupMemory, createTrialCgroup, killTrialCgroup, removeTrialCgroup, type TrialCgroup } from './cgroup.js';
-import { joinArgv, joinedSignal } from './launch-join.js';
+import { joinArgv, joinedSignal, WRAPPER_ENV, writeEnvFile } from './launch-join.js';
 import { identify, signalAll, signalGroup, signalKnown, verifyChild, type KnownProcess } from './pids.js';
 import { TailBuffer } from './tail.js';
 
@@ -138,10 +140,15 @@ export class WarmServer {
     } catch {
       cgroup = undefined; // not contained: its processes are still found as its descendants
     }
-    const argv = cgroup ? joinArgv(cgroup.procsFiles, spec.argv, SERVER_JOIN_FD) : [...spec.argv];
+    const env = { ...process.env, ...spec.env, [WARM_SERVER_ENV]: 'fork' };
+    // In a cgroup the server's environment waits in a private file until its wrapper has joined (launch-join.ts).
+    const envDir = cgroup ? mkdtempSync(join(tmpdir(), 'tunebench-warm-')) : undefined;
+    const envFile = envDir ? join(envDir, 'env') : undefined;
+    if (envFile) writeEnvFile(envFile, env);
+    const argv = cgroup && envFile ? joinArgv(cgroup.procsFiles, spec.argv, envFile, SERVER_JOIN_FD) : [...spec.argv];
     const child = spawn(argv[0]!, argv.slice(1), {
       cwd: spec.cwd,
-      env: { ...process.env, ...spec.env, [WARM_SERVER_ENV]: 'fork' },
+      env: cgroup ? WRAPPER_ENV : env,
       // stdin: requests; fd 3: replies; fd 4: the join wrapper's word; stdout is the script's own.
       stdio: ['pipe', 'ignore', 'pipe', 'pipe', cgroup ? 'pipe' : 'ignore'],
       detached: true,
@@ -165,6 +172,8 @@ export class WarmServer {
     }
     const lines = createInterface({ input: replies });
     const first = await firstAnswer(child, lines, stderr, spec.readySeconds);
+    // Read by the wrapper before the exec: by the server's first answer it has served.
+    if (envDir) rmSync(envDir, { recursive: true, force: true });
     if (first.op !== 'ready') return end(first.why);
     if (first.pid !== self.pid)
       return end(`it announced pid ${first.pid}, but the server is pid ${self.pid} (a forged reply)`);

@@ -1,7 +1,7 @@
 // The system packages some tests need (Python, Debian's PyTorch, Chromium, SLURM, root for tmpfs
 // mounts): one place that checks them, once per process, and says how to install what is missing.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { cgroupHost, memoryCgroupVersion } from '../../harness/trial/cgroup-host.js';
 import { hasPrlimit } from '../../harness/trial/limits.js';
@@ -26,6 +26,8 @@ const PACKAGES = {
   mount: () => onPath('mount') && onPath('umount'),
   'util-linux': hasPrlimit,
   'xz-utils': () => onPath('xz'),
+  gcc: () => onPath('gcc'),
+  'libc6-dev': () => existsSync('/usr/include/stdio.h'),
 } satisfies Record<string, () => boolean>;
 
 type Package = keyof typeof PACKAGES;
@@ -55,6 +57,7 @@ const NEEDS = {
   tmpfs: { packages: ['mount'], what: 'tmpfs mounts for the storage faults', root: true },
   prlimit: { packages: ['util-linux'], what: 'prlimit, for per-trial memory caps' },
   xz: { packages: ['xz-utils'], what: 'xz, to pack and unpack the portable bundle' },
+  cc: { packages: ['gcc', 'libc6-dev'], what: 'a C compiler, to build a library that a fault test preloads' },
   cgroup: {
     packages: [],
     what: 'cgroups the tests may nest under their own (a memory cgroup, v2 or v1, as on these machines)',

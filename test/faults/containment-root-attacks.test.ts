@@ -1,0 +1,89 @@
+// Workloads that attack their own containment (issue 45, broken items 3, 4, 5 and 10): code preloaded into
+// the launch before it joins the trial's cgroups, a root trial that lifts its own memory cap or leaves its
+// cgroups, and a fork bomb. Nothing a workload controls runs before it is in its cgroups; a trial that
+// changed its limits or left its cgroups is invalid, never ok; a trial's processes are capped in number.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { Experiment } from '../../harness/experiment/schema.js';
+import { procStat } from '../../harness/trial/pids.js';
+import { runTrial } from '../../harness/trial/run-trial.js';
+import { CommandWorkload } from '../../harness/workloads/command/workload.js';
+import { tempDir } from '../support/paths.js';
+import { PYTHON, requireSystem } from '../support/system.js';
+import { waitFor } from '../support/wait.js';
+
+const alive = (pid: number) => {
+  const s = procStat(pid);
+  return s !== undefined && s.state !== 'Z';
+};
+
+/** Python: `n` steps and done through the protocol, by hand. */
+const STEPS = `
+def steps(n=2):
+    import json, os
+    with open(os.environ["TUNEBENCH_EVENTS"], "a") as f:
+        for _ in range(n):
+            f.write(json.dumps({"event": "step", "samples": 1, "seconds": 0.01}) + "\\n")
+        f.write(json.dumps({"event": "done"}) + "\\n")
+`;
+
+/** Runs `script` (python) as one trial under `limits`, with `env` in workload.env. */
+async function trial(dir: string, script: string, limits: Experiment['limits'], env: Record<string, string> = {}) {
+  const program = join(dir, 'train.py');
+  writeFileSync(program, script);
+  const workload = new CommandWorkload(
+    { kind: 'command', command: [program], python: PYTHON, protocol: 'required', env },
+    dir,
+  );
+  return runTrial(
+    { workload, limits, scratchDir: join(dir, 'scratch') },
+    { index: 0, stage: 's', role: 'probe', config: { batch_size: 1 }, measure: { warmupSteps: 0, steps: 2 } },
+  );
+}
+
+/** A library whose constructor starts `sleep 300` in a session of its own with an empty environment (every mark shed). */
+const ESCAPING_LIBRARY = `
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void escape(void) {
+  const char *out = getenv("ESCAPE_PIDS");
+  if (!out || fork() != 0) return;
+  setsid();
+  char line[32];
+  int fd = open(out, O_WRONLY | O_APPEND | O_CREAT, 0644);
+  write(fd, line, snprintf(line, sizeof line, "%d\\n", getpid()));
+  close(fd);
+  char *argv[] = {"sleep", "300", NULL}, *envp[] = {NULL};
+  execve("/bin/sleep", argv, envp);
+  _exit(1);
+}
+`;
+
+describe('containment a workload cannot undo', { skip: requireSystem('cgroup') ?? requireSystem('cc') }, () => {
+  it('LD_PRELOAD in workload.env runs nothing before the trial is in its cgroups: its escapee ends with the trial', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'escape.c'), ESCAPING_LIBRARY);
+    const library = join(dir, 'escape.so');
+    execFileSync('gcc', ['-shared', '-fPIC', '-o', library, join(dir, 'escape.c')]);
+    const pids = join(dir, 'pids');
+    const r = await trial(
+      dir,
+      `${STEPS}\nsteps()\n`,
+      { mechanism: 'auto', timeout: 30 },
+      {
+        LD_PRELOAD: library,
+        ESCAPE_PIDS: pids,
+      },
+    );
+    assert.equal(r.outcome, 'ok', `${r.reason}\n${r.stderr_tail}`);
+    // The library ran in the program (it was preloaded there), never in the launch before the join.
+    const started = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : [];
+    assert.ok(started.length >= 1, 'the preloaded library ran in the workload');
+    for (const pid of started) await waitFor(`escapee ${pid} to be gone`, () => !alive(pid) || null, 5);
+  });
+});
