@@ -17,6 +17,8 @@ export interface TrialCgroup {
   freezer?: string;
   /** Processes that started before this are not the trial's (moved in from outside). */
   minStartTicks: number;
+  /** The memory cap the harness last wrote (bytes), to tell a trial that changed it. */
+  limitBytes?: number;
 }
 
 /** The name prefix of every cgroup tunebench makes: tunebench-<owner: scope.pidns.pid.start>.<label>. */
@@ -60,6 +62,7 @@ export function setMemoryLimit(cg: TrialCgroup, bytes: number): void {
   if (!cg.memory) return;
   const { version, dir } = cg.memory;
   const value = String(Math.max(0, Math.floor(bytes)));
+  cg.limitBytes = Number(value);
   if (version === 'v2') {
     writeFileSync(join(dir, 'memory.max'), value);
     tryWrite(join(dir, 'memory.swap.max'), '0');
@@ -68,6 +71,18 @@ export function setMemoryLimit(cg: TrialCgroup, bytes: number): void {
     // memsw caps memory + swap; it must not be below limit_in_bytes (absent without swap accounting).
     tryWrite(join(dir, 'memory.memsw.limit_in_bytes'), value);
   }
+}
+
+/** The memory cap the trial's cgroup holds now (bytes; Infinity for "max" or v1's unlimited); null when unread. */
+export function memoryLimitNow(cg: TrialCgroup): number | null {
+  if (!cg.memory) return null;
+  const { version, dir } = cg.memory;
+  const text = readOr(join(dir, version === 'v2' ? 'memory.max' : 'memory.limit_in_bytes')).trim();
+  if (text === '') return null;
+  if (text === 'max') return Infinity;
+  const n = Number(text);
+  // v1 reads an unlimited cap as a page-rounded 2^63 - 1.
+  return Number.isFinite(n) ? (n >= 2 ** 62 ? Infinity : n) : null;
 }
 
 /** The pids in the trial's cgroups now, those of every cgroup a member made inside them included. */

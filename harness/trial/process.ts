@@ -11,6 +11,7 @@ import { EventReader } from './event-reader.js';
 import { stepEventCount } from './counted-events.js';
 import { rankOf } from './ranks.js';
 import { cgroupHost } from './cgroup-host.js';
+import { limitChanged, outsideCgroups, peakOverCap } from './integrity.js';
 import { ownerState, ownerTag, parseOwner, scopeOf, selfOwner, type Owner } from './owner.js';
 import {
   cgroupMembers,
@@ -205,6 +206,8 @@ interface WatchState {
   readerError: string | null;
   /** Cleared when the workload's process is gone: events read after that arm no timer. */
   running: boolean;
+  /** How the trial broke out of its limits (integrity.ts): it is ended, and invalid. */
+  tampered?: string;
 }
 
 /** A running trial as its watch sees it. */
@@ -217,6 +220,8 @@ interface Watch {
   state: WatchState;
   /** Signals every process of the trial. */
   end: (signal: NodeJS.Signals) => void;
+  /** The trial's first process, which must stay in its cgroups. */
+  rootPid: number | undefined;
 }
 
 /** A trial after its last process is gone: what was read, sampled and measured of it. */
@@ -307,6 +312,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
       running: true,
     },
     end,
+    rootPid: launched.root?.pid,
   };
   const { state, reader, sampler } = w;
   const timer = setTimeout(() => {
@@ -336,6 +342,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
     spec.signal?.removeEventListener('abort', onAbort);
     // Whatever happened above, no process of the trial outlives it.
     if (cgroup) memory = cgroupMemory(cgroup);
+    if (cgroup) state.tampered ??= finalIntegrity(cgroup, tracked.mark, memory.peakBytes);
     left = endTrial(tracked, 'SIGKILL');
     active.delete(tracked);
     if (cgroup) removeTrialCgroup(cgroup);
@@ -357,9 +364,32 @@ function stopTrial(w: Watch): void {
   setTimeout(() => w.end('SIGKILL'), KILL_GRACE_SECONDS * 1000).unref();
 }
 
+/**
+ * Checks while the trial runs that it stays in its limits (integrity.ts); a trial that broke out is ended
+ * at once (it is no longer contained) and judged invalid.
+ */
+function checkIntegrity(w: Watch): void {
+  const { cgroup, state } = w;
+  if (!cgroup || state.tampered !== undefined || !state.running) return;
+  const broke = limitChanged(cgroup) ?? (w.rootPid !== undefined ? outsideCgroups(cgroup, w.rootPid) : undefined);
+  if (broke === undefined) return;
+  state.tampered = broke;
+  state.killedByHarness = true;
+  w.end('SIGKILL');
+}
+
+/** After the trial: its cap as written, no process of its mark outside its cgroups, its peak within the cap. */
+function finalIntegrity(cgroup: TrialCgroup, mark: string, peakBytes: number | null): string | undefined {
+  const escaped = markedProcesses(mark)
+    .map((pid) => outsideCgroups(cgroup, pid))
+    .find((why) => why !== undefined);
+  return limitChanged(cgroup) ?? escaped ?? peakOverCap(cgroup, peakBytes);
+}
+
 /** Reads the events file every POLL_MS while the trial runs. */
 function pollEvents(w: Watch): NodeJS.Timeout {
   const poller = setInterval(() => {
+    checkIntegrity(w);
     try {
       const events = w.reader.poll();
       takeEvents(w, events);
@@ -476,6 +506,13 @@ function judgeTrial(spec: ProcessTrialSpec, started: StartedTrial, watched: Watc
         `${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
     };
   }
+  if (state.tampered !== undefined)
+    classification = {
+      outcome: 'invalid',
+      reason:
+        `${state.tampered}: its measurement was not made under the limits the run set, so it counts as no result; ` +
+        'a workload run as root can undo its cgroups: run it as an unprivileged user (limits.user)',
+    };
   const problems = trialProblems({ spec, watched, classification, atHook, atDone });
   if (problems.length > 0)
     classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };

@@ -18,6 +18,7 @@ const ATTACK_SUITES = [
   'validation-attacks',
   'containment-attacks',
   'containment-owner-attacks',
+  'containment-root-attacks',
   'record-attacks',
   'report-attacks',
   'input-attacks',

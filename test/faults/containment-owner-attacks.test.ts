@@ -16,6 +16,7 @@ import { CLI, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
+import { OWN_CGROUP_DIR } from '../support/cgroup-python.js';
 
 const alive = (pid: number) => {
   const s = procStat(pid);
@@ -157,26 +158,7 @@ steps()
       `${STEPS}
 import os, subprocess
 
-def own_cgroup_dir():
-    # The v1 memory hierarchy's directory of this process, or the v2 one.
-    own = {}
-    for line in open("/proc/self/cgroup"):
-        _, names, path = line.strip().split(":", 2)
-        own[names] = path
-    for line in open("/proc/self/mountinfo"):
-        left, right = line.split(" - ")
-        fields, (kind, _, opts) = left.split(), right.split()[:3]
-        root, point = fields[3], fields[4]
-        if kind == "cgroup" and "memory" in opts.split(","):
-            path = next(p for n, p in own.items() if "memory" in n.split(","))
-        elif kind == "cgroup2" and "" in own:
-            path = own[""]
-        else:
-            continue
-        rel = path[len(root):] if root != "/" and path.startswith(root) else path
-        return point + rel
-    raise SystemExit("no cgroup")
-
+${OWN_CGROUP_DIR}
 child = os.path.join(own_cgroup_dir(), "helper")
 os.mkdir(child)
 helper = subprocess.Popen(["sleep", "300"], start_new_session=True)

@@ -14,6 +14,7 @@ import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { tempDir } from '../support/paths.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
+import { OWN_CGROUP_DIR } from '../support/cgroup-python.js';
 
 const alive = (pid: number) => {
   const s = procStat(pid);
@@ -85,5 +86,47 @@ describe('containment a workload cannot undo', { skip: requireSystem('cgroup') ?
     const started = existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').map(Number) : [];
     assert.ok(started.length >= 1, 'the preloaded library ran in the workload');
     for (const pid of started) await waitFor(`escapee ${pid} to be gone`, () => !alive(pid) || null, 5);
+  });
+
+  it('a root trial that lifts its own memory cap and holds twice the cap is invalid, not ok', async () => {
+    const dir = tempDir();
+    const r = await trial(
+      dir,
+      `${STEPS}${OWN_CGROUP_DIR}
+import os
+d = own_cgroup_dir()
+v1 = os.path.exists(os.path.join(d, "memory.limit_in_bytes"))
+for name in (["memory.memsw.limit_in_bytes", "memory.limit_in_bytes"] if v1 else ["memory.max"]):
+    try:
+        open(os.path.join(d, name), "w").write("-1" if v1 else "max")
+    except OSError:
+        pass
+held = bytearray(400 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+steps()
+`,
+      { mechanism: 'cgroup', memory: 200 * 2 ** 20, timeout: 30 },
+    );
+    assert.equal(r.outcome, 'invalid', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
+    assert.match(r.reason, /changed its own memory limit \(from 200\.00 MiB to unlimited\)/);
+    assert.match(r.reason, /limits\.user/);
+  });
+
+  it("a root trial that writes its pid into its parent's cgroup.procs is invalid: it left its cgroups", async () => {
+    const dir = tempDir();
+    const r = await trial(
+      dir,
+      `${STEPS}${OWN_CGROUP_DIR}
+import os, time
+parent = os.path.dirname(own_cgroup_dir())
+open(os.path.join(parent, "cgroup.procs"), "w").write(str(os.getpid()))
+time.sleep(1)
+steps()
+`,
+      { mechanism: 'cgroup', memory: 512 * 2 ** 20, timeout: 30 },
+    );
+    assert.equal(r.outcome, 'invalid', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
+    assert.match(r.reason, /left its cgroups \(pid \d+ moved to /);
   });
 });
