@@ -48,6 +48,13 @@ function checkCommand(e: Experiment, issues: Issue[]): void {
         'fork cannot be used with workload.launcher: a trial of N ranks is started by torch.distributed.run, ' +
         'not forked from a warm server; remove warm_start (or set it to off), or remove workload.launcher',
     });
+  if (e.limits.user !== undefined && e.workload.warm_start === 'fork')
+    issues.push({
+      path: 'workload.warm_start',
+      message:
+        `fork cannot be used with limits.user (${e.limits.user}): the warm server's forks would run as the ` +
+        "harness's user; set warm_start: off, or remove limits.user",
+    });
   checkTemplates(e, issues);
 }
 

@@ -14,6 +14,8 @@ export const MAX_POLL_SECONDS = 3600;
  * a cap above its own memory when the run starts (machine-fit.ts); SLURM nodes are checked there.
  */
 export const MAX_MEMORY_LIMIT_BYTES = 2 ** 50;
+/** A trial's most processes and threads (pids.max) without limits.pids: many DataLoader workers times their threads. */
+export const DEFAULT_TRIAL_PIDS = 4096;
 
 const limits = object({
   memory: size('hard memory cap for each trial', {
@@ -28,6 +30,16 @@ const limits = object({
     seconds: MAX_TRIAL_TIMEOUT_SECONDS,
     why: 'a trial that runs longer is stuck, and Node.js cannot time waits beyond 24.8 days; lower limits.timeout',
   }).default(300),
+  user: str({
+    pattern: /^([a-z_][a-z0-9_.-]*\$?|\d+)$/,
+    hint: 'a user name or a numeric uid, such as "nobody"',
+    description:
+      'run each trial as this unprivileged user (tunebench runs as root): a workload that is not root cannot ' +
+      'undo its cgroups (lift its cap, leave them); it needs to read the workload and may write only its own files',
+  }).optional(),
+  pids: positiveInt(
+    `most processes and threads one trial may have at once (a pids cgroup; default ${DEFAULT_TRIAL_PIDS}): a fork bomb ends the trial, not the machine`,
+  ).optional(),
 });
 
 const measure = object({

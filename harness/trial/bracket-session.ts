@@ -8,6 +8,7 @@ import { ratioThroughput } from '../stats/throughput.js';
 import { ENV, parseEventLine, type AttemptEvent, type WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps } from '../workloads/workload.js';
 import { runTrial, type TrialContext } from './run-trial.js';
+import { giveTo, resolveUser } from './run-as.js';
 import type { BracketAttempt, Config, TrialRecord, TrialTimeline } from '../domain/index.js';
 
 /** The variable that turns a trial of the Python adapter into a bracket session: its control file. */
@@ -39,6 +40,9 @@ export function openBracketSession(ctx: TrialContext, req: BracketRequest): Brac
   const id = `b${String(req.index).padStart(4, '0')}`;
   const control = join(ctx.scratchDir, `${id}.control`);
   writeFileSync(control, '', { mode: 0o600 });
+  // Run as another user (limits.user), the session reads the control file and appends to files given to it.
+  const runAs = ctx.limits.user !== undefined ? resolveUser(ctx.limits.user) : undefined;
+  giveTo(control, runAs);
   const attempts: BracketAttempt[] = [];
   let alive = true;
   let ended: TrialRecord | Error | undefined;
@@ -63,6 +67,10 @@ export function openBracketSession(ctx: TrialContext, req: BracketRequest): Brac
     async attempt(config, batch) {
       n += 1;
       const events = join(ctx.scratchDir, `${id}.a${n}.events.jsonl`);
+      if (runAs) {
+        writeFileSync(events, '', { mode: 0o600 });
+        giveTo(events, runAs);
+      }
       const command = ctx.workload.command({ ...ctx.workload.fixedParams, ...config }, req.measure);
       const env = { ...command.env, [ENV.events]: events, [ENV.trialId]: `${id}.a${n}` };
       appendFileSync(control, `${JSON.stringify({ argv: command.argv.slice(1), env })}\n`);

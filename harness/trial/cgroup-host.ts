@@ -10,11 +10,15 @@ export interface CgroupHost {
     dir: string;
     memory: boolean;
     /** Why the memory controller cannot cap trials here, when it cannot. */ why?: string;
+    /** The pids controller is enabled for trial cgroups (pids.max). */
+    pids?: boolean;
   };
   /** cgroup v1 memory controller: the harness's own memory cgroup (the cap of the tree). */
   memory?: string;
   /** cgroup v1 freezer: freezes a trial so that it cannot fork while it is killed. */
   freezer?: string;
+  /** cgroup v1 pids controller: caps a trial's processes and threads (pids.max). */
+  pids?: string;
 }
 
 interface Mount {
@@ -97,9 +101,9 @@ function probeHost(): CgroupHost {
   const v2 = mounts.find((m) => m.type === 'cgroup2');
   const v2Dir = v2 && ownDir(v2, own.get(''));
   if (v2Dir && existsSync(join(v2Dir, 'cgroup.procs')) && canNest(v2Dir)) {
-    host.unified = { dir: v2Dir, ...enableMemory(v2Dir) };
+    host.unified = { dir: v2Dir, ...enableMemory(v2Dir), ...(enablePids(v2Dir) ? { pids: true } : {}) };
   }
-  for (const controller of ['memory', 'freezer'] as const) {
+  for (const controller of ['memory', 'freezer', 'pids'] as const) {
     const mount = mounts.find((m) => m.type === 'cgroup' && m.options.includes(controller));
     const path = [...own.entries()].find(([names]) => names.split(',').includes(controller))?.[1];
     const dir = mount && ownDir(mount, path);
@@ -131,6 +135,19 @@ function enableMemory(dir: string): { memory: boolean; why?: string } {
         `${code === 'EBUSY' ? ': the cgroup holds processes, and cgroup v2 then passes no controller on; run tunebench in a cgroup of its own, e.g. systemd-run --scope -p Delegate=yes' : ''})`,
     };
   }
+}
+
+/** The v2 pids controller for the trial cgroups under dir: enabled there already, or now where it may be. */
+function enablePids(dir: string): boolean {
+  const has = (file: string) => /\bpids\b/.test(readOr(join(dir, file)));
+  if (has('cgroup.subtree_control')) return true;
+  if (!has('cgroup.controllers')) return false;
+  try {
+    writeFileSync(join(dir, 'cgroup.subtree_control'), '+pids');
+  } catch {
+    return false;
+  }
+  return has('cgroup.subtree_control');
 }
 
 /** Why no memory cgroup can cap trials here, in words. */

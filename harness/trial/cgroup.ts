@@ -15,6 +15,8 @@ export interface TrialCgroup {
   memory?: { version: 'v2' | 'v1'; dir: string };
   unified?: string;
   freezer?: string;
+  /** Where pids.max caps the trial's processes and threads (its v2 cgroup, or a v1 pids cgroup), if anywhere. */
+  pids?: string;
   /** Processes that started before this are not the trial's (moved in from outside). */
   minStartTicks: number;
   /** The memory cap the harness last wrote (bytes), to tell a trial that changed it. */
@@ -33,6 +35,8 @@ export function createTrialCgroup(
   owner: Owner,
   label: string,
   memoryBytes: number | null,
+  /** pids.max: most processes and threads at once; undefined: not capped. */
+  pids?: number,
 ): TrialCgroup {
   const name = `${PREFIX}${ownerTag(owner)}.${label}`;
   const cg: TrialCgroup = { dirs: [], procsFiles: [], minStartTicks: 0 };
@@ -49,6 +53,9 @@ export function createTrialCgroup(
     if (version === 'v2' && cg.unified) cg.memory = { version, dir: cg.unified };
     if (version === 'v1') cg.memory = { version, dir: make(host.memory!) };
     if (!cg.unified && host.freezer) cg.freezer = make(host.freezer);
+    if (cg.unified && host.unified?.pids) cg.pids = cg.unified;
+    else if (host.pids) cg.pids = make(host.pids);
+    if (cg.pids && pids !== undefined) writeFileSync(join(cg.pids, 'pids.max'), String(pids));
     if (memoryBytes !== null && cg.memory) setMemoryLimit(cg, memoryBytes);
   } catch (error) {
     removeTrialCgroup(cg);
@@ -71,6 +78,12 @@ export function setMemoryLimit(cg: TrialCgroup, bytes: number): void {
     // memsw caps memory + swap; it must not be below limit_in_bytes (absent without swap accounting).
     tryWrite(join(dir, 'memory.memsw.limit_in_bytes'), value);
   }
+}
+
+/** How often a fork or clone of the trial failed at its pids.max (pids.events "max"); 0 without a pids cgroup. */
+export function pidsLimitHits(cg: TrialCgroup): number {
+  if (!cg.pids) return 0;
+  return Number(/^max (\d+)/m.exec(readOr(join(cg.pids, 'pids.events')))?.[1] ?? 0);
 }
 
 /** The memory cap the trial's cgroup holds now (bytes; Infinity for "max" or v1's unlimited); null when unread. */

@@ -10,15 +10,17 @@ import {
   readSync,
   rmSync,
   statSync,
+  writeFileSync,
 } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
 import { spawn, type SpawnOptions } from 'node:child_process';
 import type { Duplex, Readable } from 'node:stream';
 import { CLK_TCK } from '../telemetry/cpu.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, TrialError } from '../errors.js';
 import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
 import { capsTree, type MemoryLimit } from './limits.js';
 import { identify, type KnownProcess } from './pids.js';
+import { giveTo, type RunAs } from './run-as.js';
 import { goWhenJoined, joinArgv, joinedSignal, WRAPPER_ENV, writeEnvFile } from './launch-join.js';
 
 /** The trial mark's variable (TRIAL_MARK_ENV of process.ts, which imports this module). */
@@ -47,6 +49,8 @@ export interface LaunchSpec {
   fork?: WarmServer;
   /** A fresh process's standard streams; absent: stdin none, stdout drained, stderr's tail kept. */
   stdio?: TrialStdio;
+  /** limits.user: the process runs as this user; the harness moves it into its cgroups (it could not). */
+  runAs?: RunAs;
 }
 
 export interface Launched {
@@ -107,7 +111,9 @@ export async function spawnTrial(
   // In cgroups the program's environment waits in a file until the wrapper has joined (launch-join.ts).
   const envFile = join(spec.scratchDir, `${spec.attemptId}.env`);
   if (cgroup) writeEnvFile(envFile, { ...process.env, ...env });
-  const argv = cgroup ? joinArgv(cgroup.procsFiles, program, envFile, 3, true) : program;
+  if (cgroup) giveTo(envFile, spec.runAs);
+  // Run as another user, the wrapper cannot join root's cgroups: the harness moves it in before its go.
+  const argv = cgroup ? joinArgv(spec.runAs ? [] : cgroup.procsFiles, program, envFile, 3, true) : program;
   const streams = openStdio(spec.stdio);
   const options: SpawnOptions = {
     cwd: spec.cwd,
@@ -115,6 +121,7 @@ export async function spawnTrial(
     env: cgroup ? { ...WRAPPER_ENV, [MARK_ENV]: env[MARK_ENV] ?? '' } : { ...process.env, ...env },
     detached: true,
     stdio: [...streams.stdio, cgroup ? 'pipe' : 'ignore'],
+    ...(spec.runAs ? { uid: spec.runAs.uid, gid: spec.runAs.gid } : {}),
   };
   const ticks0 = reapedChildTicks();
   let t0 = process.hrtime.bigint();
@@ -126,6 +133,8 @@ export async function spawnTrial(
   }
   let failure: Error | undefined;
   child.on('error', (error) => (failure ??= error));
+  // Before the wrapper's word can be heard (and its go sent), it is in its cgroups: nothing of it has run.
+  if (cgroup && spec.runAs && child.pid !== undefined) moveInto(cgroup, child.pid, child);
   let timing: ProcessTiming | undefined;
   // The workload's own process ended: its exit status, whatever its pipes still do.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -302,3 +311,13 @@ function readTail(path: string, bytes: number): string {
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** The harness moves a process it just started into the trial's cgroups (limits.user); on failure it is killed. */
+function moveInto(cgroup: TrialCgroup, pid: number, child: { kill(signal: NodeJS.Signals): boolean }): void {
+  try {
+    for (const f of cgroup.procsFiles) writeFileSync(f, String(pid));
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new TrialError(`could not move the trial's process into its cgroups: ${String(error)}`, { cause: error });
+  }
+}

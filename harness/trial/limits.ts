@@ -109,8 +109,9 @@ export function trialCgroup(
   limit: MemoryLimit,
   owner: Owner,
   label: string,
+  pids?: number,
   host = cgroupHost(),
 ): TrialCgroup | undefined {
   if (!limit.contained) return undefined;
-  return createTrialCgroup(host, owner, label, capsTree(limit.mechanism) ? limit.bytes : null);
+  return createTrialCgroup(host, owner, label, capsTree(limit.mechanism) ? limit.bytes : null, pids);
 }

@@ -1,6 +1,6 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
@@ -11,6 +11,7 @@ import { EventReader } from './event-reader.js';
 import { stepEventCount } from './counted-events.js';
 import { rankOf } from './ranks.js';
 import { cgroupHost } from './cgroup-host.js';
+import { giveTo, type RunAs } from './run-as.js';
 import { limitChanged, outsideCgroups, peakOverCap } from './integrity.js';
 import { ownerState, ownerTag, parseOwner, scopeOf, selfOwner, type Owner } from './owner.js';
 import {
@@ -18,6 +19,7 @@ import {
   cgroupMemory,
   endOrphanedCgroups,
   killTrialCgroup,
+  pidsLimitHits,
   removeTrialCgroup,
   type TrialCgroup,
 } from './cgroup.js';
@@ -66,6 +68,10 @@ export interface ProcessTrialSpec {
    * waits for a `done` from every rank, and an `oom` from any rank stops them all at once.
    */
   ranks?: number;
+  /** limits.user: the trial runs as this user (run-as.ts), moved into its cgroups by the harness. */
+  runAs?: RunAs;
+  /** limits.pids (or the default): most processes and threads of the trial at once (a pids cgroup). */
+  pids?: number;
 }
 
 /** What a stop hook sees after each read of the events file. */
@@ -236,6 +242,8 @@ interface WatchedTrial {
   memory: ReturnType<typeof cgroupMemory>;
   /** The pids its cgroup still held after the final SIGKILL. */
   left: number[];
+  /** Forks and clones refused at the trial's pids.max. */
+  pidsHits: number;
 }
 
 /** How the trial is judged: its classification and the exit it counts as. */
@@ -265,12 +273,23 @@ async function startTrial(spec: ProcessTrialSpec): Promise<StartedTrial> {
   // Each attempt has files of its own: an orphan of a killed earlier attempt cannot write into them.
   const attemptId = `${spec.trialId}.${randomUUID().slice(0, 8)}`;
   const eventsPath = join(spec.scratchDir, `${attemptId}.events.jsonl`);
+  // Run as another user, the trial appends to a file the harness made and gave it (it cannot create files here).
+  if (spec.runAs) {
+    writeFileSync(eventsPath, '', { mode: 0o600 });
+    giveTo(eventsPath, spec.runAs);
+  }
   // The owner (this run directory and this harness) names the cgroups and starts the mark (owner.ts).
   const owner = selfOwner(scopeOf(spec.scratchDir));
   const mark = `${ownerTag(owner)}.${randomUUID()}`;
-  const env = { ...spec.env, [ENV.events]: eventsPath, [ENV.trialId]: spec.trialId, [TRIAL_MARK_ENV]: mark };
+  const env = {
+    ...spec.env,
+    ...(spec.runAs ? { HOME: spec.runAs.home, USER: spec.runAs.name, LOGNAME: spec.runAs.name } : {}),
+    [ENV.events]: eventsPath,
+    [ENV.trialId]: spec.trialId,
+    [TRIAL_MARK_ENV]: mark,
+  };
   const launchMs = Date.now();
-  const cgroup = makeCgroup(limit, owner, attemptId);
+  const cgroup = makeCgroup(limit, owner, attemptId, spec.pids);
   const started = process.hrtime.bigint();
   let launched: Launched;
   try {
@@ -329,6 +348,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
   let exitMs: number;
   let memory: ReturnType<typeof cgroupMemory> = { peakBytes: null, usageBytes: null, oomKills: 0 };
   let left: number[];
+  let pidsHits = 0;
   try {
     sampler.start();
     exit = await launched.exited;
@@ -343,6 +363,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
     // Whatever happened above, no process of the trial outlives it.
     if (cgroup) memory = cgroupMemory(cgroup);
     if (cgroup) state.tampered ??= finalIntegrity(cgroup, tracked.mark, memory.peakBytes);
+    if (cgroup) pidsHits = pidsLimitHits(cgroup);
     left = endTrial(tracked, 'SIGKILL');
     active.delete(tracked);
     if (cgroup) removeTrialCgroup(cgroup);
@@ -354,7 +375,7 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
     state.readerError ??= (error as Error).message;
   }
   rmSync(started.eventsPath, { force: true });
-  return { state, reader, sampler, telemetry, exit, exitMs, memory, left };
+  return { state, reader, sampler, telemetry, exit, exitMs, memory, left, pidsHits };
 }
 
 /** Stops the trial: SIGTERM, then SIGKILL after the grace. */
@@ -506,6 +527,13 @@ function judgeTrial(spec: ProcessTrialSpec, started: StartedTrial, watched: Watc
         `${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
     };
   }
+  if (watched.pidsHits > 0 && classification.outcome !== 'ok')
+    classification = {
+      ...classification,
+      reason:
+        `hit its limit of ${spec.pids} processes and threads (pids.max: ${watched.pidsHits} fork(s) refused; ` +
+        `raise limits.pids if the workload needs more): ${classification.reason}`,
+    };
   if (state.tampered !== undefined)
     classification = {
       outcome: 'invalid',
@@ -541,6 +569,9 @@ function trialProblems(opts: {
       `stopped at its done event${ranks > 1 ? ` from each of its ${ranks} ranks` : ''} ` +
         '(the teardown is not waited for)',
     state.stoppedAtOom !== undefined && `every rank was stopped at the oom event of rank ${state.stoppedAtOom}`,
+    watched.pidsHits > 0 &&
+      classification.outcome === 'ok' &&
+      `${watched.pidsHits} fork(s) refused at its limit of ${spec.pids} processes and threads (limits.pids)`,
     left.length > 0 &&
       `${left.length} process(es) in the trial's cgroup were not ended (pids ${left.join(', ')}: moved in ` +
         'from outside the trial, or unkillable)',
@@ -649,9 +680,9 @@ function endTrial(t: Tracked, signal: NodeJS.Signals): number[] {
 }
 
 /** The trial's cgroups; undefined where none can be made (then a cgroup mechanism is an error). */
-function makeCgroup(limit: MemoryLimit, owner: Owner, label: string): TrialCgroup | undefined {
+function makeCgroup(limit: MemoryLimit, owner: Owner, label: string, pids?: number): TrialCgroup | undefined {
   try {
-    return trialCgroup(limit, owner, label);
+    return trialCgroup(limit, owner, label, pids);
   } catch (error) {
     if (!capsTree(limit.mechanism)) return undefined; // contained by the process tree and the mark instead
     throw new TrialError(`could not make the trial's cgroup: ${String(error)}`, { cause: error });

@@ -1,7 +1,7 @@
 // Turns one configuration into one trial record: builds the command, runs it, summarises the steps.
 import { rmSync } from 'node:fs';
 import { ConfigError, TrialError } from '../errors.js';
-import type { Experiment } from '../experiment/schema.js';
+import { DEFAULT_TRIAL_PIDS, type Experiment } from '../experiment/schema.js';
 import { stepLatency } from '../stats/summary.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
@@ -16,6 +16,7 @@ import { summarizeEvents, type EventSummary } from './ranks.js';
 import { MemorySeriesTracker } from './memory-series.js';
 import { trialTimeline } from './timeline.js';
 import { exceptionOf } from './exception.js';
+import { resolveUser } from './run-as.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
 import { stepCount, type Config, type MemoryGrowth, type TrialException, type TrialRecord } from '../domain/index.js';
@@ -138,6 +139,8 @@ function trialSpec(opts: {
     ...(ctx.signal ? { signal: ctx.signal } : {}),
     ...(command.ranks !== undefined ? { ranks: command.ranks } : {}),
     ...(command.stdio ? { stdio: command.stdio } : {}),
+    ...(ctx.limits.user !== undefined ? { runAs: resolveUser(ctx.limits.user) } : {}),
+    pids: ctx.limits.pids ?? DEFAULT_TRIAL_PIDS,
   };
 }
 

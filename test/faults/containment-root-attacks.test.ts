@@ -4,7 +4,7 @@
 // changed its limits or left its cgroups is invalid, never ok; a trial's processes are capped in number.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Experiment } from '../../harness/experiment/schema.js';
@@ -128,5 +128,64 @@ steps()
     );
     assert.equal(r.outcome, 'invalid', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
     assert.match(r.reason, /left its cgroups \(pid \d+ moved to /);
+  });
+
+  it('run as an unprivileged user (limits.user), a trial can neither lift its cap nor leave its cgroups', async () => {
+    const dir = tempDir();
+    chmodSync(dir, 0o755);
+    const tried = join(dir, 'tried');
+    writeFileSync(tried, '');
+    chmodSync(tried, 0o666);
+    const r = await trial(
+      dir,
+      `${STEPS}${OWN_CGROUP_DIR}
+import os
+d = own_cgroup_dir()
+def attempt(path, value):
+    try:
+        open(path, "w").write(value)
+        return "written"
+    except OSError as e:
+        return type(e).__name__
+v1 = os.path.exists(os.path.join(d, "memory.limit_in_bytes"))
+lift = attempt(os.path.join(d, "memory.limit_in_bytes" if v1 else "memory.max"), "-1" if v1 else "max")
+leave = attempt(os.path.join(os.path.dirname(d), "cgroup.procs"), str(os.getpid()))
+open(${JSON.stringify(tried)}, "w").write(f"{os.getuid()} {lift} {leave}")
+held = bytearray(400 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+steps()
+`,
+      { mechanism: 'cgroup', memory: 200 * 2 ** 20, timeout: 30, user: 'nobody' },
+    );
+    const [uid, lift, leave] = readFileSync(tried, 'utf8').split(' ');
+    assert.notEqual(uid, '0', 'the workload ran as nobody');
+    assert.deepEqual([lift, leave], ['PermissionError', 'PermissionError']);
+    // The cap held: 400 MiB under 200 MiB is an OOM.
+    assert.equal(r.outcome, 'oom', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
+  });
+
+  it("a fork bomb ends at the trial's pids limit, and the record says so", async () => {
+    const dir = tempDir();
+    const r = await trial(
+      dir,
+      `${STEPS}
+import os, time
+children = []
+for _ in range(3000):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    children.append(pid)
+steps()
+`,
+      { mechanism: 'auto', timeout: 30, pids: 64 },
+    );
+    assert.equal(r.outcome, 'crash', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
+    assert.match(
+      r.reason,
+      /hit its limit of 64 processes and threads \(pids\.max: \d+ fork\(s\) refused; raise limits\.pids/,
+    );
   });
 });
