@@ -36,7 +36,9 @@ export function resolveUser(user: string, passwd = readPasswd(), euid = process.
       `limits.user: there is no user "${user}" on this machine (/etc/passwd); create it (useradd --system ${user}) or name another`,
     );
   if (entry.uid === 0)
-    throw new ConfigError(`limits.user: "${user}" is root (uid 0), which can undo its cgroups; name an unprivileged user`);
+    throw new ConfigError(
+      `limits.user: "${user}" is root (uid 0), which can undo its cgroups; name an unprivileged user`,
+    );
   return entry;
 }
 
