@@ -1,9 +1,9 @@
 // The run directory: reports/<experiment>/<run-id>/ with run.json, the journal and the reports.
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { ConfigError, StoreError } from '../errors.js';
-import { describeWriteError, writeJsonAtomic } from './atomic.js';
+import { describeWriteError, writeFileAtomic, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
 import { RUN_VERSION, runJsonSchema, type RunJson } from '../domain/index.js';
@@ -49,7 +49,18 @@ export function createRunDir(outDir: string, experimentName: string, runId = new
 /** An existing run directory, locked for this process (resume). */
 export function openRunDir(path: string, runId: string): RunDir {
   const lock = acquireLock(path);
-  makeDirs(join(path, '.scratch'));
+  const scratch = join(path, '.scratch');
+  const kind = lstatOrUndefined(scratch);
+  // The trials' files (events, environments) are made in it as root: never through a link someone planted.
+  if (kind !== undefined && (kind.isSymbolicLink() || !kind.isDirectory())) {
+    lock.release();
+    const what = kind.isSymbolicLink() ? `a symbolic link (to ${readlinkSync(scratch)})` : 'not a folder';
+    throw new StoreError(
+      `${scratch} is ${what}: the trials' files are written there, so it must be a folder of the run's own; ` +
+        `remove it (rm ${scratch}) and resume: tunebench makes it again`,
+    );
+  }
+  makeDirs(scratch);
   return { path, runId, journal: new Journal(join(path, JOURNAL_FILE)), scratch: join(path, '.scratch'), lock };
 }
 
@@ -162,11 +173,22 @@ export function copyRunFiles(from: string, to: string): string {
   makeOwnDir(to);
   for (const name of LINKED_FILES) {
     if (!existsSync(join(from, name))) continue;
+    let bytes: Buffer;
     try {
-      copyFileSync(join(from, name), join(to, name));
+      bytes = readFileSync(join(from, name));
     } catch (error) {
-      throw new StoreError(`could not copy ${name} to ${to}: ${describeWriteError(error)}`, { cause: error });
+      throw new StoreError(`could not read ${name} in ${from}: ${describeWriteError(error)}`, { cause: error });
     }
+    // Written beside the target and renamed over it: a link planted in the folder is replaced, never written through.
+    writeFileAtomic(join(to, name), bytes);
   }
   return to;
+}
+
+function lstatOrUndefined(path: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
 }

@@ -3,7 +3,17 @@
 // a run_id in run.json that climbs out of the output folder. Nothing may be written or deleted
 // outside tunebench's own folders.
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
@@ -107,4 +117,45 @@ describe('run directories that cannot be turned against their owner', () => {
       assert.match(rep.stderr, /the trial indices jump from 0 to 2 at line 2: trials are missing/);
     },
   );
+
+  it('report --out writes the run files beside links planted in the folder, never through them (issue 45)', async () => {
+    const run = join(tempDir(), 'run');
+    cpSync(REPORT_FIXTURE, run, { recursive: true });
+    const out = tempDir();
+    const victims = tempDir();
+    const names = ['run.json', 'trials.jsonl', 'chosen-config.json', 'chosen-config.env', 'chosen-config.yaml'];
+    for (const name of names) {
+      writeFileSync(join(victims, name), 'precious');
+      symlinkSync(join(victims, name), join(out, name));
+    }
+    const r = await execa(process.execPath, [CLI, 'report', run, '--out', out], { reject: false });
+    assert.equal(r.exitCode, 0, r.stderr);
+    for (const name of names) {
+      assert.equal(readFileSync(join(victims, name), 'utf8'), 'precious', `${name} was written through its link`);
+      if (existsSync(join(run, name)))
+        assert.equal(lstatSync(join(out, name)).isSymbolicLink(), false, `${name} is the run's own file now`);
+    }
+  });
+
+  it('--resume refuses a .scratch that was replaced by a link, and makes nothing where it points (issue 45)', async () => {
+    const dir = tempDir();
+    const experiment = commandExperiment(
+      dir,
+      'scratch',
+      ['node', join(PROGRAMS, 'simulated-gpu.mjs'), '--hold-ms=1'],
+      ['  protocol: required'],
+      ['stages:', '  - { kind: sweep, params: { x: [1, 2] }, strategy: grid, repeats: 1 }'],
+    );
+    const out = join(dir, 'runs');
+    const first = await execa(process.execPath, [CLI, 'run', experiment, '--out', out, '--json'], { reject: false });
+    const runDirPath = (JSON.parse(first.stdout) as { run_dir: string }).run_dir;
+    const victim = tempDir();
+    rmSync(join(runDirPath, '.scratch'), { recursive: true, force: true });
+    symlinkSync(victim, join(runDirPath, '.scratch'));
+    const r = await execa(process.execPath, [CLI, 'run', '--resume', runDirPath], { reject: false });
+    assert.notEqual(r.exitCode, 0);
+    assert.match(r.stderr, /\.scratch is a symbolic link \(to .*\): the trials' files are written there/);
+    assert.deepEqual(readdirSync(victim), []);
+    assert.equal(existsSync(join(runDirPath, '.lock')), false, 'the lock is released');
+  });
 });
