@@ -175,4 +175,36 @@ describe('reports of hostile names and numbers', { timeout: 240_000 }, () => {
     assert.equal(again.exitCode, 0, again.stderr);
     assert.ok(readFileSync(join(path, 'report.html'), 'utf8').includes('<h1>tunebench: sabotage</h1>'));
   });
+
+  it('compare of two runs in which no metric has a CI (one trial each) writes compare.html (issue 45)', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'once.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'once',
+        workload: {
+          kind: 'command',
+          command: ['node', join(PROGRAMS, 'alloc-batch.mjs')],
+          protocol: 'required',
+          params: { batch_size: 2 },
+        },
+        limits: { timeout: '30s' },
+        measure: { warmup_steps: 0, steps: 2 },
+        stages: [{ kind: 'sweep', params: { tag: ['a', 'b'] }, strategy: 'grid', repeats: 1 }],
+      }),
+    );
+    const runs: string[] = [];
+    for (const name of ['before', 'after']) {
+      const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, name), '--json'], {
+        reject: false,
+      });
+      assert.equal(r.exitCode, 0, r.stderr);
+      runs.push((JSON.parse(r.stdout) as { run_dir: string }).run_dir);
+    }
+    const out = join(dir, 'compare');
+    const c = await execa(process.execPath, [CLI, 'compare', runs[0]!, runs[1]!, '--out', out], { reject: false });
+    assert.equal(c.exitCode, 0, c.stderr);
+    assert.ok(readdirSync(out).includes('compare.html'), readdirSync(out).join(', '));
+  });
 });

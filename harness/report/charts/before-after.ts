@@ -17,7 +17,8 @@ export function beforeAfterChart(cmp: BeforeAfter): Chart {
         `Ratios with 95% bootstrap CIs; grey band: +/-${(cmp.noise_band * 100).toFixed(1)}% noise band.`,
       ),
       width: 420,
-      height: { step: 26 },
+      // A height per metric needs a metric to step over: with no ratio (too few rounds for a CI) the band alone.
+      height: rows.length > 0 ? { step: 26 } : 60,
       layer: ratioLayers(rows, { field: 'metric' }, 'after / before', cmp.noise_band),
     },
   };
