@@ -129,7 +129,7 @@ function unit(
   pattern: RegExp,
   convert: (v: string | number) => number | undefined,
   description: string,
-  bound?: { max: number; format: (n: number) => string; why: string },
+  bound?: { max: number; format: (n: number) => string; why: string; min?: { value: number; why: string } },
 ) {
   // The bound is not in the JSON Schema: a string such as "200h" could not carry it anyway.
   const raw = either(
@@ -152,19 +152,36 @@ function unit(
         });
         return z.NEVER;
       }
+      if (bound?.min && out < bound.min.value) {
+        const which = typeof v === 'string' ? `, which is ${bound.format(out)}` : '';
+        ctx.issues.push({
+          code: 'custom',
+          message: `expected at least ${bound.format(bound.min.value)}, got ${describeValue(v)}${which}; ${bound.min.why}`,
+          input: v,
+        });
+        return z.NEVER;
+      }
       return out;
     })
     .describe(description);
 }
 
 /** A size in bytes; `max` caps it, with the reason given in the message. */
-export const size = (description: string, max?: { bytes: number; why: string }) =>
+export const size = (
+  description: string,
+  max?: { bytes: number; why: string; min?: { bytes: number; why: string } },
+) =>
   unit(
     'a size such as "2GiB", "800MB" or a number of bytes',
     SIZE_PATTERN,
     parseSize,
     description,
-    max && { max: max.bytes, format: formatBytes, why: max.why },
+    max && {
+      max: max.bytes,
+      format: formatBytes,
+      why: max.why,
+      ...(max.min ? { min: { value: max.min.bytes, why: max.min.why } } : {}),
+    },
   );
 
 /**
@@ -193,8 +210,19 @@ function formatDuration(seconds: number): string {
   );
 }
 
+/**
+ * Why a string cannot reach a workload: a NUL ends an environment variable and an argument (the operating
+ * system cannot pass one), so it is refused here rather than by the launch after the run directory is made.
+ */
+export function nulProblem(v: string): string | undefined {
+  const at = v.indexOf('\0');
+  return at < 0
+    ? undefined
+    : `contains a NUL character (at ${at}), which no environment variable or argument can carry; remove it`;
+}
+
 /** A parameter value: numbers, strings and booleans, as in PyTorch's and ONNX Runtime's own names. */
-export const paramValue = either([num(), str(), bool()]);
+export const paramValue = either([num(), str({ check: nulProblem }), bool()]);
 
 /** An object keyed by parameter names; names that clash with JavaScript or the protocol are refused. */
 export const paramRecord = <S extends z.ZodType>(value: S, description: string) =>

@@ -155,7 +155,44 @@ function pathKeys(path: string): PropertyKey[] {
   );
 }
 
+/** Levels of nesting an experiment may have: its deepest (a stage's params) needs a handful. */
+export const MAX_NESTING = 64;
+
 function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unknown {
+  let value: unknown;
+  try {
+    value = parseUnchecked(text, source, format);
+  } catch (error) {
+    // A parser recursing through thousands of levels runs out of stack before it can say where.
+    if (error instanceof RangeError) throw tooDeep(source, error);
+    throw error;
+  }
+  if (deeperThan(value, MAX_NESTING)) throw tooDeep(source);
+  return value;
+}
+
+function tooDeep(source: string, cause?: Error): ConfigError {
+  return new ConfigError(
+    `${source}: nested more than ${MAX_NESTING} levels deep (lists or maps inside each other); an experiment ` +
+      'needs a few levels: this is not an experiment file, or it was generated wrong',
+    [],
+    cause ? { cause } : undefined,
+  );
+}
+
+/** Whether a parsed value nests more than `limit` levels of lists and maps (walked without recursion). */
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+function parseUnchecked(text: string, source: string, format?: 'json' | 'yaml'): unknown {
   if (format === 'json' || (format === undefined && extname(source).toLowerCase() === '.json')) {
     let value: unknown;
     try {
@@ -174,6 +211,8 @@ function parseRaw(text: string, source: string, format?: 'json' | 'yaml'): unkno
   const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
+    // The parser catches its own stack overflow on thousands of nested levels and reports it as a YAML error.
+    if (/call stack size/i.test(first.message)) throw new RangeError(first.message);
     throw new ConfigError(`${source}: not valid YAML: ${first.message}`, [], { cause: first });
   }
   let value: unknown;

@@ -4,10 +4,18 @@ import { ONNX_WORKLOAD_ENV } from '../workloads/onnx/spec.js';
 import { ENV, paramEnvName } from '../workloads/protocol/events.js';
 
 /**
- * Every variable the harness sets for a trial: the protocol's, the ONNX child's spec, and the trial
- * mark (TRIAL_MARK_ENV of trial/process.ts, named here because experiment/ sits below trial/).
+ * Every variable the harness sets for a trial or its processes: the protocol's, the ONNX child's spec, the
+ * trial mark (TRIAL_MARK_ENV of trial/process.ts), the warm server's flag (WARM_SERVER_ENV of
+ * trial/warm-server.ts) and a bracket session's control file (BRACKET_ENV of trial/bracket-session.ts), named
+ * here because experiment/ sits below trial/. One set in workload.env would make the adapter act as what it is not.
  */
-export const HARNESS_ENV: readonly string[] = [...Object.values(ENV), ONNX_WORKLOAD_ENV, 'TUNEBENCH_TRIAL_MARK'];
+export const HARNESS_ENV: readonly string[] = [
+  ...Object.values(ENV),
+  ONNX_WORKLOAD_ENV,
+  'TUNEBENCH_TRIAL_MARK',
+  'TUNEBENCH_WARM_SERVER',
+  'TUNEBENCH_BRACKET',
+];
 
 const MEANING: Record<string, string> = {
   [ENV.config]: 'the whole configuration as JSON',

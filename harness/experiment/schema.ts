@@ -14,6 +14,8 @@ export const MAX_POLL_SECONDS = 3600;
  * a cap above its own memory when the run starts (machine-fit.ts); SLURM nodes are checked there.
  */
 export const MAX_MEMORY_LIMIT_BYTES = 2 ** 50;
+/** The smallest limits.memory: below it no workload starts, and the failure would be blamed on the cgroup. */
+export const MIN_MEMORY_LIMIT_BYTES = 16 * 2 ** 20;
 /** A trial's most processes and threads (pids.max) without limits.pids: many DataLoader workers times their threads. */
 export const DEFAULT_TRIAL_PIDS = 4096;
 
@@ -21,6 +23,10 @@ const limits = object({
   memory: size('hard memory cap for each trial', {
     bytes: MAX_MEMORY_LIMIT_BYTES,
     why: 'no machine has that much memory: give the cap for one trial, such as "16GiB", or leave limits.memory out',
+    min: {
+      bytes: MIN_MEMORY_LIMIT_BYTES,
+      why: 'no interpreter starts in less (a bare Python takes about 10 MiB): a number without units is bytes, so write "1GiB", not 1',
+    },
   }).optional(),
   mechanism: oneOf(
     ['auto', 'prlimit', 'cgroup', 'none'] as const,

@@ -27,6 +27,8 @@ export class StepSpan implements StepEvent {
   count = 0;
   /** Distinct epochs of the folded steps (at most MAX_STEP_DETAIL are told apart). */
   readonly epochs = new Set<number>();
+  /** Set when a folded step brought an epoch past the ones told apart: the count is a lower bound. */
+  epochsUntold = false;
   private wait: number | undefined = 0;
   private secs = new Float64Array(1024);
   [extra: string]: unknown;
@@ -50,8 +52,10 @@ export class StepSpan implements StepEvent {
     this.secs[this.count] = e.seconds;
     this.count += 1;
     const epoch = e.epoch;
-    if (typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0 && this.epochs.size < MAX_STEP_DETAIL)
-      this.epochs.add(epoch);
+    if (typeof epoch === 'number' && Number.isSafeInteger(epoch) && epoch >= 0 && !this.epochs.has(epoch)) {
+      if (this.epochs.size < MAX_STEP_DETAIL) this.epochs.add(epoch);
+      else this.epochsUntold = true;
+    }
   }
 
   get data_wait_seconds(): number | undefined {

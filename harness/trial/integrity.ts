@@ -5,15 +5,19 @@
 // them, and its peak is within the cap. A trial that fails a check is invalid, never ok: its measurement
 // was not made under the limits it claims.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { formatBytes } from '../experiment/units.js';
 import { memoryLimitNow, type TrialCgroup } from './cgroup.js';
 
 /** A cgroup peak may pass the cap by the kernel's charge batching: a few pages per CPU, well under this. */
 const PEAK_SLACK_BYTES = 8 * 2 ** 20;
 
-/** Why the trial's cap is not the one written, or undefined while it is. */
+/** Why the trial's cap is not the one written (or no longer enforced), or undefined while it is. */
 export function limitChanged(cg: TrialCgroup): string | undefined {
   if (cg.limitBytes === undefined) return undefined;
+  // v1: with the OOM killer disabled a trial at its cap hangs (under_oom) instead of being killed, until the timeout.
+  if (cg.memory?.version === 'v1' && /^oom_kill_disable 1/m.test(readOr(join(cg.memory.dir, 'memory.oom_control'))))
+    return "disabled the kernel's OOM killer in its cgroup (memory.oom_control), so its cap ends nothing";
   const now = memoryLimitNow(cg);
   // The kernel keeps a cap in pages: it reads back rounded down to a page (up to 64 KiB on some machines).
   if (now === null || (now <= cg.limitBytes && cg.limitBytes - now < 65536)) return undefined;
@@ -61,4 +65,12 @@ export function peakOverCap(cg: TrialCgroup, peakBytes: number | null): string |
   if (cg.limitBytes === undefined || peakBytes === null) return undefined;
   if (peakBytes <= cg.limitBytes + PEAK_SLACK_BYTES) return undefined;
   return `its peak (${formatBytes(peakBytes)}) passed its ${formatBytes(cg.limitBytes)} cap: the cap did not hold`;
+}
+
+function readOr(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
 }

@@ -15,6 +15,8 @@ export interface EventSummary {
   latency: { median: number; p95: number } | null;
   /** Distinct epochs of the (rank 0) steps. */
   epochs: number;
+  /** The steps brought more distinct epochs than are told apart: `epochs` is a lower bound. */
+  epochsAtLeast?: true;
   /** Host RSS as reported (the largest rank's); null when none was. */
   reportedRss: number | null;
   /** Device memory as reported on CUDA (the largest rank's); null on CPU. */
@@ -73,7 +75,15 @@ export function summarizeEvents(events: readonly WorkloadEvent[], ranks: number)
     }
   });
   const latency = seconds.length > 0 ? { median: median(seconds), p95: quantile(seconds, 0.95) } : null;
-  return { steps, warmup, latency, epochs: epochs.size, ...memory(memoryOf, multi ? ranks : 1) };
+  const untold = lead.some(({ span }) => span?.epochsUntold === true);
+  return {
+    steps,
+    warmup,
+    latency,
+    epochs: epochs.size,
+    ...(untold ? { epochsAtLeast: true as const } : {}),
+    ...memory(memoryOf, multi ? ranks : 1),
+  };
 }
 
 type MemorySummary = Pick<

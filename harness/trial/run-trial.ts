@@ -83,6 +83,11 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const memory = memoryFigures(result, measured.summary, ranks);
   const overrun = stepOverrun(stepCount(measured.steps) + stepCount(measured.warmupSteps), req.measure);
   const notes = trialNotes({ result, launchNotes, memory, overrun });
+  if (measured.summary.epochsAtLeast)
+    notes.push(
+      `the workload reported more than ${measured.summary.epochs} distinct epochs, more than tunebench tells apart: ` +
+        'epochs is a lower bound (does its step event count steps in the epoch field?)',
+    );
   const phases = phaseRuns(result.events);
   const failure = failedIn(result.events, result.outcome);
   return {

@@ -130,6 +130,31 @@ steps()
     assert.match(r.reason, /left its cgroups \(pid \d+ moved to /);
   });
 
+  it("a root trial that disables its cgroup's OOM killer is invalid, not a timeout (issue 45, v1)", async () => {
+    const dir = tempDir();
+    const r = await trial(
+      dir,
+      `${STEPS}${OWN_CGROUP_DIR}
+import os, time
+d = own_cgroup_dir()
+control = os.path.join(d, "memory.oom_control")
+if not os.path.exists(control):
+    open(${JSON.stringify(join(dir, 'v2'))}, "w").close()
+    steps()
+    raise SystemExit(0)
+open(control, "w").write("1")
+held = bytearray(400 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+steps()
+`,
+      { mechanism: 'cgroup', memory: 200 * 2 ** 20, timeout: 20 },
+    );
+    if (existsSync(join(dir, 'v2'))) return; // cgroup v2 has no switch that disables the killer
+    assert.equal(r.outcome, 'invalid', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
+    assert.match(r.reason, /disabled the kernel's OOM killer in its cgroup/);
+  });
+
   it('run as an unprivileged user (limits.user), a trial can neither lift its cap nor leave its cgroups', async () => {
     const dir = tempDir();
     chmodSync(dir, 0o755);

@@ -12,6 +12,8 @@ import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { EventReader } from '../../harness/trial/event-reader.js';
 import { summarizeEvents } from '../../harness/trial/ranks.js';
+import { runTrial } from '../../harness/trial/run-trial.js';
+import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 
 async function runOne(mode: string): Promise<{ dir: string; lines: string[]; record: TrialRecord }> {
   const dir = tempDir();
@@ -99,6 +101,31 @@ describe('what a trial record keeps', { timeout: 120_000 }, () => {
     assert.equal(summary.reportedRss, 100);
     assert.ok(!reader.events.some((e) => e.event === 'oom'));
     assert.match(reader.problem ?? '', /4 event\(s\) after done ignored \(each rank's, after its own done\)/);
+  });
+
+  it('200 000 distinct epochs: the count is a lower bound, and the record says so (issue 45)', async () => {
+    const dir = tempDir();
+    const program = join(dir, 'epochs.mjs');
+    writeFileSync(
+      program,
+      `import { appendFileSync } from 'node:fs';
+const lines = [];
+for (let i = 0; i < 200000; i++) lines.push(JSON.stringify({ event: 'step', samples: 1, seconds: 0.001, epoch: i }));
+lines.push(JSON.stringify({ event: 'done' }));
+appendFileSync(process.env.TUNEBENCH_EVENTS, lines.join('\\n') + '\\n');
+`,
+    );
+    const workload = new CommandWorkload({ kind: 'command', command: ['node', program], protocol: 'required' }, dir);
+    const r = await runTrial(
+      { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: join(dir, 'scratch') },
+      { index: 0, stage: 's', role: 'probe', config: { batch_size: 1 }, measure: { warmupSteps: 0, steps: 200_000 } },
+    );
+    assert.equal(r.outcome, 'ok', r.reason);
+    assert.equal(r.epochs, 2 * MAX_STEP_DETAIL);
+    assert.ok(
+      r.notes?.some((n) => /more than 20000 distinct epochs, .*epochs is a lower bound/.test(n)),
+      JSON.stringify(r.notes),
+    );
   });
 
   it('a journal line over the bound is a bad line, skipped without building its string', () => {

@@ -80,6 +80,49 @@ describe('tunebench validate against hostile experiment files', () => {
     assert.equal(r.exitCode, 2, r.stderr);
     assert.match(r.stderr, /limits\.timeout: .*at most/);
   });
+
+  it('YAML nested 100 000 deep: exit 2 saying how deep, not a stack overflow (issue 45)', async () => {
+    const r = await validate(
+      'deep.yaml',
+      `name: t
+x: ${'['.repeat(100_000)}${']'.repeat(100_000)}
+`,
+    );
+    assert.equal(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, /deep\.yaml: nested more than 64 levels deep/);
+    assert.doesNotMatch(r.stderr, /call stack/);
+  });
+
+  it('a NUL in a parameter value or an env value: exit 2 at validation (issue 45)', async () => {
+    for (const [name, text] of [
+      ['nul-param.yaml', command('batch_size: 1, tag: "a\\0b"')],
+      ['nul-env.yaml', command('batch_size: 1').replace('params:', 'env: { X: "a\\0b" }, params:')],
+    ] as const) {
+      const r = await validate(name, text);
+      assert.equal(r.exitCode, 2, r.stderr);
+      assert.match(r.stderr, /contains a NUL character \(at 1\)/, name);
+    }
+  });
+
+  it('workload.env setting TUNEBENCH_WARM_SERVER or TUNEBENCH_BRACKET: exit 2 (issue 45)', async () => {
+    for (const variable of ['TUNEBENCH_WARM_SERVER', 'TUNEBENCH_BRACKET']) {
+      const r = await validate(
+        'env.yaml',
+        command('batch_size: 1').replace('params:', `env: { ${variable}: "1" }, params:`),
+      );
+      assert.equal(r.exitCode, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`${variable} is set by tunebench`));
+    }
+  });
+
+  it('limits.memory: 1 (one byte): exit 2 at validation, not a cgroup blamed at the run (issue 45)', async () => {
+    const r = await validate(
+      'tiny.yaml',
+      command('batch_size: 1').replace('stages:', 'limits: { memory: 1 }\nstages:'),
+    );
+    assert.equal(r.exitCode, 2, r.stderr);
+    assert.match(r.stderr, /limits\.memory: expected at least 16\.00 MiB, got 1; .*write "1GiB", not 1/);
+  });
 });
 
 describe(

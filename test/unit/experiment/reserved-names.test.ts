@@ -6,6 +6,8 @@ import { ConfigError } from '../../../harness/errors.js';
 import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { HARNESS_ENV } from '../../../harness/experiment/names.js';
 import { TRIAL_MARK_ENV } from '../../../harness/trial/process.js';
+import { WARM_SERVER_ENV } from '../../../harness/trial/warm-server.js';
+import { BRACKET_ENV } from '../../../harness/trial/bracket-session.js';
 import { ONNX_WORKLOAD_ENV } from '../../../harness/workloads/onnx/spec.js';
 import { ENV } from '../../../harness/workloads/protocol/events.js';
 
@@ -183,6 +185,9 @@ describe('parameter names that collide with the workload protocol', () => {
   });
 
   it('knows every variable that the harness sets', () => {
-    assert.deepEqual([...HARNESS_ENV].sort(), [...Object.values(ENV), TRIAL_MARK_ENV, ONNX_WORKLOAD_ENV].sort());
+    assert.deepEqual(
+      [...HARNESS_ENV].sort(),
+      [...Object.values(ENV), TRIAL_MARK_ENV, ONNX_WORKLOAD_ENV, WARM_SERVER_ENV, BRACKET_ENV].sort(),
+    );
   });
 });
