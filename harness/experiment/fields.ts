@@ -167,10 +167,7 @@ function unit(
 }
 
 /** A size in bytes; `max` caps it, with the reason given in the message. */
-export const size = (
-  description: string,
-  max?: { bytes: number; why: string; min?: { bytes: number; why: string } },
-) =>
+export const size = (description: string, max?: { bytes: number; why: string; min?: { bytes: number; why: string } }) =>
   unit(
     'a size such as "2GiB", "800MB" or a number of bytes',
     SIZE_PATTERN,

@@ -196,7 +196,10 @@ export const commandWorkload = object(
       "pipe: read, and its tail kept in a failed trial's record (the default); inherit: the terminal",
     ).optional(),
     cwd: str({ description: 'working directory, relative to the experiment file' }).optional(),
-    env: record(str({ check: nulProblem }), 'extra environment variables', { noun: 'variable', checkKey: envNameProblem }).optional(),
+    env: record(str({ check: nulProblem }), 'extra environment variables', {
+      noun: 'variable',
+      checkKey: envNameProblem,
+    }).optional(),
     params: paramRecord(paramValue, 'fixed parameter values').prefault({}),
     protocol: oneOf(
       ['optional', 'required'] as const,
