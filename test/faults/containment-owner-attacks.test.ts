@@ -3,12 +3,15 @@
 // deletes its run's lock cannot let a second run in; a helper that moves into a child cgroup of its own
 // trial cgroup is ended with the trial, and the whole subtree is removed.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import { procStat } from '../../harness/trial/pids.js';
+import { cgroupHost } from '../../harness/trial/cgroup-host.js';
+import { ownerTag, pidNamespace, scopeOf } from '../../harness/trial/owner.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { commandExperiment } from '../support/faults.js';
@@ -146,6 +149,41 @@ steps()
       ],
     );
     assert.equal(existsSync(join(run, '.lock')), false, 'released at the end');
+  });
+
+  it("another directory's orphaned trial cgroups, their owner dead, are left alone and never called this directory's", async () => {
+    const host = cgroupHost();
+    const parent = host.memory ?? host.unified?.dir;
+    assert.ok(parent, 'a cgroup to nest under');
+    // A dead owner: this pid namespace, a pid that runs no process with that start time. One cgroup is named
+    // as tunebench names them now (another directory's scope), one as an older tunebench did (no scope at all).
+    const owner = { scope: scopeOf(tempDir()), pidns: pidNamespace(), pid: 4_000_000, start: 1 };
+    const orphans = [`tunebench-${ownerTag(owner)}.t0000.deadbeef`, 'tunebench-4000000.1.t0000.deadbeef'].map((n) =>
+      join(parent, n),
+    );
+    const sleepers = orphans.map(() => spawn('sleep', ['300'], { detached: true, stdio: 'ignore' }));
+    try {
+      orphans.forEach((o, i) => {
+        mkdirSync(o);
+        writeFileSync(join(o, 'cgroup.procs'), String(sleepers[i]!.pid));
+      });
+      const dir = tempDir();
+      const quick = join(dir, 'quick.py');
+      writeFileSync(quick, `${STEPS}\nsteps()\n`);
+      const r = await execa(process.execPath, [CLI, 'run', sweep(dir, 'other', quick), '--out', join(dir, 'runs')], {
+        reject: false,
+      });
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.doesNotMatch(r.stderr, /ended \d+ process/);
+      for (const [i, o] of orphans.entries()) {
+        assert.ok(alive(sleepers[i]!.pid!), `the process in ${o} lives`);
+        assert.ok(existsSync(o), `${o} is there`);
+      }
+    } finally {
+      for (const p of sleepers) p.kill('SIGKILL');
+      for (const p of sleepers) await waitFor('a sleeper to leave', () => !alive(p.pid!) || null, 5);
+      for (const o of orphans) if (existsSync(o)) rmdirSync(o);
+    }
   });
 
   it('a helper that moves into a child cgroup of its own trial cgroup is ended, and the subtree removed', async () => {
