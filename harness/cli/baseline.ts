@@ -21,8 +21,8 @@ export function registerBaseline(program: Command): void {
     .description("pin a finished run as its experiment's baseline (<reports>/<experiment>/baseline.json)")
     .argument('<run-dir>', 'a finished run directory')
     .addHelpText('after', examples('tunebench baseline set reports/default/<run-id>'))
-    .action((runArg: string) => {
-      const { dir, entry } = finishedRun(runArg, `pin ${runArg} as the baseline`);
+    .action(async (runArg: string) => {
+      const { dir, entry } = await finishedRun(runArg, `pin ${runArg} as the baseline`);
       const path = writeBaseline(dir, {
         run_id: entry.run_id,
         set_at: new Date().toISOString(),
@@ -41,8 +41,8 @@ export function registerBaseline(program: Command): void {
     )
     .argument('<run-dir>', 'a finished run directory, usually the latest night that history flagged')
     .addHelpText('after', examples('tunebench baseline accept reports/default/<run-id>'))
-    .action((runArg: string) => {
-      const { dir, entry } = finishedRun(runArg, `accept ${runArg}`);
+    .action(async (runArg: string) => {
+      const { dir, entry } = await finishedRun(runArg, `accept ${runArg}`);
       const expDir = dirname(dir);
       const accepted = readAccepted(expDir);
       if (accepted.some((a) => a.run_id === entry.run_id)) {
@@ -94,11 +94,11 @@ export function registerBaseline(program: Command): void {
 }
 
 /** The finished run a baseline command names, or a ConfigError that says why it cannot do `toDo`. */
-function finishedRun(runArg: string, toDo: string): { dir: string; entry: RunEntry } {
+async function finishedRun(runArg: string, toDo: string): Promise<{ dir: string; entry: RunEntry }> {
   const dir = resolve(runArg);
   if (!existsSync(join(dir, 'run.json')))
     throw new ConfigError(`${runArg} is not a run directory (run.json is missing)`);
-  const entry = readRunEntry(dir);
+  const entry = await readRunEntry(dir);
   if ('why' in entry) throw new ConfigError(`cannot ${toDo}: ${entry.why}`);
   return { dir, entry };
 }

@@ -87,7 +87,7 @@ export function registerHistory(program: Command): void {
       const threshold = parseRegressionPct(o.failOnRegression) ?? null;
       const band = parseNoiseBand(o.noiseBand);
       const reports = resolve(reportsArg);
-      const index = indexRuns(reports);
+      const index = await indexRuns(reports);
       for (const w of index.warnings) process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       if (index.runs.length === 0)
         throw new ConfigError(

@@ -9,6 +9,7 @@ import { writeJsonAtomic } from '../store/atomic.js';
 import { printedCommand } from '../util/shell.js';
 import { JOURNAL_FILE, readJournal } from '../store/journal.js';
 import { readRunJson, RUN_FILE } from '../store/run-dir.js';
+import { rebuildFromJournal } from '../engine/rebuild.js';
 import { z } from 'zod';
 import {
   configSchema,
@@ -24,7 +25,8 @@ export const INDEX_FILE = '.history-index.json';
 /** Held in the reports folder while `history` confirms alarms: one confirmation run at a time. */
 export const HISTORY_LOCK_FILE = '.history.lock';
 // 2: process-timed throughput is named runs/s (read from the journal of command workloads).
-const INDEX_VERSION = 2;
+// 3: figures rebuilt from each run's journal (run.json's stored result is not trusted).
+const INDEX_VERSION = 3;
 
 /** One key metric of a run: higher is better for every metric tunebench tracks. */
 const metricPointSchema = z.object({
@@ -50,6 +52,8 @@ const runEntrySchema = z.object({
   git_commit: z.string().nullable(),
   chosen: configSchema,
   metrics: z.array(metricPointSchema),
+  /** What rebuilding the figures from the journal said: run.json disagreed (edited), or could not be checked. */
+  warning: z.string().optional(),
 });
 export type RunEntry = z.infer<typeof runEntrySchema>;
 
@@ -176,7 +180,11 @@ export function keyMetricsWithOrigin(result: RunResult, records: readonly TrialR
   return out;
 }
 
-export function readRunEntry(dir: string): RunEntry | { why: string } {
+/**
+ * A finished run as history counts it. Its figures (CIs, the chosen config) come from its journal, as
+ * `tunebench report` derives them (engine/rebuild.ts): a run.json edited after the run does not move a trend.
+ */
+export async function readRunEntry(dir: string): Promise<RunEntry | { why: string }> {
   let run: RunJson;
   try {
     run = readRunJson(dir, 'it is left out of the history');
@@ -191,7 +199,13 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
     };
   }
   const env = environmentKey(run.environment);
-  const records = commandRecords(dir, run);
+  const journal = journalRecords(dir);
+  const rebuilt = journal
+    ? await rebuildFromJournal(run, journal, join(dir, JOURNAL_FILE))
+    : { run, warning: `its ${JOURNAL_FILE} cannot be read, so the figures in ${RUN_FILE} are shown unchecked` };
+  run = rebuilt.run;
+  if (!run.result) return { why: 'the run has no result' };
+  const records = commandRecords(run, journal ?? []);
   return {
     experiment: run.experiment ?? run.result.experiment,
     run_id: run.run_id ?? run.result.run_id,
@@ -202,20 +216,21 @@ export function readRunEntry(dir: string): RunEntry | { why: string } {
     git_commit: run.environment?.git_commit ?? null,
     chosen: run.result.chosen,
     metrics: keyMetrics(run.result, records),
+    ...(rebuilt.warning ? { warning: rebuilt.warning } : {}),
   };
 }
 
-/**
- * The trial records of a command workload's run (which may be timed as whole processes); none for other
- * workloads, whose journals are not read (they can be large, and they always count samples).
- */
-function commandRecords(dir: string, run: RunJson): TrialRecord[] {
-  if ((run.resolved['workload'] as { kind?: unknown } | undefined)?.kind !== 'command') return [];
+function journalRecords(dir: string): TrialRecord[] | undefined {
   try {
     return readJournal(join(dir, JOURNAL_FILE)).records;
   } catch {
-    return []; // a damaged journal: the metrics keep their generic name
+    return undefined;
   }
+}
+
+/** The trial records of a command workload's run (which may be timed as whole processes); none for other workloads. */
+function commandRecords(run: RunJson, records: TrialRecord[]): TrialRecord[] {
+  return (run.resolved['workload'] as { kind?: unknown } | undefined)?.kind === 'command' ? records : [];
 }
 
 /** The index cache (<reports>/INDEX_FILE): what each run directory gave, keyed by its run.json's size and time. */
@@ -229,7 +244,7 @@ const cacheFileSchema = z.object({
 type CacheFile = z.infer<typeof cacheFileSchema>;
 
 /** Reads (and refreshes the cache of) every run directory under reportsDir/<experiment>/<run-id>/. */
-export function indexRuns(reportsDir: string): HistoryIndex {
+export async function indexRuns(reportsDir: string): Promise<HistoryIndex> {
   const root = resolve(reportsDir);
   if (!existsSync(root) || !statSync(root).isDirectory())
     throw new ConfigError(
@@ -271,7 +286,7 @@ export function indexRuns(reportsDir: string): HistoryIndex {
         continue;
       }
       const cached = trustedCacheEntry(cache.entries[dir], dir, st, (w) => warnings.push(`${cachePath}: ${w}`));
-      const entry = cached?.entry ?? readRunEntry(dir);
+      const entry = cached?.entry ?? (await readRunEntry(dir));
       if (entry !== cached?.entry) changed = true;
       fresh.entries[dir] = { size: st.size, mtime: st.mtimeMs, entry };
       if ('why' in entry) skipped.push({ dir, why: entry.why });

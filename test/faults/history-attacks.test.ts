@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { procStart } from '../../harness/store/lock.js';
+import { readRunEntry } from '../../harness/history/index.js';
 import { commandExperiment, FAULTS_EXPERIMENT } from '../support/faults.js';
 import { plantedNights, writeNights } from '../support/history.js';
 import { CLI, PROGRAMS, ROOT, tempDir } from '../support/paths.js';
@@ -67,6 +68,26 @@ describe('history, baselines and resumes that cannot be turned against their own
     const summary = JSON.parse(linked.stdout) as GateJson & { skipped: { dir: string; why: string }[] };
     assert.equal(summary.experiments[0]!.gate.latest.dir, dirs.at(-1));
     assert.match(summary.skipped.find((x) => x.dir === planted)?.why ?? '', /not a regular file/);
+  });
+
+  it("history takes a run's figures from its journal: a run.json whose CI was edited x50 moves nothing (issue 45)", async () => {
+    const reports = tempDir();
+    const r = await cli(['run', quickExperiment(tempDir(), 'edited'), '--out', reports, '--json']);
+    assert.equal(r.exitCode, 0, r.stderr);
+    const dir = (JSON.parse(r.stdout) as { run_dir: string }).run_dir;
+    const honest = await readRunEntry(dir);
+    assert.ok(!('why' in honest), JSON.stringify(honest));
+    const runFile = join(dir, 'run.json');
+    const run = readJson<{
+      result: { stages: { result: { configs: { throughput: Record<string, number> | null }[] } }[] };
+    }>(runFile);
+    for (const c of run.result.stages[0]!.result.configs)
+      if (c.throughput) for (const k of ['estimate', 'low', 'high']) c.throughput[k] = c.throughput[k]! * 50;
+    writeFileSync(runFile, JSON.stringify(run));
+    const edited = await readRunEntry(dir);
+    assert.ok(!('why' in edited), JSON.stringify(edited));
+    assert.deepEqual(edited.metrics, honest.metrics, "the figures are the journal's");
+    assert.match(edited.warning ?? '', /run\.json disagrees with trials\.jsonl on stages/);
   });
 
   it('a forged confirmations.json (value 1e300, trials -3, run_dir /etc) is refused, naming the file and field', async () => {

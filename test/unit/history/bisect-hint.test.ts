@@ -16,7 +16,7 @@ type RunEdit = NonNullable<Parameters<typeof writeNights>[1][number]['edit']>;
  * Three nights at commits c1..c3 of /repo, the last 30% slower (the gate warms up: the baseline is
  * night 2), with `edit` applied to night `at` (1-based) after the commit is set; the hint history gives.
  */
-function hint(o: { step?: number; at?: number; edit?: RunEdit } = {}): BisectHint | null {
+async function hint(o: { step?: number; at?: number; edit?: RunEdit } = {}): Promise<BisectHint | null> {
   const out = tempDir();
   const file = join(out, 'bench.yaml');
   writeFileSync(file, 'name: work\n');
@@ -31,7 +31,7 @@ function hint(o: { step?: number; at?: number; edit?: RunEdit } = {}): BisectHin
     },
   }));
   writeNights(out, nights);
-  const runs = indexRuns(out).runs;
+  const runs = (await indexRuns(out)).runs;
   const [h] = analyzeHistory(runs, {
     failPct: 5,
     noiseBand: 0.02,
@@ -45,22 +45,22 @@ function hint(o: { step?: number; at?: number; edit?: RunEdit } = {}): BisectHin
 const why = (h: BisectHint | null) => (h && !h.available ? h.why : null);
 
 describe('the bisect command of a failed gate', () => {
-  it('bisects from the baseline night to tonight, with the repository and experiment file they record', () => {
-    const h = hint();
+  it('bisects from the baseline night to tonight, with the repository and experiment file they record', async () => {
+    const h = await hint();
     assert.ok(h?.available, JSON.stringify(h));
     assert.deepEqual(h.args.slice(0, 7), ['bisect', '--repo', '/repo', '--good', 'c2', '--bad', 'c3']);
     assert.match(h.args[7]!, /bench\.yaml$/);
     assert.deepEqual([h.good.run_id, h.bad.run_id], ['night-0002', 'night-0003']);
   });
 
-  it('gives nothing when the gate passes', () => {
-    assert.equal(hint({ step: 1 }), null);
+  it('gives nothing when the gate passes', async () => {
+    assert.equal(await hint({ step: 1 }), null);
   });
 
-  it('says why there is none, each reason with its run or value', () => {
-    const at2 = (edit: RunEdit) => why(hint({ at: 2, edit }));
-    const tonight = (edit: RunEdit) => why(hint({ edit }));
-    const noCommit = at2((run) => {
+  it('says why there is none, each reason with its run or value', async () => {
+    const at2 = async (edit: RunEdit) => why(await hint({ at: 2, edit }));
+    const tonight = async (edit: RunEdit) => why(await hint({ edit }));
+    const noCommit = await at2((run) => {
       run.environment.git_commit = null;
     });
     assert.deepEqual(
@@ -68,38 +68,38 @@ describe('the bisect command of a failed gate', () => {
       ['no-commit', 'night-0002'],
     );
     assert.deepEqual(
-      tonight((run) => {
+      await tonight((run) => {
         run.environment.git_commit = 'c2';
       }),
       { kind: 'same-commit', commit: 'c2' },
     );
     assert.deepEqual(
-      tonight((run) => {
+      await tonight((run) => {
         run.resolved['workload'] = { kind: 'onnx' };
       }),
       { kind: 'not-command', workload: 'onnx' },
     );
     assert.deepEqual(
-      tonight((run) => {
+      await tonight((run) => {
         run.experiment_file = '/nowhere/bench.yaml';
       }),
       { kind: 'no-experiment-file', file: '/nowhere/bench.yaml', problem: 'missing' },
     );
     // A one-liner's run (tunebench time) records no file bisect can load.
     assert.deepEqual(
-      tonight((run) => {
+      await tonight((run) => {
         run.experiment_file = '/work/<nightly>';
       }),
       { kind: 'no-experiment-file', file: '/work/<nightly>', problem: 'not-an-experiment-file' },
     );
     assert.deepEqual(
-      tonight((run) => {
+      await tonight((run) => {
         run.environment.git_root = '/elsewhere';
       }),
       { kind: 'other-repo', good_repo: '/repo', bad_repo: '/elsewhere' },
     );
     // A run written before git_root was stored: the command without --repo, to run in the repository.
-    const old = at2((run) => {
+    const old = await at2((run) => {
       delete run.environment.git_root;
     });
     assert.equal(old?.kind, 'no-repo');

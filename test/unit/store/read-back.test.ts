@@ -148,10 +148,10 @@ describe('damaged and foreign files', () => {
     );
   });
 
-  it('a foreign history index cache is rebuilt, not trusted', () => {
+  it('a foreign history index cache is rebuilt, not trusted', async () => {
     const reports = tempDir();
     cpSync(FORMAT_V1, join(reports, 'format-v1', 'run-a'), { recursive: true });
-    const first = indexRuns(reports);
+    const first = await indexRuns(reports);
     assert.equal(first.runs.length, 1);
     const cacheFile = readdirSync(reports).find((f) => f.endsWith('.json'));
     assert.ok(cacheFile, 'the index wrote its cache');
@@ -166,9 +166,9 @@ describe('damaged and foreign files', () => {
       );
     // Control: a well-formed entry with matching size and time is trusted as it is.
     cacheWith({ ...first.runs[0]!, env_label: 'from the cache' });
-    assert.equal(indexRuns(reports).runs[0]!.env_label, 'from the cache');
+    assert.equal((await indexRuns(reports)).runs[0]!.env_label, 'from the cache');
     cacheWith({ run_id: 7 });
-    const again = indexRuns(reports);
+    const again = await indexRuns(reports);
     assert.equal(again.runs.length, 1);
     assert.equal(again.runs[0]!.run_id, first.runs[0]!.run_id);
   });
