@@ -1,6 +1,6 @@
 // Runs one trial as a fresh process group: memory cap, timeout with process-tree kill, events and stderr tail.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, TrialError } from '../errors.js';
 import { processTree } from '../telemetry/proc-tree.js';
@@ -11,6 +11,8 @@ import { EventReader } from './event-reader.js';
 import { stepEventCount } from './counted-events.js';
 import { rankOf } from './ranks.js';
 import { cgroupHost } from './cgroup-host.js';
+import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
+import { formatBytes } from '../experiment/units.js';
 import { giveTo, type RunAs } from './run-as.js';
 import { limitChanged, outsideCgroups, peakOverCap } from './integrity.js';
 import { ownerState, ownerTag, parseOwner, scopeOf, selfOwner, type Owner } from './owner.js';
@@ -244,6 +246,8 @@ interface WatchedTrial {
   left: number[];
   /** Forks and clones refused at the trial's pids.max. */
   pidsHits: number;
+  /** The disk of the trial's files was full when it ended (its events file may be what filled it). */
+  diskFull?: { freeBytes: number; eventsBytes: number };
 }
 
 /** How the trial is judged: its classification and the exit it counts as. */
@@ -374,8 +378,10 @@ async function watchTrial(spec: ProcessTrialSpec, started: StartedTrial): Promis
   } catch (error) {
     state.readerError ??= (error as Error).message;
   }
+  // Read before the events file goes: once it is removed, a disk it filled has room again.
+  const diskFull = fullDisk(spec.scratchDir, started.eventsPath);
   rmSync(started.eventsPath, { force: true });
-  return { state, reader, sampler, telemetry, exit, exitMs, memory, left, pidsHits };
+  return { state, reader, sampler, telemetry, exit, exitMs, memory, left, pidsHits, ...(diskFull ? { diskFull } : {}) };
 }
 
 /** Stops the trial: SIGTERM, then SIGKILL after the grace. */
@@ -527,6 +533,15 @@ function judgeTrial(spec: ProcessTrialSpec, started: StartedTrial, watched: Watc
         `${spec.doneGraceSeconds ?? DONE_GRACE_SECONDS} s (a hanging teardown); killed, and its steps are kept`,
     };
   }
+  const full = watched.diskFull;
+  if (full && classification.outcome !== 'ok')
+    classification = {
+      outcome: 'invalid',
+      reason:
+        `the disk holding the trial's files filled up while it ran (${formatBytes(full.freeBytes)} free at its end; ` +
+        `its events file had grown to ${formatBytes(full.eventsBytes)}), so its failure says nothing about its config: ` +
+        `${classification.reason}`,
+    };
   if (watched.pidsHits > 0 && classification.outcome !== 'ok')
     classification = {
       ...classification,
@@ -687,4 +702,17 @@ function makeCgroup(limit: MemoryLimit, owner: Owner, label: string, pids?: numb
     if (!capsTree(limit.mechanism)) return undefined; // contained by the process tree and the mark instead
     throw new TrialError(`could not make the trial's cgroup: ${String(error)}`, { cause: error });
   }
+}
+
+/** The disk of the trial's files when it is (nearly) full: its free bytes and the events file's size; else undefined. */
+function fullDisk(scratchDir: string, eventsPath: string): { freeBytes: number; eventsBytes: number } | undefined {
+  const free = freeBytes(scratchDir);
+  if (free === null || free >= MIN_FREE_BYTES) return undefined;
+  let eventsBytes = 0;
+  try {
+    eventsBytes = statSync(eventsPath).size;
+  } catch {
+    // gone
+  }
+  return { freeBytes: free, eventsBytes };
 }

@@ -10,7 +10,7 @@ import { StoreError } from '../../harness/errors.js';
 import { Journal, readJournal } from '../../harness/store/journal.js';
 import { CLI, tempDir } from '../support/paths.js';
 import { REPORT_FIXTURE, runDir } from '../support/runs.js';
-import { FAULTS_EXPERIMENT, readTrace, trialKey } from '../support/faults.js';
+import { commandExperiment, FAULTS_EXPERIMENT, readTrace, trialKey } from '../support/faults.js';
 import { requireSystem } from '../support/system.js';
 
 const mounts: string[] = [];
@@ -73,6 +73,39 @@ describe('storage faults', { timeout: 5 * 60_000 }, () => {
       const want = JSON.parse(reference.stdout) as { chosen: Record<string, unknown>; run_dir: string };
       assert.deepEqual(trace.chosen, want.chosen);
       assert.deepEqual(trace.records.map(trialKey), readTrace(want.run_dir).records.map(trialKey));
+    },
+  );
+
+  it(
+    'a workload that fills the disk through its events file is invalid, naming the full disk, not a crash (issue 45)',
+    { skip },
+    async () => {
+      const disk = await mountTmpfs('size=6m');
+      const dir = tempDir();
+      const program = join(dir, 'flood.mjs');
+      writeFileSync(
+        program,
+        `import { appendFileSync } from 'node:fs';
+const junk = 'x'.repeat(64 * 1024) + '\\n';
+for (;;) appendFileSync(process.env.TUNEBENCH_EVENTS, junk);
+`,
+      );
+      const experiment = commandExperiment(
+        dir,
+        'flood',
+        ['node', program],
+        ['  protocol: required'],
+        ['limits: { timeout: 30s }', 'stages:', '  - { kind: sweep, params: { x: [1] }, strategy: grid, repeats: 1 }'],
+      );
+      const r = await run(['run', experiment, '--out', disk, '--quiet']);
+      assert.notEqual(r.exitCode, 0);
+      const journal = readJournal(join(runDir(disk, 'flood'), 'trials.jsonl'));
+      const record = journal.records[0]!;
+      assert.equal(record.outcome, 'invalid', record.reason);
+      assert.match(
+        record.reason,
+        /the disk holding the trial's files filled up while it ran \([\d.]+ \w+ free at its end; its events file had grown to [\d.]+ MiB\)/,
+      );
     },
   );
 
