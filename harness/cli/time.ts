@@ -1,6 +1,7 @@
 // `tunebench time '<cmd>' ['<cmd>' ...]` and `tunebench claim '<claim>' --baseline '<cmd>' --candidate '<cmd>'`:
 // the one-liners. Each builds an experiment in memory, runs it like a file (run directory, journal,
 // report), then prints what the stage found.
+import { ContainedCommands } from '../trial/contained-commands.js';
 import { Command, Option } from 'commander';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -352,11 +353,19 @@ export function registerTime(program: Command): void {
     const req = timeRequest(commands, raw);
     const { experiment, mode } = timeExperiment(req);
     const hooks = onceCommands(req);
-    runOnce(hooks.setup, '--setup', experiment.limits.timeout);
+    // --setup and --cleanup run contained: what they leave running is ended with the run (issue 45).
+    const contained = new ContainedCommands('time-commands');
+    let result: Awaited<ReturnType<typeof run>>;
+    let cleanupError: string | undefined;
+    try {
+      runOnce(hooks.setup, '--setup', experiment.limits.timeout, contained);
+      result = await run(experiment, typed(process.argv), o, styleProgress(raw.style ?? 'auto', o));
+      cleanupError = attempt(() => runOnce(hooks.cleanup, '--cleanup', experiment.limits.timeout, contained));
+    } finally {
+      contained.end();
+    }
     const line = typed(process.argv);
     const style = raw.style ?? 'auto';
-    const result = await run(experiment, line, o, styleProgress(style, o));
-    const cleanupError = attempt(() => runOnce(hooks.cleanup, '--cleanup', experiment.limits.timeout));
     // The journal is read once: the summary and the warnings come from the same records.
     const records = readRunDir(result.run_dir).records;
     const summary = relabel(timeSummary(mode, result, records), req);

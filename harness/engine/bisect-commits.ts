@@ -2,6 +2,7 @@
 // user's checkout is never touched), the --build command run in it, each build journaled in
 // builds.jsonl (a resumed bisection knows which commits built), and a workload that runs each trial
 // in the worktree of the commit its config names.
+import { ContainedCommands } from '../trial/contained-commands.js';
 import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { execa } from 'execa';
@@ -35,6 +36,8 @@ export interface CommitTreesOptions {
 export class CommitTrees {
   private readonly live = new Map<string, string>();
   private readonly builds = new Map<string, BuildRecord>();
+  /** The builds run contained: what one leaves running (a daemon, a compile server) ends with the bisection. */
+  private readonly contained = new ContainedCommands('bisect-builds');
 
   constructor(private readonly opts: CommitTreesOptions) {
     const file = join(opts.runDir, BUILDS_FILE);
@@ -86,13 +89,16 @@ export class CommitTrees {
     if (this.opts.build === undefined) return { commit, ok: true, detail: '', seconds: 0 };
     // Its own process group: at the timeout the whole build ends (a compiler it started included), not only
     // the shell, whose children would otherwise hold its output open until they finished.
-    const sub = execa('sh', ['-c', this.opts.build], {
+    const w = this.contained.wrap(['sh', '-c', this.opts.build], { ...process.env, TUNEBENCH_COMMIT: commit });
+    const sub = execa(w.argv[0]!, w.argv.slice(1), {
       cwd: dir,
       reject: false,
       all: true,
-      stdin: 'ignore',
+      // fd 3: the join wrapper's word, collected and ignored.
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
       detached: true,
-      env: { TUNEBENCH_COMMIT: commit },
+      env: w.env,
+      extendEnv: false,
     });
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -128,6 +134,7 @@ export class CommitTrees {
 
   /** Removes every worktree of the run, those a killed run left included. */
   async releaseAll(): Promise<void> {
+    this.contained.end();
     for (const commit of [...this.live.keys()]) await this.release(commit);
     rmSync(join(this.opts.runDir, WORKTREES_DIR), { recursive: true, force: true });
     // Not a worktree itself: this only prunes git's records of the folders just deleted.

@@ -20,6 +20,7 @@ import { runDir } from '../support/runs.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
 import { OWN_CGROUP_DIR } from '../support/cgroup-python.js';
+import { makeBisectRepo } from '../support/bisect-repo.js';
 
 const alive = (pid: number) => {
   const s = procStat(pid);
@@ -220,5 +221,62 @@ steps()
     await waitFor('the helper to be gone', () => !alive(helper) || null, 5);
     const child = readFileSync(childFile, 'utf8');
     assert.equal(existsSync(child), false, `${child} was removed with the trial's cgroup`);
+  });
+
+  it('a daemon that time --setup starts lives through the benchmark and ends with the run (issue 45)', async () => {
+    const dir = tempDir();
+    const pidFile = join(dir, 'daemon.pid');
+    const r = await execa(
+      process.execPath,
+      [
+        CLI,
+        'time',
+        '-S',
+        'sh',
+        '--setup',
+        `setsid sleep 300 >/dev/null 2>&1 & echo $! > ${pidFile}`,
+        '-r',
+        '3',
+        '--out',
+        dir,
+        'true',
+      ],
+      { reject: false },
+    );
+    assert.equal(r.exitCode, 0, r.stderr);
+    const daemon = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor('the daemon to be gone', () => !alive(daemon) || null, 5);
+  });
+
+  it('a daemon that bisect --build starts ends with the bisection (issue 45)', async () => {
+    const repoDir = tempDir('tunebench-bisect-');
+    const shas = makeBisectRepo(repoDir, { commits: 4, slowAt: 2, slowdown: 1 });
+    const pids = join(tempDir(), 'daemons');
+    const build = `setsid sleep 300 >/dev/null 2>&1 & echo $! >> ${pids}; exit 0`;
+    const p = await execa(
+      process.execPath,
+      [
+        CLI,
+        'bisect',
+        '--repo',
+        repoDir,
+        '--good',
+        shas[0]!,
+        '--bad',
+        shas.at(-1)!,
+        '--no-draw',
+        '--out',
+        tempDir(),
+        '--build',
+        build,
+        '--',
+        'sh work.sh',
+      ],
+      { reject: false },
+    );
+    assert.equal(p.exitCode, 0, p.stderr);
+    const started = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+    assert.ok(started.length >= 2, `${started.length} builds`);
+    for (const pid of started) await waitFor(`build daemon ${pid} to be gone`, () => !alive(pid) || null, 5);
   });
 });
