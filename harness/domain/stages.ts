@@ -526,10 +526,3 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameShape: Same<z.infer<typeof stageOutcomeSchema>, StageOutcome> = true;
 void sameShape;
 
-/** Narrows a stage outcome to its kind: `if (isStage(s, 'sweep')) s.result.configs`. */
-export function isStage<K extends StageKind>(
-  stage: StageOutcome,
-  kind: K,
-): stage is Extract<StageOutcome, { kind: K }> {
-  return stage.kind === kind;
-}

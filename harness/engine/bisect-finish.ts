@@ -8,11 +8,14 @@ import { readCheckedJson } from '../util/checked-json.js';
 import { drawChart } from '../report/render.js';
 import { OUTCOMES, type Outcome, type RunJson, type TrialRecord } from '../domain/index.js';
 
+/** The file a finished bisection writes its result to, in its run directory. */
+export const BISECT_FILE = 'bisect.json';
+
 /** A finished bisection's bisect.json, checked field by field. */
 export function readBisectFile(runDir: string): BisectFile {
   return readCheckedJson(
     bisectFileSchema,
-    join(runDir, 'bisect.json'),
+    join(runDir, BISECT_FILE),
     "bisect.json of a bisection's run directory",
     'it is written when a bisection finishes: continue an unfinished one with tunebench bisect --resume <run-dir>, ' +
       'or run a damaged one again',
@@ -50,7 +53,7 @@ export async function writeBisectFiles(a: {
   draw: boolean;
 }): Promise<void> {
   const { dir, file } = a;
-  writeJsonAtomic(join(dir.path, 'bisect.json'), file);
+  writeJsonAtomic(join(dir.path, BISECT_FILE), file);
   const warnings: string[] = [
     ...a.runJson.resumes.flatMap((r) => r.notes),
     ...dir.journal.incidents,
@@ -82,7 +85,7 @@ export async function writeBisectFiles(a: {
       files: {
         run: join(dir.path, 'run.json'),
         journal: dir.journal.path,
-        bisect: join(dir.path, 'bisect.json'),
+        bisect: join(dir.path, BISECT_FILE),
         summary: join(dir.path, 'bisect.md'),
         report: join(dir.path, 'report.html'),
       },

@@ -42,7 +42,6 @@ export const BISECT_DEFAULTS = {
 
 /** The stage name of a bisection's trials in the journal. */
 export const BISECT_STAGE = 'bisect';
-export const BISECT_FILE = 'bisect.json';
 
 /** A step as it is announced: which step, and where its commit sits among the commits after good. */
 export interface StepEvent {

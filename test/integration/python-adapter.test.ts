@@ -191,8 +191,9 @@ describe('harness/workloads/python/tunebench.py installed with pip', () => {
       assert.ok(!existsSync(join(ADAPTER, 'build_backend', 'build')));
 
       const probe =
-        'import importlib.metadata, tunebench; print(tunebench.__file__); ' +
-        'print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3]))';
+        'import importlib.metadata, tunebench, tunebench_warm; print(tunebench.__file__); ' +
+        'print(importlib.metadata.version("tunebench")); print(tunebench.count_samples([1, 2, 3])); ' +
+        'print(tunebench_warm.__file__)';
       const r = await execa(PYTHON, ['-c', probe], {
         cwd: tempDir(),
         env: { PYTHONPATH: target },
@@ -200,8 +201,10 @@ describe('harness/workloads/python/tunebench.py installed with pip', () => {
         all: true,
       });
       assert.equal(r.exitCode, 0, r.all);
-      const [file, version, count] = r.stdout.trim().split('\n');
+      const [file, version, count, warm] = r.stdout.trim().split('\n');
       assert.equal(file, join(target, 'tunebench.py'));
+      // warm_start: fork needs the warm server's module beside the adapter (issue 46).
+      assert.equal(warm, join(target, 'tunebench_warm.py'));
       assert.equal(
         version,
         (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,

@@ -1,6 +1,7 @@
 // A batch on disk, shared by the coordinator and the array tasks through the run directory:
-// <run>/slurm/<batch>/batch.json (the trial specs and every submission), task-<i>.json (the record
-// a task wrote, atomically) and task-<i>.log (its output). One file per task: tasks never share a file.
+// <run>/slurm/<batch>/batch.json (the trial specs and every submission) and task-<i>.json (the record
+// a task wrote, atomically); SLURM writes each task's output to slurm-<job>_<task>.log beside them
+// (sbatch --output in executor.ts). One file per task: tasks never share a file.
 // Both files are read back through their schema: the shape is written once, here.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,7 +88,6 @@ export function sameSpecs(a: readonly TrialSpec[], b: readonly TrialSpec[]): boo
 }
 
 export const taskResultPath = (dir: string, task: number) => join(dir, `task-${task}.json`);
-export const taskLogPath = (dir: string, task: number) => join(dir, `task-${task}.log`);
 
 /** What a task left: its record, nothing yet, or a file that cannot be used (why: file, line, field). */
 export type TaskResult =

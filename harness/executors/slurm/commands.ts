@@ -1,5 +1,5 @@
-// SLURM's client commands, as argument arrays (never a shell string): sbatch, squeue, sacct, scontrol
-// and scancel, with their output parsed and each failure explained.
+// SLURM's client commands, as argument arrays (never a shell string): sbatch, squeue, sacct and scontrol,
+// with their output parsed and each failure explained.
 import type { execa as Execa } from 'execa';
 import { ConfigError, TrialError } from '../../errors.js';
 
@@ -26,17 +26,6 @@ export const ACTIVE_STATES = new Set([
   'STOPPED',
   'PREEMPTED',
   'RESV_DEL_HOLD',
-]);
-export const FAILED_STATES = new Set([
-  'FAILED',
-  'TIMEOUT',
-  'OUT_OF_MEMORY',
-  'CANCELLED',
-  'NODE_FAIL',
-  'BOOT_FAIL',
-  'DEADLINE',
-  'REVOKED',
-  'SPECIAL_EXIT',
 ]);
 
 async function slurm(cmd: string, args: readonly string[]): Promise<string> {
@@ -70,10 +59,6 @@ export async function sbatch(
   const id = out.split(';')[0]!;
   if (!/^\d+$/.test(id)) throw new TrialError(`sbatch printed ${JSON.stringify(out)}, not a job id`);
   return id;
-}
-
-export async function scancel(ids: readonly string[]): Promise<void> {
-  if (ids.length > 0) await slurm('scancel', [...ids]);
 }
 
 /** The cluster's MaxArraySize: array indices must be below it (default 1001). */

@@ -8,7 +8,7 @@ import tempfile
 
 from setuptools import build_meta as _setuptools
 
-_SOURCES = ("pyproject.toml", "tunebench.py")
+_SOURCES = ("pyproject.toml", "tunebench.py", "tunebench_warm.py")
 
 
 def _in_a_copy(hook):
