@@ -525,4 +525,3 @@ export type StageOutcome = { [K in StageKind]: StageOutcomeOf<K> }[StageKind];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const sameShape: Same<z.infer<typeof stageOutcomeSchema>, StageOutcome> = true;
 void sameShape;
-
