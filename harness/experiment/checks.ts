@@ -48,6 +48,20 @@ function checkCommand(e: Experiment, issues: Issue[]): void {
         'fork cannot be used with workload.launcher: a trial of N ranks is started by torch.distributed.run, ' +
         'not forked from a warm server; remove warm_start (or set it to off), or remove workload.launcher',
     });
+  if (e.limits.cgroupfs === 'read-only' && e.limits.user !== undefined)
+    issues.push({
+      path: 'limits.cgroupfs',
+      message:
+        `read-only is for workloads that run as root; run as ${e.limits.user} (limits.user) a trial cannot write ` +
+        "root's cgroup files anyway: remove limits.cgroupfs or limits.user",
+    });
+  if (e.limits.cgroupfs === 'read-only' && e.workload.warm_start === 'fork')
+    issues.push({
+      path: 'workload.warm_start',
+      message:
+        "fork cannot be used with limits.cgroupfs: read-only: a warm server's forks do not start in the trial's " +
+        'namespaces; set warm_start: off, or remove limits.cgroupfs',
+    });
   if (e.limits.user !== undefined && e.workload.warm_start === 'fork')
     issues.push({
       path: 'workload.warm_start',

@@ -43,6 +43,11 @@ const limits = object({
       'run each trial as this unprivileged user (tunebench runs as root): a workload that is not root cannot ' +
       'undo its cgroups (lift its cap, leave them); it needs to read the workload and may write only its own files',
   }).optional(),
+  cgroupfs: oneOf(
+    ['writable', 'read-only'] as const,
+    'read-only: each trial runs in a cgroup namespace with the cgroup filesystem read-only and without ' +
+      'CAP_SYS_ADMIN, so a workload that must run as root still cannot undo its cgroups (tunebench as root); default writable',
+  ).optional(),
   pids: positiveInt(
     `most processes and threads one trial may have at once (a pids cgroup; default ${DEFAULT_TRIAL_PIDS}): a fork bomb ends the trial, not the machine`,
   ).optional(),

@@ -14,12 +14,36 @@ export const WRAPPER_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/
  * then execs the rest: the program starts inside its cgroups and cannot fork before it is there. Fixed
  * text; every value is an argument, never parsed by the shell.
  */
-function joinScript(fd: number, waitForGo: boolean): string {
+function joinScript(fd: number, waitForGo: boolean, sourceEnv: boolean): string {
   // With waitForGo the wrapper reads a line back on the same fd (a socket pair) before the exec.
   return (
     'e=$1; shift; while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; ' +
-    `printf j >&${fd}; ${waitForGo ? `read -r _ <&${fd} || exit 125; ` : ''}exec ${fd}>&-; . "$e" || exit 125; exec "$@"`
+    `printf j >&${fd}; ${waitForGo ? `read -r _ <&${fd} || exit 125; ` : ''}exec ${fd}>&-; ` +
+    `${sourceEnv ? '. "$e" || exit 125; ' : ''}exec "$@"`
   );
+}
+
+/**
+ * limits.cgroupfs: read-only. In a cgroup namespace and a mount namespace of its own, the cgroup mounts
+ * named before `--` are made read-only, then the environment file (first argument) is read and the
+ * program runs without CAP_SYS_ADMIN (setpriv drops it from the bounding set): root as it may be, it can
+ * write no cgroup file and remount nothing. Fixed text; every value is an argument.
+ */
+const ISOLATE_SCRIPT =
+  'e=$1; shift; while [ "$1" != -- ]; do mount -o remount,bind,ro "$1" || exit 125; shift; done; shift; ' +
+  '. "$e" || exit 125; exec "$@"';
+
+/** The programs the read-only isolation runs (util-linux), by absolute path: never the workload's PATH's. */
+export const ISOLATION_PROGRAMS = { unshare: '/usr/bin/unshare', setpriv: '/usr/bin/setpriv' } as const;
+
+function isolated(argv: readonly string[], envFile: string, mounts: readonly string[]): string[] {
+  const { unshare, setpriv } = ISOLATION_PROGRAMS;
+  return [
+    ...[unshare, '--cgroup', '--mount', '--propagation', 'private', '--'],
+    ...['/bin/sh', '-c', ISOLATE_SCRIPT, 'tunebench-isolate', envFile, ...mounts, '--'],
+    ...[setpriv, '--bounding-set', '-sys_admin', '--'],
+    ...argv,
+  ];
 }
 
 /**
@@ -34,9 +58,15 @@ export function joinArgv(
   envFile: string,
   fd = 3,
   waitForGo = false,
+  /** limits.cgroupfs: read-only: these cgroup mount points are made read-only for the program (ISOLATE_SCRIPT). */
+  readOnlyMounts?: readonly string[],
 ): string[] {
   if (!Number.isInteger(fd) || fd < 3 || fd > 9) throw new Error(`join: fd ${fd} is not 3-9`);
-  return ['/bin/sh', '-c', joinScript(fd, waitForGo), 'tunebench-join', envFile, ...procsFiles, '--', ...argv];
+  const program = readOnlyMounts ? isolated(argv, envFile, readOnlyMounts) : argv;
+  return [
+    ...['/bin/sh', '-c', joinScript(fd, waitForGo, !readOnlyMounts), 'tunebench-join', envFile],
+    ...[...procsFiles, '--', ...program],
+  ];
 }
 
 /** A variable the shell can export: a name of letters, digits and underscores, not starting with a digit. */

@@ -4,6 +4,7 @@ import {
   accessSync,
   closeSync,
   constants,
+  existsSync,
   fstatSync,
   openSync,
   readFileSync,
@@ -21,7 +22,8 @@ import { setMemoryLimit, type TrialCgroup } from './cgroup.js';
 import { capsTree, type MemoryLimit } from './limits.js';
 import { identify, type KnownProcess } from './pids.js';
 import { giveTo, type RunAs } from './run-as.js';
-import { goWhenJoined, joinArgv, joinedSignal, WRAPPER_ENV, writeEnvFile } from './launch-join.js';
+import { goWhenJoined, ISOLATION_PROGRAMS, joinArgv, joinedSignal, WRAPPER_ENV, writeEnvFile } from './launch-join.js';
+import { cgroupMounts } from './cgroup-host.js';
 
 /** The trial mark's variable (TRIAL_MARK_ENV of process.ts, which imports this module). */
 const MARK_ENV = 'TUNEBENCH_TRIAL_MARK';
@@ -51,6 +53,8 @@ export interface LaunchSpec {
   stdio?: TrialStdio;
   /** limits.user: the process runs as this user; the harness moves it into its cgroups (it could not). */
   runAs?: RunAs;
+  /** limits.cgroupfs: read-only (launch-join.ts). */
+  readOnlyCgroupfs?: true;
 }
 
 export interface Launched {
@@ -113,7 +117,8 @@ export async function spawnTrial(
   if (cgroup) writeEnvFile(envFile, { ...process.env, ...env });
   if (cgroup) giveTo(envFile, spec.runAs);
   // Run as another user, the wrapper cannot join root's cgroups: the harness moves it in before its go.
-  const argv = cgroup ? joinArgv(spec.runAs ? [] : cgroup.procsFiles, program, envFile, 3, true) : program;
+  const readOnly = spec.readOnlyCgroupfs ? readOnlyMounts(cgroup) : undefined;
+  const argv = cgroup ? joinArgv(spec.runAs ? [] : cgroup.procsFiles, program, envFile, 3, true, readOnly) : program;
   const streams = openStdio(spec.stdio);
   const options: SpawnOptions = {
     cwd: spec.cwd,
@@ -320,4 +325,15 @@ function moveInto(cgroup: TrialCgroup, pid: number, child: { kill(signal: NodeJS
     child.kill('SIGKILL');
     throw new TrialError(`could not move the trial's process into its cgroups: ${String(error)}`, { cause: error });
   }
+}
+
+/** The cgroup mount points a read-only trial sees read-only; refuses where it cannot be isolated. */
+function readOnlyMounts(cgroup: TrialCgroup | undefined): string[] {
+  const missing = Object.values(ISOLATION_PROGRAMS).filter((p) => !existsSync(p));
+  if (!cgroup || missing.length > 0)
+    throw new ConfigError(
+      `limits.cgroupfs: read-only needs ${!cgroup ? 'a trial cgroup (tunebench as root, with cgroups it may nest under)' : `${missing.join(' and ')} (util-linux)`}; ` +
+        'install util-linux, or remove limits.cgroupfs (or run the workload as another user: limits.user)',
+    );
+  return cgroupMounts(readFileSync('/proc/self/mountinfo', 'utf8')).map((m) => m.point);
 }

@@ -74,6 +74,8 @@ export interface ProcessTrialSpec {
   runAs?: RunAs;
   /** limits.pids (or the default): most processes and threads of the trial at once (a pids cgroup). */
   pids?: number;
+  /** limits.cgroupfs: read-only: the program runs in namespaces where the cgroup filesystem is read-only. */
+  readOnlyCgroupfs?: true;
 }
 
 /** What a stop hook sees after each read of the events file. */

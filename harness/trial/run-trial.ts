@@ -146,6 +146,7 @@ function trialSpec(opts: {
     ...(command.stdio ? { stdio: command.stdio } : {}),
     ...(ctx.limits.user !== undefined ? { runAs: resolveUser(ctx.limits.user) } : {}),
     pids: ctx.limits.pids ?? DEFAULT_TRIAL_PIDS,
+    ...(ctx.limits.cgroupfs === 'read-only' ? { readOnlyCgroupfs: true as const } : {}),
   };
 }
 

@@ -190,6 +190,39 @@ steps()
     assert.equal(r.outcome, 'oom', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
   });
 
+  it('run as root under limits.cgroupfs: read-only, a trial can neither lift its cap nor leave its cgroups', async () => {
+    const dir = tempDir();
+    const tried = join(dir, 'tried');
+    const r = await trial(
+      dir,
+      `${STEPS}${OWN_CGROUP_DIR}
+import os, subprocess
+d = own_cgroup_dir()
+def attempt(path, value):
+    try:
+        open(path, "w").write(value)
+        return "written"
+    except OSError as e:
+        return os.strerror(e.errno)
+v1 = os.path.exists(os.path.join(d, "memory.limit_in_bytes"))
+lift = attempt(os.path.join(d, "memory.limit_in_bytes" if v1 else "memory.max"), "-1" if v1 else "max")
+leave = attempt(os.path.join(os.path.dirname(d), "cgroup.procs"), str(os.getpid()))
+remount = subprocess.run(["mount", "-o", "remount,rw", os.path.dirname(d)], capture_output=True).returncode
+open(${JSON.stringify(tried)}, "w").write(f"{os.getuid()}|{lift}|{leave}|{remount}")
+held = bytearray(400 << 20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+steps()
+`,
+      { mechanism: 'cgroup', memory: 200 * 2 ** 20, timeout: 30, cgroupfs: 'read-only' },
+    );
+    const [uid, lift, leave, remount] = readFileSync(tried, 'utf8').split('|');
+    assert.equal(uid, '0', 'the workload ran as root');
+    assert.deepEqual([lift, leave], ['Read-only file system', 'Read-only file system']);
+    assert.notEqual(remount, '0', 'without CAP_SYS_ADMIN it cannot remount the cgroup filesystem');
+    assert.equal(r.outcome, 'oom', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
+  });
+
   it("a fork bomb ends at the trial's pids limit, and the record says so", async () => {
     const dir = tempDir();
     const r = await trial(
