@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatBytes } from '../experiment/units.js';
 import { memoryLimitNow, type TrialCgroup } from './cgroup.js';
+import { procStat } from './pids.js';
 
 /** A cgroup peak may pass the cap by the kernel's charge batching: a few pages per CPU, well under this. */
 const PEAK_SLACK_BYTES = 8 * 2 ** 20;
@@ -44,6 +45,9 @@ function cgroupLines(pid: number): { controllers: string[]; path: string }[] | n
  * (a child cgroup of the trial's own is inside).
  */
 export function outsideCgroups(cg: TrialCgroup, pid: number): string | undefined {
+  // An exiting process is moved to the root cgroup by the kernel before it becomes a zombie: not an escape.
+  const state = procStat(pid)?.state;
+  if (state === undefined || state === 'Z' || state === 'X') return undefined;
   const lines = cgroupLines(pid);
   if (lines === null) return undefined;
   const name = (dir: string | undefined) => dir?.split('/').at(-1);
@@ -58,6 +62,18 @@ export function outsideCgroups(cg: TrialCgroup, pid: number): string | undefined
     if (line && !line.path.split('/').includes(own)) return `left its cgroups (pid ${pid} moved to ${line.path})`;
   }
   return undefined;
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * outsideCgroups, confirmed: a process seen outside is looked at again `ms` later, and counts only when it
+ * is still there and still outside (a process in its exit passes through the root cgroup on its way out).
+ */
+export function confirmedOutside(cg: TrialCgroup, pid: number, ms = 50): string | undefined {
+  if (outsideCgroups(cg, pid) === undefined) return undefined;
+  Atomics.wait(sleeper, 0, 0, ms);
+  return outsideCgroups(cg, pid);
 }
 
 /** Why the trial's peak says the cap did not hold (it passed the cap), or undefined. */

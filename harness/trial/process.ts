@@ -14,7 +14,7 @@ import { cgroupHost } from './cgroup-host.js';
 import { freeBytes, MIN_FREE_BYTES } from '../store/atomic.js';
 import { formatBytes } from '../experiment/units.js';
 import { giveTo, type RunAs } from './run-as.js';
-import { limitChanged, outsideCgroups, peakOverCap } from './integrity.js';
+import { confirmedOutside, limitChanged, outsideCgroups, peakOverCap } from './integrity.js';
 import { ownerState, ownerTag, parseOwner, scopeOf, selfOwner, type Owner } from './owner.js';
 import {
   cgroupMembers,
@@ -218,6 +218,8 @@ interface WatchState {
   running: boolean;
   /** How the trial broke out of its limits (integrity.ts): it is ended, and invalid. */
   tampered?: string;
+  /** What the last integrity check saw of the trial's first process outside its cgroups (seen twice: broke out). */
+  outside?: string | undefined;
 }
 
 /** A running trial as its watch sees it. */
@@ -400,7 +402,10 @@ function stopTrial(w: Watch): void {
 function checkIntegrity(w: Watch): void {
   const { cgroup, state } = w;
   if (!cgroup || state.tampered !== undefined || !state.running) return;
-  const broke = limitChanged(cgroup) ?? (w.rootPid !== undefined ? outsideCgroups(cgroup, w.rootPid) : undefined);
+  const outside = w.rootPid !== undefined ? outsideCgroups(cgroup, w.rootPid) : undefined;
+  // Outside twice in a row (a poll apart): a process on its way out passes through the root cgroup once.
+  const broke = limitChanged(cgroup) ?? (outside !== undefined && outside === state.outside ? outside : undefined);
+  state.outside = outside;
   if (broke === undefined) return;
   state.tampered = broke;
   state.killedByHarness = true;
@@ -410,7 +415,7 @@ function checkIntegrity(w: Watch): void {
 /** After the trial: its cap as written, no process of its mark outside its cgroups, its peak within the cap. */
 function finalIntegrity(cgroup: TrialCgroup, mark: string, peakBytes: number | null): string | undefined {
   const escaped = markedProcesses(mark)
-    .map((pid) => outsideCgroups(cgroup, pid))
+    .map((pid) => confirmedOutside(cgroup, pid))
     .find((why) => why !== undefined);
   return limitChanged(cgroup) ?? escaped ?? peakOverCap(cgroup, peakBytes);
 }
