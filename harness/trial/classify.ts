@@ -29,6 +29,8 @@ export interface Classification {
    * address-space cap): every trial would fail so, whatever its config, and the run stops with the fix.
    */
   limitProblem?: true;
+  /** The program itself could not be executed (exit 126/127 and the shell's or the kernel's word): a fact, not text. */
+  notStarted?: true;
 }
 
 /**
@@ -102,6 +104,7 @@ export function classify(o: Observation): Classification {
     return {
       outcome: 'invalid',
       reason: `could not start the program (${status}): ${o.stderr.trim().split('\n').pop()}`,
+      notStarted: true,
     };
   const pattern = matchOom(`${error ? String(error['message']) : ''}\n${o.stderr}`);
   if (pattern)

@@ -382,11 +382,14 @@ const MISSING_TORCHRUN =
  * Why the launcher itself failed, when it did: its interpreter has no torch.distributed.run, or the
  * program could not be executed. Every trial would fail the same way, so the run stops with the fix.
  */
-export function launcherFailure(result: Pick<ProcessTrialResult, 'outcome' | 'reason' | 'stderrTail' | 'events'>) {
+export function launcherFailure(
+  result: Pick<ProcessTrialResult, 'outcome' | 'reason' | 'stderrTail' | 'events' | 'notStarted'>,
+) {
   if (result.outcome === 'ok' || result.events.length > 0) return undefined;
   const missing = MISSING_TORCHRUN.exec(result.stderrTail);
   if (missing) return missing[0];
-  if (result.outcome === 'invalid' && /could not start the program/.test(result.reason)) return result.reason;
+  // The classification says so as a field: the reason's words are for people (issue 46).
+  if (result.notStarted) return result.reason;
   return undefined;
 }
 

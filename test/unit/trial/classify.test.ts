@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { classify, type Observation } from '../../../harness/trial/classify.js';
+import { launcherFailure } from '../../../harness/trial/run-trial.js';
 import { matchOom, OOM_PATTERNS } from '../../../harness/workloads/protocol/oom-patterns.js';
 import type { WorkloadEvent } from '../../../harness/workloads/protocol/events.js';
 
@@ -122,6 +123,12 @@ describe('classify', () => {
     );
     assert.equal(c.outcome, 'invalid');
     assert.match(c.reason, /could not start the program \(exit code 127\): prlimit: failed to execute/);
+    assert.equal(c.notStarted, true, 'said as a field, which the launcher check reads (not the reason text)');
+    assert.equal(
+      launcherFailure({ ...c, stderrTail: '', events: [], reason: 'reworded' }),
+      'reworded',
+      'a reason in other words is still a program that never started',
+    );
     assert.equal(
       classify(obs({ exitCode: 127, stderr: 'some script error' })).outcome,
       'crash',
