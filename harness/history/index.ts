@@ -238,7 +238,13 @@ const cacheFileSchema = z.object({
   version: z.literal(INDEX_VERSION),
   entries: z.record(
     z.string(),
-    z.object({ size: z.number(), mtime: z.number(), entry: z.union([runEntrySchema, z.object({ why: z.string() })]) }),
+    z.object({
+      size: z.number(),
+      mtime: z.number(),
+      /** The journal's size and time too: the figures are rebuilt from it. */
+      journal: z.object({ size: z.number(), mtime: z.number() }).nullable().default(null),
+      entry: z.union([runEntrySchema, z.object({ why: z.string() })]),
+    }),
   ),
 });
 type CacheFile = z.infer<typeof cacheFileSchema>;
@@ -285,10 +291,12 @@ export async function indexRuns(reportsDir: string): Promise<HistoryIndex> {
         });
         continue;
       }
+      const journal = journalStat(dir);
       const cached = trustedCacheEntry(cache.entries[dir], dir, st, (w) => warnings.push(`${cachePath}: ${w}`));
-      const entry = cached?.entry ?? (await readRunEntry(dir));
-      if (entry !== cached?.entry) changed = true;
-      fresh.entries[dir] = { size: st.size, mtime: st.mtimeMs, entry };
+      const current = cached && sameStat(cached.journal, journal) ? cached : undefined;
+      const entry = current?.entry ?? (await readRunEntry(dir));
+      if (entry !== current?.entry) changed = true;
+      fresh.entries[dir] = { size: st.size, mtime: st.mtimeMs, journal, entry };
       if ('why' in entry) skipped.push({ dir, why: entry.why });
       else runs.push(entry);
     }
@@ -310,6 +318,18 @@ export async function indexRuns(reportsDir: string): Promise<HistoryIndex> {
  * elsewhere (outside the reports tree, or at another run) is ignored with a warning and the run is
  * read again.
  */
+function journalStat(dir: string): { size: number; mtime: number } | null {
+  try {
+    const st = statSync(join(dir, JOURNAL_FILE));
+    return { size: st.size, mtime: st.mtimeMs };
+  } catch {
+    return null;
+  }
+}
+
+const sameStat = (a: { size: number; mtime: number } | null, b: { size: number; mtime: number } | null) =>
+  a === null ? b === null : b !== null && a.size === b.size && a.mtime === b.mtime;
+
 function trustedCacheEntry(
   cached: CacheFile['entries'][string] | undefined,
   dir: string,

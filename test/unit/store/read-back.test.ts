@@ -1,7 +1,7 @@
 // Files that tunebench wrote and reads back go through their schemas: the previous format still
 // reads, and a damaged or foreign file gets a message naming the file, the line and the field.
 import assert from 'node:assert/strict';
-import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
@@ -158,11 +158,17 @@ describe('damaged and foreign files', () => {
     // The run.json's own size and time: the cache entry is a hit, so only its shape can send it back.
     const dir = join(reports, 'format-v1', 'run-a');
     const st = statSync(join(dir, 'run.json'));
+    const jt = statSync(join(dir, 'trials.jsonl'));
     const { version } = JSON.parse(readFileSync(join(reports, cacheFile), 'utf8')) as { version: number };
     const cacheWith = (entry: unknown) =>
       writeFileSync(
         join(reports, cacheFile),
-        JSON.stringify({ version, entries: { [dir]: { size: st.size, mtime: st.mtimeMs, entry } } }),
+        JSON.stringify({
+          version,
+          entries: {
+            [dir]: { size: st.size, mtime: st.mtimeMs, journal: { size: jt.size, mtime: jt.mtimeMs }, entry },
+          },
+        }),
       );
     // Control: a well-formed entry with matching size and time is trusted as it is.
     cacheWith({ ...first.runs[0]!, env_label: 'from the cache' });
@@ -171,5 +177,10 @@ describe('damaged and foreign files', () => {
     const again = await indexRuns(reports);
     assert.equal(again.runs.length, 1);
     assert.equal(again.runs[0]!.run_id, first.runs[0]!.run_id);
+    // The figures come from the journal: a cache entry for another journal (its size or time) is read again.
+    cacheWith({ ...first.runs[0]!, env_label: 'from the cache' });
+    appendFileSync(join(dir, 'trials.jsonl'), '');
+    utimesSync(join(dir, 'trials.jsonl'), new Date(), new Date(Date.now() + 5000));
+    assert.notEqual((await indexRuns(reports)).runs[0]!.env_label, 'from the cache');
   });
 });
