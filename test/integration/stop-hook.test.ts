@@ -54,12 +54,15 @@ describe('stopWhen', () => {
     const r = await trial({});
     assert.equal(r.outcome, 'ok', r.reason);
     // Memory rises up to step 5; ten steps later, at step 15, the window has no new peak.
-    assert.deepEqual(r.memory_growth, {
+    const { cap_peak_bytes: capPeak, ...growth } = r.memory_growth as { cap_peak_bytes?: number };
+    assert.deepEqual(growth, {
       verdict: 'plateau',
       at_step: 15,
       peak_bytes: 50 * 2 ** 20,
       source: 'workload',
     });
+    // Under a cgroup the cap's own measure of the run is kept beside the workload's reading.
+    assert.equal(capPeak, r.limit.mechanism.startsWith('cgroup') ? r.peak_limited_bytes : undefined);
     assert.equal(r.memory_series?.source, 'workload');
     assert.deepEqual(
       r.memory_series?.bytes.slice(0, 7),
