@@ -23,6 +23,7 @@ const ATTACK_SUITES = [
   'report-attacks',
   'input-attacks',
   'history-attacks',
+  'storage',
 ];
 
 interface Attack {
