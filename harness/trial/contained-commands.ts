@@ -15,21 +15,30 @@ import { procStat } from './pids.js';
 export const CONTAINED_JOIN_FD = 3;
 
 export class ContainedCommands {
-  private cgroup: TrialCgroup | undefined;
-  private readonly envDir = mkdtempSync(join(tmpdir(), 'tunebench-commands-'));
+  /** Made at the first command (a bisection without --build makes none); null where none can be made. */
+  private cgroup: TrialCgroup | null | undefined;
+  private envDir: string | undefined;
   private n = 0;
 
-  /** One cgroup for every command of the run (none where no cgroup can be made: the commands run as before). */
-  constructor(label: string, scope = NO_SCOPE) {
+  constructor(
+    private readonly label: string,
+    private readonly scope = NO_SCOPE,
+  ) {}
+
+  /** One cgroup for every command of the run; null where none can be made (the commands run as before). */
+  private own(): TrialCgroup | null {
+    if (this.cgroup !== undefined) return this.cgroup;
     const host = cgroupHost();
-    if (!canContain(host)) return;
+    this.cgroup = null;
+    if (!canContain(host)) return null;
     try {
-      this.cgroup = createTrialCgroup(host, selfOwner(scope), label, null);
+      this.cgroup = createTrialCgroup(host, selfOwner(this.scope), this.label, null);
       // What the commands start comes after the harness: nothing older is theirs.
       this.cgroup.minStartTicks = procStat(process.pid)?.startTicks ?? 0;
     } catch {
-      this.cgroup = undefined;
+      this.cgroup = null;
     }
+    return this.cgroup;
   }
 
   /**
@@ -37,15 +46,18 @@ export class ContainedCommands {
    * at CONTAINED_JOIN_FD); `argv` and `env` as they are where nothing can be contained.
    */
   wrap(argv: readonly string[], env: Readonly<Record<string, string | undefined>>) {
-    if (!this.cgroup) return { argv: [...argv], env: { ...env } };
+    const cgroup = this.own();
+    if (!cgroup) return { argv: [...argv], env: { ...env } };
+    this.envDir ??= mkdtempSync(join(tmpdir(), 'tunebench-commands-'));
     const file = join(this.envDir, `${++this.n}.env`);
     writeEnvFile(file, env);
-    return { argv: joinArgv(this.cgroup.procsFiles, argv, file, CONTAINED_JOIN_FD), env: { ...WRAPPER_ENV } };
+    return { argv: joinArgv(cgroup.procsFiles, argv, file, CONTAINED_JOIN_FD), env: { ...WRAPPER_ENV } };
   }
 
   /** Ends every process the commands left and removes the cgroup; returns how many were running. */
   end(): number {
-    rmSync(this.envDir, { recursive: true, force: true });
+    if (this.envDir) rmSync(this.envDir, { recursive: true, force: true });
+    this.envDir = undefined;
     if (!this.cgroup) return 0;
     const left = cgroupMembers(this.cgroup).length;
     killTrialCgroup(this.cgroup);

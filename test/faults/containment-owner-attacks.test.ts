@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import type { TrialRecord } from '../../harness/domain/index.js';
-import { procStat } from '../../harness/trial/pids.js';
 import { cgroupHost } from '../../harness/trial/cgroup-host.js';
 import { ownerTag, pidNamespace, scopeOf } from '../../harness/trial/owner.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
@@ -19,29 +18,14 @@ import { CLI, tempDir } from '../support/paths.js';
 import { runDir } from '../support/runs.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
-import { OWN_CGROUP_DIR } from '../support/cgroup-python.js';
+import { alive, OWN_CGROUP_DIR, PY_STEPS } from '../support/fault-workloads.js';
 import { makeBisectRepo } from '../support/bisect-repo.js';
-
-const alive = (pid: number) => {
-  const s = procStat(pid);
-  return s !== undefined && s.state !== 'Z';
-};
 
 const journal = (dir: string): TrialRecord[] =>
   readFileSync(join(dir, 'trials.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as TrialRecord);
-
-/** Python: `n` steps and done through the protocol, by hand. */
-const STEPS = `
-def steps(n=2):
-    import json, os
-    with open(os.environ["TUNEBENCH_EVENTS"], "a") as f:
-        for _ in range(n):
-            f.write(json.dumps({"event": "step", "samples": 1, "seconds": 0.01}) + "\\n")
-        f.write(json.dumps({"event": "done"}) + "\\n")
-`;
 
 /** A one-config-per-value sweep of `program` (python), every trial 2 steps. */
 function sweep(dir: string, name: string, program: string, values = '[1]'): string {
@@ -66,7 +50,7 @@ describe('a run never touches another run', { skip: requireSystem('cgroup') }, (
     const program = join(dir, 'slow.py');
     writeFileSync(
       program,
-      `${STEPS}
+      `${PY_STEPS}
 import time
 open(${JSON.stringify(ready)}, "w").close()
 time.sleep(6)
@@ -93,7 +77,7 @@ steps()
     );
     await waitFor('the trial of the run in its own PID namespace', () => existsSync(ready) || null, 30);
     const quick = join(dir, 'quick.py');
-    writeFileSync(quick, `${STEPS}\nsteps()\n`);
+    writeFileSync(quick, `${PY_STEPS}\nsteps()\n`);
     const b = await execa(process.execPath, [CLI, 'run', sweep(dir, 'outside', quick), '--out', join(dir, 'b')], {
       reject: false,
     });
@@ -115,7 +99,7 @@ steps()
     const program = join(dir, 'unlock.py');
     writeFileSync(
       program,
-      `${STEPS}
+      `${PY_STEPS}
 import json, os, time
 run = os.path.dirname(os.path.dirname(os.environ["TUNEBENCH_EVENTS"]))
 cfg = json.loads(os.environ["TUNEBENCH_CONFIG"])
@@ -170,7 +154,7 @@ steps()
       });
       const dir = tempDir();
       const quick = join(dir, 'quick.py');
-      writeFileSync(quick, `${STEPS}\nsteps()\n`);
+      writeFileSync(quick, `${PY_STEPS}\nsteps()\n`);
       const r = await execa(process.execPath, [CLI, 'run', sweep(dir, 'other', quick), '--out', join(dir, 'runs')], {
         reject: false,
       });
@@ -194,7 +178,7 @@ steps()
     const program = join(dir, 'nest.py');
     writeFileSync(
       program,
-      `${STEPS}
+      `${PY_STEPS}
 import os, subprocess
 
 ${OWN_CGROUP_DIR}

@@ -8,28 +8,12 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { Experiment } from '../../harness/experiment/schema.js';
-import { procStat } from '../../harness/trial/pids.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { tempDir } from '../support/paths.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
-import { OWN_CGROUP_DIR } from '../support/cgroup-python.js';
-
-const alive = (pid: number) => {
-  const s = procStat(pid);
-  return s !== undefined && s.state !== 'Z';
-};
-
-/** Python: `n` steps and done through the protocol, by hand. */
-const STEPS = `
-def steps(n=2):
-    import json, os
-    with open(os.environ["TUNEBENCH_EVENTS"], "a") as f:
-        for _ in range(n):
-            f.write(json.dumps({"event": "step", "samples": 1, "seconds": 0.01}) + "\\n")
-        f.write(json.dumps({"event": "done"}) + "\\n")
-`;
+import { alive, breakOutScript, OWN_CGROUP_DIR, PY_STEPS } from '../support/fault-workloads.js';
 
 /** Runs `script` (python) as one trial under `limits`, with `env` in workload.env. */
 async function trial(dir: string, script: string, limits: Experiment['limits'], env: Record<string, string> = {}) {
@@ -74,7 +58,7 @@ describe('containment a workload cannot undo', { skip: requireSystem('cgroup') ?
     const pids = join(dir, 'pids');
     const r = await trial(
       dir,
-      `${STEPS}\nsteps()\n`,
+      `${PY_STEPS}\nsteps()\n`,
       { mechanism: 'auto', timeout: 30 },
       {
         LD_PRELOAD: library,
@@ -92,7 +76,7 @@ describe('containment a workload cannot undo', { skip: requireSystem('cgroup') ?
     const dir = tempDir();
     const r = await trial(
       dir,
-      `${STEPS}${OWN_CGROUP_DIR}
+      `${PY_STEPS}${OWN_CGROUP_DIR}
 import os
 d = own_cgroup_dir()
 v1 = os.path.exists(os.path.join(d, "memory.limit_in_bytes"))
@@ -117,7 +101,7 @@ steps()
     const dir = tempDir();
     const r = await trial(
       dir,
-      `${STEPS}${OWN_CGROUP_DIR}
+      `${PY_STEPS}${OWN_CGROUP_DIR}
 import os, time
 parent = os.path.dirname(own_cgroup_dir())
 open(os.path.join(parent, "cgroup.procs"), "w").write(str(os.getpid()))
@@ -134,7 +118,7 @@ steps()
     const dir = tempDir();
     const r = await trial(
       dir,
-      `${STEPS}${OWN_CGROUP_DIR}
+      `${PY_STEPS}${OWN_CGROUP_DIR}
 import os, time
 d = own_cgroup_dir()
 control = os.path.join(d, "memory.oom_control")
@@ -161,31 +145,15 @@ steps()
     const tried = join(dir, 'tried');
     writeFileSync(tried, '');
     chmodSync(tried, 0o666);
-    const r = await trial(
-      dir,
-      `${STEPS}${OWN_CGROUP_DIR}
-import os
-d = own_cgroup_dir()
-def attempt(path, value):
-    try:
-        open(path, "w").write(value)
-        return "written"
-    except OSError as e:
-        return type(e).__name__
-v1 = os.path.exists(os.path.join(d, "memory.limit_in_bytes"))
-lift = attempt(os.path.join(d, "memory.limit_in_bytes" if v1 else "memory.max"), "-1" if v1 else "max")
-leave = attempt(os.path.join(os.path.dirname(d), "cgroup.procs"), str(os.getpid()))
-open(${JSON.stringify(tried)}, "w").write(f"{os.getuid()} {lift} {leave}")
-held = bytearray(400 << 20)
-for i in range(0, len(held), 4096):
-    held[i] = 1
-steps()
-`,
-      { mechanism: 'cgroup', memory: 200 * 2 ** 20, timeout: 30, user: 'nobody' },
-    );
-    const [uid, lift, leave] = readFileSync(tried, 'utf8').split(' ');
+    const r = await trial(dir, breakOutScript(tried), {
+      mechanism: 'cgroup',
+      memory: 200 * 2 ** 20,
+      timeout: 30,
+      user: 'nobody',
+    });
+    const [uid, lift, leave] = readFileSync(tried, 'utf8').split('|');
     assert.notEqual(uid, '0', 'the workload ran as nobody');
-    assert.deepEqual([lift, leave], ['PermissionError', 'PermissionError']);
+    assert.deepEqual([lift, leave], ['Permission denied', 'Permission denied']);
     // The cap held: 400 MiB under 200 MiB is an OOM.
     assert.equal(r.outcome, 'oom', `${r.outcome}: ${r.reason}\n${r.stderr_tail}`);
   });
@@ -193,29 +161,12 @@ steps()
   it('run as root under limits.cgroupfs: read-only, a trial can neither lift its cap nor leave its cgroups', async () => {
     const dir = tempDir();
     const tried = join(dir, 'tried');
-    const r = await trial(
-      dir,
-      `${STEPS}${OWN_CGROUP_DIR}
-import os, subprocess
-d = own_cgroup_dir()
-def attempt(path, value):
-    try:
-        open(path, "w").write(value)
-        return "written"
-    except OSError as e:
-        return os.strerror(e.errno)
-v1 = os.path.exists(os.path.join(d, "memory.limit_in_bytes"))
-lift = attempt(os.path.join(d, "memory.limit_in_bytes" if v1 else "memory.max"), "-1" if v1 else "max")
-leave = attempt(os.path.join(os.path.dirname(d), "cgroup.procs"), str(os.getpid()))
-remount = subprocess.run(["mount", "-o", "remount,rw", os.path.dirname(d)], capture_output=True).returncode
-open(${JSON.stringify(tried)}, "w").write(f"{os.getuid()}|{lift}|{leave}|{remount}")
-held = bytearray(400 << 20)
-for i in range(0, len(held), 4096):
-    held[i] = 1
-steps()
-`,
-      { mechanism: 'cgroup', memory: 200 * 2 ** 20, timeout: 30, cgroupfs: 'read-only' },
-    );
+    const r = await trial(dir, breakOutScript(tried), {
+      mechanism: 'cgroup',
+      memory: 200 * 2 ** 20,
+      timeout: 30,
+      cgroupfs: 'read-only',
+    });
     const [uid, lift, leave, remount] = readFileSync(tried, 'utf8').split('|');
     assert.equal(uid, '0', 'the workload ran as root');
     assert.deepEqual([lift, leave], ['Read-only file system', 'Read-only file system']);
@@ -227,7 +178,7 @@ steps()
     const dir = tempDir();
     const r = await trial(
       dir,
-      `${STEPS}
+      `${PY_STEPS}
 import os, time
 children = []
 for _ in range(3000):
