@@ -4,7 +4,9 @@ import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { createProgress } from '../engine/progress.js';
 import { experimentOfRun, resumeExperiment } from '../engine/resume.js';
-import { runStages, stageContext } from '../engine/run-experiment.js';
+import { runContext, runStages } from '../engine/run-experiment.js';
+import { initialState } from '../engine/revisions.js';
+import type { RunContext } from '../engine/context.js';
 import { runArrayTask, runStageWorker } from '../executors/slurm/worker.js';
 import { ConfigError } from '../errors.js';
 import { readRunJson } from '../store/run-dir.js';
@@ -20,7 +22,12 @@ const int = (name: string, value: string | undefined): number => {
 };
 
 /** The engine's operations that SLURM jobs run: the workers sit in executors/, below the engine. */
-const engine = { experimentOfRun, stageContext, runStages };
+const engine = {
+  experimentOfRun,
+  runContext,
+  runStages: (run: RunContext, until: number) =>
+    runStages(run, { state: initialState(run.initialConfig), current: '' }, until),
+};
 
 export function registerSlurm(program: Command): void {
   program

@@ -26,8 +26,8 @@ import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
 import type { Progress } from './progress.js';
 import { experimentOfRun, readJournalForResume, readRunJsonForResume } from './resume.js';
-import { newRunJson, preflightLimit, stageContext } from './run-experiment.js';
-import { planTrials, runJournaledTrial, type StageContext } from './context.js';
+import { newRunJson, preflightLimit, runContext } from './run-experiment.js';
+import type { RunContext } from './context.js';
 import type { TrialSpec } from '../executors/executor.js';
 
 /** Rounds and band of each step (the bench's settings: test/bench/bisect.bench.ts). */
@@ -191,7 +191,7 @@ async function executeBisection(x: Execution): Promise<BisectDone> {
     experimentInRepo: bisect.experiment_in_repo,
   });
   const base = trees.workload(x.runJson.workload, {});
-  const ctx = stageContext(
+  const run = runContext(
     {
       experiment,
       workload: base,
@@ -205,11 +205,11 @@ async function executeBisection(x: Execution): Promise<BisectDone> {
     dir.journal,
     dir.scratch,
   );
-  ctx.baseConfig = { ...workloadParams(experiment.workload) };
+  const fixed = workloadParams(experiment.workload);
   const started = Date.now();
   try {
     const steps: StepEvent[] = [];
-    const measure = commitMeasure({ x, ctx, trees, steps });
+    const measure = commitMeasure({ x, run, base: fixed, trees, steps });
     const result = await runBisect(x.commits, measure, bisect.max_steps ? { maxSteps: bisect.max_steps } : {});
     dir.journal.verify('by the end of the bisection');
     const file = await describe(x, result, steps, trees);
@@ -217,7 +217,7 @@ async function executeBisection(x: Execution): Promise<BisectDone> {
       dir,
       runJson: x.runJson,
       file,
-      records: ctx.records,
+      records: run.trials.records,
       started,
       draw: x.drawCharts ?? true,
     });
@@ -231,20 +231,20 @@ async function executeBisection(x: Execution): Promise<BisectDone> {
       stopped: {
         reason,
         stage: BISECT_STAGE,
-        completed_trials: ctx.records.length,
-        stage_trials: ctx.records.length,
+        completed_trials: run.trials.records.length,
+        stage_trials: run.trials.records.length,
         resume: bisectResumeCommand(dir.path),
       },
     });
     if (stopped)
       throw new StoppedError(
-        `${reason}: ${ctx.records.length} completed trial(s) are in ${dir.journal.path}; ` +
+        `${reason}: ${run.trials.records.length} completed trial(s) are in ${dir.journal.path}; ` +
           `resume with: ${bisectResumeCommand(dir.path)}`,
         { cause: error },
       );
     throw error;
   } finally {
-    ctx.trial.warm?.close();
+    run.trial.warm?.close();
     await trees.releaseAll();
     dir.lock.release();
   }
@@ -262,8 +262,14 @@ function workloadParams(w: LoadedExperiment['experiment']['workload']): Record<s
  * The measure function of runBisect: builds the good commit and the tested one (a failed build is a
  * skipped step, the oracle not called), then measures through compareOracle with journaled trials.
  */
-function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees; steps: StepEvent[] }): MeasureFn {
-  const { x, ctx, trees, steps } = a;
+function commitMeasure(a: {
+  x: Execution;
+  run: RunContext;
+  base: Readonly<Config>;
+  trees: CommitTrees;
+  steps: StepEvent[];
+}): MeasureFn {
+  const { x, run: runCtx, base, trees, steps } = a;
   const { bisect } = x;
   let current: number[] = [];
   let label = '';
@@ -272,14 +278,14 @@ function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees;
     return {
       stage: BISECT_STAGE,
       role: role(label, commit === bisect.good ? 'good' : 'tested', o.role, 'round', o.round + 1),
-      config: { ...ctx.baseConfig, ...config },
+      config: { ...base, ...config },
       measure: { warmupSteps: x.loaded.experiment.measure.warmup_steps, steps: x.loaded.experiment.measure.steps },
     };
   };
   const run: ArmTrialFn = async (config, o) => {
     const commit = String(config[COMMIT_PARAMETER]);
-    if (!ctx.replay?.[ctx.records.length]) await trees.ensureLive(commit);
-    const record = await runJournaledTrialOf(ctx, specOf(config, o));
+    if (!runCtx.trials.replayed()) await trees.ensureLive(commit);
+    const record = await runJournaledTrialOf(runCtx, specOf(config, o));
     current.push(record.index);
     return {
       outcome: record.outcome,
@@ -292,12 +298,9 @@ function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees;
   // The trials of a look, announced together (a SLURM array); their commits' worktrees exist before they are
   // submitted, since the array's tasks run them on other nodes. Replayed trials need neither.
   const plan: ArmPlanFn = async (trials) => {
-    const fresh = trials.slice(Math.max(0, (ctx.replay?.length ?? 0) - ctx.records.length));
+    const fresh = trials.slice(Math.max(0, runCtx.trials.replayLength - runCtx.trials.records.length));
     for (const commit of new Set(fresh.map((t) => String(t.config[COMMIT_PARAMETER])))) await trees.ensureLive(commit);
-    await planTrials(
-      ctx,
-      trials.map((t) => specOf(t.config, t.opts)),
-    );
+    await runCtx.trials.plan(trials.map((t) => specOf(t.config, t.opts)));
   };
   const oracle = compareOracle({
     run,
@@ -338,10 +341,10 @@ function commitMeasure(a: { x: Execution; ctx: StageContext; trees: CommitTrees;
   };
 }
 
-/** runJournaledTrial with the position shown on the terminal. */
-function runJournaledTrialOf(ctx: StageContext, spec: TrialSpec): Promise<TrialRecord> {
-  const n = ctx.records.length + 1;
-  return runJournaledTrial(ctx, spec, { n, ofAbout: n, show: [COMMIT_PARAMETER] });
+/** A bisection's trial, run and journaled, with its position shown on the terminal. */
+function runJournaledTrialOf(run: RunContext, spec: TrialSpec): Promise<TrialRecord> {
+  const n = run.trials.records.length + 1;
+  return run.trials.run(spec, { n, ofAbout: n, show: [COMMIT_PARAMETER] });
 }
 
 /** bisect.json's content: the result with the commits' subjects and authors. */

@@ -1,4 +1,7 @@
-// What every stage runner receives and returns: the shared run state and the values it chose.
+// What a stage receives and what runs its trials. A stage is a function: a frozen StageInput in (the
+// experiment, the run's config and earlier outcomes as they stand, the device, and a TrialRunner), its
+// StageOutcome out. The TrialRunner is the one stateful thing a stage is handed: it owns the journal, the
+// replay of a resumed run and the records, so that a stage never writes the run's state itself.
 import { dirname } from 'node:path';
 import { ConfigError, StoreError } from '../errors.js';
 import { formatBytes } from '../experiment/units.js';
@@ -12,36 +15,57 @@ import type { Progress } from './progress.js';
 import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
 import { deviceName, role } from '../domain/index.js';
 
-export interface StageContext {
-  experiment: Experiment;
-  trial: TrialContext;
-  journal: Journal;
-  progress: Progress;
-  /** Every record so far in this run, in journal order. */
-  records: TrialRecord[];
-  /** Fixed parameters plus the values earlier stages chose. */
-  baseConfig: Config;
+/**
+ * Everything a stage reads, frozen: no field is filled in later and none may be written
+ * (test/unit/code/stage-input.test.ts checks the type). What a stage changes, it returns.
+ */
+export interface StageInput {
+  readonly experiment: Readonly<Experiment>;
+  /** Fixed parameters plus the values earlier stages chose, as revised so far. */
+  readonly baseConfig: Readonly<Config>;
+  /** The stages that finished before this one, in order. */
+  readonly outcomes: readonly StageOutcome[];
+  /** The device this stage's trials run on: this machine, or a SLURM stage's allocation. */
+  readonly device: Readonly<StageDevice>;
   /** One line naming the machine (host, CPU, GPU), for sentences in reports. */
-  environment?: string;
+  readonly environment: string;
   /** Whether an NVIDIA GPU was found: claims that need CUDA are skipped without one. */
-  hasCuda?: boolean;
-  /**
-   * On resume, the journal's completed trials: trial i of the replayed run returns replay[i]
-   * instead of running again, so each stage retraces its decisions up to where it was stopped.
-   */
-  replay?: TrialRecord[];
-  /** How many of the replayed trials the journal already holds; the rest (from a SLURM allocation) are appended. */
-  journaled?: number;
-  /** Where trials run: here, one at a time (the default), or as SLURM job arrays. */
-  executor: Executor;
-  /** The device the current stage's trials run on: this machine, or a SLURM stage's allocation. */
-  device?: StageDevice;
-  /** The stages that finished before the current one, in order. */
-  outcomes?: readonly StageOutcome[];
+  readonly hasCuda: boolean;
+  /** The workload, limits and warm pool every trial runs with. */
+  readonly trial: Readonly<TrialContext>;
+  /** Runs, journals and replays the stage's trials. */
+  readonly trials: TrialRunner;
+  readonly progress: Progress;
+}
+
+/** What every stage of a run shares: the StageInput less what changes from stage to stage. */
+export interface RunContext extends Omit<StageInput, 'baseConfig' | 'outcomes' | 'device'> {
+  /** The device of this machine; a stage replayed from a SLURM allocation gets its own (stageDevices). */
+  readonly device: Readonly<StageDevice>;
   /** Of a SLURM stage worker: the devices earlier stages ran on in their own allocations, by stage index. */
-  stageDevices?: ReadonlyMap<number, StageDevice>;
-  /** The run directory's lock (absent in a SLURM stage worker): checked before each trial. */
-  lock?: Pick<RunLock, 'check'>;
+  readonly stageDevices?: ReadonlyMap<number, StageDevice>;
+  /** The config the first stage starts from: the workload's fixed parameters. */
+  readonly initialConfig: Readonly<Config>;
+}
+
+/** The input of a stage that starts from `state` (the run's config and outcomes so far), on `device`. */
+export function stageInput(
+  run: RunContext,
+  state: { readonly config: Readonly<Config>; readonly outcomes: readonly StageOutcome[] },
+  device: Readonly<StageDevice> = run.device,
+): StageInput {
+  const { experiment, trial, trials, progress, environment, hasCuda } = run;
+  return {
+    experiment,
+    trial,
+    trials,
+    progress,
+    environment,
+    hasCuda,
+    device,
+    baseConfig: state.config,
+    outcomes: state.outcomes,
+  };
 }
 
 /** A machine as a stage sees it: its host, device class and GPU memory (null without a GPU). */
@@ -61,95 +85,162 @@ export function deviceOf(env: Fingerprint, host: string = env.host): StageDevice
   };
 }
 
-/** Runs one trial, journals it before returning, and reports progress. */
-export async function runJournaledTrial(
-  ctx: StageContext,
-  trial: TrialSpec,
-  position: { n: number; ofAbout: number; show: string[]; etaSeconds?: number },
-): Promise<TrialRecord> {
-  const { stage, role, config, measure, argv, deviceBound, timeoutSeconds } = trial;
-  const index = ctx.records.length;
-  const done = ctx.replay?.[index];
-  if (done) {
-    assertSameTrial(done, { index, stage, role, config, argv });
-    if (index >= (ctx.journaled ?? Infinity)) ctx.journal.append(done);
-    ctx.records.push(done);
-    return done;
-  }
-  const lost = ctx.lock?.check();
-  if (lost)
-    throw new StoreError(
-      `the run stopped before trial ${index}: this tunebench no longer holds its run directory (${lost}); two ` +
-        'runs never write one journal. The completed trials are kept: once no other tunebench uses the directory, resume it',
-    );
-  const journalDir = dirname(ctx.journal.path);
-  const free = freeBytes(journalDir);
-  if (free !== null && free < MIN_FREE_BYTES) {
-    throw new StoreError(
-      `the disk holding ${journalDir} is full: ${formatBytes(free)} free, ` +
-        `and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`,
-    );
-  }
-  ctx.progress.trialStart({
-    stage,
-    n: position.n,
-    ofAbout: position.ofAbout,
-    config,
-    role,
-    show: position.show,
-    ...(position.etaSeconds !== undefined ? { etaSeconds: position.etaSeconds } : {}),
-  });
-  const spec = {
-    stage,
-    role,
-    config,
-    measure,
-    ...(argv ? { argv } : {}),
-    ...(deviceBound ? { deviceBound } : {}),
-    ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
-  };
-  const record = await ctx.executor.run(index, spec, (e) => ctx.progress.trialEvent(e));
-  const after = freeBytes(journalDir);
-  if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
-    // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
-    throw new StoreError(
-      `the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); ` +
-        `its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`,
-    );
-  }
-  ctx.journal.append(record);
-  ctx.records.push(record);
-  ctx.progress.trialEnd(record);
-  return record;
+/** Where a trial stands in its stage, for the progress line. */
+export interface TrialPosition {
+  n: number;
+  ofAbout: number;
+  show: string[];
+  etaSeconds?: number;
 }
 
 /**
- * Journals a record the stage ran itself (a bracket session); `replayed`: the journal's own record on
- * resume, appended again only where the journal does not hold it yet.
+ * The run's trials: runs each one on the executor and journals it before returning it. On resume, trial i
+ * returns the journal's record i instead of running again, so each stage retraces its decisions up to where
+ * the run was stopped.
  */
-export function journalRecord(ctx: StageContext, record: TrialRecord, opts: { replayed?: boolean } = {}): void {
-  if (!opts.replayed || ctx.records.length >= (ctx.journaled ?? Infinity)) ctx.journal.append(record);
-  ctx.records.push(record);
-  if (!opts.replayed) ctx.progress.trialEnd(record);
-}
+export class TrialRunner {
+  readonly #records: TrialRecord[] = [];
+  #replay: TrialRecord[];
+  /** How many of the replayed trials the journal already holds; the rest (from a SLURM allocation) are appended. */
+  readonly #journaled: number;
 
-/** runJournaledTrial for a trial described as the executor sees it. */
-export function runSpecTrial(
-  ctx: StageContext,
-  s: TrialSpec,
-  position: { n: number; ofAbout: number; show: string[] },
-): Promise<TrialRecord> {
-  return runJournaledTrial(ctx, s, position);
-}
+  constructor(
+    readonly journal: Journal,
+    readonly executor: Executor,
+    private readonly progress: Progress,
+    private readonly opts: {
+      replay: readonly TrialRecord[];
+      journaled: number;
+      /** The run directory's lock (absent in a SLURM stage worker): checked before each trial. */
+      lock?: Pick<RunLock, 'check'>;
+    },
+  ) {
+    this.#replay = [...opts.replay];
+    this.#journaled = opts.journaled;
+  }
 
-/**
- * Announces the trials a stage runs next, in order, so that a parallel executor can start them
- * together. Trials the journal already holds (resume) are not announced again.
- */
-export async function planTrials(ctx: StageContext, trials: readonly TrialSpec[]): Promise<void> {
-  const first = ctx.records.length;
-  const done = Math.max(0, (ctx.replay?.length ?? 0) - first);
-  if (trials.length > done) await ctx.executor.plan(first + done, trials.slice(done));
+  /** Every record so far in this run, in journal order. */
+  get records(): readonly TrialRecord[] {
+    return this.#records;
+  }
+
+  /** The journal's record of trial `index` on resume (undefined: it runs). */
+  replayed(index: number = this.#records.length): TrialRecord | undefined {
+    return this.#replay[index];
+  }
+
+  /** The trials a resumed run replays, in all. */
+  get replayLength(): number {
+    return this.#replay.length;
+  }
+
+  /** The trials a SLURM allocation ran join the replay: the stage retraces them here. */
+  addReplay(records: readonly TrialRecord[]): void {
+    const known = this.#replay.length;
+    this.#replay = [...this.#replay, ...records.filter((r) => r.index >= known)];
+  }
+
+  /** Runs one trial, journals it before returning, and reports progress. */
+  async run(trial: TrialSpec, position: TrialPosition): Promise<TrialRecord> {
+    const { stage, role, config, measure, argv, deviceBound, timeoutSeconds } = trial;
+    const index = this.#records.length;
+    const done = this.#replay[index];
+    if (done) {
+      assertSameTrial(done, { index, stage, role, config, argv });
+      if (index >= this.#journaled) this.journal.append(done);
+      this.#records.push(done);
+      return done;
+    }
+    this.assertCanRecord(index);
+    this.progress.trialStart({
+      stage,
+      n: position.n,
+      ofAbout: position.ofAbout,
+      config,
+      role,
+      show: position.show,
+      ...(position.etaSeconds !== undefined ? { etaSeconds: position.etaSeconds } : {}),
+    });
+    const spec = {
+      stage,
+      role,
+      config,
+      measure,
+      ...(argv ? { argv } : {}),
+      ...(deviceBound ? { deviceBound } : {}),
+      ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+    };
+    const record = await this.executor.run(index, spec, (e) => this.progress.trialEvent(e));
+    const journalDir = dirname(this.journal.path);
+    const after = freeBytes(journalDir);
+    if (record.outcome !== 'ok' && after !== null && after < MIN_FREE_BYTES / 2) {
+      // The trial's own files (its events) live on this disk: a failure now may be the disk's, not the workload's.
+      throw new StoreError(
+        `the disk holding ${journalDir} filled up during trial ${index} (${formatBytes(after)} free); ` +
+          `its outcome "${record.outcome}" may be the disk's fault, so it is not recorded`,
+      );
+    }
+    this.journal.append(record);
+    this.#records.push(record);
+    this.progress.trialEnd(record);
+    return record;
+  }
+
+  /**
+   * Journals a record the stage ran itself (a bracket session); `replayed`: the journal's own record on
+   * resume, appended again only where the journal does not hold it yet.
+   */
+  record(record: TrialRecord, opts: { replayed?: boolean } = {}): void {
+    if (!opts.replayed || this.#records.length >= this.#journaled) this.journal.append(record);
+    this.#records.push(record);
+    if (!opts.replayed) this.progress.trialEnd(record);
+  }
+
+  /**
+   * Announces the trials a stage runs next, in order, so that a parallel executor can start them
+   * together. Trials the journal already holds (resume) are not announced again.
+   */
+  async plan(trials: readonly TrialSpec[]): Promise<void> {
+    const first = this.#records.length;
+    const done = Math.max(0, this.#replay.length - first);
+    if (trials.length > done) await this.executor.plan(first + done, trials.slice(done));
+  }
+
+  /**
+   * `count` untimed trials of each arm, in turn, before a stage's first timed trial (warm file caches,
+   * JIT, lazy imports). They are journaled like any trial (so a resumed run retraces them), and no
+   * statistic uses them. A failed warm-up is noted: the timed trials of that arm will say more.
+   */
+  async warmups(stage: string, count: number, arms: readonly TrialSpec[], show: string[]): Promise<void> {
+    if (count === 0 || arms.length === 0) return;
+    const all = Array.from({ length: count }, (_, k) =>
+      arms.map((a): TrialSpec => ({ ...a, role: role('warm-up', k + 1) })),
+    ).flat();
+    await this.plan(all);
+    for (const [i, t] of all.entries()) {
+      const record = await this.run(t, { n: i + 1, ofAbout: all.length, show });
+      if (record.outcome !== 'ok')
+        this.progress.note(`${stage}: warm-up trial ${record.index} ended ${record.outcome} (${record.reason})`);
+    }
+  }
+
+  /** Before a trial runs: this tunebench still holds the run directory, and its disk has room for the record. */
+  private assertCanRecord(index: number): void {
+    const lost = this.opts.lock?.check();
+    if (lost)
+      throw new StoreError(
+        `the run stopped before trial ${index}: this tunebench no longer holds its run directory (${lost}); two ` +
+          'runs never write one journal. The completed trials are kept: once no other tunebench uses the directory, resume it',
+      );
+    const journalDir = dirname(this.journal.path);
+    const free = freeBytes(journalDir);
+    if (free !== null && free < MIN_FREE_BYTES) {
+      throw new StoreError(
+        `the disk holding ${journalDir} is full: ${formatBytes(free)} free, ` +
+          `and tunebench needs ${formatBytes(MIN_FREE_BYTES)} to record trial ${index}`,
+      );
+    }
+  }
 }
 
 /** A journaled trial must be the trial the stage asks for again; anything else means the run cannot be replayed. */
@@ -169,29 +260,5 @@ function assertSameTrial(
         `but the experiment now asks for ${want.stage}/${want.role} ${JSON.stringify(canonicalConfig(want.config))}; ` +
         'the journal was written by another tunebench version or was edited; start a new run',
     );
-  }
-}
-
-/**
- * `count` untimed trials of each arm, in turn, before a stage's first timed trial (warm file caches,
- * JIT, lazy imports). They are journaled like any trial (so a resumed run retraces them), and no
- * statistic uses them. A failed warm-up is noted: the timed trials of that arm will say more.
- */
-export async function runWarmups(
-  ctx: StageContext,
-  stage: string,
-  count: number,
-  arms: readonly TrialSpec[],
-  show: string[],
-): Promise<void> {
-  if (count === 0 || arms.length === 0) return;
-  const all = Array.from({ length: count }, (_, k) =>
-    arms.map((a): TrialSpec => ({ ...a, role: role('warm-up', k + 1) })),
-  ).flat();
-  await planTrials(ctx, all);
-  for (const [i, t] of all.entries()) {
-    const record = await runSpecTrial(ctx, t, { n: i + 1, ofAbout: all.length, show });
-    if (record.outcome !== 'ok')
-      ctx.progress.note(`${stage}: warm-up trial ${record.index} ended ${record.outcome} (${record.reason})`);
   }
 }

@@ -4,18 +4,12 @@
 import { StoreError } from '../errors.js';
 import { Journal, JOURNAL_FILE } from '../store/journal.js';
 import { experimentOfRun } from './resume.js';
-import { runStages, stageContext } from './run-experiment.js';
+import { runContext, runStages, type RunCursor } from './run-experiment.js';
+import { initialState } from './revisions.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import type { Executor } from '../executors/executor.js';
 import type { Progress } from './progress.js';
-import {
-  runJsonSchema,
-  type Evidence,
-  type RunJson,
-  type RunResult,
-  type StageOutcome,
-  type TrialRecord,
-} from '../domain/index.js';
+import { runJsonSchema, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
 
 const SILENT: Progress = {
   stage: () => undefined,
@@ -81,7 +75,7 @@ async function replayResult(
   journalPath: string,
 ): Promise<RunResult> {
   const { experiment, workload } = experimentOfRun(run);
-  const ctx = stageContext(
+  const context = runContext(
     {
       experiment,
       workload,
@@ -89,25 +83,27 @@ async function replayResult(
       progress: SILENT,
       replay: records,
       executor: journalOnly(journalPath),
+      // Nothing is appended: the journal is read, never written.
+      journalReadOnly: true,
     },
     new Journal(journalPath),
     '',
   );
-  ctx.journaled = Infinity; // nothing is appended: the journal is read, never written
-  const state = { outcomes: [] as StageOutcome[], evidence: {} as Record<string, Evidence>, current: '' };
+  const cursor: RunCursor = { state: initialState(context.initialConfig), current: '' };
   try {
     // A partial run replays only the stages that finished.
     const until = stored.stopped ? stored.stages.length - 1 : Infinity;
-    await runStages(ctx, state, until);
-    if (!stored.stopped) await finalConfirmations(ctx, state.outcomes, state.evidence);
+    await runStages(context, cursor, until);
+    if (!stored.stopped) cursor.state = await finalConfirmations(context, cursor.state);
   } finally {
-    ctx.trial.warm?.close();
+    context.trial.warm?.close();
   }
+  const { state } = cursor;
   const result: RunResult = {
     ...stored,
-    stages: state.outcomes,
-    chosen: stored.stopped ? stored.chosen : { ...ctx.baseConfig },
-    evidence: state.evidence,
+    stages: [...state.outcomes],
+    chosen: stored.stopped ? stored.chosen : { ...state.config },
+    evidence: { ...state.evidence },
     trials: { ...stored.trials, total: records.length, by_outcome: countOutcomes(stored, records) },
   };
   // As run.json would hold it (written as JSON, read through its schema), so that the two compare.

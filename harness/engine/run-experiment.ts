@@ -24,7 +24,8 @@ import { createWorkload } from '../workloads/index.js';
 import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
-import { deviceOf, type StageContext } from './context.js';
+import { deviceOf, stageInput, TrialRunner, type RunContext } from './context.js';
+import { initialState, revise, type RunState } from './revisions.js';
 import { onHardExit } from './hard-exit.js';
 import { printedCommand } from '../util/shell.js';
 import type { Progress } from './progress.js';
@@ -32,13 +33,11 @@ import { finalConfirmations } from './stages/final-confirm.js';
 import { lowerAfterFailure } from './stages/lower-after-failure.js';
 import { runStage } from './stages/index.js';
 import {
-  type Evidence,
   type Fingerprint,
   type Outcome,
   OUTCOMES,
   type RunJson,
   type RunResult,
-  type StageFailure,
   type StageOutcome,
   type StopInfo,
   type TrialRecord,
@@ -174,15 +173,19 @@ export async function execute(x: Execution): Promise<RunResult> {
   }
 }
 
-/** The run state every stage shares, from the experiment and the workload. */
-export function stageContext(
+/** What every stage of the run shares, from the experiment and the workload. */
+export function runContext(
   x: Pick<Execution, 'experiment' | 'workload' | 'env' | 'progress' | 'replay' | 'signal' | 'executor' | 'noWait'> & {
     dir?: RunDir;
     stageEnvironments?: ReadonlyMap<number, { host: string; environment: Fingerprint }>;
+    /** Of a rebuild that reads the journal and never writes it: every replayed trial counts as journaled. */
+    journalReadOnly?: boolean;
+    /** Wraps the executor (a SLURM stage worker tags each record with its node). */
+    wrapExecutor?: (e: Executor) => Executor;
   },
   journal: Journal,
   scratchDir: string,
-): StageContext {
+): RunContext {
   const { experiment, workload, env } = x;
   const warm =
     experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
@@ -196,14 +199,27 @@ export function stageContext(
     ...(x.signal ? { signal: x.signal } : {}),
     ...(warm ? { warm } : {}),
   };
+  const executor =
+    x.executor ??
+    (x.dir
+      ? createExecutor(experiment.executor, {
+          runDir: x.dir.path,
+          experiment: experiment.name,
+          trial,
+          progress: x.progress,
+          noWait: x.noWait ?? false,
+        })
+      : localExecutor(trial));
   return {
     experiment,
     trial,
-    journal,
-    ...(x.dir ? { lock: x.dir.lock } : {}),
+    trials: new TrialRunner(journal, x.wrapExecutor ? x.wrapExecutor(executor) : executor, x.progress, {
+      replay: x.replay,
+      journaled: x.journalReadOnly ? Infinity : x.replay.length,
+      ...(x.dir ? { lock: x.dir.lock } : {}),
+    }),
     progress: x.progress,
-    records: [],
-    baseConfig: { ...workload.fixedParams },
+    initialConfig: { ...workload.fixedParams },
     environment:
       `${env.host} (${env.cpu.model}, ` +
       `${env.cpu.cores} cores${env.gpu ? `, ${env.gpu.count} x ${env.gpu.name}` : ', no GPU'})`,
@@ -217,71 +233,50 @@ export function stageContext(
           ),
         }
       : {}),
-    replay: [...x.replay],
-    journaled: x.replay.length,
-    executor:
-      x.executor ??
-      (x.dir
-        ? createExecutor(experiment.executor, {
-            runDir: x.dir.path,
-            experiment: experiment.name,
-            trial,
-            progress: x.progress,
-            noWait: x.noWait ?? false,
-          })
-        : localExecutor(trial)),
   };
+}
+
+/** Where a run stands: its state so far, and the stage it is in (what a stop reports). */
+export interface RunCursor {
+  state: RunState;
+  current: string;
 }
 
 /**
  * Runs the stages in order (up to and including `until`), each starting from what the earlier ones
- * chose. On SLURM a max-batch stage first runs whole inside one allocation; its trials then replay here.
+ * chose; each stage's outcome and the revisions after it go through `revise` into `cursor.state`. On
+ * SLURM a max-batch stage first runs whole inside one allocation; its trials then replay here.
  */
-export async function runStages(ctx: StageContext, state: RunState, until = Infinity): Promise<void> {
-  for (const [i, stage] of ctx.experiment.stages.entries()) {
+export async function runStages(run: RunContext, cursor: RunCursor, until = Infinity): Promise<void> {
+  for (const [i, stage] of run.experiment.stages.entries()) {
     if (i > until) break;
     const name = stageName(stage, i);
-    state.current = name;
-    ctx.progress.stage(name, `${stage.kind} on ${ctx.trial.workload.description}`);
-    const here = ctx.device;
+    cursor.current = name;
+    run.progress.stage(name, `${stage.kind} on ${run.trial.workload.description}`);
     // Replayed in a later stage's allocation: the stage retraces its decisions on the device it ran on.
-    const recorded = ctx.stageDevices?.get(i);
-    if (recorded) ctx.device = recorded;
-    if (stage.kind === 'max-batch' && ctx.executor.allocateStage) {
-      const known = ctx.replay?.length ?? 0;
-      const allocation = await ctx.executor.allocateStage(i, name, stage.constraint);
-      ctx.replay = [...(ctx.replay ?? []), ...allocation.records.filter((r) => r.index >= known)];
+    let device = run.stageDevices?.get(i) ?? run.device;
+    if (stage.kind === 'max-batch' && run.trials.executor.allocateStage) {
+      const allocation = await run.trials.executor.allocateStage(i, name, stage.constraint);
+      run.trials.addReplay(allocation.records);
       // The stage replays here what ran there: it must see the allocation's device, not this one.
-      ctx.device = deviceOf(allocation.environment, allocation.host);
+      device = deviceOf(allocation.environment, allocation.host);
     }
-    ctx.outcomes = state.outcomes;
-    let outcome: StageOutcome;
-    try {
-      outcome = await runStage(ctx, stage, name);
-    } finally {
-      ctx.device = here;
-    }
+    const before = cursor.state;
+    const first = await runStage(stageInput(run, before, device), stage, name);
     // The stage chose nothing because its configs OOMed at the batch an earlier stage chose: lower it and
     // run the stage again.
-    const lowered = await lowerAfterFailure(ctx, outcome, {
+    const lowered = await lowerAfterFailure(stageInput(run, before), first, {
       spec: stage,
       name,
-      outcomes: state.outcomes,
-      evidence: state.evidence,
-      rerun: () => runStage(ctx, stage, name),
+      rerun: (state) => runStage(stageInput(run, state, device), stage, name),
     });
-    outcome = lowered.outcome;
-    for (const note of outcome.notes) ctx.progress.note(note);
-    state.outcomes.push(outcome);
-    Object.assign(ctx.baseConfig, outcome.chosen);
-    Object.assign(state.evidence, outcome.evidence);
-    if (lowered.failure) {
-      // The batch failed and nothing lower held: later stages would run at a batch that failed.
-      (state.failures ??= []).push(lowered.failure);
-      break;
-    }
+    const outcome = lowered.outcome;
+    for (const note of outcome.notes) run.progress.note(note);
+    cursor.state = revise(before, [...lowered.revisions, { kind: 'stage', outcome }]);
+    // The batch failed and nothing lower held: later stages would run at a batch that failed.
+    if (lowered.revisions.some((r) => r.kind === 'failure')) break;
     // The workload failed (a crash, a typo): no later stage can run it; the run ends with the failure.
-    if (stageFailed(outcome, ctx.records)) break;
+    if (stageFailed(outcome, run.trials.records)) break;
   }
 }
 
@@ -304,15 +299,6 @@ export function stageFailed(o: StageOutcome, records: readonly TrialRecord[]): b
   return mine.length > 0 && !mine.some((t) => t.outcome === 'ok');
 }
 
-/** What the stages produce as they run: their outcomes, the evidence, the failures no lowering rescued. */
-export interface RunState {
-  outcomes: StageOutcome[];
-  evidence: Record<string, Evidence>;
-  current: string;
-  /** Absent until a failure (the SLURM stage worker and the rebuild pass a state without it). */
-  failures?: StageFailure[];
-}
-
 async function executeLocked(x: Execution): Promise<RunResult> {
   const { dir, experiment, env } = x;
   // A killed run's trials may still run (and write): they end before anything of this run starts.
@@ -333,23 +319,23 @@ async function executeLocked(x: Execution): Promise<RunResult> {
       `left ${leftovers.unknown.length} trial cgroup(s) of this directory alone (${leftovers.unknown[0]}): their ` +
         'tunebench runs in another PID namespace (a container) and cannot be proven gone; remove them once it has ended',
     );
-  const ctx = stageContext(x, dir.journal, dir.scratch);
+  const run = runContext(x, dir.journal, dir.scratch);
+  const { records } = run.trials;
   x.progress.plan?.(experiment.stages.map((s, i) => ({ name: stageName(s, i), trials: plannedTrials(s) })));
-  const state: RunState = { outcomes: [], evidence: {}, current: '', failures: [] };
-  const { outcomes, evidence } = state;
+  const cursor: RunCursor = { state: initialState(run.initialConfig), current: '' };
   try {
-    await runStages(ctx, state);
-    state.current = 'final confirmation';
-    await finalConfirmations(ctx, state.outcomes, state.evidence);
+    await runStages(run, cursor);
+    cursor.current = 'final confirmation';
+    cursor.state = await finalConfirmations(run, cursor.state);
   } catch (error) {
-    const current = state.current;
+    const current = cursor.current;
     const stop: StopInfo = {
       reason: x.signal?.aborted
         ? String((x.signal.reason as Error | undefined)?.message ?? 'stopped')
         : (error as Error).message,
       stage: current,
-      completed_trials: ctx.records.length,
-      stage_trials: ctx.records.filter((r) => r.stage === current).length,
+      completed_trials: records.length,
+      stage_trials: records.filter((r) => r.stage === current).length,
       resume: resumeCommand(dir.path),
     };
     if (error instanceof DetachedError) {
@@ -361,7 +347,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
         { cause: error },
       );
     }
-    await savePartial(x, ctx, state, stop, x.signal?.aborted ? 'stopped' : 'failed');
+    await savePartial(x, run, cursor.state, stop, x.signal?.aborted ? 'stopped' : 'failed');
     if (x.signal?.aborted) {
       throw new StoppedError(
         `${stop.reason}: ${stop.completed_trials} completed trial(s) are in ${dir.journal.path}; ` +
@@ -379,14 +365,14 @@ async function executeLocked(x: Execution): Promise<RunResult> {
     }
     throw error;
   } finally {
-    ctx.trial.warm?.close();
+    run.trial.warm?.close();
   }
+  const { state } = cursor;
+  const { outcomes, evidence } = state;
   // The journal must hold every trial of the run before the run can finish on it.
   dir.journal.verify('by the end of the run');
-  const result = buildResult(x, ctx, state);
-  const allocated = ctx.records.find(
-    (r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage),
-  );
+  const result = buildResult(x, run, state);
+  const allocated = records.find((r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage));
   writeChosenConfig(
     dir.path,
     buildChosenConfig({
@@ -405,7 +391,7 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   const finished: RunJson = { ...x.runJson, status: 'finished', finished_at: new Date().toISOString(), result };
   // The reports first, then run.json as "finished": that write is the commit point. A run killed
   // before it resumes (replaying every trial, running none) and writes the reports again.
-  const done = await finishReports(dir.path, finished, ctx.records, x.drawCharts ?? true);
+  const done = await finishReports(dir.path, finished, records, x.drawCharts ?? true);
   writeRunJson(dir, done);
   rmSync(dir.scratch, { recursive: true, force: true });
   return done.result!;
@@ -439,29 +425,30 @@ async function finishReports(
  */
 async function savePartial(
   x: Execution,
-  ctx: StageContext,
+  run: RunContext,
   state: RunState,
   stop: StopInfo,
   status: 'stopped' | 'failed',
 ): Promise<void> {
-  const result = { ...buildResult(x, ctx, state), stopped: stop };
+  const result = { ...buildResult(x, run, state), stopped: stop };
   const partial: RunJson = { ...x.runJson, status, stopped: stop, result };
   try {
     writeRunJson(x.dir, partial);
-    await writeReports(x.dir.path, partial, ctx.records, { draw: x.drawCharts ?? true });
+    await writeReports(x.dir.path, partial, run.trials.records, { draw: x.drawCharts ?? true });
   } catch (error) {
     x.progress.note(`could not write the partial report: ${(error as Error).message}`);
   }
 }
 
-function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResult {
+function buildResult(x: Execution, run: RunContext, state: RunState): RunResult {
   const { outcomes, evidence } = state;
+  const { records } = run.trials;
   const { dir, experiment, mechanism, env } = x;
   const warnings: string[] = [];
   if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
   for (const r of x.runJson.resumes) warnings.push(...r.notes);
   warnings.push(...dir.journal.incidents);
-  warnings.push(...(ctx.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
+  warnings.push(...(run.trials.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
   for (const o of outcomes) {
     if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as') {
       warnings.push(
@@ -471,7 +458,7 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
       );
     }
   }
-  const overCap = ctx.records.filter((r) => r.limit.tree_over_cap_bytes !== undefined);
+  const overCap = records.filter((r) => r.limit.tree_over_cap_bytes !== undefined);
   if (overCap.length > 0) {
     const peak = Math.max(...overCap.map((r) => r.limit.tree_over_cap_bytes!));
     warnings.push(
@@ -481,9 +468,9 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
         'so worker processes each get the whole cap; use limits.mechanism: cgroup to cap the tree',
     );
   }
-  const failedStages = outcomes.filter((o) => stageFailed(o, ctx.records)).map((o) => o.name);
+  const failedStages = outcomes.filter((o) => stageFailed(o, records)).map((o) => o.name);
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
-  for (const r of ctx.records) byOutcome[r.outcome] += 1;
+  for (const r of records) byOutcome[r.outcome] += 1;
   return {
     experiment: experiment.name,
     run_id: dir.runId,
@@ -491,21 +478,21 @@ function buildResult(x: Execution, ctx: StageContext, state: RunState): RunResul
     environment:
       `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores), ` +
       `cap ${experiment.limits.memory ? formatBytes(experiment.limits.memory) : 'none'} via ${mechanism}`,
-    chosen: { ...ctx.baseConfig },
-    evidence,
-    stages: outcomes,
-    trials: { total: ctx.records.length, by_outcome: byOutcome, replayed: x.replay.length },
+    chosen: { ...state.config },
+    evidence: { ...evidence },
+    stages: [...outcomes],
+    trials: { total: records.length, by_outcome: byOutcome, replayed: x.replay.length },
     wall_seconds: (Date.now() - x.started) / 1000,
     warnings,
     failed_stages: failedStages,
-    ...(state.failures?.length ? { stage_failures: state.failures } : {}),
+    ...(state.failures.length ? { stage_failures: [...state.failures] } : {}),
     files: {
       run: join(dir.path, 'run.json'),
       journal: dir.journal.path,
       chosen_config: join(dir.path, 'chosen-config.json'),
       chosen_env: join(dir.path, 'chosen-config.env'),
       chosen_yaml: join(dir.path, 'chosen-config.yaml'),
-      ...(argsWritten(x.workload, ctx.baseConfig) ? { chosen_args: join(dir.path, 'chosen-config.args') } : {}),
+      ...(argsWritten(x.workload, state.config) ? { chosen_args: join(dir.path, 'chosen-config.args') } : {}),
       ...(outcomes.some((o) => o.kind === 'max-batch' && o.result.buckets)
         ? { chosen_buckets: join(dir.path, 'chosen-config.buckets.json') }
         : {}),

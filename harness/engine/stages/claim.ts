@@ -9,7 +9,7 @@ import { ratioThroughput } from '../../stats/throughput.js';
 import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import { measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
 import type {
   ClaimMetric,
@@ -24,7 +24,7 @@ type Side = 'baseline' | 'candidate';
 
 /** What a claim stage runs, fixed before its first trial. */
 interface ClaimPlan {
-  readonly ctx: StageContext;
+  readonly input: StageInput;
   readonly spec: ClaimStageSpec;
   readonly name: string;
   readonly claim: Claim;
@@ -58,12 +58,12 @@ interface ClaimFinding {
 }
 
 export async function runClaimStage(
-  ctx: StageContext,
+  input: StageInput,
   spec: ClaimStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'claim'>> {
-  const plan = planClaim({ ctx, spec, name });
-  if (spec.requires === 'cuda' && !ctx.hasCuda) {
+  const plan = planClaim({ input, spec, name });
+  if (spec.requires === 'cuda' && !input.hasCuda) {
     return claimOutcome(plan, {
       verdict: 'skipped',
       reason: 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)',
@@ -78,16 +78,16 @@ export async function runClaimStage(
   return summariseClaim(plan, trials);
 }
 
-function planClaim({ ctx, spec, name }: { ctx: StageContext; spec: ClaimStageSpec; name: string }): ClaimPlan {
+function planClaim({ input, spec, name }: { input: StageInput; spec: ClaimStageSpec; name: string }): ClaimPlan {
   const claim = parseClaim(spec.claim, spec.tolerance);
   const metric = claimMetric(spec, claim);
-  const baseline: Config = { ...ctx.baseConfig, ...scaled(spec.baseline) };
-  const candidate: Config = { ...ctx.baseConfig, ...scaled(spec.candidate) };
+  const baseline: Config = { ...input.baseConfig, ...scaled(spec.baseline) };
+  const candidate: Config = { ...input.baseConfig, ...scaled(spec.candidate) };
   const changed = [...new Set([...Object.keys(spec.baseline), ...Object.keys(spec.candidate)])];
   const what =
     `${describeSide(baseline, changed, spec.baseline_command)} -> ` +
     `${describeSide(candidate, changed, spec.candidate_command)}`;
-  const exp = ctx.experiment;
+  const exp = input.experiment;
   const steps = spec.steps ?? exp.measure.steps;
   const specOf = (side: Side, pair: number): TrialSpec => {
     const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
@@ -99,12 +99,12 @@ function planClaim({ ctx, spec, name }: { ctx: StageContext; spec: ClaimStageSpe
       ...(argv ? { argv } : {}),
     };
   };
-  return { ctx, spec, name, claim, metric, changed, what, specOf };
+  return { input, spec, name, claim, metric, changed, what, specOf };
 }
 
 /** The warm-ups, then baseline and candidate in interleaved pairs until the claim is decided (search/claim.ts). */
 async function runClaimTrials(plan: ClaimPlan): Promise<ClaimTrials> {
-  const { ctx, spec, name, claim, metric, changed, specOf } = plan;
+  const { input, spec, name, claim, metric, changed, specOf } = plan;
   const base: TrialRecord[] = [];
   const cand: TrialRecord[] = [];
   let seconds = 0;
@@ -114,11 +114,11 @@ async function runClaimTrials(plan: ClaimPlan): Promise<ClaimTrials> {
   const overBudget = () =>
     (spec.budget.trials !== undefined && n >= spec.budget.trials) ||
     (spec.budget.seconds !== undefined && seconds >= spec.budget.seconds);
-  await runWarmups(ctx, name, spec.warmup_trials, [specOf('baseline', 0), specOf('candidate', 0)], changed);
+  await input.trials.warmups(name, spec.warmup_trials, [specOf('baseline', 0), specOf('candidate', 0)], changed);
   const out = await runClaimPairs(
     async (side, pair) => {
       n += 1;
-      const record = await runSpecTrial(ctx, specOf(side, pair), { n, ofAbout: expected, show: changed });
+      const record = await input.trials.run(specOf(side, pair), { n, ofAbout: expected, show: changed });
       seconds += record.wall_seconds;
       (side === 'baseline' ? base : cand).push(record);
       if (record.outcome !== 'ok') {
@@ -139,11 +139,7 @@ async function runClaimTrials(plan: ClaimPlan): Promise<ClaimTrials> {
       minPairs: spec.min_pairs,
       maxPairs: spec.max_pairs,
       overBudget,
-      plan: (trials) =>
-        planTrials(
-          ctx,
-          trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair)),
-        ),
+      plan: (trials) => input.trials.plan(trials.map((t) => specOf(t.side === 'a' ? 'baseline' : 'candidate', t.pair))),
     },
   );
   return { out, base, cand, n, failure };
@@ -182,7 +178,7 @@ function summariseClaim(plan: ClaimPlan, { out, base, cand, n, failure }: ClaimT
 
 /** The stage's outcome: the claim's summary, its sentence first among the notes; a claim chooses nothing. */
 function claimOutcome(plan: ClaimPlan, f: ClaimFinding): StageOutcomeOf<'claim'> {
-  const { ctx, spec, claim, metric } = plan;
+  const { input, spec, claim, metric } = plan;
   const s: ClaimSummary = {
     claim: spec.claim,
     source: spec.source ?? null,
@@ -206,7 +202,7 @@ function claimOutcome(plan: ClaimPlan, f: ClaimFinding): StageOutcomeOf<'claim'>
       verdict: f.verdict,
       reason: f.reason,
       effect: f.effect,
-      environment: ctx.environment,
+      environment: input.environment,
     }),
   };
   return {

@@ -10,7 +10,7 @@ import { logMeanInterval } from '../../stats/log-ratio.js';
 import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
-import { planTrials, runSpecTrial, runWarmups, type StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import { undecidedCi } from '../../analysis/undecided.js';
 import { measuredPeakMemory, role } from '../../domain/index.js';
 import type {
@@ -28,7 +28,7 @@ import { fmtPct } from '../../report/format.js';
 
 /** What a compare stage runs, fixed before its first trial. */
 interface ComparePlan {
-  readonly ctx: StageContext;
+  readonly input: StageInput;
   readonly spec: CompareStageSpec;
   readonly name: string;
   readonly param: string;
@@ -46,17 +46,17 @@ interface CompareTrials {
 const memoryOf = measuredPeakMemory;
 
 export async function runCompareStage(
-  ctx: StageContext,
+  input: StageInput,
   spec: CompareStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'compare'>> {
-  const plan = planCompare({ ctx, spec, name });
+  const plan = planCompare({ input, spec, name });
   const trials = await runCompareTrials(plan);
   return summariseCompare(plan, trials);
 }
 
-function planCompare({ ctx, spec, name }: { ctx: StageContext; spec: CompareStageSpec; name: string }): ComparePlan {
-  const exp = ctx.experiment;
+function planCompare({ input, spec, name }: { input: StageInput; spec: CompareStageSpec; name: string }): ComparePlan {
+  const exp = input.experiment;
   const param = spec.param;
   const steps = spec.steps ?? exp.measure.steps;
   const specOf = (config: Config, o: { role: string; round: number }): TrialSpec => {
@@ -64,13 +64,13 @@ function planCompare({ ctx, spec, name }: { ctx: StageContext; spec: CompareStag
     return {
       stage: name,
       role: role(o.role, 'round', o.round + 1),
-      config: { ...ctx.baseConfig, ...config },
+      config: { ...input.baseConfig, ...config },
       measure: { warmupSteps: exp.measure.warmup_steps, steps },
       ...(argv ? { argv } : {}),
     };
   };
   return {
-    ctx,
+    input,
     spec,
     name,
     param,
@@ -82,13 +82,13 @@ function planCompare({ ctx, spec, name }: { ctx: StageContext; spec: CompareStag
 
 /** The warm-ups, then the arms in interleaved rounds until each is decided (search/compare.ts). */
 async function runCompareTrials(plan: ComparePlan): Promise<CompareTrials> {
-  const { ctx, spec, name, param, keyOf, specOf } = plan;
+  const { input, spec, name, param, keyOf, specOf } = plan;
   const records = new Map<string, TrialRecord[]>();
   let n = 0;
   const expected = spec.arms.length * spec.repeats;
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
-    const record = await runSpecTrial(ctx, specOf(config, o), { n, ofAbout: Math.max(n, expected), show: [param] });
+    const record = await input.trials.run(specOf(config, o), { n, ofAbout: Math.max(n, expected), show: [param] });
     const list = records.get(keyOf(config)) ?? [];
     list.push(record);
     records.set(keyOf(config), list);
@@ -100,8 +100,7 @@ async function runCompareTrials(plan: ComparePlan): Promise<CompareTrials> {
       memory: memoryOf(record),
     };
   };
-  await runWarmups(
-    ctx,
+  await input.trials.warmups(
     name,
     spec.warmup_trials,
     spec.arms.map((v) => specOf({ [param]: v }, { role: 'warm-up', round: 0 })),
@@ -116,11 +115,7 @@ async function runCompareTrials(plan: ComparePlan): Promise<CompareTrials> {
     maxRounds: spec.max_rounds,
     noiseBand: spec.noise_band,
     budget: spec.budget,
-    plan: (trials) =>
-      planTrials(
-        ctx,
-        trials.map((t) => specOf(t.config, t.opts)),
-      ),
+    plan: (trials) => input.trials.plan(trials.map((t) => specOf(t.config, t.opts))),
   });
   return { result, records };
 }

@@ -4,7 +4,7 @@ import { ConfigError } from '../../errors.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import type { MaxBatchResult } from '../../search/max-batch.js';
 import { matchingCard, predictMax } from '../../search/recipe.js';
-import type { StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import type { DeviceConfirmation, MaxBatchSummary, StageOutcomeOf } from '../../domain/index.js';
 
 export interface PredictionHere {
@@ -20,12 +20,12 @@ export interface PredictionHere {
  * predicted_by: the earlier stage's memory line applied to this stage's device (its GPU memory;
  * without a GPU, limits.memory).
  */
-export function predictionHere(ctx: StageContext, spec: MaxBatchStageSpec, from: string): PredictionHere {
-  const of = ctx.outcomes?.find((o): o is StageOutcomeOf<'max-batch'> => o.kind === 'max-batch' && o.name === from);
+export function predictionHere(input: StageInput, spec: MaxBatchStageSpec, from: string): PredictionHere {
+  const of = input.outcomes.find((o): o is StageOutcomeOf<'max-batch'> => o.kind === 'max-batch' && o.name === from);
   // checks.ts makes sure of it; a run.json edited by hand could still lack it.
   if (!of) throw new ConfigError(`predicted_by: no max-batch stage ${JSON.stringify(from)} ran before this one`);
-  const device = ctx.device;
-  const memoryBytes = device?.gpu_memory_bytes ?? ctx.experiment.limits.memory ?? null;
+  const device = input.device;
+  const memoryBytes = device?.gpu_memory_bytes ?? input.experiment.limits.memory ?? null;
   const line = of.result.predictions;
   const predicted =
     line && memoryBytes !== null

@@ -4,8 +4,9 @@
 // and so on that later stages chose). A batch that survived with two workers' worth of memory less
 // is not an answer for the training that follows; when it fails, the batch is lowered until one holds.
 import { stageName } from '../../experiment/checks.js';
-import type { MaxBatchStageSpec } from '../../experiment/schema.js';
-import { runJournaledTrial, type StageContext } from '../context.js';
+import type { Experiment, MaxBatchStageSpec } from '../../experiment/schema.js';
+import { stageInput, type RunContext, type StageInput } from '../context.js';
+import { revise, type Revision, type RunState } from '../revisions.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
 import { lowerInBand } from '../../search/boundary-repeat.js';
@@ -15,11 +16,9 @@ import { maxFinalStatement } from '../../report/max-batch-blocks.js';
 import {
   stepCount,
   type Config,
-  type Evidence,
   type FinalConfirmation,
   type MaxBatchSummary,
   type MaxFinal,
-  type StageOutcome,
   type StageOutcomeOf,
   type TrialRecord,
 } from '../../domain/index.js';
@@ -33,27 +32,33 @@ export const MAX_BAND_LOWERING_TRIALS = 12;
 
 /**
  * Runs the final confirmation of every max-batch stage whose chosen batch is still in the final
- * config and has not yet survived a confirmation-length run with exactly that config. Updates the
- * stage's outcome, the config and the evidence in place.
+ * config and has not yet survived a confirmation-length run with exactly that config. Returns the run's
+ * state with each stage's confirmation, its lowered batch and its max against the final config.
  */
-export async function finalConfirmations(
-  ctx: StageContext,
-  outcomes: StageOutcome[],
-  evidence: Record<string, Evidence>,
-): Promise<void> {
-  for (const outcome of outcomes) {
-    if (outcome.kind !== 'max-batch') continue;
-    const spec = maxBatchSpec(ctx, outcome.name);
+export async function finalConfirmations(run: RunContext, start: RunState): Promise<RunState> {
+  let state = start;
+  for (const { name } of start.outcomes) {
+    const outcome = state.outcomes.find((o) => o.name === name);
+    if (outcome?.kind !== 'max-batch') continue;
+    const spec = maxBatchSpec(run.experiment, outcome.name);
     if (!spec) continue;
-    await confirmChosen(ctx, spec, outcome, evidence);
-    const maxFinal = maxAgainstFinal(ctx.records, outcome.result, ctx.baseConfig, spec);
+    state = revise(state, await confirmChosen(stageInput(run, state), spec, outcome));
+    const maxFinal = maxAgainstFinal(run.trials.records, outcome.result, state.config, spec);
     if (maxFinal) {
-      outcome.result.max_final = maxFinal;
-      const statement = maxFinalStatement(outcome.result);
-      outcome.notes.push(statement);
-      ctx.progress.note(statement);
+      const revised = revise(state, [{ kind: 'max-final', stage: name, maxFinal }]);
+      const statement = maxFinalStatement(revisedMaxBatch(revised, name).result);
+      state = revise(revised, [{ kind: 'note', stage: name, note: statement }]);
+      run.progress.note(statement);
     }
   }
+  return state;
+}
+
+/** The max-batch outcome named `name` of a revised state. */
+function revisedMaxBatch(state: RunState, name: string): StageOutcomeOf<'max-batch'> {
+  const o = state.outcomes.find((x) => x.name === name);
+  if (o?.kind !== 'max-batch') throw new Error(`no max-batch stage ${name} in the run's state`);
+  return o;
 }
 
 /**
@@ -88,68 +93,56 @@ export function maxAgainstFinal(
   };
 }
 
-/** The final confirmation of one max-batch stage's chosen batch (see finalConfirmations). */
+/** The final confirmation of one max-batch stage's chosen batch (see finalConfirmations), as revisions. */
 async function confirmChosen(
-  ctx: StageContext,
+  input: StageInput,
   spec: MaxBatchStageSpec,
   outcome: StageOutcomeOf<'max-batch'>,
-  evidence: Record<string, Evidence>,
-): Promise<void> {
+): Promise<Revision[]> {
   const summary = outcome.result;
-  if (spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) return;
+  if (spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) return [];
   const param = spec.param;
   // A later stage that set the batch itself (a sweep of batch_size) owns it now.
-  if (ctx.baseConfig[param] !== summary.chosen) return;
-  const final: Config = { ...ctx.baseConfig };
-  const mine = ctx.records.filter((r) => r.stage === outcome.name);
+  if (input.baseConfig[param] !== summary.chosen) return [];
+  const final: Config = { ...input.baseConfig };
+  const records = input.trials.records;
+  const mine = records.filter((r) => r.stage === outcome.name);
   // The final config ran out of memory somewhere in the run (a later stage's trial): that is a failed run of
   // it, whatever else passed. Only where none did may a confirmation-length pass stand for the final one.
-  const failedBefore = oomWith(ctx.records, final);
+  const failedBefore = oomWith(records, final);
   if (
     !failedBefore &&
     mine.some((r) => r.outcome === 'ok' && stepCount(r.steps) >= spec.confirm_steps && sameConfig(r.config, final))
   )
-    return;
+    return [];
   const ranWith = mine.find((r) => r.config[param] === summary.chosen)?.config ?? {};
   const changed = Object.fromEntries(Object.entries(final).filter(([k, v]) => k !== param && ranWith[k] !== v));
-  const result = await confirmOrLower(ctx, spec, outcome, final, changed, failedBefore);
-  summary.final_confirmation = result;
-  outcome.notes.push(result.statement);
-  ctx.progress.note(result.statement);
-  if (result.batch !== summary.chosen) {
-    summary.chosen = result.batch;
-    if (result.batch === null) {
-      delete ctx.baseConfig[param];
-      delete outcome.chosen[param];
-      delete evidence[param];
-      delete outcome.evidence[param];
-    } else {
-      ctx.baseConfig[param] = result.batch;
-      outcome.chosen[param] = result.batch;
-      const e = evidence[param];
-      if (e) {
-        const lowered: Evidence = {
-          ...e,
-          rule: `${e.rule}; lowered from ${result.from} by the final confirmation with the final config`,
-          trials: result.survived ? [result.survived.trial] : [],
-        };
-        evidence[param] = lowered;
-        outcome.evidence[param] = lowered;
-      }
-    }
-  }
+  const result = await confirmOrLower(input, spec, outcome, final, changed, failedBefore);
+  input.progress.note(result.statement);
+  const stage = outcome.name;
+  const revisions: Revision[] = [
+    { kind: 'final-confirmation', stage, confirmation: result },
+    { kind: 'note', stage, note: result.statement },
+  ];
+  if (result.batch !== summary.chosen)
+    revisions.push({
+      kind: 'batch',
+      stage,
+      batch: result.batch,
+      because: `lowered from ${result.from} by the final confirmation with the final config`,
+      trials: result.survived ? [result.survived.trial] : [],
+    });
+  return revisions;
 }
 
 /** The spec of the max-batch stage named `name`. */
-export function maxBatchSpec(ctx: StageContext, name: string): MaxBatchStageSpec | undefined {
-  return ctx.experiment.stages.find(
-    (s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === name,
-  );
+export function maxBatchSpec(experiment: Readonly<Experiment>, name: string): MaxBatchStageSpec | undefined {
+  return experiment.stages.find((s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === name);
 }
 
 /** One confirmation-length run at `batch` with `final`; on failure, lower the batch until a run holds. */
 async function confirmOrLower(
-  ctx: StageContext,
+  input: StageInput,
   spec: MaxBatchStageSpec,
   owner: StageOutcomeOf<'max-batch'>,
   final: Config,
@@ -163,13 +156,13 @@ async function confirmOrLower(
   const run = async (batch: number): Promise<TrialRecord> => {
     n += 1;
     const measure = confirmationMeasure({
-      warmupSteps: ctx.experiment.measure.warmup_steps,
+      warmupSteps: input.experiment.measure.warmup_steps,
       minSteps: spec.confirm_steps,
       maxSteps: spec.confirm_max_steps,
       epochs: spec.confirm_epochs,
     });
     const trial = { stage, role: 'final-confirm', config: { ...final, [spec.param]: batch }, measure };
-    const record = await runJournaledTrial(ctx, trial, {
+    const record = await input.trials.run(trial, {
       n,
       ofAbout: n,
       show: [spec.param, ...Object.keys(changed)],
@@ -177,7 +170,7 @@ async function confirmOrLower(
     trials.push(record.index);
     return record;
   };
-  ctx.progress.stage(
+  input.progress.stage(
     `${stage}: final confirmation`,
     `${spec.param}=${from} until its memory flattens (at least ${spec.confirm_steps} steps) with the final config`,
   );
@@ -220,7 +213,7 @@ async function confirmOrLower(
   const failedWhere = failedBefore
     ? `ran out of memory ${what} in trial ${failedBefore.index} of stage ${failedBefore.stage}`
     : `ran out of memory in its final confirmation ${what} (${first.outcome})`;
-  const low = await lowerFailed(ctx, spec, owner, { failed: from, run, budget: (n) => n - trials.length });
+  const low = await lowerFailed(input, spec, owner, { failed: from, run, budget: (n) => n - trials.length });
   if (!low.held) {
     return {
       changed,
@@ -263,7 +256,7 @@ export interface LoweredBatch extends Lowered {
  * (lowerBelow), where one pass holds.
  */
 export async function lowerFailed(
-  ctx: StageContext,
+  input: StageInput,
   spec: MaxBatchStageSpec,
   owner: StageOutcomeOf<'max-batch'>,
   o: { failed: number; run: (batch: number) => Promise<TrialRecord>; budget: (max: number) => number },
@@ -280,12 +273,12 @@ export async function lowerFailed(
     },
     m: spec.multiple_of,
     failed: o.failed,
-    known: bandEvidence(ctx, owner),
+    known: bandEvidence(input, owner),
     repeats: band.repeats,
     maxRisk: band.model?.max_risk ?? spec.max_risk,
     budget: o.budget(MAX_BAND_LOWERING_TRIALS),
   });
-  for (const line of low.log) ctx.progress.note(`${owner.name}: ${line}`);
+  for (const line of low.log) input.progress.note(`${owner.name}: ${line}`);
   const held = low.batch !== null && last?.config[spec.param] === low.batch ? last : undefined;
   return {
     held,
@@ -303,11 +296,11 @@ export async function lowerFailed(
  * The band's evidence as it stands: the stage's runs of confirmation length, and every OOM or pass of the
  * lowerings and final confirmations made since (a later failure is a run of the band too).
  */
-function bandEvidence(ctx: StageContext, owner: StageOutcomeOf<'max-batch'>): BandRun[] {
+function bandEvidence(input: StageInput, owner: StageOutcomeOf<'max-batch'>): BandRun[] {
   const param = owner.result.param;
   const runs: BandRun[] = bandRunsOf(owner.result.band?.runs ?? []);
   const add = (index: number) => {
-    const r = ctx.records[index];
+    const r = input.trials.records[index];
     const batch = r?.config[param];
     if (r && (r.outcome === 'ok' || r.outcome === 'oom') && typeof batch === 'number')
       runs.push({ batch, ok: r.outcome === 'ok' });

@@ -2,14 +2,14 @@
 // the experiment schema and that each runner takes its kind's spec and returns its kind's result.
 import type { StageKind, StageOutcome, StageOutcomeOf } from '../../domain/index.js';
 import type { StageSpec } from '../../experiment/schema.js';
-import type { StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import { runClaimStage } from './claim.js';
 import { runCompareStage } from './compare.js';
 import { runMaxBatchStage } from './max-batch.js';
 import { runSweepStage } from './sweep.js';
 
 type SpecOf = { [K in StageKind]: Extract<StageSpec, { kind: K }> };
-type Runner<K extends StageKind> = (ctx: StageContext, spec: SpecOf[K], name: string) => Promise<StageOutcomeOf<K>>;
+type Runner<K extends StageKind> = (input: StageInput, spec: SpecOf[K], name: string) => Promise<StageOutcomeOf<K>>;
 
 export const STAGE_RUNNERS: { [K in StageKind]: Runner<K> } = {
   'max-batch': runMaxBatchStage,
@@ -19,16 +19,16 @@ export const STAGE_RUNNERS: { [K in StageKind]: Runner<K> } = {
 };
 
 /** Runs one stage with the runner of its kind. */
-export function runStage(ctx: StageContext, spec: StageSpec, name: string): Promise<StageOutcome> {
+export function runStage(input: StageInput, spec: StageSpec, name: string): Promise<StageOutcome> {
   // One case per kind: a kind added to the schema without a case here fails to compile (no return).
   switch (spec.kind) {
     case 'max-batch':
-      return STAGE_RUNNERS['max-batch'](ctx, spec, name);
+      return STAGE_RUNNERS['max-batch'](input, spec, name);
     case 'sweep':
-      return STAGE_RUNNERS.sweep(ctx, spec, name);
+      return STAGE_RUNNERS.sweep(input, spec, name);
     case 'compare':
-      return STAGE_RUNNERS.compare(ctx, spec, name);
+      return STAGE_RUNNERS.compare(input, spec, name);
     case 'claim':
-      return STAGE_RUNNERS.claim(ctx, spec, name);
+      return STAGE_RUNNERS.claim(input, spec, name);
   }
 }

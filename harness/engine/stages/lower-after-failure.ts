@@ -9,14 +9,14 @@
 import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
 import { cheaper } from '../../search/rank.js';
 import { configKey } from '../../search/space.js';
-import { runJournaledTrial, type StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
+import { revise, type Revision, type RunState } from '../revisions.js';
 import { lowerFailed, maxBatchSpec, sameConfig } from './final-confirm.js';
 import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure } from '../../search/confirmation.js';
 import type {
   Config,
-  Evidence,
   StageFailure,
   StageLowering,
   StageOutcome,
@@ -30,42 +30,50 @@ const MAX_RETRIES = 2;
 export interface FailedStageRun {
   spec: StageSpec;
   name: string;
-  /** The stages before it (the max-batch stage that chose the batch is among them). */
-  outcomes: StageOutcome[];
-  evidence: Record<string, Evidence>;
-  /** Runs the stage again (with the run's current config). */
-  rerun: () => Promise<StageOutcome>;
+  /** Runs the stage again from `state` (the run's state with the lowered batch). */
+  rerun: (state: RunState) => Promise<StageOutcome>;
 }
 
 /**
  * Runs `first` through the lowering: while every config of the stage OOMed at the chosen batch, lowers
- * the batch and runs the stage again. Returns the last outcome, and the failure when no lower batch rescued it.
+ * the batch and runs the stage again. Returns the last outcome and the revisions of the run's state that
+ * the lowering made (the failure among them when no lower batch rescued the stage); `input` is the stage's
+ * own, from the state before it.
  */
 export async function lowerAfterFailure(
-  ctx: StageContext,
+  input: StageInput,
   first: StageOutcome,
   x: FailedStageRun,
-): Promise<{ outcome: StageOutcome; failure?: StageFailure }> {
+): Promise<{ outcome: StageOutcome; revisions: Revision[] }> {
   let outcome = first;
+  let state: RunState = { config: input.baseConfig, outcomes: input.outcomes, evidence: {}, failures: [] };
+  const revisions: Revision[] = [];
   for (let attempt = 0; ; attempt++) {
-    const owner = ownerOfBatch(ctx, x.outcomes);
-    const failure = owner ? failureAtBatch(ctx, outcome, owner) : undefined;
-    if (!owner || !failure) return { outcome };
+    const owner = ownerOfBatch(input, state);
+    const failure = owner ? failureAtBatch(input.trials.records, state.config, outcome, owner) : undefined;
+    if (!owner || !failure) return { outcome, revisions };
+    const stage = owner.outcome.name;
     if (attempt === MAX_RETRIES) {
-      dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
-      return { outcome, failure };
+      revisions.push(dropBatch(stage), { kind: 'failure', failure });
+      return { outcome, revisions };
     }
-    const lowering = await lowerUnder(ctx, owner, failure, loweringConfig(ctx, outcome, x.spec, failure));
-    (owner.outcome.result.lowered_after ??= []).push(lowering);
+    const lowering = await lowerUnder(
+      input,
+      owner,
+      failure,
+      loweringConfig(input, state.config, outcome, x.spec, failure),
+    );
+    const note = loweringNote(lowering, owner.spec.param);
     if (lowering.batch === null) {
-      dropBatch(ctx, owner.outcome, x.evidence, owner.spec.param);
-      outcome.notes.unshift(loweringNote(lowering, owner.spec.param));
-      return { outcome, failure };
+      revisions.push({ kind: 'lowering', stage, lowering }, dropBatch(stage), { kind: 'failure', failure });
+      return { outcome: { ...outcome, notes: [note, ...outcome.notes] }, revisions };
     }
-    setBatch(ctx, owner.outcome, x.evidence, lowering);
-    ctx.progress.stage(x.name, `${x.spec.kind} again, at the lowered ${owner.spec.param}=${lowering.batch}`);
-    outcome = await x.rerun();
-    outcome.notes.unshift(loweringNote(lowering, owner.spec.param));
+    const step: Revision[] = [{ kind: 'lowering', stage, lowering }, setBatch(lowering, owner.outcome.name)];
+    revisions.push(...step);
+    state = revise(state, step);
+    input.progress.stage(x.name, `${x.spec.kind} again, at the lowered ${owner.spec.param}=${lowering.batch}`);
+    outcome = await x.rerun(state);
+    outcome = { ...outcome, notes: [note, ...outcome.notes] };
   }
 }
 
@@ -87,11 +95,11 @@ interface Owner {
 }
 
 /** The max-batch stage whose chosen batch the run still uses. */
-function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Owner | undefined {
-  for (const o of [...outcomes].reverse()) {
+function ownerOfBatch(input: StageInput, state: RunState): Owner | undefined {
+  for (const o of [...state.outcomes].reverse()) {
     if (o.kind !== 'max-batch' || o.result.chosen === null) continue;
-    const spec = maxBatchSpec(ctx, o.name);
-    if (spec && ctx.baseConfig[spec.param] === o.result.chosen) return { outcome: o, spec };
+    const spec = maxBatchSpec(input.experiment, o.name);
+    if (spec && state.config[spec.param] === o.result.chosen) return { outcome: o, spec };
   }
   return undefined;
 }
@@ -102,15 +110,20 @@ function ownerOfBatch(ctx: StageContext, outcomes: readonly StageOutcome[]): Own
  * did (a sweep: every config that was not pruned; another stage: every trial failed, some by OOM), else
  * oom-at-batch (a compare whose baseline OOMed cannot compare).
  */
-export function failureAtBatch(ctx: StageContext, outcome: StageOutcome, owner: Owner): StageFailure | undefined {
+export function failureAtBatch(
+  records: readonly TrialRecord[],
+  config: Readonly<Config>,
+  outcome: StageOutcome,
+  owner: Owner,
+): StageFailure | undefined {
   const param = owner.spec.param;
   const batch = owner.outcome.result.chosen!;
   const oomAt = (t: TrialRecord) => t.outcome === 'oom' && t.config[param] === batch;
   if (Object.keys(outcome.chosen).length > 0) {
     // The stage chose a config that ran out of memory at the batch (a compare's arm that passed some rounds):
     // its choice was measured at a batch the run cannot write.
-    const chosen = { ...ctx.baseConfig, ...outcome.chosen };
-    const mine = ctx.records.filter((r) => r.stage === outcome.name && sameConfig(r.config, chosen));
+    const chosen = { ...config, ...outcome.chosen };
+    const mine = records.filter((r) => r.stage === outcome.name && sameConfig(r.config, chosen));
     const oom = mine.filter(oomAt).length;
     if (oom === 0) return undefined;
     return {
@@ -124,7 +137,7 @@ export function failureAtBatch(ctx: StageContext, outcome: StageOutcome, owner: 
       trials: { ran: mine.length, oom },
     };
   }
-  const groups = trialGroups(ctx, outcome);
+  const groups = trialGroups(records, outcome);
   const failed = groups.filter((g) => g.some(oomAt));
   if (failed.length === 0) return undefined;
   const every =
@@ -142,12 +155,12 @@ export function failureAtBatch(ctx: StageContext, outcome: StageOutcome, owner: 
 }
 
 /** The stage's trials grouped by config: a sweep's rows that ran, else the stage's records by config. */
-function trialGroups(ctx: StageContext, outcome: StageOutcome): TrialRecord[][] {
+function trialGroups(records: readonly TrialRecord[], outcome: StageOutcome): TrialRecord[][] {
   if (outcome.kind === 'sweep')
     return outcome.result.configs
       .filter((c) => c.status !== 'pruned' && c.trials.length > 0)
-      .map((c) => c.trials.flatMap((i) => (ctx.records[i] ? [ctx.records[i]] : [])));
-  const mine = ctx.records.filter((r) => r.stage === outcome.name);
+      .map((c) => c.trials.flatMap((i) => (records[i] ? [records[i]] : [])));
+  const mine = records.filter((r) => r.stage === outcome.name);
   const byKey = new Map<string, TrialRecord[]>();
   for (const r of mine) {
     const key = configKey(r.config, Object.keys(r.config).sort());
@@ -161,9 +174,15 @@ function trialGroups(ctx: StageContext, outcome: StageOutcome): TrialRecord[][] 
  * on top of the run's (another stage: the run's); else the config of the stage's first OOM at the batch, the
  * one the stage needs to run.
  */
-function loweringConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpec, failure: StageFailure): Config {
+function loweringConfig(
+  input: StageInput,
+  config: Readonly<Config>,
+  outcome: StageOutcome,
+  spec: StageSpec,
+  failure: StageFailure,
+): Config {
   if (failure.kind !== 'every-config-oom') {
-    const first = ctx.records.find(
+    const first = input.trials.records.find(
       (r) =>
         r.stage === outcome.name &&
         r.outcome === 'oom' &&
@@ -172,29 +191,29 @@ function loweringConfig(ctx: StageContext, outcome: StageOutcome, spec: StageSpe
     );
     if (first) return Object.fromEntries(Object.entries(first.config).filter(([k]) => k !== failure.param));
   }
-  if (outcome.kind !== 'sweep' || spec.kind !== 'sweep') return { ...ctx.baseConfig };
+  if (outcome.kind !== 'sweep' || spec.kind !== 'sweep') return { ...config };
   const ran = outcome.result.configs.filter((c) => c.status !== 'pruned' && c.trials.length > 0);
   const order = spec.cost ?? outcome.result.params;
   const lightest = [...ran].sort((a, b) => cheaper(a.config, b.config, order))[0];
-  return { ...ctx.baseConfig, ...(lightest?.config ?? {}) };
+  return { ...config, ...(lightest?.config ?? {}) };
 }
 
 /** Lowers below the failed batch with `config`, each run as the owner's confirmation runs: until memory flattens. */
 async function lowerUnder(
-  ctx: StageContext,
+  input: StageInput,
   owner: Owner,
   failure: StageFailure,
   config: Config,
 ): Promise<StageLowering> {
   const spec = owner.spec;
   const trials: number[] = [];
-  ctx.progress.stage(
+  input.progress.stage(
     `${owner.outcome.name}: lowering`,
     `${failureHead(failure)}; lowering under ${underWhat(failure)}`,
   );
   const run = async (batch: number): Promise<TrialRecord> => {
     // As the confirmation runs: until memory flattens (at least confirm_steps, across its epochs).
-    const warmupSteps = ctx.experiment.measure.warmup_steps;
+    const warmupSteps = input.experiment.measure.warmup_steps;
     const measure =
       spec.confirm_steps > 0
         ? confirmationMeasure({
@@ -204,15 +223,14 @@ async function lowerUnder(
             epochs: spec.confirm_epochs,
           })
         : { warmupSteps, steps: spec.steps };
-    const record = await runJournaledTrial(
-      ctx,
+    const record = await input.trials.run(
       { stage: owner.outcome.name, role: 'lower', config: { ...config, [spec.param]: batch }, measure },
       { n: trials.length + 1, ofAbout: trials.length + 1, show: [spec.param, ...Object.keys(config)] },
     );
     trials.push(record.index);
     return record;
   };
-  const low = await lowerFailed(ctx, spec, owner.outcome, { failed: failure.batch, run, budget: (max) => max });
+  const low = await lowerFailed(input, spec, owner.outcome, { failed: failure.batch, run, budget: (max) => max });
   const s = low.held ? survival([low.held], spec.param) : undefined;
   return {
     failure,
@@ -226,44 +244,20 @@ async function lowerUnder(
 }
 
 /** The lowered batch replaces the stage's answer in the run's config, its outcome and the evidence. */
-function setBatch(
-  ctx: StageContext,
-  owner: StageOutcomeOf<'max-batch'>,
-  evidence: Record<string, Evidence>,
-  l: StageLowering,
-): void {
-  const param = owner.result.param;
-  const batch = l.batch!;
-  owner.result.chosen = batch;
-  owner.chosen[param] = batch;
-  ctx.baseConfig[param] = batch;
-  const e = evidence[param] ?? owner.evidence[param];
-  if (!e) return;
-  const lowered: Evidence = {
-    ...e,
-    rule: `${e.rule}; lowered from ${l.failure.batch} because ${
-      l.failure.kind === 'every-config-oom'
-        ? 'every config'
-        : l.failure.kind === 'chosen-config-oom'
-          ? 'the chosen config'
-          : 'a config'
-    } of stage ${l.failure.stage} OOMed at it`,
+function setBatch(l: StageLowering, stage: string): Revision {
+  const f = l.failure;
+  const which =
+    f.kind === 'every-config-oom' ? 'every config' : f.kind === 'chosen-config-oom' ? 'the chosen config' : 'a config';
+  return {
+    kind: 'batch',
+    stage,
+    batch: l.batch,
+    because: `lowered from ${f.batch} because ${which} of stage ${f.stage} OOMed at it`,
     trials: l.survived ? [l.survived.trial] : [],
   };
-  evidence[param] = lowered;
-  owner.evidence[param] = lowered;
 }
 
 /** A batch that failed is not written: it leaves the run's config, the stage's answer and the evidence. */
-function dropBatch(
-  ctx: StageContext,
-  owner: StageOutcomeOf<'max-batch'>,
-  evidence: Record<string, Evidence>,
-  param: string,
-): void {
-  owner.result.chosen = null;
-  delete ctx.baseConfig[param];
-  delete owner.chosen[param];
-  delete owner.evidence[param];
-  delete evidence[param];
+function dropBatch(stage: string): Revision {
+  return { kind: 'batch', stage, batch: null, because: 'removed', trials: [] };
 }

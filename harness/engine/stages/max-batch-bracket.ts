@@ -6,7 +6,7 @@ import { emptyBracket, nextAttempt, withAttempt, type Bracket, type BracketOptio
 import type { MaxBatchOptions } from '../../search/max-batch.js';
 import type { Reading } from '../../search/memory-fit.js';
 import { openBracketSession } from '../../trial/bracket-session.js';
-import { journalRecord, type StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import { formatBytes } from '../../experiment/units.js';
 import { ConfigError } from '../../errors.js';
 import type { BracketAttempt, TrialRecord } from '../../domain/index.js';
@@ -15,13 +15,13 @@ import type { BracketAttempt, TrialRecord } from '../../domain/index.js';
 export const MAX_BRACKET_ATTEMPTS = 32;
 
 /** Which search a stage runs, and why, from its spec and where it runs. */
-export function bracketMode(ctx: StageContext, spec: MaxBatchStageSpec): { mode: 'in-process' | 'fresh'; why: string } {
-  const w = ctx.experiment.workload;
+export function bracketMode(input: StageInput, spec: MaxBatchStageSpec): { mode: 'in-process' | 'fresh'; why: string } {
+  const w = input.experiment.workload;
   const warm = w.kind === 'command' && w.warm_start === 'fork';
-  const gpu = (ctx.device?.gpu_memory_bytes ?? null) !== null;
+  const gpu = (input.device.gpu_memory_bytes ?? null) !== null;
   if (spec.bracket === 'fresh') return { mode: 'fresh', why: 'bracket: fresh' };
   if (spec.buckets) return { mode: 'fresh', why: 'buckets are searched in fresh processes' };
-  if (ctx.executor.kind !== 'local') return { mode: 'fresh', why: 'a SLURM stage runs every trial as a job' };
+  if (input.trials.executor.kind !== 'local') return { mode: 'fresh', why: 'a SLURM stage runs every trial as a job' };
   if (spec.bracket === 'in-process') {
     if (!warm)
       throw new ConfigError(
@@ -36,13 +36,13 @@ export function bracketMode(ctx: StageContext, spec: MaxBatchStageSpec): { mode:
 
 /** The bracket's attempts in one session, journaled as one trial; on resume, replayed from the journal. */
 export async function runBracket({
-  ctx,
+  input,
   spec,
   name,
   options,
   onCard,
 }: {
-  ctx: StageContext;
+  input: StageInput;
   spec: MaxBatchStageSpec;
   name: string;
   options: MaxBatchOptions;
@@ -58,10 +58,10 @@ export async function runBracket({
     capBytes: onCard ? options.capBytes : null,
     maxAttempts: MAX_BRACKET_ATTEMPTS,
   };
-  const exp = ctx.experiment;
-  const config = { ...ctx.baseConfig };
-  const index = ctx.records.length;
-  const done = ctx.replay?.[index];
+  const exp = input.experiment;
+  const config = { ...input.baseConfig };
+  const index = input.trials.records.length;
+  const done = input.trials.replayed(index);
   let b: Bracket = emptyBracket;
   const log: string[] = [];
   let record: TrialRecord;
@@ -74,10 +74,10 @@ export async function runBracket({
   if (done !== undefined) {
     for (const a of done.attempts ?? []) b = step(b, a, spec.multiple_of, 'replayed', log);
     record = done;
-    journalRecord(ctx, done, { replayed: true });
+    input.trials.record(done, { replayed: true });
   } else {
-    ctx.progress.note(`in-process bracket: attempts in one process of the workload, then fresh processes decide`);
-    const session = openBracketSession(ctx.trial, {
+    input.progress.note(`in-process bracket: attempts in one process of the workload, then fresh processes decide`);
+    const session = openBracketSession(input.trial, {
       index,
       stage: name,
       param: spec.param,
@@ -90,10 +90,10 @@ export async function runBracket({
       const batch = next.k * spec.multiple_of;
       const a = await session.attempt({ ...config, [spec.param]: batch }, batch);
       b = step(b, a, spec.multiple_of, next.why, log);
-      ctx.progress.note(`attempt ${b.steps.length} (${next.why}) ${spec.param}=${batch} -> ${describe(a)}`);
+      input.progress.note(`attempt ${b.steps.length} (${next.why}) ${spec.param}=${batch} -> ${describe(a)}`);
     }
     record = await session.end();
-    journalRecord(ctx, record);
+    input.trials.record(record);
   }
   // Host readings of one process only grow across its attempts: they would mislead the fresh search.
   const readings: Reading[] = !onCard

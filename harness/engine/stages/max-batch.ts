@@ -9,7 +9,7 @@ import { formatBytes } from '../../experiment/units.js';
 import type { ProbeFn, ProbeResult } from '../../search/probe.js';
 import { runSeconds, TIMEOUT_MARGIN } from '../../search/eta.js';
 import { ratioThroughput } from '../../stats/throughput.js';
-import { runJournaledTrial, type StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import { bracketMode, runBracket } from './max-batch-bracket.js';
 import { confirmPrediction, predictionHere, type PredictionHere } from './confirm-prediction.js';
 import type {
@@ -45,28 +45,28 @@ interface MaxBatchSearch {
 }
 
 export async function runMaxBatchStage(
-  ctx: StageContext,
+  input: StageInput,
   spec: MaxBatchStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'max-batch'>> {
-  const prober = makeProber({ ctx, spec, name });
-  const target = spec.predicted_by === undefined ? undefined : predictionHere(ctx, spec, spec.predicted_by);
-  let options = searchOptions({ ctx, spec, guide: target?.predicted, onEstimate: prober.onEstimate });
-  const bracket = target === undefined ? bracketMode(ctx, spec) : { mode: 'fresh', why: 'predicted_by' };
-  const head: string[] = [`search: ${bracket.mode} (${bracket.why}); ${capPhrase(ctx)}`];
+  const prober = makeProber({ input, spec, name });
+  const target = spec.predicted_by === undefined ? undefined : predictionHere(input, spec, spec.predicted_by);
+  let options = searchOptions({ input, spec, guide: target?.predicted, onEstimate: prober.onEstimate });
+  const bracket = target === undefined ? bracketMode(input, spec) : { mode: 'fresh', why: 'predicted_by' };
+  const head: string[] = [`search: ${bracket.mode} (${bracket.why}); ${capPhrase(input)}`];
   if (bracket.mode === 'in-process') {
-    const b = await runBracket({ ctx, spec, name, options, onCard: onDevice(ctx) });
+    const b = await runBracket({ input, spec, name, options, onCard: onDevice(input) });
     options = { ...options, hint: b.hint };
     head.push(...b.log);
   }
   const search = await searchMaxBatch({ spec, options, prober });
   search.result.log.unshift(...head);
-  return summariseMaxBatch({ ctx, spec, name, prober, search, target });
+  return summariseMaxBatch({ input, spec, name, prober, search, target });
 }
 
-function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStageSpec; name: string }): Prober {
+function makeProber({ input, spec, name }: { input: StageInput; spec: MaxBatchStageSpec; name: string }): Prober {
   const param = spec.param;
-  const exp = ctx.experiment;
+  const exp = input.experiment;
   const byBatch = new Map<ProbeResult, TrialRecord>();
   let n = 0;
   let remaining = 8;
@@ -77,10 +77,10 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
     async (batch, role, steps) => {
       n += 1;
       const config = {
-        ...ctx.baseConfig,
+        ...input.baseConfig,
         ...(bucket && value !== undefined ? { [bucket.param]: value } : {}),
         // Probes run without accumulation (it does not change the memory of a step); the recipe sets it after.
-        ...(spec.keep_effective_batch !== undefined && ctx.baseConfig[spec.accumulation_param] === undefined
+        ...(spec.keep_effective_batch !== undefined && input.baseConfig[spec.accumulation_param] === undefined
           ? { [spec.accumulation_param]: 1 }
           : {}),
         [param]: batch,
@@ -110,14 +110,13 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
         expected !== undefined && TIMEOUT_MARGIN * expected > exp.limits.timeout
           ? Math.ceil(TIMEOUT_MARGIN * expected)
           : undefined;
-      const record = await runJournaledTrial(
-        ctx,
+      const record = await input.trials.run(
         {
           stage: name,
           role,
           config,
           measure,
-          ...(onDevice(ctx) ? { deviceBound: true } : {}),
+          ...(onDevice(input) ? { deviceBound: true } : {}),
           ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
         },
         {
@@ -129,7 +128,7 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
           ...(etaEnd !== undefined && !bucket ? { etaSeconds: Math.max(0, (etaEnd - Date.now()) / 1000) } : {}),
         },
       );
-      const result = onDevice(ctx)
+      const result = onDevice(input)
         ? { ...toProbe(batch, role, record), limitedBytes: record.peak_device_bytes ?? null }
         : toProbe(batch, role, record);
       byBatch.set(result, record);
@@ -146,14 +145,14 @@ function makeProber({ ctx, spec, name }: { ctx: StageContext; spec: MaxBatchStag
  * Whether the search works against the card's memory: no host cap is set and the machine has a GPU, so
  * the readings are the device memory the workload reports (peak_device_bytes), not capped host bytes.
  */
-function onDevice(ctx: StageContext): boolean {
-  return ctx.experiment.limits.memory === undefined && (ctx.device?.gpu_memory_bytes ?? null) !== null;
+function onDevice(input: StageInput): boolean {
+  return input.experiment.limits.memory === undefined && (input.device.gpu_memory_bytes ?? null) !== null;
 }
 
-function capPhrase(ctx: StageContext): string {
-  const host = ctx.experiment.limits.memory;
+function capPhrase(input: StageInput): string {
+  const host = input.experiment.limits.memory;
   if (host !== undefined) return `probes placed against limits.memory (${formatBytes(host)})`;
-  const gpu = ctx.device?.gpu_memory_bytes ?? null;
+  const gpu = input.device.gpu_memory_bytes ?? null;
   return gpu !== null
     ? `probes placed against the card's memory (${formatBytes(gpu)}) by the device memory each run reports`
     : 'no memory cap to place probes against: doubling, then bisection';
@@ -161,24 +160,24 @@ function capPhrase(ctx: StageContext): string {
 
 /** The search's settings from the stage's, with the prediction that guides it when predicted_by is set. */
 function searchOptions({
-  ctx,
+  input,
   spec,
   guide,
   onEstimate,
 }: {
-  ctx: StageContext;
+  input: StageInput;
   spec: MaxBatchStageSpec;
   /** The earlier stage's predicted max on this device (predicted_by). */
   guide: number | null | undefined;
   onEstimate: (remaining: number) => void;
 }): MaxBatchOptions {
-  const exp = ctx.experiment;
+  const exp = input.experiment;
   const latency = latencyLimit(exp.objective.constraints);
   return {
     multipleOf: spec.multiple_of,
     start: spec.start ?? spec.multiple_of,
     ceiling: spec.ceiling,
-    capBytes: exp.limits.memory ?? ctx.device?.gpu_memory_bytes ?? null,
+    capBytes: exp.limits.memory ?? input.device.gpu_memory_bytes ?? null,
     headroom: spec.headroom,
     tolerance: spec.tolerance,
     throughputPoints: spec.throughput_points,
@@ -245,14 +244,14 @@ async function searchMaxBatch({
 
 /** The chosen batch with its evidence, the recipe (which may run trials), the card predictions and the summary. */
 async function summariseMaxBatch({
-  ctx,
+  input,
   spec,
   name,
   prober,
   search,
   target,
 }: {
-  ctx: StageContext;
+  input: StageInput;
   spec: MaxBatchStageSpec;
   name: string;
   prober: Prober;
@@ -262,7 +261,7 @@ async function summariseMaxBatch({
   const { param, buckets: bucket } = spec;
   const { result, buckets, longest } = search;
   const { byBatch } = prober;
-  const exp = ctx.experiment;
+  const exp = input.experiment;
   const picked = choose(result, spec.choose);
   let { value } = picked;
   const { rule } = picked;
@@ -302,7 +301,7 @@ async function summariseMaxBatch({
     ceiling: spec.ceiling,
     cap_bytes: exp.limits.memory ?? null,
     ...(capMechanism ? { cap_mechanism: capMechanism } : {}),
-    ...(onDevice(ctx) ? { card_bytes: ctx.device!.gpu_memory_bytes! } : {}),
+    ...(onDevice(input) ? { card_bytes: input.device.gpu_memory_bytes! } : {}),
     ...(firstHold ? { first_hold: firstHold } : {}),
     headroom: spec.headroom,
     chosen: value,

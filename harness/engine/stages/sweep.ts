@@ -6,13 +6,13 @@ import { runSweep, type ArmTrialFn, type SweepResult } from '../../search/sweep.
 import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
-import { planTrials, runJournaledTrial, runWarmups, type StageContext } from '../context.js';
+import type { StageInput } from '../context.js';
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
 /** What a sweep stage runs, fixed before its first trial: the configs left after pruning and how to run them. */
 interface SweepPlan {
-  readonly ctx: StageContext;
+  readonly input: StageInput;
   readonly spec: SweepStageSpec;
   readonly name: string;
   /** The swept parameters, in the experiment's order. */
@@ -32,32 +32,32 @@ interface SweepTrials {
 }
 
 export async function runSweepStage(
-  ctx: StageContext,
+  input: StageInput,
   spec: SweepStageSpec,
   name: string,
 ): Promise<StageOutcomeOf<'sweep'>> {
-  const plan = planSweep({ ctx, spec, name });
+  const plan = planSweep({ input, spec, name });
   const trials = await runSweepTrials(plan);
   return summariseSweep(plan, trials);
 }
 
-function planSweep({ ctx, spec, name }: { ctx: StageContext; spec: SweepStageSpec; name: string }): SweepPlan {
-  const exp = ctx.experiment;
+function planSweep({ input, spec, name }: { input: StageInput; spec: SweepStageSpec; name: string }): SweepPlan {
+  const exp = input.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
   const candidates = grid(spec.params, spec.applies_when);
   const full = gridSize(spec.params).total;
   if (candidates.length < full) {
-    ctx.progress.note(
+    input.progress.note(
       `${full - candidates.length} of ${full} configs coincide because ${Object.entries(spec.applies_when)
         .map(([p, c]) => `${p} applies only when ${c} is set`)
         .join(', ')}; ${candidates.length} remain`,
     );
   }
-  const { runnable, pruned } = pruneConfigs({ ctx, spec, candidates, keyOf });
+  const { runnable, pruned } = pruneConfigs({ input, spec, candidates, keyOf });
   const steps = spec.steps ?? exp.measure.steps;
   return {
-    ctx,
+    input,
     spec,
     name,
     names,
@@ -68,7 +68,7 @@ function planSweep({ ctx, spec, name }: { ctx: StageContext; spec: SweepStageSpe
     specOf: (config, o) => ({
       stage: name,
       role: o.role,
-      config: { ...ctx.baseConfig, ...config },
+      config: { ...input.baseConfig, ...config },
       measure: { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
     }),
   };
@@ -76,12 +76,12 @@ function planSweep({ ctx, spec, name }: { ctx: StageContext; spec: SweepStageSpe
 
 /** The candidates that pass the stage's constraints, and a noted, trial-less row for each that does not. */
 function pruneConfigs({
-  ctx,
+  input,
   spec,
   candidates,
   keyOf,
 }: {
-  ctx: StageContext;
+  input: StageInput;
   spec: SweepStageSpec;
   candidates: readonly Config[];
   keyOf: (c: Config) => string;
@@ -90,7 +90,7 @@ function pruneConfigs({
   const runnable: Config[] = [];
   const pruned: SweepConfigRow[] = [];
   for (const c of candidates) {
-    const reason = constraints.check({ ...ctx.baseConfig, ...c });
+    const reason = constraints.check({ ...input.baseConfig, ...c });
     if (reason) {
       pruned.push({
         key: keyOf(c),
@@ -101,7 +101,7 @@ function pruneConfigs({
         throughput: null,
         stall_fraction: null,
       });
-      ctx.progress.note(`pruned ${keyOf(c)}: ${reason}`);
+      input.progress.note(`pruned ${keyOf(c)}: ${reason}`);
     } else runnable.push(c);
   }
   return { runnable, pruned };
@@ -109,7 +109,7 @@ function pruneConfigs({
 
 /** The warm-ups, then the grid or race over the runnable configs (search/sweep.ts). */
 async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
-  const { ctx, spec, name, names, keyOf, runnable, repeats, specOf } = plan;
+  const { input, spec, name, names, keyOf, runnable, repeats, specOf } = plan;
   const strategy = spec.strategy;
   const indices = new Map<string, number[]>();
   let n = 0;
@@ -120,8 +120,7 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
   const run: ArmTrialFn = async (config, o) => {
     n += 1;
     const s = specOf(config, o);
-    const record = await runJournaledTrial(
-      ctx,
+    const record = await input.trials.run(
       { stage: name, role: s.role, config: s.config, measure: s.measure },
       {
         n,
@@ -134,8 +133,7 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
     indices.set(keyOf(config), list);
     return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds };
   };
-  await runWarmups(
-    ctx,
+  await input.trials.warmups(
     name,
     spec.warmup_trials,
     runnable.map((c) => specOf(c, { role: 'warm-up' })),
@@ -148,22 +146,18 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
     repeats,
     budget: spec.budget,
     costOrder: spec.cost ?? names,
-    inert: inertParams(ctx, names).map((i) => i.param),
+    inert: inertParams(input, names).map((i) => i.param),
     minRounds: spec.min_rounds,
     noiseBand: spec.noise_band,
     pruned: plan.pruned.length,
-    plan: (trials) =>
-      planTrials(
-        ctx,
-        trials.map((t) => specOf(t.config, t.opts)),
-      ),
+    plan: (trials) => input.trials.plan(trials.map((t) => specOf(t.config, t.opts))),
   });
   return { result, indices };
 }
 
 /** The ranked rows, evidence, notes and choice of a sweep, from what it ran. */
 function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): StageOutcomeOf<'sweep'> {
-  const { ctx, spec, name, names, keyOf } = plan;
+  const { input, spec, name, names, keyOf } = plan;
   const rows: SweepConfigRow[] = [...plan.pruned];
   for (const arm of result.arms) {
     const ok = arm.trials.filter((t) => t.outcome === 'ok').flatMap((t) => t.steps);
@@ -190,9 +184,9 @@ function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): Stag
       };
     }
   } else {
-    notes.push(nothingChosen(ctx, [...indices.values()].flat()));
+    notes.push(nothingChosen(input, [...indices.values()].flat()));
   }
-  const inert = inertParams(ctx, names);
+  const inert = inertParams(input, names);
   for (const i of inert)
     notes.unshift(
       `${i.param} does nothing without a GPU (no CUDA device here: pinned host memory only speeds copies to one); ` +
@@ -209,7 +203,7 @@ function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): Stag
     budget_exhausted: result.budgetExhausted,
     ...(inert.length > 0 ? { inert } : {}),
   };
-  const stageRecords = ctx.records.filter((r) => r.stage === name);
+  const stageRecords = input.trials.records.filter((r) => r.stage === name);
   if (stageRecords.some((r) => r.node)) summary.by_device = deviceMatrix(stageRecords, keyOf, spec.cost ?? names);
   return {
     name,
@@ -227,8 +221,8 @@ function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): Stag
  * Why nothing was chosen, from this run of the stage's own trials: how many failed and how, and the
  * first failure's reason (an OOM at this batch, a workload that never stops).
  */
-function nothingChosen(ctx: StageContext, mine: readonly number[]): string {
-  const records = mine.flatMap((i) => (ctx.records[i] ? [ctx.records[i]] : []));
+function nothingChosen(input: StageInput, mine: readonly number[]): string {
+  const records = mine.flatMap((i) => (input.trials.records[i] ? [input.trials.records[i]] : []));
   const failed = records.filter((r) => r.outcome !== 'ok');
   const first = failed[0];
   const how = [...new Set(failed.map((r) => r.outcome))].join(', ');
@@ -241,6 +235,6 @@ function nothingChosen(ctx: StageContext, mine: readonly number[]): string {
 }
 
 /** Swept parameters that do nothing on this machine: pin_memory without a GPU. */
-function inertParams(ctx: StageContext, names: readonly string[]): NonNullable<SweepSummary['inert']> {
-  return names.includes('pin_memory') && ctx.hasCuda === false ? [{ param: 'pin_memory', why: 'no-gpu' }] : [];
+function inertParams(input: StageInput, names: readonly string[]): NonNullable<SweepSummary['inert']> {
+  return names.includes('pin_memory') && input.hasCuda === false ? [{ param: 'pin_memory', why: 'no-gpu' }] : [];
 }

@@ -11,10 +11,8 @@ import {
   deviceName,
   fingerprintSchema,
   trialRecordSchema,
-  type Evidence,
   type Fingerprint,
   type RunJson,
-  type StageOutcome,
   type TrialRecord,
 } from '../../domain/index.js';
 import { ConfigError } from '../../errors.js';
@@ -29,7 +27,7 @@ import { localExecutor, type Executor } from '../executor.js';
 import type { Progress } from '../progress.js';
 import { batchDir, readBatch, SLURM_DIR, taskResultPath } from './batch.js';
 
-/** What stageContext needs to build a stage's run state. */
+/** What runContext needs to build what a run's stages share. */
 export interface StageInputs {
   experiment: Experiment;
   workload: Workload;
@@ -45,38 +43,32 @@ export interface StageInputs {
   stageEnvironments?: ReadonlyMap<number, { host: string; environment: Fingerprint }>;
 }
 
-/** The state runStages carries from stage to stage. */
-export interface StagesState {
-  outcomes: StageOutcome[];
-  evidence: Record<string, Evidence>;
-  current: string;
-}
-
 /** The engine's reading of a run (engine/resume.ts); the CLI passes it in. */
 export interface RunReader {
   /** The experiment a run directory ran, as resolved when it started, and its workload. */
   experimentOfRun: (run: RunJson, runDir: string) => { experiment: Experiment; workload: Workload };
 }
 
-/**
- * The part of the engine's StageContext that the worker touches: the executor it tags with its
- * node, and the records.
- */
+/** The part of the engine's RunContext that the worker reads: the records of its trials. */
 export interface WorkerContext {
-  executor: Executor;
-  records: readonly TrialRecord[];
+  trials: { readonly records: readonly TrialRecord[] };
   /** Its warm server, closed when the stage ends. */
   trial: { warm?: { close(): void } };
 }
 
 /**
  * The engine's operations that a stage worker runs (engine/run-experiment.ts; the CLI passes them
- * in). `Ctx` is the engine's StageContext, opaque here beyond WorkerContext.
+ * in). `Ctx` is the engine's RunContext, opaque here beyond WorkerContext.
  */
 export interface StageRunner<Ctx extends WorkerContext> extends RunReader {
-  stageContext: (x: StageInputs, journal: Journal, scratchDir: string) => Ctx;
-  /** Runs the stages in order, up to and including `until`. */
-  runStages: (ctx: Ctx, state: StagesState, until: number) => Promise<void>;
+  /** `wrapExecutor`: the worker tags each record with its node. */
+  runContext: (
+    x: StageInputs & { wrapExecutor: (e: Executor) => Executor },
+    journal: Journal,
+    scratchDir: string,
+  ) => Ctx;
+  /** Runs the stages in order from the start, up to and including `until`. */
+  runStages: (ctx: Ctx, until: number) => Promise<void>;
 }
 
 /** slurm/stage-<k>/done.json: the stage ran whole in this allocation (the coordinator waits for the file). */
@@ -181,14 +173,22 @@ export async function runStageWorker<Ctx extends WorkerContext>(o: {
   }
   // Replayed trials (the main journal's and this journal's own) are not journaled again: this
   // journal gets only the trials this worker runs.
-  const ctx = o.engine.stageContext(
-    { experiment, workload, env, progress: o.progress, replay, signal: o.signal, stageEnvironments },
+  const ctx = o.engine.runContext(
+    {
+      experiment,
+      workload,
+      env,
+      progress: o.progress,
+      replay,
+      signal: o.signal,
+      stageEnvironments,
+      wrapExecutor: (e) => nodeExecutor(e, nodeOf(env)),
+    },
     own,
     join(dir, 'scratch'),
   );
-  ctx.executor = nodeExecutor(ctx.executor, nodeOf(env));
   try {
-    await o.engine.runStages(ctx, { outcomes: [], evidence: {}, current: '' }, o.stage);
+    await o.engine.runStages(ctx, o.stage);
   } finally {
     ctx.trial.warm?.close();
   }
@@ -197,7 +197,7 @@ export async function runStageWorker<Ctx extends WorkerContext>(o: {
     environment: env,
     finished_at: new Date().toISOString(),
     run_id: run.run_id,
-    trials: ctx.records.length - main.length,
+    trials: ctx.trials.records.length - main.length,
   };
   writeJsonAtomic(join(dir, 'done.json'), done);
   rmSync(join(dir, 'scratch'), { recursive: true, force: true });

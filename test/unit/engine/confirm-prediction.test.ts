@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { confirmPrediction, predictionHere } from '../../../harness/engine/stages/confirm-prediction.js';
-import type { StageContext } from '../../../harness/engine/context.js';
+import type { StageInput } from '../../../harness/engine/context.js';
 import type { MaxBatchStageSpec } from '../../../harness/experiment/schema.js';
 import type { MaxBatchResult } from '../../../harness/search/max-batch.js';
 import { CARDS } from '../../../harness/search/recipe.js';
@@ -31,12 +31,12 @@ function earlier(): StageOutcomeOf<'max-batch'> {
 }
 
 const spec = { multiple_of: 8, ceiling: 1 << 20 } as MaxBatchStageSpec;
-function ctx(gpu: number | null, memory?: number): StageContext {
+function ctx(gpu: number | null, memory?: number): StageInput {
   return {
     experiment: { limits: memory === undefined ? {} : { memory } },
     device: { host: 'node7', name: gpu === null ? 'CPU: Xeon' : 'NVIDIA A100-SXM4-40GB', gpu_memory_bytes: gpu },
     outcomes: [earlier()],
-  } as unknown as StageContext;
+  } as unknown as StageInput;
 }
 
 const result = (max: number, status: MaxBatchResult['status'] = 'exact') =>
