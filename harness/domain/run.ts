@@ -10,7 +10,6 @@ import { OUTCOMES } from './trial.js';
 export const RUN_VERSION = 1;
 
 export const RUN_STATUSES = ['running', 'waiting', 'stopped', 'failed', 'finished'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const stopInfoSchema = z.object({
   /** Why: "stopped by SIGTERM", or the error that ended the run. */

@@ -36,7 +36,6 @@ export const ratioSchema = intervalSchema.extend({
   se: num.optional(),
   method: logIntervalSchema.shape.method.optional(),
 });
-export type Ratio = z.infer<typeof ratioSchema>;
 
 /** Why a value was chosen: the stage, the rule and the measurement behind it. */
 export const evidenceSchema = z.object({
@@ -231,7 +230,6 @@ export const bucketRowSchema = z.object({
   survived: survivalSchema.optional(),
   notes: z.array(z.string()),
 });
-export type BucketRow = z.infer<typeof bucketRowSchema>;
 
 export const bucketsSummarySchema = z.object({
   param: z.string(),
@@ -513,7 +511,6 @@ export interface StageResults {
   compare: CompareSummary;
   claim: ClaimSummary;
 }
-export type StageResultOf<K extends StageKind> = StageResults[K];
 export type StageOutcomeOf<K extends StageKind> = Omit<z.infer<typeof stageOutcomeSchema>, 'kind' | 'result'> & {
   kind: K;
   result: StageResults[K];

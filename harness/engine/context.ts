@@ -14,25 +14,26 @@ import { canonicalConfig, type Executor, type TrialSpec } from '../executors/exe
 import type { Progress } from './progress.js';
 import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
 import { deviceName, role } from '../domain/index.js';
+import type { Frozen } from '../util/frozen.js';
 
 /**
  * Everything a stage reads, frozen: no field is filled in later and none may be written
  * (test/unit/code/stage-input.test.ts checks the type). What a stage changes, it returns.
  */
 export interface StageInput {
-  readonly experiment: Readonly<Experiment>;
+  readonly experiment: Frozen<Experiment>;
   /** Fixed parameters plus the values earlier stages chose, as revised so far. */
   readonly baseConfig: Readonly<Config>;
   /** The stages that finished before this one, in order. */
-  readonly outcomes: readonly StageOutcome[];
+  readonly outcomes: Frozen<StageOutcome[]>;
   /** The device this stage's trials run on: this machine, or a SLURM stage's allocation. */
   readonly device: Readonly<StageDevice>;
   /** One line naming the machine (host, CPU, GPU), for sentences in reports. */
   readonly environment: string;
   /** Whether an NVIDIA GPU was found: claims that need CUDA are skipped without one. */
   readonly hasCuda: boolean;
-  /** The workload, limits and warm pool every trial runs with. */
-  readonly trial: Readonly<TrialContext>;
+  /** The workload, limits and warm pool every trial runs with (the pool and the signal are behaviours, as they are). */
+  readonly trial: Frozen<Omit<TrialContext, 'warm' | 'signal'>> & Readonly<Pick<TrialContext, 'warm' | 'signal'>>;
   /** Runs, journals and replays the stage's trials. */
   readonly trials: TrialRunner;
   readonly progress: Progress;
@@ -51,7 +52,7 @@ export interface RunContext extends Omit<StageInput, 'baseConfig' | 'outcomes' |
 /** The input of a stage that starts from `state` (the run's config and outcomes so far), on `device`. */
 export function stageInput(
   run: RunContext,
-  state: { readonly config: Readonly<Config>; readonly outcomes: readonly StageOutcome[] },
+  state: { readonly config: Readonly<Config>; readonly outcomes: Frozen<StageOutcome[]> },
   device: Readonly<StageDevice> = run.device,
 ): StageInput {
   const { experiment, trial, trials, progress, environment, hasCuda } = run;

@@ -5,6 +5,8 @@ import { StoreError } from '../errors.js';
 import { Journal, JOURNAL_FILE } from '../store/journal.js';
 import { experimentOfRun } from './resume.js';
 import { runContext, runStages, type RunCursor } from './run-experiment.js';
+import { thawed } from '../util/frozen.js';
+import type { Evidence, StageOutcome } from '../domain/index.js';
 import { initialState } from './revisions.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import type { Executor } from '../executors/executor.js';
@@ -101,9 +103,9 @@ async function replayResult(
   const { state } = cursor;
   const result: RunResult = {
     ...stored,
-    stages: [...state.outcomes],
+    stages: thawed<StageOutcome[]>(state.outcomes),
     chosen: stored.stopped ? stored.chosen : { ...state.config },
-    evidence: { ...state.evidence },
+    evidence: thawed<Record<string, Evidence>>(state.evidence),
     trials: { ...stored.trials, total: records.length, by_outcome: countOutcomes(stored, records) },
   };
   // As run.json would hold it (written as JSON, read through its schema), so that the two compare.

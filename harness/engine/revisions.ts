@@ -12,21 +12,22 @@ import type {
   StageOutcome,
   StageOutcomeOf,
 } from '../domain/index.js';
+import type { Frozen } from '../util/frozen.js';
 
 /** What the stages have produced so far: the run's config, their outcomes, the evidence, the failures. */
 export interface RunState {
   /** Fixed parameters plus the values the stages chose. */
   readonly config: Readonly<Config>;
-  readonly outcomes: readonly StageOutcome[];
-  readonly evidence: Readonly<Record<string, Evidence>>;
+  readonly outcomes: Frozen<StageOutcome[]>;
+  readonly evidence: Frozen<Record<string, Evidence>>;
   /** Failures no lowering rescued. */
-  readonly failures: readonly StageFailure[];
+  readonly failures: Frozen<StageFailure[]>;
 }
 
 /** One change to the run's state. */
 export type Revision =
   /** A stage finished: its outcome joins the run, its chosen values the config, its evidence the run's. */
-  | { readonly kind: 'stage'; readonly outcome: StageOutcome }
+  | { readonly kind: 'stage'; readonly outcome: Frozen<StageOutcome> }
   /**
    * A max-batch stage's batch changed after it ran: lowered (`because` is added to its evidence's rule and
    * `trials` are the evidence now), or removed (`batch` null) where nothing held.
@@ -91,10 +92,10 @@ function reviseBatch(s: RunState, r: Extract<Revision, { kind: 'batch' }>): RunS
   const owner = maxBatchOutcome(s, r.stage);
   const param = owner.result.param;
   const e = s.evidence[param] ?? owner.evidence[param];
-  const lowered: Evidence | undefined = e && { ...e, rule: `${e.rule}; ${r.because}`, trials: [...r.trials] };
+  const lowered: Frozen<Evidence> | undefined = e && { ...e, rule: `${e.rule}; ${r.because}`, trials: [...r.trials] };
   const batch = r.batch;
   const config = (c: Readonly<Config>): Config => (batch === null ? without(c, param) : { ...c, [param]: batch });
-  const evidence = (m: Readonly<Record<string, Evidence>>): Record<string, Evidence> =>
+  const evidence = (m: Frozen<Record<string, Evidence>>): Frozen<Record<string, Evidence>> =>
     batch === null || !lowered ? without(m, param) : { ...m, [param]: lowered };
   const revised = withMaxBatch(s, r.stage, (o) => ({
     ...o,
@@ -111,19 +112,19 @@ function without<T>(m: Readonly<Record<string, T>>, key: string): Record<string,
 }
 
 /** The outcome of stage `name`; a revision of a stage the run does not hold is a bug, not a run's failure. */
-function outcomeNamed(s: RunState, name: string): StageOutcome {
+function outcomeNamed(s: RunState, name: string): Frozen<StageOutcome> {
   const o = s.outcomes.find((x) => x.name === name);
   if (!o) throw new Error(`a revision names stage ${name}, which has no outcome yet`);
   return o;
 }
 
-function maxBatchOutcome(s: RunState, name: string): StageOutcomeOf<'max-batch'> {
+function maxBatchOutcome(s: RunState, name: string): Frozen<StageOutcomeOf<'max-batch'>> {
   const o = outcomeNamed(s, name);
   if (o.kind !== 'max-batch') throw new Error(`a revision of a max-batch stage names ${o.kind} stage ${name}`);
   return o;
 }
 
-function withOutcome(s: RunState, name: string, f: (o: StageOutcome) => StageOutcome): RunState {
+function withOutcome(s: RunState, name: string, f: (o: Frozen<StageOutcome>) => Frozen<StageOutcome>): RunState {
   outcomeNamed(s, name);
   return { ...s, outcomes: s.outcomes.map((o) => (o.name === name ? f(o) : o)) };
 }
@@ -131,7 +132,7 @@ function withOutcome(s: RunState, name: string, f: (o: StageOutcome) => StageOut
 function withMaxBatch(
   s: RunState,
   name: string,
-  f: (o: StageOutcomeOf<'max-batch'>) => StageOutcomeOf<'max-batch'>,
+  f: (o: Frozen<StageOutcomeOf<'max-batch'>>) => Frozen<StageOutcomeOf<'max-batch'>>,
 ): RunState {
   maxBatchOutcome(s, name);
   return withOutcome(s, name, (o) => (o.kind === 'max-batch' ? f(o) : o));

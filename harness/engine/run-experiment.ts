@@ -25,6 +25,7 @@ import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
 import { deviceOf, stageInput, TrialRunner, type RunContext } from './context.js';
+import { thawed, type Frozen } from '../util/frozen.js';
 import { initialState, revise, type RunState } from './revisions.js';
 import { onHardExit } from './hard-exit.js';
 import { printedCommand } from '../util/shell.js';
@@ -33,6 +34,7 @@ import { finalConfirmations } from './stages/final-confirm.js';
 import { lowerAfterFailure } from './stages/lower-after-failure.js';
 import { runStage } from './stages/index.js';
 import {
+  type Evidence,
   type Fingerprint,
   type Outcome,
   OUTCOMES,
@@ -280,14 +282,14 @@ export async function runStages(run: RunContext, cursor: RunCursor, until = Infi
   }
 }
 
-const maxBatchStatus = (o: StageOutcome) => (o.kind === 'max-batch' ? o.result.status : undefined);
+const maxBatchStatus = (o: Frozen<StageOutcome>) => (o.kind === 'max-batch' ? o.result.status : undefined);
 
 /**
  * Whether a stage failed: a max batch whose workload broke or that nothing fits (its smallest probe ran
  * out of memory: later stages would run without a batch), a sweep that chose nothing while configs failed,
  * or a stage every trial of which failed (a compare whose arms all crashed). The run ends there, exit 2.
  */
-export function stageFailed(o: StageOutcome, records: readonly TrialRecord[]): boolean {
+export function stageFailed(o: Frozen<StageOutcome>, records: readonly TrialRecord[]): boolean {
   const status = maxBatchStatus(o);
   if (
     status === 'failed' ||
@@ -368,7 +370,8 @@ async function executeLocked(x: Execution): Promise<RunResult> {
     run.trial.warm?.close();
   }
   const { state } = cursor;
-  const { outcomes, evidence } = state;
+  const outcomes = thawed<StageOutcome[]>(state.outcomes);
+  const evidence = thawed<Record<string, Evidence>>(state.evidence);
   // The journal must hold every trial of the run before the run can finish on it.
   dir.journal.verify('by the end of the run');
   const result = buildResult(x, run, state);
@@ -441,7 +444,8 @@ async function savePartial(
 }
 
 function buildResult(x: Execution, run: RunContext, state: RunState): RunResult {
-  const { outcomes, evidence } = state;
+  const outcomes = thawed<StageOutcome[]>(state.outcomes);
+  const evidence = thawed<Record<string, Evidence>>(state.evidence);
   const { records } = run.trials;
   const { dir, experiment, mechanism, env } = x;
   const warnings: string[] = [];
@@ -479,8 +483,8 @@ function buildResult(x: Execution, run: RunContext, state: RunState): RunResult 
       `${env.host} (${env.cpu.model}, ${env.cpu.cores} cores), ` +
       `cap ${experiment.limits.memory ? formatBytes(experiment.limits.memory) : 'none'} via ${mechanism}`,
     chosen: { ...state.config },
-    evidence: { ...evidence },
-    stages: [...outcomes],
+    evidence,
+    stages: outcomes,
     trials: { total: records.length, by_outcome: byOutcome, replayed: x.replay.length },
     wall_seconds: (Date.now() - x.started) / 1000,
     warnings,

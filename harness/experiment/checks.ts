@@ -1,4 +1,5 @@
 // Checks that span several fields, after the schema has validated each one.
+import type { Frozen } from '../util/frozen.js';
 import { paramEnvName } from '../workloads/protocol/events.js';
 import { closest } from './did-you-mean.js';
 import { names, parseExpr } from './expr.js';
@@ -153,7 +154,7 @@ function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Iss
 }
 
 /** The metric a claim is judged on: from its words when it is about memory, else as given (default throughput). */
-export function claimMetric(spec: ClaimStageSpec, claim: Claim): ClaimMetric {
+export function claimMetric(spec: Pick<ClaimStageSpec, 'metric'>, claim: Claim): ClaimMetric {
   return claim.quantity === 'memory' ? 'peak_memory' : (spec.metric ?? 'throughput');
 }
 
@@ -365,7 +366,7 @@ function checkMaxBatchDevice(e: Experiment, stage: MaxBatchStageSpec, i: number,
 }
 
 /** Processes per trial: workload.launcher.nproc_per_node under torchrun, else 1. */
-export function workloadRanks(e: Experiment): number {
+export function workloadRanks(e: Frozen<Pick<Experiment, 'workload'>>): number {
   const launcher = (e.workload as { launcher?: { nproc_per_node?: number } }).launcher;
   return launcher?.nproc_per_node ?? 1;
 }

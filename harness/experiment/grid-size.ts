@@ -1,5 +1,6 @@
 // The size of a sweep's grid, counted from its parameter specs without listing a single config, so that
 // validation can refuse a grid too large to run before anything is built.
+import type { Frozen } from '../util/frozen.js';
 import type { ParamValue } from '../domain/index.js';
 
 export type ParamSpec = ParamValue[] | { range: [number, number]; step?: number } | { pow2: [number, number] };
@@ -20,8 +21,11 @@ export interface ParamAxis {
   at: (index: number) => ParamValue;
 }
 
-export function paramAxis(spec: ParamSpec): ParamAxis {
-  if (Array.isArray(spec)) {
+/** A spec that lists its values (Array.isArray does not narrow a readonly array). */
+const isList = (spec: Frozen<ParamSpec>): spec is Frozen<Extract<ParamSpec, unknown[]>> => Array.isArray(spec);
+
+export function paramAxis(spec: Frozen<ParamSpec>): ParamAxis {
+  if (isList(spec)) {
     const values = [...new Set(spec)];
     return { count: values.length, at: (i) => values[i]! };
   }
@@ -36,7 +40,7 @@ export function paramAxis(spec: ParamSpec): ParamAxis {
 }
 
 /** How many values a spec gives (list entries once each), computed, not listed. */
-export function paramCount(spec: ParamSpec): number {
+export function paramCount(spec: Frozen<ParamSpec>): number {
   return paramAxis(spec).count;
 }
 
@@ -49,13 +53,13 @@ function pow2Exponents(bounds: readonly number[]): number[] {
 }
 
 /** Each parameter's count and their product (the number of configs before `applies_when`). */
-export function gridSize(params: Readonly<Record<string, ParamSpec>>): { counts: number[]; total: number } {
+export function gridSize(params: Frozen<Record<string, ParamSpec>>): { counts: number[]; total: number } {
   const counts = Object.values(params).map(paramCount);
   return { counts, total: counts.reduce((a, b) => a * b, 1) };
 }
 
 /** The validation message for a grid above MAX_SWEEP_CONFIGS, or undefined. */
-export function gridTooLarge(params: Readonly<Record<string, ParamSpec>>): string | undefined {
+export function gridTooLarge(params: Frozen<Record<string, ParamSpec>>): string | undefined {
   const { counts, total } = gridSize(params);
   if (total <= MAX_SWEEP_CONFIGS) return undefined;
   const product = counts.length > 1 ? `${counts.join(' x ')} = ` : '';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { duration, nonNegativeInt, object, oneOf, positiveInt, size, str } from './fields.js';
 import { parseWith, type Parsed } from './issues.js';
 import { type claimStage, type compareStage, type maxBatchStage, stage, type sweepStage } from './schema/stages.js';
-import { type commandWorkload, type onnxWorkload, workload } from './schema/workload.js';
+import { type commandWorkload, workload } from './schema/workload.js';
 
 export const MAX_TRIAL_TIMEOUT_SECONDS = 7 * 86400;
 export const MAX_POLL_SECONDS = 3600;
@@ -131,8 +131,6 @@ export type MaxBatchStageSpec = z.output<typeof maxBatchStage>;
 export type SweepStageSpec = z.output<typeof sweepStage>;
 export type CompareStageSpec = z.output<typeof compareStage>;
 export type ClaimStageSpec = z.output<typeof claimStage>;
-export type WorkloadSpec = Experiment['workload'];
-export type OnnxWorkloadSpec = z.output<typeof onnxWorkload>;
 export type CommandWorkloadSpec = z.output<typeof commandWorkload>;
 export type ExecutorSpec = Experiment['executor'];
 export type { ParamValue } from '../domain/params.js';

@@ -1,11 +1,12 @@
 // Parameter spaces: lists, integer ranges and powers of two, expanded into a grid of configs.
+import type { Frozen } from '../util/frozen.js';
 import type { Config, ParamValue } from '../domain/index.js';
 import { gridSize, MAX_SWEEP_CONFIGS, paramAxis, type ParamSpec } from '../experiment/grid-size.js';
 
 export { gridSize, MAX_SWEEP_CONFIGS, type ParamSpec };
 
 /** Every value of one spec (a list's repeats once); only for specs whose count is known to be small. */
-export function expandParam(spec: ParamSpec): ParamValue[] {
+export function expandParam(spec: Frozen<ParamSpec>): ParamValue[] {
   const axis = paramAxis(spec);
   return Array.from({ length: axis.count }, (_, i) => axis.at(i));
 }
@@ -18,7 +19,7 @@ export function expandParam(spec: ParamSpec): ParamValue[] {
  * the configs that then coincide are yielded once.
  */
 export function* gridConfigs(
-  params: Readonly<Record<string, ParamSpec>>,
+  params: Frozen<Record<string, ParamSpec>>,
   appliesWhen: Readonly<Record<string, string>> = {},
 ): Generator<Config> {
   const names = Object.keys(params);
@@ -55,7 +56,7 @@ export function* gridConfigs(
  * here all the same is a harness bug, stopped before it fills the memory.
  */
 export function grid(
-  params: Readonly<Record<string, ParamSpec>>,
+  params: Frozen<Record<string, ParamSpec>>,
   appliesWhen: Readonly<Record<string, string>> = {},
 ): Config[] {
   const { total } = gridSize(params);

@@ -1,6 +1,7 @@
 // Runs a claim stage: baseline and candidate in interleaved pairs (A B, B A, ...), with looks at
 // planned pair counts (search/claim.ts) until the sequential CI of the claimed effect decides, then
 // a verdict on the claim in one sentence that says which way it went.
+import type { Frozen } from '../../util/frozen.js';
 import { claimMetric } from '../../experiment/checks.js';
 import type { ClaimStageSpec } from '../../experiment/schema.js';
 import { describeBand, fmt, parseClaim, type Claim } from '../../stats/claim.js';
@@ -25,7 +26,7 @@ type Side = 'baseline' | 'candidate';
 /** What a claim stage runs, fixed before its first trial. */
 interface ClaimPlan {
   readonly input: StageInput;
-  readonly spec: ClaimStageSpec;
+  readonly spec: Frozen<ClaimStageSpec>;
   readonly name: string;
   readonly claim: Claim;
   readonly metric: ClaimMetric;
@@ -59,7 +60,7 @@ interface ClaimFinding {
 
 export async function runClaimStage(
   input: StageInput,
-  spec: ClaimStageSpec,
+  spec: Frozen<ClaimStageSpec>,
   name: string,
 ): Promise<StageOutcomeOf<'claim'>> {
   const plan = planClaim({ input, spec, name });
@@ -78,7 +79,15 @@ export async function runClaimStage(
   return summariseClaim(plan, trials);
 }
 
-function planClaim({ input, spec, name }: { input: StageInput; spec: ClaimStageSpec; name: string }): ClaimPlan {
+function planClaim({
+  input,
+  spec,
+  name,
+}: {
+  input: StageInput;
+  spec: Frozen<ClaimStageSpec>;
+  name: string;
+}): ClaimPlan {
   const claim = parseClaim(spec.claim, spec.tolerance);
   const metric = claimMetric(spec, claim);
   const baseline: Config = { ...input.baseConfig, ...scaled(spec.baseline) };
@@ -259,7 +268,7 @@ function sentence({
   effect,
   environment,
 }: {
-  spec: ClaimStageSpec;
+  spec: Frozen<ClaimStageSpec>;
   metric: ClaimMetric;
   claim: Claim;
   what: string;

@@ -1,6 +1,7 @@
 // Runs a compare stage: arms of one parameter in interleaved rounds through journaled trials
 // (search/compare.ts decides each arm against the baseline at planned looks), then each arm's
 // throughput and peak memory, its ratios to the baseline with sequential CIs, and the verdicts.
+import type { Frozen } from '../../util/frozen.js';
 import type { CompareStageSpec } from '../../experiment/schema.js';
 import { runCompare, type CompareArm, type CompareRun } from '../../search/compare.js';
 import { configKey } from '../../search/space.js';
@@ -29,7 +30,7 @@ import { fmtPct } from '../../report/format.js';
 /** What a compare stage runs, fixed before its first trial. */
 interface ComparePlan {
   readonly input: StageInput;
-  readonly spec: CompareStageSpec;
+  readonly spec: Frozen<CompareStageSpec>;
   readonly name: string;
   readonly param: string;
   readonly baseline: ParamValue;
@@ -47,7 +48,7 @@ const memoryOf = measuredPeakMemory;
 
 export async function runCompareStage(
   input: StageInput,
-  spec: CompareStageSpec,
+  spec: Frozen<CompareStageSpec>,
   name: string,
 ): Promise<StageOutcomeOf<'compare'>> {
   const plan = planCompare({ input, spec, name });
@@ -55,7 +56,15 @@ export async function runCompareStage(
   return summariseCompare(plan, trials);
 }
 
-function planCompare({ input, spec, name }: { input: StageInput; spec: CompareStageSpec; name: string }): ComparePlan {
+function planCompare({
+  input,
+  spec,
+  name,
+}: {
+  input: StageInput;
+  spec: Frozen<CompareStageSpec>;
+  name: string;
+}): ComparePlan {
   const exp = input.experiment;
   const param = spec.param;
   const steps = spec.steps ?? exp.measure.steps;

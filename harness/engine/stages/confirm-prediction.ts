@@ -1,5 +1,6 @@
 // A max-batch stage with predicted_by: an earlier stage's memory line applied to this stage's device
 // guides the search, and the exact max measured here is recorded beside the prediction.
+import type { Frozen } from '../../util/frozen.js';
 import { ConfigError } from '../../errors.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import type { MaxBatchResult } from '../../search/max-batch.js';
@@ -20,7 +21,7 @@ export interface PredictionHere {
  * predicted_by: the earlier stage's memory line applied to this stage's device (its GPU memory;
  * without a GPU, limits.memory).
  */
-export function predictionHere(input: StageInput, spec: MaxBatchStageSpec, from: string): PredictionHere {
+export function predictionHere(input: StageInput, spec: Frozen<MaxBatchStageSpec>, from: string): PredictionHere {
   const of = input.outcomes.find((o): o is StageOutcomeOf<'max-batch'> => o.kind === 'max-batch' && o.name === from);
   // checks.ts makes sure of it; a run.json edited by hand could still lack it.
   if (!of) throw new ConfigError(`predicted_by: no max-batch stage ${JSON.stringify(from)} ran before this one`);

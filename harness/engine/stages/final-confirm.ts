@@ -5,6 +5,7 @@
 // is not an answer for the training that follows; when it fails, the batch is lowered until one holds.
 import { stageName } from '../../experiment/checks.js';
 import type { Experiment, MaxBatchStageSpec } from '../../experiment/schema.js';
+import type { Frozen } from '../../util/frozen.js';
 import { stageInput, type RunContext, type StageInput } from '../context.js';
 import { revise, type Revision, type RunState } from '../revisions.js';
 import { survival } from './max-batch.js';
@@ -55,7 +56,7 @@ export async function finalConfirmations(run: RunContext, start: RunState): Prom
 }
 
 /** The max-batch outcome named `name` of a revised state. */
-function revisedMaxBatch(state: RunState, name: string): StageOutcomeOf<'max-batch'> {
+function revisedMaxBatch(state: RunState, name: string): Frozen<StageOutcomeOf<'max-batch'>> {
   const o = state.outcomes.find((x) => x.name === name);
   if (o?.kind !== 'max-batch') throw new Error(`no max-batch stage ${name} in the run's state`);
   return o;
@@ -68,7 +69,7 @@ function revisedMaxBatch(state: RunState, name: string): StageOutcomeOf<'max-bat
  */
 export function maxAgainstFinal(
   records: readonly TrialRecord[],
-  r: MaxBatchSummary,
+  r: Frozen<MaxBatchSummary>,
   final: Config,
   spec: Pick<MaxBatchStageSpec, 'param' | 'confirm_steps'>,
 ): MaxFinal | undefined {
@@ -96,8 +97,8 @@ export function maxAgainstFinal(
 /** The final confirmation of one max-batch stage's chosen batch (see finalConfirmations), as revisions. */
 async function confirmChosen(
   input: StageInput,
-  spec: MaxBatchStageSpec,
-  outcome: StageOutcomeOf<'max-batch'>,
+  spec: Frozen<MaxBatchStageSpec>,
+  outcome: Frozen<StageOutcomeOf<'max-batch'>>,
 ): Promise<Revision[]> {
   const summary = outcome.result;
   if (spec.final_confirm === 'off' || spec.confirm_steps <= 0 || summary.chosen === null) return [];
@@ -136,15 +137,17 @@ async function confirmChosen(
 }
 
 /** The spec of the max-batch stage named `name`. */
-export function maxBatchSpec(experiment: Readonly<Experiment>, name: string): MaxBatchStageSpec | undefined {
-  return experiment.stages.find((s, i): s is MaxBatchStageSpec => s.kind === 'max-batch' && stageName(s, i) === name);
+export function maxBatchSpec(experiment: Frozen<Experiment>, name: string): Frozen<MaxBatchStageSpec> | undefined {
+  return experiment.stages.find(
+    (s, i): s is Frozen<MaxBatchStageSpec> => s.kind === 'max-batch' && stageName(s, i) === name,
+  );
 }
 
 /** One confirmation-length run at `batch` with `final`; on failure, lower the batch until a run holds. */
 async function confirmOrLower(
   input: StageInput,
-  spec: MaxBatchStageSpec,
-  owner: StageOutcomeOf<'max-batch'>,
+  spec: Frozen<MaxBatchStageSpec>,
+  owner: Frozen<StageOutcomeOf<'max-batch'>>,
   final: Config,
   changed: Config,
   failedBefore: TrialRecord | undefined,
@@ -257,8 +260,8 @@ export interface LoweredBatch extends Lowered {
  */
 export async function lowerFailed(
   input: StageInput,
-  spec: MaxBatchStageSpec,
-  owner: StageOutcomeOf<'max-batch'>,
+  spec: Frozen<MaxBatchStageSpec>,
+  owner: Frozen<StageOutcomeOf<'max-batch'>>,
   o: { failed: number; run: (batch: number) => Promise<TrialRecord>; budget: (max: number) => number },
 ): Promise<LoweredBatch> {
   const band = owner.result.band;
@@ -296,7 +299,7 @@ export async function lowerFailed(
  * The band's evidence as it stands: the stage's runs of confirmation length, and every OOM or pass of the
  * lowerings and final confirmations made since (a later failure is a run of the band too).
  */
-function bandEvidence(input: StageInput, owner: StageOutcomeOf<'max-batch'>): BandRun[] {
+function bandEvidence(input: StageInput, owner: Frozen<StageOutcomeOf<'max-batch'>>): BandRun[] {
   const param = owner.result.param;
   const runs: BandRun[] = bandRunsOf(owner.result.band?.runs ?? []);
   const add = (index: number) => {

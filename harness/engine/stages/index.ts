@@ -3,13 +3,18 @@
 import type { StageKind, StageOutcome, StageOutcomeOf } from '../../domain/index.js';
 import type { StageSpec } from '../../experiment/schema.js';
 import type { StageInput } from '../context.js';
+import type { Frozen } from '../../util/frozen.js';
 import { runClaimStage } from './claim.js';
 import { runCompareStage } from './compare.js';
 import { runMaxBatchStage } from './max-batch.js';
 import { runSweepStage } from './sweep.js';
 
 type SpecOf = { [K in StageKind]: Extract<StageSpec, { kind: K }> };
-type Runner<K extends StageKind> = (input: StageInput, spec: SpecOf[K], name: string) => Promise<StageOutcomeOf<K>>;
+type Runner<K extends StageKind> = (
+  input: StageInput,
+  spec: Frozen<SpecOf[K]>,
+  name: string,
+) => Promise<StageOutcomeOf<K>>;
 
 export const STAGE_RUNNERS: { [K in StageKind]: Runner<K> } = {
   'max-batch': runMaxBatchStage,
@@ -19,7 +24,7 @@ export const STAGE_RUNNERS: { [K in StageKind]: Runner<K> } = {
 };
 
 /** Runs one stage with the runner of its kind. */
-export function runStage(input: StageInput, spec: StageSpec, name: string): Promise<StageOutcome> {
+export function runStage(input: StageInput, spec: Frozen<StageSpec>, name: string): Promise<StageOutcome> {
   // One case per kind: a kind added to the schema without a case here fails to compile (no return).
   switch (spec.kind) {
     case 'max-batch':

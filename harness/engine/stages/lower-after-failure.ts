@@ -10,6 +10,7 @@ import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
 import { cheaper } from '../../search/rank.js';
 import { configKey } from '../../search/space.js';
 import type { StageInput } from '../context.js';
+import type { Frozen } from '../../util/frozen.js';
 import { revise, type Revision, type RunState } from '../revisions.js';
 import { lowerFailed, maxBatchSpec, sameConfig } from './final-confirm.js';
 import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
@@ -28,7 +29,7 @@ import type {
 const MAX_RETRIES = 2;
 
 export interface FailedStageRun {
-  spec: StageSpec;
+  spec: Frozen<StageSpec>;
   name: string;
   /** Runs the stage again from `state` (the run's state with the lowered batch). */
   rerun: (state: RunState) => Promise<StageOutcome>;
@@ -44,7 +45,7 @@ export async function lowerAfterFailure(
   input: StageInput,
   first: StageOutcome,
   x: FailedStageRun,
-): Promise<{ outcome: StageOutcome; revisions: Revision[] }> {
+): Promise<{ outcome: Frozen<StageOutcome>; revisions: Revision[] }> {
   let outcome = first;
   let state: RunState = { config: input.baseConfig, outcomes: input.outcomes, evidence: {}, failures: [] };
   const revisions: Revision[] = [];
@@ -90,8 +91,8 @@ export function loweringNote(l: StageLowering, param: string): string {
 }
 
 interface Owner {
-  outcome: StageOutcomeOf<'max-batch'>;
-  spec: MaxBatchStageSpec;
+  outcome: Frozen<StageOutcomeOf<'max-batch'>>;
+  spec: Frozen<MaxBatchStageSpec>;
 }
 
 /** The max-batch stage whose chosen batch the run still uses. */
@@ -113,7 +114,7 @@ function ownerOfBatch(input: StageInput, state: RunState): Owner | undefined {
 export function failureAtBatch(
   records: readonly TrialRecord[],
   config: Readonly<Config>,
-  outcome: StageOutcome,
+  outcome: Frozen<StageOutcome>,
   owner: Owner,
 ): StageFailure | undefined {
   const param = owner.spec.param;
@@ -155,7 +156,7 @@ export function failureAtBatch(
 }
 
 /** The stage's trials grouped by config: a sweep's rows that ran, else the stage's records by config. */
-function trialGroups(records: readonly TrialRecord[], outcome: StageOutcome): TrialRecord[][] {
+function trialGroups(records: readonly TrialRecord[], outcome: Frozen<StageOutcome>): TrialRecord[][] {
   if (outcome.kind === 'sweep')
     return outcome.result.configs
       .filter((c) => c.status !== 'pruned' && c.trials.length > 0)
@@ -177,8 +178,8 @@ function trialGroups(records: readonly TrialRecord[], outcome: StageOutcome): Tr
 function loweringConfig(
   input: StageInput,
   config: Readonly<Config>,
-  outcome: StageOutcome,
-  spec: StageSpec,
+  outcome: Frozen<StageOutcome>,
+  spec: Frozen<StageSpec>,
   failure: StageFailure,
 ): Config {
   if (failure.kind !== 'every-config-oom') {

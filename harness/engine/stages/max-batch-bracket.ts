@@ -1,6 +1,7 @@
 // The max-batch stage's in-process bracket (bracket: in-process): attempts in one process of the workload
 // place the boundary, journaled as one trial (role "bracket") with every attempt; the fresh search then
 // decides from it (harness/search/max-batch.ts, `hint`). What a run trusts of each: docs/max-batch.md.
+import type { Frozen } from '../../util/frozen.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { emptyBracket, nextAttempt, withAttempt, type Bracket, type BracketOptions } from '../../search/bracket.js';
 import type { MaxBatchOptions } from '../../search/max-batch.js';
@@ -15,7 +16,10 @@ import type { BracketAttempt, TrialRecord } from '../../domain/index.js';
 export const MAX_BRACKET_ATTEMPTS = 32;
 
 /** Which search a stage runs, and why, from its spec and where it runs. */
-export function bracketMode(input: StageInput, spec: MaxBatchStageSpec): { mode: 'in-process' | 'fresh'; why: string } {
+export function bracketMode(
+  input: StageInput,
+  spec: Frozen<MaxBatchStageSpec>,
+): { mode: 'in-process' | 'fresh'; why: string } {
   const w = input.experiment.workload;
   const warm = w.kind === 'command' && w.warm_start === 'fork';
   const gpu = (input.device.gpu_memory_bytes ?? null) !== null;
@@ -43,7 +47,7 @@ export async function runBracket({
   onCard,
 }: {
   input: StageInput;
-  spec: MaxBatchStageSpec;
+  spec: Frozen<MaxBatchStageSpec>;
   name: string;
   options: MaxBatchOptions;
   /** The search works against the card's memory (device readings), not a host cap. */

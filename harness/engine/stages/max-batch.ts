@@ -1,4 +1,5 @@
 // Runs the max-batch stage: each probe is a journaled trial; the search decides, the stage records why.
+import type { Frozen } from '../../util/frozen.js';
 import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import { findMaxBatchPerBucket } from '../../search/buckets.js';
 import { findMaxBatch, type MaxBatchOptions, type MaxBatchResult } from '../../search/max-batch.js';
@@ -46,7 +47,7 @@ interface MaxBatchSearch {
 
 export async function runMaxBatchStage(
   input: StageInput,
-  spec: MaxBatchStageSpec,
+  spec: Frozen<MaxBatchStageSpec>,
   name: string,
 ): Promise<StageOutcomeOf<'max-batch'>> {
   const prober = makeProber({ input, spec, name });
@@ -64,7 +65,15 @@ export async function runMaxBatchStage(
   return summariseMaxBatch({ input, spec, name, prober, search, target });
 }
 
-function makeProber({ input, spec, name }: { input: StageInput; spec: MaxBatchStageSpec; name: string }): Prober {
+function makeProber({
+  input,
+  spec,
+  name,
+}: {
+  input: StageInput;
+  spec: Frozen<MaxBatchStageSpec>;
+  name: string;
+}): Prober {
   const param = spec.param;
   const exp = input.experiment;
   const byBatch = new Map<ProbeResult, TrialRecord>();
@@ -166,7 +175,7 @@ function searchOptions({
   onEstimate,
 }: {
   input: StageInput;
-  spec: MaxBatchStageSpec;
+  spec: Frozen<MaxBatchStageSpec>;
   /** The earlier stage's predicted max on this device (predicted_by). */
   guide: number | null | undefined;
   onEstimate: (remaining: number) => void;
@@ -204,7 +213,7 @@ async function searchMaxBatch({
   options,
   prober,
 }: {
-  spec: MaxBatchStageSpec;
+  spec: Frozen<MaxBatchStageSpec>;
   options: MaxBatchOptions;
   prober: Prober;
 }): Promise<MaxBatchSearch> {
@@ -252,7 +261,7 @@ async function summariseMaxBatch({
   target,
 }: {
   input: StageInput;
-  spec: MaxBatchStageSpec;
+  spec: Frozen<MaxBatchStageSpec>;
   name: string;
   prober: Prober;
   search: MaxBatchSearch;
@@ -330,7 +339,7 @@ function chosenEvidence({
   byBatch,
   picked,
 }: {
-  spec: MaxBatchStageSpec;
+  spec: Frozen<MaxBatchStageSpec>;
   name: string;
   search: MaxBatchSearch;
   byBatch: Map<ProbeResult, TrialRecord>;
@@ -422,7 +431,7 @@ async function keepRecipe({
   byBatch,
   run,
 }: {
-  spec: MaxBatchStageSpec;
+  spec: Frozen<MaxBatchStageSpec>;
   /** The stage's choice, before the recipe. */
   from: number | null;
   ranks: number;

@@ -1,4 +1,5 @@
 // Runs a sweep stage: prune by constraints, run grid or race through journaled trials, rank, choose.
+import type { Frozen } from '../../util/frozen.js';
 import type { SweepStageSpec } from '../../experiment/schema.js';
 import { Constraints } from '../../search/constraints.js';
 import { configKey, grid, gridSize } from '../../search/space.js';
@@ -13,7 +14,7 @@ import { SWEEP_REPEATS } from '../../experiment/schema.js';
 /** What a sweep stage runs, fixed before its first trial: the configs left after pruning and how to run them. */
 interface SweepPlan {
   readonly input: StageInput;
-  readonly spec: SweepStageSpec;
+  readonly spec: Frozen<SweepStageSpec>;
   readonly name: string;
   /** The swept parameters, in the experiment's order. */
   readonly names: string[];
@@ -33,7 +34,7 @@ interface SweepTrials {
 
 export async function runSweepStage(
   input: StageInput,
-  spec: SweepStageSpec,
+  spec: Frozen<SweepStageSpec>,
   name: string,
 ): Promise<StageOutcomeOf<'sweep'>> {
   const plan = planSweep({ input, spec, name });
@@ -41,7 +42,15 @@ export async function runSweepStage(
   return summariseSweep(plan, trials);
 }
 
-function planSweep({ input, spec, name }: { input: StageInput; spec: SweepStageSpec; name: string }): SweepPlan {
+function planSweep({
+  input,
+  spec,
+  name,
+}: {
+  input: StageInput;
+  spec: Frozen<SweepStageSpec>;
+  name: string;
+}): SweepPlan {
   const exp = input.experiment;
   const names = Object.keys(spec.params);
   const keyOf = (c: Config) => configKey(c, names);
@@ -82,7 +91,7 @@ function pruneConfigs({
   keyOf,
 }: {
   input: StageInput;
-  spec: SweepStageSpec;
+  spec: Frozen<SweepStageSpec>;
   candidates: readonly Config[];
   keyOf: (c: Config) => string;
 }): { runnable: Config[]; pruned: SweepConfigRow[] } {

@@ -38,7 +38,6 @@ export const submissionSchema = z.object({
   offset: count,
   at: z.string(),
 });
-export type Submission = z.infer<typeof submissionSchema>;
 
 export const batchFileSchema = z.object({
   /** Journal index of task 0. */
