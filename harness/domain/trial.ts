@@ -212,6 +212,15 @@ export const trialRecordSchema = z.object({
 });
 export type TrialRecord = z.infer<typeof trialRecordSchema>;
 
+/**
+ * Why a failed trial failed, for a sentence: its reason and, where its stderr held one, the exception it
+ * died of and where it was raised (a crash in the model's forward). An OOM or a timeout says it all itself.
+ */
+export function failureCause(r: Pick<TrialRecord, 'outcome' | 'reason' | 'error'>): string {
+  const e = r.outcome === 'oom' || r.outcome === 'timeout' ? undefined : r.error;
+  return e ? `${r.reason}: ${e.message}${e.where ? `, raised in ${e.where}` : ''}` : r.reason;
+}
+
 /** A run's seconds as a whole process: its process's window (exec to exit) where recorded, else the trial's wall time. */
 export const runSeconds = (r: Pick<TrialRecord, 'process_seconds' | 'wall_seconds'>): number =>
   r.process_seconds ?? r.wall_seconds;

@@ -85,4 +85,42 @@ stages:
       /AttributeError: 'Model' object has no attribute 'fc', raised in crash\\_in\\_forward\.py, line 13, in forward/,
     );
   });
+
+  for (const stage of [
+    { kind: 'sweep', yaml: '  - kind: sweep\n    params: { num_workers: [0, 1] }' },
+    {
+      kind: 'claim',
+      yaml: "  - kind: claim\n    claim: '2x faster'\n    baseline: { num_workers: 0 }\n    candidate: { num_workers: 1 }",
+    },
+  ])
+    it(`a ${stage.kind} stage whose trials crash names the exception and where it was raised`, async () => {
+      const dir = tempDir('tunebench-broken-');
+      const file = join(dir, 'broken.yaml');
+      writeFileSync(
+        file,
+        `name: broken-${stage.kind}
+workload:
+  kind: command
+  python: ${PYTHON}
+  command: [${join(PROGRAMS, 'crash_in_forward.py')}]
+  protocol: required
+  params: { batch_size: 8 }
+limits: { timeout: 30s }
+measure: { warmup_steps: 1, steps: 2 }
+stages:
+${stage.yaml}
+`,
+      );
+      const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'runs')], { reject: false });
+      assert.equal(r.exitCode, 2, r.stderr);
+      const named =
+        /AttributeError: 'Model' object has no attribute 'fc', raised in crash_in_forward\.py, line 13, in forward/;
+      assert.match(r.stderr, named);
+      const runDir = /run directory: (\S+)/.exec(r.stdout)?.[1];
+      assert.ok(runDir && existsSync(join(runDir, 'summary.md')), r.stdout);
+      assert.match(
+        readFileSync(join(runDir, 'summary.md'), 'utf8'),
+        /AttributeError: 'Model' object has no attribute 'fc', raised in crash\\_in\\_forward\.py, line 13, in forward/,
+      );
+    });
 });

@@ -11,7 +11,8 @@ import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
-import { measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
+import {
+  failureCause, measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
 import type {
   ClaimMetric,
   ClaimSummary,
@@ -131,7 +132,7 @@ async function runClaimTrials(plan: ClaimPlan): Promise<ClaimTrials> {
       seconds += record.wall_seconds;
       (side === 'baseline' ? base : cand).push(record);
       if (record.outcome !== 'ok') {
-        failure = `a ${side} trial failed (${record.outcome}: ${record.reason}), so the claim cannot be measured`;
+        failure = `a ${side} trial failed (${record.outcome}: ${failureCause(record)}), so the claim cannot be measured`;
         return null;
       }
       const v = trialValue(metric, record);

@@ -13,7 +13,8 @@ import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
 import { undecidedCi } from '../../analysis/undecided.js';
-import { measuredPeakMemory, role } from '../../domain/index.js';
+import {
+  failureCause, measuredPeakMemory, role } from '../../domain/index.js';
 import type {
   CompareArmRow,
   CompareSummary,
@@ -103,7 +104,7 @@ async function runCompareTrials(plan: ComparePlan): Promise<CompareTrials> {
     records.set(keyOf(config), list);
     return {
       outcome: record.outcome,
-      reason: record.reason,
+      reason: failureCause(record),
       steps: record.steps,
       wallSeconds: record.wall_seconds,
       memory: memoryOf(record),

@@ -15,6 +15,7 @@ import { bandRunsOf, type BandRun } from '../../search/band-model.js';
 import { loweredHow } from '../../report/stage-failure.js';
 import { maxFinalStatement } from '../../report/max-batch-blocks.js';
 import {
+  failureCause,
   stepCount,
   type Config,
   type FinalConfirmation,
@@ -209,7 +210,7 @@ async function confirmOrLower(
       outcome: 'failed',
       trials,
       statement:
-        `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${first.reason}); ` +
+        `${spec.param}=${from} failed its final confirmation ${what} (${first.outcome}: ${failureCause(first)}); ` +
         `it is kept, but the training may fail the same way: see trial ${first.index}`,
     };
   }

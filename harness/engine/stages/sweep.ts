@@ -8,6 +8,7 @@ import { stallFraction } from '../../stats/throughput.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
 import type { StageInput } from '../context.js';
+import { failureCause } from '../../domain/index.js';
 import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 
@@ -140,7 +141,7 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
     const list = indices.get(keyOf(config)) ?? [];
     list.push(record.index);
     indices.set(keyOf(config), list);
-    return { outcome: record.outcome, reason: record.reason, steps: record.steps, wallSeconds: record.wall_seconds };
+    return { outcome: record.outcome, reason: failureCause(record), steps: record.steps, wallSeconds: record.wall_seconds };
   };
   await input.trials.warmups(
     name,
@@ -239,7 +240,7 @@ function nothingChosen(input: StageInput, mine: readonly number[]): string {
   return (
     `every config failed at least one trial (${failed.length} of ${records.length} trials failed: ${how}` +
     `${ok > 0 ? `; ${ok} finished` : ''}): nothing was chosen` +
-    `${first ? ` (trial ${first.index}: ${first.outcome}, ${first.reason})` : ''}`
+    `${first ? ` (trial ${first.index}: ${first.outcome}, ${failureCause(first)})` : ''}`
   );
 }
 
