@@ -11,8 +11,7 @@ import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
-import {
-  failureCause, measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
+import { failureCause, measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
 import type {
   ClaimMetric,
   ClaimSummary,

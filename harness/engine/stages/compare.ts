@@ -13,8 +13,7 @@ import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
 import { undecidedCi } from '../../analysis/undecided.js';
-import {
-  failureCause, measuredPeakMemory, role } from '../../domain/index.js';
+import { failureCause, measuredPeakMemory, role } from '../../domain/index.js';
 import type {
   CompareArmRow,
   CompareSummary,

@@ -141,7 +141,12 @@ async function runSweepTrials(plan: SweepPlan): Promise<SweepTrials> {
     const list = indices.get(keyOf(config)) ?? [];
     list.push(record.index);
     indices.set(keyOf(config), list);
-    return { outcome: record.outcome, reason: failureCause(record), steps: record.steps, wallSeconds: record.wall_seconds };
+    return {
+      outcome: record.outcome,
+      reason: failureCause(record),
+      steps: record.steps,
+      wallSeconds: record.wall_seconds,
+    };
   };
   await input.trials.warmups(
     name,
