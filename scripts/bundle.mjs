@@ -193,7 +193,7 @@ function main() {
       }
     cpSync(join(root, 'dist', 'harness'), join(top, 'dist', 'harness'), { recursive: true });
     copyFileSync(join(root, 'dist', 'build-info.json'), join(top, 'dist', 'build-info.json'));
-    for (const f of ['tunebench.py', 'tunebench_warm.py', 'pyproject.toml', 'build_backend'])
+    for (const f of ['tunebench', 'pyproject.toml', 'build_backend'])
       cpSync(join(root, 'harness', 'workloads', 'python', f), join(top, 'harness', 'workloads', 'python', f), {
         recursive: true,
         filter: (src) => !src.includes('__pycache__'),

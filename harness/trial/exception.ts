@@ -20,7 +20,12 @@ export function exceptionOf(stderrTail: string): TrialException | undefined {
     for (let j = i - 1; j >= 0; j--) {
       const f = FRAME.exec(lines[j]!);
       if (f) {
-        const file = f[1]!.split('/').pop()!;
+        // A package's __init__.py is named with its package: tunebench/__init__.py.
+        const file = f[1]!
+          .split('/')
+          .slice(-2)
+          .join('/')
+          .replace(/^.*\/(?!__init__\.py$)/, '');
         return { message: line.trim().slice(0, 300), where: `${file}, line ${f[2]}, in ${f[3]}` };
       }
     }

@@ -1,4 +1,4 @@
-// Warm start: a Python server (the adapter's tunebench_warm.py) that ran the script's imports and
+// Warm start: a Python server (the adapter's tunebench/warm.py) that ran the script's imports and
 // setup() once and forks one child per trial. This file starts it, asks it for forks and hears of exits.
 // Every reply is hostile until its schema and /proc agree: a pid is used only once it is the server's child.
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -108,7 +108,12 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
     assert.ok(bytes.length < LIMIT, `${bytes.length} bytes`);
     const sha = readFileSync(`${archive}.sha256`, 'utf8');
     assert.equal(sha, `${createHash('sha256').update(bytes).digest('hex')}  tunebench-${version}-${platform}.tar.xz\n`);
-    for (const f of ['tunebench', 'node/bin/node', 'dist/harness/cli/main.js', 'harness/workloads/python/tunebench.py'])
+    for (const f of [
+      'tunebench',
+      'node/bin/node',
+      'dist/harness/cli/main.js',
+      'harness/workloads/python/tunebench/__init__.py',
+    ])
       assert.ok(existsSync(join(top, f)), f);
     assert.ok(existsSync(join(top, 'experiments', 'default.yaml')));
     const ort = join(top, 'node_modules', 'onnxruntime-node', 'bin');

@@ -50,7 +50,11 @@ describe('the packed package', () => {
     );
     assert.equal(install.exitCode, 0, install.all);
     const installed = join(app, 'node_modules', 'tunebench');
-    for (const f of ['dist/harness/cli/main.js', 'harness/workloads/python/tunebench.py', 'experiments/default.yaml']) {
+    for (const f of [
+      'dist/harness/cli/main.js',
+      'harness/workloads/python/tunebench/__init__.py',
+      'experiments/default.yaml',
+    ]) {
       assert.ok(existsSync(join(installed, f)), `the package holds ${f}`);
     }
 

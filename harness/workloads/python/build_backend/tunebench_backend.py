@@ -8,7 +8,8 @@ import tempfile
 
 from setuptools import build_meta as _setuptools
 
-_SOURCES = ("pyproject.toml", "tunebench.py", "tunebench_warm.py")
+_FILES = ("pyproject.toml",)
+_PACKAGES = ("tunebench",)
 
 
 def _in_a_copy(hook):
@@ -19,8 +20,10 @@ def _in_a_copy(hook):
         kwargs = {k: os.path.abspath(v) if k.endswith("_directory") and isinstance(v, str) else v for k, v in kwargs.items()}
         source = os.getcwd()
         with tempfile.TemporaryDirectory(prefix="tunebench-build-") as copy:
-            for name in _SOURCES:
+            for name in _FILES:
                 shutil.copy2(os.path.join(source, name), copy)
+            for name in _PACKAGES:
+                shutil.copytree(os.path.join(source, name), os.path.join(copy, name), ignore=shutil.ignore_patterns("__pycache__"))
             os.chdir(copy)
             try:
                 return hook(*args, **kwargs)

@@ -809,7 +809,7 @@ def main(fn: Callable[..., object], events: Events | None = None, setup: Callabl
     server instead: setup() runs once here, and every trial is a fork() of this process that runs
     fn(state) with the trial's config, arguments, memory cap and events file (see warm_start.md)."""
     if os.environ.get(WARM_SERVER_ENV) == "fork":
-        from tunebench_warm import serve  # noqa: PLC0415 - only the warm server needs it
+        from tunebench.warm import serve  # noqa: PLC0415 - only the warm server needs it
 
         serve(lambda state: _start(fn, setup is not None, state, None), setup)
         return
