@@ -180,7 +180,7 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     for (const h of histories)
       process.stdout.write(
         `${h.experiment}: ${h.runs} runs\n${findings(h, threshold)
-          .map((f) => `  ${f}`)
+          .map((f) => `  ${f.text}`)
           .join('\n')}\n`,
       );
     if (index.skipped.length > 0)

@@ -63,46 +63,74 @@ function noBisectWhy(why: NoBisect): string {
   }
 }
 
-/** Findings as lines: what fails the gate first, then what is worth knowing. */
-export function findings(h: ExperimentHistory, thresholdPct: number | null): string[] {
-  const out: string[] = [];
+/**
+ * A finding of the history: an alarm (a regression, a config change, a baseline from elsewhere: what a
+ * reader must see first, set in bold or red where printed) or a note. Typed here, turned into text only
+ * where it is printed, so no renderer reads a finding's wording.
+ */
+export interface Finding {
+  kind: 'regression' | 'config-change' | 'environment' | 'note';
+  text: string;
+}
+
+const note = (text: string): Finding => ({ kind: 'note', text });
+
+/** Whether a finding is an alarm rather than a note. */
+export const alarming = (f: Finding): boolean => f.kind !== 'note';
+
+/** Findings in order: what fails the gate first, then what is worth knowing. */
+export function findings(h: ExperimentHistory, thresholdPct: number | null): Finding[] {
+  const out: Finding[] = [];
   const g = h.gate;
   const series = g && seriesDecides(g) ? g.series : null;
   if (g?.baseline) {
     const against = `${g.baseline.pinned ? 'pinned baseline' : 'previous run'} ${g.baseline.run_id}`;
     if (g.env_mismatch)
-      out.push(
-        'ENVIRONMENT MISMATCH (allowed by --allow-env-mismatch): ' +
+      out.push({
+        kind: 'environment',
+        text:
+          'ENVIRONMENT MISMATCH (allowed by --allow-env-mismatch): ' +
           `the baseline ran elsewhere: ${g.env_mismatch.join('; ')}`,
-      );
+      });
     if (!series) {
       for (const r of g.regressions) {
         const ci = r.throughput_ratio!;
-        out.push(
-          `REGRESSION: ${r.metric} is ${pct(ci.estimate)} [${pct(ci.low)}, ${pct(ci.high)}] ` +
+        out.push({
+          kind: 'regression',
+          text:
+            `REGRESSION: ${r.metric} is ${pct(ci.estimate)} [${pct(ci.low)}, ${pct(ci.high)}] ` +
             `vs ${against}${thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : ''}`,
-        );
+        });
       }
     }
     for (const c of g.config_changes)
-      out.push(`CONFIG CHANGE: ${c.param} ${String(c.before)} -> ${String(c.after)} vs ${against}`);
+      out.push({
+        kind: 'config-change',
+        text: `CONFIG CHANGE: ${c.param} ${String(c.before)} -> ${String(c.after)} vs ${against}`,
+      });
     if (!series && g.regressions.length === 0 && g.config_changes.length === 0)
-      out.push(`latest run ${g.latest.run_id}: no significant regression and the same chosen config vs ${against}`);
+      out.push(
+        note(`latest run ${g.latest.run_id}: no significant regression and the same chosen config vs ${against}`),
+      );
   }
   if (g?.series && !series) {
     out.push(
-      `series gate warming up: ${g.series.nights} of the ${g.series.nights_needed} nights it needs in this ` +
-        'environment; until then the latest run is compared with its baseline using within-run statistics only, ' +
-        'which cannot see night-to-night variation',
+      note(
+        `series gate warming up: ${g.series.nights} of the ${g.series.nights_needed} nights it needs in this ` +
+          'environment; until then the latest run is compared with its baseline using within-run statistics only, ' +
+          'which cannot see night-to-night variation',
+      ),
     );
   }
   if (series) out.push(...seriesFindings(series, g!.latest.run_id, thresholdPct));
-  for (const n of g?.notes ?? []) out.push(n);
+  for (const n of g?.notes ?? []) out.push(note(n));
   for (const m of h.metrics)
     for (const c of m.changes)
       out.push(
-        `change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}${perRun(c.after, m.unit, (t) => `; ${t}`)}) ` +
-          `at run ${c.run_id} (${c.started_at}, night ${c.index + 1} of ${m.points.length})`,
+        note(
+          `change point: ${m.name} ${pct(c.ratio)} (${num(c.before)} -> ${num(c.after)} ${m.unit}${perRun(c.after, m.unit, (t) => `; ${t}`)}) ` +
+            `at run ${c.run_id} (${c.started_at}, night ${c.index + 1} of ${m.points.length})`,
+        ),
       );
   return out;
 }
@@ -114,8 +142,10 @@ const against = (t: GateTest) =>
 const look = (t: GateTest) => (t.k === 1 ? 'tonight' : `the last ${t.k} nights`);
 
 /** The series gate in words: failing metrics, unconfirmed alarms, held nights, level changes. */
-function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | null): string[] {
-  const out: string[] = [];
+function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | null): Finding[] {
+  const out: Finding[] = [];
+  const say = (text: string) => out.push(note(text));
+  const regression = (text: string) => out.push({ kind: 'regression', text });
   const beyond = thresholdPct !== null ? ` (beyond ${thresholdPct}%)` : '';
   const confirmation = (c: Confirmation | null) => {
     if (!c) return s.confirm ? 'not re-measured yet' : 'not re-measured (--no-confirm, or no --fail-on-regression)';
@@ -136,39 +166,39 @@ function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | nu
             'after tonight (accept it with tunebench baseline accept to say it is intended)'
           : '';
       const confirmed = m.confirmation?.value ? `confirmed: ${pct(t.ratio)} after the re-measurement; ` : '';
-      out.push(
+      regression(
         `REGRESSION: ${m.name} is ${pct(a?.ratio ?? t.ratio)} vs ${against(t)} (${look(a ?? t)}, ` +
           `p = ${p3((a ?? t).p)} <= ${p3(s.per_test_alpha ?? s.alpha)})${beyond}; ` +
           `${confirmed}${confirmation(m.confirmation)}${stage}`,
       );
     } else if (m.failing && a) {
-      out.push(
+      regression(
         `REGRESSION: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (${look(a)}, p = ${p3(a.p)})${beyond}; ` +
           `${confirmation(m.confirmation)}`,
       );
     } else if (m.alarm_direction === 'regression' && m.confirmation?.value) {
-      out.push(
+      say(
         `alarm not confirmed: ${m.name} measured ${pct(a!.ratio)} vs ${against(a!)} (p = ${p3(a!.p)}), ` +
           `${confirmation(m.confirmation)}: ${t ? `${pct(t.ratio)}, ` : ''}within the night-to-night spread; ` +
           'the night enters the series with the re-measured value',
       );
     } else if (m.pending && a) {
-      out.push(`alarm: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (p = ${p3(a.p)}): waiting for its confirmation`);
+      say(`alarm: ${m.name} is ${pct(a.ratio)} vs ${against(a)} (p = ${p3(a.p)}): waiting for its confirmation`);
     } else if (m.direction === 'improvement' && t && m.status !== 'acknowledged') {
-      out.push(
+      say(
         `improvement: ${m.name} is ${pct(t.ratio)} vs ${against(t)} (${look(t)}, p = ${p3(t.p)}); ` +
           'held out of the reference until it persists or is accepted',
       );
     }
     const earlier = m.held.filter((r) => r !== latest);
     if (earlier.length > 0)
-      out.push(
+      say(
         'held out of the reference: ' +
           `${m.name} on ${earlier.length} earlier flagged night(s) (${earlier.join(', ')}); ` +
           `they join it when the change persists ${NIGHTLY_DEFAULTS.persist} nights or is accepted`,
       );
     for (const c of m.changes)
-      out.push(
+      say(
         `level change: ${m.name} ${pct(c.ratio)} (${c.direction}) from run ${c.run_id}, ` +
           (c.how === 'acknowledged'
             ? 'accepted by tunebench baseline accept or the pinned baseline'
@@ -177,7 +207,7 @@ function seriesFindings(s: SeriesGate, latest: string, thresholdPct: number | nu
   }
   if (!s.metrics.some((m) => m.failing || m.pending || m.alarm_direction === 'regression')) {
     const t = s.metrics.find((m) => m.test)?.test;
-    out.push(
+    say(
       `latest run ${latest}: no regression${beyond ? ` beyond ${thresholdPct}%` : ''} against ` +
         `${t ? against(t) : 'the reference nights'} (series gate: ${s.metrics.length} metric(s), ` +
         `alarm budget ${s.alpha} a night, night-to-night spread ${t ? `${(100 * t.spread).toFixed(1)}%` : '-'})`,
@@ -215,12 +245,7 @@ export function historyMarkdown(h: ExperimentHistory, thresholdPct: number | nul
       `${h.environments.map((e) => `${code(e.env_key)} ${md(e.env_label)} (${e.runs} runs)`).join('; ')}.`,
     '',
   );
-  out.push(
-    ...findings(h, thresholdPct).map(
-      (f) => `- ${/^(REGRESSION|CONFIG CHANGE|ENVIRONMENT)/.test(f) ? `**${md(f)}**` : md(f)}`,
-    ),
-    '',
-  );
+  out.push(...findings(h, thresholdPct).map((f) => `- ${alarming(f) ? `**${md(f.text)}**` : md(f.text)}`), '');
   out.push(
     '## Key metrics',
     '',
@@ -268,9 +293,7 @@ export function historyHtml(
   out.push(
     '<h2 id="findings">Findings</h2>',
     '<ul>',
-    ...findings(h, thresholdPct).map(
-      (f) => `<li${/^(REGRESSION|CONFIG CHANGE|ENVIRONMENT)/.test(f) ? ' class="warn"' : ''}>${esc(f)}</li>`,
-    ),
+    ...findings(h, thresholdPct).map((f) => `<li${alarming(f) ? ' class="warn"' : ''}>${esc(f.text)}</li>`),
     '</ul>',
   );
   out.push(
