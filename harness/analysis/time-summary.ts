@@ -7,6 +7,7 @@ import { cheaper } from '../search/rank.js';
 import { detectable, fmtBand, fmtChange, fmtRatio, undecidedCi } from './undecided.js';
 import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
 import { roleKind, runSeconds } from '../domain/index.js';
+import { fillValues, scanConfigs, type TimeRequest } from '../experiment/one-liner.js';
 
 export type TimeMode = 'single' | 'compare' | 'scan';
 
@@ -262,4 +263,18 @@ function choiceFinding(s: SweepSummaryOf, bestLabel: string): string | null {
         `within the noise band of it, so the fastest is kept (${cost})`
     : `chosen: ${chosen.key}, the cheapest of the tied values shown to be within the noise band of the best; ` +
         `the cheaper ${list} ${cheaperTied.length === 1 ? 'is' : 'are'} not shown to be within it (${cost})`;
+}
+
+/** A scan's rows in the order given (every combination, the first -L slowest), named by -n where given. */
+export function relabelScan(summary: TimeSummary, req: TimeRequest): TimeSummary {
+  if (summary.mode !== 'scan') return summary;
+  const key = (config: Readonly<Record<string, unknown>>) => JSON.stringify(req.scans.map((s) => config[s.name]));
+  const order = scanConfigs(req).map(key);
+  const at = (c: TimedCommand) => order.indexOf(key(c.config));
+  const name = req.names?.[0];
+  const commands = [...summary.commands].sort((a, b) => at(a) - at(b));
+  return {
+    ...summary,
+    commands: name === undefined ? commands : commands.map((c) => ({ ...c, label: fillValues(name, c.config) })),
+  };
 }

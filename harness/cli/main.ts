@@ -16,7 +16,8 @@ import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
 import { registerSlurm } from './slurm.js';
-import { joinScanFlags, registerClaim, registerTime } from './time.js';
+import { registerClaim, registerTime } from './time.js';
+import { joinScanFlags } from '../experiment/time-flags.js';
 import { registerValidate } from './validate.js';
 import { versionLine } from './version.js';
 

@@ -3,25 +3,15 @@
 // report), then prints what the stage found.
 import { ContainedCommands } from '../trial/contained-commands.js';
 import { Command, Option } from 'commander';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { timeSummary, type TimedCommand, type TimeSummary } from '../analysis/time-summary.js';
+import { join } from 'node:path';
+import { relabelScan, timeSummary, type TimeSummary } from '../analysis/time-summary.js';
 import { runOnce } from '../engine/once-commands.js';
 import { createProgress, terminalLines, type ProgressMode } from '../engine/progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { ConfigError, EXIT } from '../errors.js';
 import type { LoadedExperiment } from '../experiment/load.js';
-import {
-  claimExperiment,
-  fillValues,
-  onceCommands,
-  scanConfigs,
-  scanRange,
-  timeExperiment,
-  type ClaimRequest,
-  type Runner,
-  type TimeRequest,
-} from '../experiment/one-liner.js';
+import { claimExperiment, onceCommands, timeExperiment } from '../experiment/one-liner.js';
+import { claimRequest, timeRequest, type ClaimFlags, type TimeRequestFlags } from '../experiment/time-flags.js';
 import type { Experiment } from '../experiment/schema.js';
 import {
   SORT_ORDERS,
@@ -32,65 +22,14 @@ import {
   type SortOrder,
   type TimeUnit,
 } from '../report/time.js';
-import { timeAsciidoc, timeCsv, timeJson, timeOrgmode, type ExportContext } from '../report/time-export.js';
+import { exportName, writeTimeFiles } from '../report/time-export.js';
 import { stageWarnings } from '../report/run-warnings.js';
-import { writeFileAtomic } from '../store/atomic.js';
 import { readRunDir } from '../store/read-run.js';
-import { shellLine, shellWord, splitCommand } from '../util/shell.js';
+import { shellLine } from '../util/shell.js';
 import type { RunResult } from '../domain/index.js';
 import { addCommonOptions, appendStepSummary, progressMode, resolveCommon, type CommonOptions } from './common.js';
 import { withStopSignals } from './signals.js';
 import { timeBaselines, type TimeBaselineFlags } from './time-baseline.js';
-
-/** Flags that take several words (hyperfine's `-L name v1,v2` and `-P name min max`), with their count. */
-const MULTI_WORD: Record<string, { words: number; example: string }> = {
-  '-L': { words: 2, example: '-L workers 0,2,4' },
-  '--parameter-list': { words: 2, example: '--parameter-list workers 0,2,4' },
-  '-P': { words: 3, example: '-P threads 1 8' },
-  '--parameter-scan': { words: 3, example: '--parameter-scan threads 1 8' },
-};
-
-/** Where the `time` or `claim` command is in argv (after global flags only), or -1. */
-function subcommandAt(argv: readonly string[]): number {
-  for (let i = 2; i < argv.length; i++) {
-    if (argv[i] === 'time' || argv[i] === 'claim') return i;
-    if (!argv[i]!.startsWith('-')) return -1;
-  }
-  return -1;
-}
-
-/**
- * Joins `-L name values` into `-L name=values` and `-P name min max` into `-P name=min,max`, which
- * commander can take as one option value, within `time`; and refuses the old boolean --shell (of `time`
- * and `claim`) where it is followed by another flag or nothing.
- */
-export function joinScanFlags(argv: readonly string[]): string[] {
-  const at = subcommandAt(argv);
-  if (at < 0) return [...argv];
-  const out = argv.slice(0, at + 1);
-  for (let i = at + 1; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--') {
-      out.push(...argv.slice(i));
-      break;
-    }
-    if ((a === '--shell' || a === '-S') && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('-')))
-      throw new ConfigError(
-        `${a} takes the shell that runs the commands (hyperfine's -S): write ${a} sh 'cmd' (or ${a} bash)`,
-      );
-    const multi = argv[at] === 'time' ? MULTI_WORD[a] : undefined;
-    if (multi && argv[i + 1] !== undefined && !argv[i + 1]!.includes('=')) {
-      const words = argv.slice(i + 2, i + 1 + multi.words);
-      if (words.length < multi.words - 1)
-        throw new ConfigError(
-          `${a} ${argv[i + 1]}: give the ${multi.words === 2 ? 'values' : 'range'} too, e.g. ${multi.example}`,
-        );
-      out.push(a, `${argv[i + 1]}=${words.join(',')}`);
-      i += multi.words;
-    } else out.push(a);
-  }
-  return out;
-}
 
 const count = (flag: string, least: number) => (value: string) => {
   const n = Number(value);
@@ -206,83 +145,20 @@ function outputOptions(cmd: Command): Command {
 const STYLES = ['auto', 'basic', 'full', 'nocolor', 'color', 'none'] as const;
 type Style = (typeof STYLES)[number];
 
-/** What commander gives the action for runnerOptions (and the flags every command has). */
-type RunnerFlags = {
-  out?: string;
-  json?: boolean;
-  quiet?: boolean;
-  shell?: string;
-  N?: boolean;
-  warmup?: number;
-  name?: string;
-  prepare?: string;
-  timeout?: string;
-};
-type TimeFlags = RunnerFlags & {
-  parameterList?: string[];
-  parameterScan?: string[];
-  parameterStepSize?: string;
-  runs?: number;
-  minRuns?: number;
-  maxRuns?: number;
-  setup?: string;
-  conclude?: string;
-  cleanup?: string;
-  commandName?: string[];
-  reference?: string;
-  ignoreFailure?: boolean;
-  showOutput?: boolean;
-  output?: string;
-  input?: string;
-  timeUnit?: TimeUnit;
-  sort?: SortOrder;
-  style?: Style;
-  exportJson?: string;
-  exportCsv?: string;
-  exportMarkdown?: string;
-  exportAsciidoc?: string;
-  exportOrgmode?: string;
-};
-/** The claim request's own fields come from commander under the same names. */
-type ClaimFlags = RunnerFlags &
-  Pick<ClaimRequest, 'baseline' | 'candidate' | 'metric' | 'source' | 'minPairs' | 'maxPairs'>;
-
-/** Shells --shell takes: a program whose name says it is one (hyperfine's -S also takes "bash --norc"). */
-const SHELL_PROGRAM = /(^|\/)(\w*sh|nu|elvish|xonsh)$/;
-
-/**
- * -S/--shell and -N as the shell's argv: none (the default, "none" or -N), /bin/sh ("default"), or the
- * shell given. A value that looks like a command (tunebench's old boolean --shell) is refused with the fix.
- */
-export function resolveShell(value: string | undefined, none: boolean): string[] | undefined {
-  if (value === undefined || value === 'none') return undefined;
-  if (none) throw new ConfigError(`-N (no shell) and --shell ${value}: give one of them`);
-  if (value === 'default') return ['/bin/sh'];
-  let argv: string[] = [];
-  try {
-    argv = splitCommand(value);
-  } catch {
-    // a pipe or a variable: a command, not a shell
-  }
-  if (argv.length === 0 || !SHELL_PROGRAM.test(argv[0]!))
-    throw new ConfigError(
-      `--shell ${JSON.stringify(value)}: --shell takes the shell that runs the commands (hyperfine's -S), ` +
-        `such as sh, bash or "bash --norc"; to run ${JSON.stringify(value)} through a shell, write ` +
-        `--shell sh ${shellWord(value)}`,
-    );
-  return argv;
-}
-
-function runner(raw: RunnerFlags, name: string): Runner {
-  const shell = resolveShell(raw.shell, raw.N === true);
-  return {
-    ...(shell ? { shell } : {}),
-    warmup: raw.warmup ?? 0,
-    name: raw.name ?? name,
-    ...(raw.prepare !== undefined ? { prepare: raw.prepare } : {}),
-    ...(raw.timeout !== undefined ? { timeout: raw.timeout } : {}),
+/** The flags every command has, beside a request's own. */
+type CommonFlags = { out?: string; json?: boolean; quiet?: boolean };
+/** What commander gives the action of `time`: the request's flags, then what is shown and exported. */
+type TimeFlags = CommonFlags &
+  TimeRequestFlags & {
+    timeUnit?: TimeUnit;
+    sort?: SortOrder;
+    style?: Style;
+    exportJson?: string;
+    exportCsv?: string;
+    exportMarkdown?: string;
+    exportAsciidoc?: string;
+    exportOrgmode?: string;
   };
-}
 
 /** The command line as typed, for run.json and the Markdown heading. */
 function typed(argv: readonly string[]): string {
@@ -368,9 +244,22 @@ export function registerTime(program: Command): void {
     const style = raw.style ?? 'auto';
     // The journal is read once: the summary and the warnings come from the same records.
     const records = readRunDir(result.run_dir).records;
-    const summary = relabel(timeSummary(mode, result, records), req);
+    const summary = relabelScan(timeSummary(mode, result, records), req);
     const shown = sortedSummary(summary, raw.sort);
-    writeTimeFiles({ summary, shown, line, raw, command: exportName(req) });
+    writeTimeFiles({
+      summary,
+      shown,
+      line,
+      unit: raw.timeUnit,
+      exports: {
+        json: raw.exportJson,
+        csv: raw.exportCsv,
+        markdown: raw.exportMarkdown,
+        asciidoc: raw.exportAsciidoc,
+        orgmode: raw.exportOrgmode,
+      },
+      command: exportName(req),
+    });
     baselines.finish(summary, line);
     appendStepSummary(timeMarkdown(shown, line, unitOf(raw)));
     reportFailedCommands(summary, style !== 'none');
@@ -414,90 +303,6 @@ function styleProgress(style: Style, o: CommonOptions): ProgressMode {
   return progressMode(o);
 }
 
-/** -L and -P as the scans, in the order given (all -L first, then -P). */
-function scansOf(raw: TimeFlags): TimeRequest['scans'] {
-  const split = (flag: string, v: string) => {
-    const eq = v.indexOf('=');
-    if (eq <= 0) throw new ConfigError(`${flag} ${v}: expected ${MULTI_WORD[flag]!.example}`);
-    return { name: v.slice(0, eq), rest: v.slice(eq + 1) };
-  };
-  const lists = (raw.parameterList ?? []).map((v) => {
-    const { name, rest } = split('-L', v);
-    return { name, values: [rest] };
-  });
-  if (raw.parameterStepSize !== undefined && (raw.parameterScan ?? []).length === 0)
-    throw new ConfigError(`-D ${raw.parameterStepSize}: the step of -P; give -P name min max too`);
-  const ranges = (raw.parameterScan ?? []).map((v) => {
-    const { name, rest } = split('-P', v);
-    const [min, max, ...more] = rest.split(',');
-    if (min === undefined || max === undefined || more.length > 0)
-      throw new ConfigError(`-P ${name}: expected -P name min max, e.g. -P threads 1 8`);
-    return { name, values: [scanRange(name, min, max, raw.parameterStepSize).join(',')] };
-  });
-  return [...lists, ...ranges];
-}
-
-/** --show-output and --output as the workload's stdout and stderr; --input as its stdin. */
-function streamsOf(raw: TimeFlags): Pick<TimeRequest, 'stdin' | 'stdout' | 'stderr'> {
-  if (raw.showOutput && raw.output !== undefined && raw.output !== 'inherit')
-    throw new ConfigError(`--show-output and --output ${raw.output}: --show-output is --output inherit; give one`);
-  const where = raw.showOutput ? 'inherit' : (raw.output ?? 'null');
-  if (where.trim() === '') throw new ConfigError('--output: give null, pipe, inherit or a file');
-  const file = !['null', 'pipe', 'inherit'].includes(where);
-  if (raw.input !== undefined && !existsSync(raw.input))
-    throw new ConfigError(`--input ${raw.input}: no such file; give a file the commands read as their stdin`);
-  return {
-    stdout: file ? resolve(where) : where,
-    ...(where === 'inherit' ? { stderr: 'inherit' as const } : {}),
-    ...(raw.input !== undefined ? { stdin: resolve(raw.input) } : {}),
-  };
-}
-
-/** The request of `tunebench time` from its arguments and flags. */
-function timeRequest(commands: string[], raw: TimeFlags): TimeRequest {
-  const req: TimeRequest = {
-    ...runner(raw, 'time'),
-    commands,
-    scans: scansOf(raw),
-    ...(raw.runs !== undefined ? { runs: raw.runs } : {}),
-    ...(raw.minRuns !== undefined ? { minRuns: raw.minRuns } : {}),
-    ...(raw.maxRuns !== undefined ? { maxRuns: raw.maxRuns } : {}),
-    ...(raw.commandName !== undefined ? { names: raw.commandName } : {}),
-    ...(raw.reference !== undefined ? { reference: raw.reference } : {}),
-    ...(raw.setup !== undefined ? { setup: raw.setup } : {}),
-    ...(raw.conclude !== undefined ? { conclude: raw.conclude } : {}),
-    ...(raw.cleanup !== undefined ? { cleanup: raw.cleanup } : {}),
-    ...(raw.ignoreFailure ? { ignoreFailure: true } : {}),
-    ...streamsOf(raw),
-  };
-  if (commands.length === 0)
-    throw new ConfigError(
-      "give at least one command to time, e.g. tunebench time 'sleep 0.1'" +
-        (raw.shell !== undefined ? `; --shell takes the shell now: --shell sh '<cmd>'` : ''),
-    );
-  return req;
-}
-
-/** A scan's rows in the order given (every combination, the first -L slowest), named by -n where given. */
-function relabel(summary: TimeSummary, req: TimeRequest): TimeSummary {
-  if (summary.mode !== 'scan') return summary;
-  const key = (config: Readonly<Record<string, unknown>>) => JSON.stringify(req.scans.map((s) => config[s.name]));
-  const order = scanConfigs(req).map(key);
-  const at = (c: TimedCommand) => order.indexOf(key(c.config));
-  const name = req.names?.[0];
-  const commands = [...summary.commands].sort((a, b) => at(a) - at(b));
-  return {
-    ...summary,
-    commands: name === undefined ? commands : commands.map((c) => ({ ...c, label: fillValues(name, c.config) })),
-  };
-}
-
-/** The name of a row in hyperfine's exports: its label, or a scan's command with the values filled in. */
-function exportName(req: TimeRequest): ExportContext['command'] {
-  return (c: TimedCommand) =>
-    req.scans.length > 0 && req.names === undefined ? fillValues(req.commands[0]!, c.config) : c.label;
-}
-
 /**
  * A command (not a scanned value, which may fail as data) that failed at every run makes the timing
  * meaningless: exit 2 and, unless --style none, say which. A scan exits 2 when every value failed.
@@ -518,42 +323,6 @@ function reportFailedCommands(summary: TimeSummary, say: boolean): void {
           'check that it runs on its own (exit status 0), or time it anyway with -i/--ignore-failure; exit 2\n',
       ),
     );
-  }
-}
-
-/** time.json and time.md in the run directory, and the --export-* files (JSON in the order given). */
-function writeTimeFiles(opts: {
-  summary: TimeSummary;
-  shown: TimeSummary;
-  line: string;
-  raw: TimeFlags;
-  command: ExportContext['command'];
-}): void {
-  const { summary, shown, line, raw, command } = opts;
-  const json = `${JSON.stringify({ tunebench_time: 1, command_line: line, ...summary }, null, 2)}\n`;
-  const markdown = timeMarkdown(shown, line, unitOf(raw));
-  writeFileAtomic(join(summary.run_dir, 'time.json'), json);
-  writeFileAtomic(join(summary.run_dir, 'time.md'), markdown);
-  const ctx: ExportContext = { commandLine: line, command, ...unitOf(raw) };
-  const exports: [string, string | undefined, () => string][] = [
-    ['--export-json', raw.exportJson, () => timeJson(summary, ctx)],
-    ['--export-csv', raw.exportCsv, () => timeCsv(shown, ctx)],
-    ['--export-markdown', raw.exportMarkdown, () => markdown],
-    ['--export-asciidoc', raw.exportAsciidoc, () => timeAsciidoc(shown, ctx)],
-    ['--export-orgmode', raw.exportOrgmode, () => timeOrgmode(shown, ctx)],
-  ];
-  for (const [flag, file, text] of exports) {
-    if (file === undefined) continue;
-    try {
-      writeFileAtomic(resolve(file), text());
-    } catch (error) {
-      throw new ConfigError(
-        `${flag} ${file}: cannot write it ` +
-          `(${(error as Error).message}); the run itself is kept in ${summary.run_dir}`,
-        [],
-        { cause: error },
-      );
-    }
   }
 }
 
@@ -596,18 +365,9 @@ export function registerClaim(program: Command): void {
         `short, exceeds the claim, is inconclusive or skipped; ${EXIT.invalid} on invalid input.`,
     ].join('\n'),
   );
-  cmd.action(async (claim: string, raw: ClaimFlags) => {
+  cmd.action(async (claim: string, raw: ClaimFlags & CommonFlags) => {
     const o = resolveCommon(raw);
-    const experiment = claimExperiment({
-      ...runner(raw, 'claim'),
-      claim,
-      baseline: raw.baseline,
-      candidate: raw.candidate,
-      ...(raw.metric !== undefined ? { metric: raw.metric } : {}),
-      ...(raw.source !== undefined ? { source: raw.source } : {}),
-      ...(raw.minPairs !== undefined ? { minPairs: raw.minPairs } : {}),
-      ...(raw.maxPairs !== undefined ? { maxPairs: raw.maxPairs } : {}),
-    });
+    const experiment = claimExperiment(claimRequest(claim, raw));
     const result = await run(experiment, typed(process.argv), o);
     const stage = result.stages[0];
     if (stage?.kind !== 'claim') throw new Error('tunebench claim: the run has no claim stage');

@@ -3,7 +3,11 @@
 // hyperfine 1.15 writes them, tunebench's own figures under "tunebench" keys; AsciiDoc and Org tables
 // of the same cells as the terminal and Markdown table (time.ts).
 import type { TimedCommand, TimeSummary } from '../analysis/time-summary.js';
-import { timeTable, type TimeUnit } from './time.js';
+import { join, resolve } from 'node:path';
+import { ConfigError } from '../errors.js';
+import { fillValues, type TimeRequest } from '../experiment/one-liner.js';
+import { writeFileAtomic } from '../store/atomic.js';
+import { timeMarkdown, timeTable, type TimeUnit } from './time.js';
 
 /** Version of the "tunebench" part of the JSON export. */
 export const TIME_EXPORT_VERSION = 1;
@@ -141,4 +145,58 @@ export function timeOrgmode(s: TimeSummary, ctx: ExportContext): string {
     ...s.findings.map((f) => `- ${f}`),
     '',
   ].join('\n');
+}
+
+/** Where `tunebench time` writes hyperfine's exports (--export-json and the others), where given. */
+export interface TimeExports {
+  json?: string | undefined;
+  csv?: string | undefined;
+  markdown?: string | undefined;
+  asciidoc?: string | undefined;
+  orgmode?: string | undefined;
+}
+
+/** The name of a row in hyperfine's exports: its label, or a scan's command with the values filled in. */
+export function exportName(req: TimeRequest): ExportContext['command'] {
+  return (c: TimedCommand) =>
+    req.scans.length > 0 && req.names === undefined ? fillValues(req.commands[0]!, c.config) : c.label;
+}
+
+/** time.json and time.md in the run directory, and the --export-* files (JSON in the order given). */
+export function writeTimeFiles(opts: {
+  summary: TimeSummary;
+  shown: TimeSummary;
+  line: string;
+  unit: TimeUnit | undefined;
+  /** The files of --export-json and the others, where given. */
+  exports: TimeExports;
+  command: ExportContext['command'];
+}): void {
+  const { summary, shown, line, exports: to, command } = opts;
+  const unitOf = opts.unit ? { unit: opts.unit } : {};
+  const json = `${JSON.stringify({ tunebench_time: 1, command_line: line, ...summary }, null, 2)}\n`;
+  const markdown = timeMarkdown(shown, line, unitOf);
+  writeFileAtomic(join(summary.run_dir, 'time.json'), json);
+  writeFileAtomic(join(summary.run_dir, 'time.md'), markdown);
+  const ctx: ExportContext = { commandLine: line, command, ...unitOf };
+  const exports: [string, string | undefined, () => string][] = [
+    ['--export-json', to.json, () => timeJson(summary, ctx)],
+    ['--export-csv', to.csv, () => timeCsv(shown, ctx)],
+    ['--export-markdown', to.markdown, () => markdown],
+    ['--export-asciidoc', to.asciidoc, () => timeAsciidoc(shown, ctx)],
+    ['--export-orgmode', to.orgmode, () => timeOrgmode(shown, ctx)],
+  ];
+  for (const [flag, file, text] of exports) {
+    if (file === undefined) continue;
+    try {
+      writeFileAtomic(resolve(file), text());
+    } catch (error) {
+      throw new ConfigError(
+        `${flag} ${file}: cannot write it ` +
+          `(${(error as Error).message}); the run itself is kept in ${summary.run_dir}`,
+        [],
+        { cause: error },
+      );
+    }
+  }
 }

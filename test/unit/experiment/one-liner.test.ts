@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { claimExperiment, scanValues, timeExperiment } from '../../../harness/experiment/one-liner.js';
-import { joinScanFlags } from '../../../harness/cli/time.js';
+import { joinScanFlags } from '../../../harness/experiment/time-flags.js';
 
 const base = { warmup: 0, name: 'time', scans: [] };
 
