@@ -2,7 +2,7 @@
 // `tunebench bisect --good A --bad B -- '<cmd>'`: wiring only (engine/bisect.ts runs it).
 import { Command } from 'commander';
 import { join, resolve } from 'node:path';
-import { createProgress, terminalLines } from '../engine/progress.js';
+import { createProgress, terminalLines } from './progress.js';
 import { BISECT_DEFAULTS, resumeBisection, runBisection, type BisectDone, type StepEvent } from '../engine/bisect.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { experimentFileProblem, loadExperiment, type LoadedExperiment } from '../experiment/load.js';

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createProgress } from '../engine/progress.js';
+import { createProgress } from './progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { md, table } from '../report/markdown.js';

@@ -1,7 +1,7 @@
 // Flags shared by every command, and turning them into typed options once.
 import type { Command } from 'commander';
 import { appendFileSync, statSync } from 'node:fs';
-import type { ProgressMode } from '../engine/progress.js';
+import type { ProgressMode } from './progress.js';
 import { ConfigError } from '../errors.js';
 import { shellWord } from '../util/shell.js';
 

@@ -17,7 +17,7 @@ import {
   printablePath,
   requireOutDir,
 } from './common.js';
-import { terminalLines } from '../engine/progress.js';
+import { terminalLines } from './progress.js';
 
 interface CompareOptions {
   out?: string;

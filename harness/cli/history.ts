@@ -3,20 +3,16 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { ConfigError, EXIT } from '../errors.js';
-import { historyChart } from '../history/chart.js';
-import { HISTORY_LOCK_FILE, indexRuns, type HistoryIndex } from '../history/index.js';
-import { bisectLine, historyHtml, historyMarkdown, findings } from '../history/render.js';
-import { bisectHint, type BisectHint } from '../history/bisect-hint.js';
+import { indexRuns, type HistoryIndex } from '../history/index.js';
+import { historyJson, withHistoryLock, writeHistories } from '../history/write.js';
+import { bisectLine, findings } from '../history/render.js';
+import { bisectHint } from '../history/bisect-hint.js';
 import { analyzeConfirmed, type ConfirmWiring } from '../history/pending.js';
 import { NIGHTLY_DEFAULTS } from '../stats/nightly.js';
-import { createProgress } from '../engine/progress.js';
-import { failingMetrics, seriesDecides, type ExperimentHistory, type HistoryOptions } from '../history/trend.js';
+import { createProgress } from './progress.js';
+import { failingMetrics, type HistoryOptions } from '../history/trend.js';
 import { withStopSignals } from './signals.js';
-import { renderSvg } from '../report/render.js';
-import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
-import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
-import { acquireLock } from '../store/lock.js';
-import { terminalLines } from '../engine/progress.js';
+import { terminalLines } from './progress.js';
 import { registerBaseline } from './baseline.js';
 import { printedCommand } from '../util/shell.js';
 import {
@@ -109,18 +105,9 @@ export function registerHistory(program: Command): void {
         ...(o.experiment !== undefined ? { experiment: o.experiment } : {}),
       };
       const outRoot = requireOutDir('--out', resolve(o.out ?? join(reports, 'history')));
-      // Confirmations run trials and record what they found: one history at a time per reports folder.
-      const lock = confirm
-        ? acquireLock(reports, process.argv.slice(1).join(' '), {
-            file: HISTORY_LOCK_FILE,
-            then: 'run tunebench history again',
-          })
-        : null;
-      try {
-        await historyCommand({ reports, index, opts: { ...opts, outRoot }, threshold, flags: o, confirm });
-      } finally {
-        lock?.release();
-      }
+      await withHistoryLock(reports, confirm, process.argv.slice(1).join(' '), () =>
+        historyCommand({ reports, index, opts: { ...opts, outRoot }, threshold, flags: o, confirm }),
+      );
     });
   registerBaseline(program);
 }
@@ -147,24 +134,9 @@ function confirmWiring(outRoot: string, quiet: boolean): ConfirmWiring {
 async function historyCommand({ reports, index, opts, threshold, flags: o, confirm }: HistoryRun): Promise<void> {
   const outRoot = opts.outRoot;
   const histories = await analyzeConfirmed(index.runs, opts, confirm ? confirmWiring(outRoot, o.quiet === true) : null);
-  const written: string[] = [];
-  const markdown: string[] = [];
   // Only an exit 3 calls for a bisection: the regression gate's failures.
   const hints = new Map(histories.map((h) => [h, threshold === null ? null : bisectHint(h, index.runs)]));
-  for (const h of histories) {
-    const dir = join(outRoot, experimentDirName(h.experiment));
-    makeOwnDir(join(dir, 'charts'));
-    const chart = historyChart(h);
-    const svg = await renderSvg(chart.spec);
-    writeFileAtomic(join(dir, 'charts', `${chart.name}.vl.json`), `${JSON.stringify(chart.spec, null, 2)}\n`);
-    writeFileAtomic(join(dir, 'charts', `${chart.name}.svg`), svg);
-    writeFileAtomic(join(dir, 'history.html'), historyHtml(h, { chart, svg }, threshold));
-    const text = historyMarkdown(h, threshold);
-    writeFileAtomic(join(dir, 'history.md'), text);
-    writeJsonAtomic(join(dir, 'history.json'), machine(h, threshold, hints.get(h) ?? null));
-    markdown.push(text);
-    written.push(join(dir, 'history.html'));
-  }
+  const { written, markdown } = await writeHistories(outRoot, histories, threshold, hints);
   appendStepSummary(markdown.join('\n'));
   const failed = histories.filter((h) => threshold !== null && failingMetrics(h.gate).length > 0);
   const changed = histories.filter((h) => o.failOnConfigChange && (h.gate?.config_changes.length ?? 0) > 0);
@@ -172,7 +144,7 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     const summary = {
       reports,
       skipped: index.skipped,
-      experiments: histories.map((h) => machine(h, threshold, hints.get(h) ?? null)),
+      experiments: histories.map((h) => historyJson(h, threshold, hints.get(h) ?? null)),
       reports_written: written,
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
@@ -201,47 +173,4 @@ async function historyCommand({ reports, index, opts, threshold, flags: o, confi
     process.stderr.write(`tunebench: the chosen config changed in ${changed.map((h) => h.experiment).join(', ')}\n`);
     process.exitCode = EXIT.configChanged;
   }
-}
-
-/**
- * The findings for machines: no trial data, just the series, change points, the gate and, when the
- * gate fails on a regression, the bisection it calls for (`bisect.args` are tunebench's arguments).
- */
-function machine(h: ExperimentHistory, threshold: number | null, hint: BisectHint | null): unknown {
-  const g = h.gate;
-  return {
-    experiment: h.experiment,
-    runs: h.runs,
-    environments: h.environments,
-    threshold_pct: threshold,
-    change_points: h.metrics.flatMap((m) => m.changes.map((c) => ({ metric: m.name, env_key: m.env_key, ...c }))),
-    metrics: h.metrics.map((m) => ({ name: m.name, unit: m.unit, env_key: m.env_key, points: m.points })),
-    chosen: h.chosen,
-    gate: g && {
-      latest: g.latest,
-      baseline: g.baseline,
-      env_mismatch: g.env_mismatch,
-      regressions: g.regressions.map((r) => ({
-        metric: r.metric,
-        throughput_ratio: r.throughput_ratio,
-        verdict: r.verdict,
-      })),
-      config_changes: g.config_changes,
-      decided_by: seriesDecides(g) ? 'series' : 'baseline',
-      failing: failingMetrics(g),
-      series: g.series,
-      metrics:
-        g.comparison?.metrics.map((m) => ({
-          metric: m.metric,
-          throughput_ratio: m.throughput_ratio,
-          verdict: m.verdict,
-        })) ?? [],
-      notes: g.notes,
-    },
-    bisect: hint && {
-      ...hint,
-      ...(hint.available ? { command: printedCommand(['tunebench', ...hint.args]) } : {}),
-      message: bisectLine(h.experiment, hint),
-    },
-  };
 }

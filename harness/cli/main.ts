@@ -6,7 +6,7 @@
 // The tunebench command: wires the subcommands and reports each error once with a documented exit code.
 import { Command, CommanderError } from 'commander';
 import { hardExit } from '../engine/hard-exit.js';
-import { terminalLines } from '../engine/progress.js';
+import { terminalLines } from './progress.js';
 import { ConfigError, DetachedError, EXIT, exitCodeFor, StageFailedError, StoppedError } from '../errors.js';
 import { registerBisect } from './bisect.js';
 import { registerClaims } from './claims.js';

@@ -7,7 +7,7 @@ import { readRunDir } from '../store/read-run.js';
 import { copyRunFiles } from '../store/run-dir.js';
 import { writeReports } from '../report/write.js';
 import { readBisectFile, writeBisectReport } from '../engine/bisect-finish.js';
-import { terminalLines } from '../engine/progress.js';
+import { terminalLines } from './progress.js';
 import { examples, printablePath, requireOutDir } from './common.js';
 
 export function registerReport(program: Command): void {

@@ -1,6 +1,6 @@
 // `tunebench run [experiment]`: parse flags, call runExperiment, print the result.
 import type { Command } from 'commander';
-import { createProgress, terminalLines } from '../engine/progress.js';
+import { createProgress, terminalLines } from './progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { findUnfinished, resumeExperiment } from '../engine/resume.js';
 import { loadExperiment } from '../experiment/load.js';

@@ -2,7 +2,7 @@
 // SLURM jobs run: `trial` (one array task) and `stage-worker` (a max-batch stage in one allocation).
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
-import { createProgress } from '../engine/progress.js';
+import { createProgress } from './progress.js';
 import { experimentOfRun, resumeExperiment } from '../engine/resume.js';
 import { runContext, runStages } from '../engine/run-experiment.js';
 import { initialState } from '../engine/revisions.js';

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { baselineOf, compareWithBaseline } from '../analysis/time-baseline.js';
 import type { TimeSummary } from '../analysis/time-summary.js';
-import { terminalLines } from '../engine/progress.js';
+import { terminalLines } from './progress.js';
 import { baselineLines } from '../report/time-baseline.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { readRunJson } from '../store/run-dir.js';

@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { join } from 'node:path';
 import { relabelScan, timeSummary, type TimeSummary } from '../analysis/time-summary.js';
 import { runOnce } from '../engine/once-commands.js';
-import { createProgress, terminalLines, type ProgressMode } from '../engine/progress.js';
+import { createProgress, terminalLines, type ProgressMode } from './progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { ConfigError, EXIT } from '../errors.js';
 import type { LoadedExperiment } from '../experiment/load.js';

@@ -24,7 +24,7 @@ import {
 import { CommitTrees, pathInRepo, type BuildRecord } from './bisect-commits.js';
 import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
-import type { Progress } from './progress.js';
+import type { Progress } from '../executors/progress.js';
 import { experimentOfRun, readJournalForResume, readRunJsonForResume } from './resume.js';
 import { newRunJson, preflightLimit, runContext } from './run-experiment.js';
 import type { RunContext } from './context.js';

@@ -11,7 +11,7 @@ import type { Journal } from '../store/journal.js';
 import type { RunLock } from '../store/lock.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
-import type { Progress } from './progress.js';
+import type { Progress } from '../executors/progress.js';
 import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
 import { deviceName, role } from '../domain/index.js';
 import type { Frozen } from '../util/frozen.js';

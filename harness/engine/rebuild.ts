@@ -10,7 +10,7 @@ import type { Evidence, StageOutcome } from '../domain/index.js';
 import { initialState } from './revisions.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import type { Executor } from '../executors/executor.js';
-import type { Progress } from './progress.js';
+import type { Progress } from '../executors/progress.js';
 import { runJsonSchema, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
 
 const SILENT: Progress = {

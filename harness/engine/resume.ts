@@ -22,7 +22,7 @@ import { worktreeWorkload } from './bisect-commits.js';
 import { createWorkload } from '../workloads/index.js';
 import type { Experiment } from '../experiment/schema.js';
 import type { Workload } from '../workloads/workload.js';
-import type { Progress } from './progress.js';
+import type { Progress } from '../executors/progress.js';
 import { execute, preflightLimit } from './run-experiment.js';
 import { isFinished, RUN_VERSION, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
 

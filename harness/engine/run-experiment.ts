@@ -29,7 +29,7 @@ import { thawed, type Frozen } from '../util/frozen.js';
 import { initialState, revise, type RunState } from './revisions.js';
 import { onHardExit } from './hard-exit.js';
 import { printedCommand } from '../util/shell.js';
-import type { Progress } from './progress.js';
+import type { Progress } from '../executors/progress.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import { lowerAfterFailure } from './stages/lower-after-failure.js';
 import { runStage } from './stages/index.js';

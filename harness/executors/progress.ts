@@ -1,4 +1,4 @@
-// What executors and stages report while trials run; engine/progress.ts draws it on a terminal.
+// What executors and stages report while trials run; cli/progress.ts draws it on a terminal.
 import type { Config, TrialRecord } from '../domain/index.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 

@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { runExperiment } from '../engine/run-experiment.js';
-import type { Progress } from '../engine/progress.js';
+import type { Progress } from '../executors/progress.js';
 import type { ClaimStageSpec, Experiment } from '../experiment/schema.js';
 import { readRunDir } from '../store/read-run.js';
 import { ratioThroughput } from '../stats/throughput.js';

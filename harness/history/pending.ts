@@ -2,7 +2,7 @@
 // history again with them (the confirmation itself is in confirm.ts).
 import { dirname, join } from 'node:path';
 import { StoppedError } from '../errors.js';
-import type { Progress } from '../engine/progress.js';
+import type { Progress } from '../executors/progress.js';
 import { experimentDirName } from '../store/run-dir.js';
 import { confirmAlarms } from './confirm.js';
 import type { RunEntry } from './index.js';

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
-import { createProgress } from '../../harness/engine/progress.js';
+import { createProgress } from '../../harness/cli/progress.js';
 import { runExperiment } from '../../harness/engine/run-experiment.js';
 import { readRunDir } from '../../harness/store/read-run.js';
 import type { TrialRecord } from '../../harness/domain/index.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { createProgress, terminalText } from '../../harness/engine/progress.js';
+import { createProgress, terminalText } from '../../harness/cli/progress.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import { CLI, tempDir } from '../support/paths.js';
 import { journal, runDir } from '../support/runs.js';

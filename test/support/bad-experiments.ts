@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { terminalLines } from '../../harness/engine/progress.js';
+import { terminalLines } from '../../harness/cli/progress.js';
 import { exitCodeFor } from '../../harness/errors.js';
 import { loadExperiment } from '../../harness/experiment/load.js';
 import { CLI, FIXTURES } from './paths.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { createProgress } from '../../../harness/engine/progress.js';
+import { createProgress } from '../../../harness/cli/progress.js';
 
 describe('progress heartbeat', () => {
   it('prints the running trial with its steps and memory at least every heartbeat, and nothing once it ended', async () => {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { createProgress } from '../../../harness/engine/progress.js';
+import { createProgress } from '../../../harness/cli/progress.js';
 import { plannedTrials } from '../../../harness/engine/run-plan.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

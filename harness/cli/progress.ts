@@ -1,4 +1,5 @@
-// Progress output: a live status line on a TTY, plain log lines otherwise, nothing with --quiet.
+// Progress on the terminal: a live status line on a TTY, plain log lines otherwise, nothing with --quiet.
+// The engine reports through the Progress interface (executors/progress.ts); this is the CLI's rendering.
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { Progress, TrialStartInfo } from '../executors/progress.js';
