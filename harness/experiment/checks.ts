@@ -320,6 +320,26 @@ function checkMaxBatchExtras(e: Experiment, stage: MaxBatchStageSpec, i: number,
   }
 }
 
+/**
+ * strategy: a reference finder places the boundary from start by its own rule, so what would place it otherwise
+ * (an in-process bracket, a neighbouring bucket's max, an earlier stage's prediction) cannot go with it.
+ */
+function checkMaxBatchStrategy(stage: MaxBatchStageSpec, i: number, issues: Issue[]): void {
+  if (stage.strategy === 'tunebench') return;
+  const clash = [
+    stage.bracket === 'in-process' ? 'bracket: in-process' : undefined,
+    stage.buckets !== undefined ? 'buckets' : undefined,
+    stage.predicted_by !== undefined ? 'predicted_by' : undefined,
+  ].filter((c): c is string => c !== undefined);
+  for (const c of clash)
+    issues.push({
+      path: `stages[${i}].strategy`,
+      message:
+        `${stage.strategy} places the boundary by its own rule from start, so it cannot go with ${c}; ` +
+        `remove ${c.split(':')[0]}, or use strategy: tunebench`,
+    });
+}
+
 /** constraint and predicted_by: where the stage's allocation goes, and whose prediction it confirms. */
 function checkMaxBatchDevice(e: Experiment, stage: MaxBatchStageSpec, i: number, issues: Issue[]): void {
   const at = (field: string) => `stages[${i}].${field}`;
@@ -405,6 +425,7 @@ export function checkExperiment(e: Experiment): Issue[] {
       }
       checkMaxBatchExtras(e, stage, i, issues);
       checkMaxBatchDevice(e, stage, i, issues);
+      checkMaxBatchStrategy(stage, i, issues);
     }
   });
   e.stages.forEach((stage, i) => {

@@ -162,7 +162,8 @@ function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [B
       tableBlock(['answer', r.param, 'note', 'what it survived'], rows),
       text(
         `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}` +
-          `Trials to the exact max: ${b(r.probesToMax)}.`,
+          `Trials to the exact max: ${b(r.probesToMax)}` +
+          `${r.strategy === 'power-bisect' ? " (strategy power-bisect: Lightning's BatchSizeFinder in mode binsearch, doubling from the start, then bisection)" : ''}.`,
       ),
       ...bandBlocks(r),
       ...firstHoldBlocks(r),

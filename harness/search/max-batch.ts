@@ -1,5 +1,6 @@
 // The max-batch search: explore with small probes, fit memory against batch, probe around the predicted
 // limit, and split what remains by the expected time to close it. It only ever reports batch sizes that ran.
+import { powerThenBisect } from './reference.js';
 import {
   batchForMemory,
   fitLinear,
@@ -33,6 +34,12 @@ export interface MaxBatchOptions {
   latency?: LatencyLimit;
   /** Place probes by what they cost (default), or by count alone: then the sequence never depends on timing. */
   placeBy?: 'time' | 'count';
+  /**
+   * How the probes place the boundary before the confirmation: tunebench's own (explore, then guided pairs,
+   * doubling or splitting), or a reference finder (search/reference.ts) whose probes are this search's, so its
+   * answer is confirmed, repeated and reported as tunebench's own is.
+   */
+  strategy?: MaxBatchStrategy;
   /** Safety stop for a misbehaving workload. */
   maxProbes?: number;
   /**
@@ -102,6 +109,9 @@ const EXPLORE_MAX_JUMP = 64;
 const FIT_TRUSTED_RESIDUAL = 0.1;
 /** The chance of failing a run that the max written may have, by the band model, unless max_risk says. */
 export const DEFAULT_MAX_RISK = 0.02;
+
+/** The strategies a max-batch search may place its boundary with. */
+export type MaxBatchStrategy = 'tunebench' | 'power-bisect';
 /** Guided probe pairs that may miss before the search bisects only. */
 const MAX_GUIDED_MISSES = 4;
 
@@ -242,6 +252,8 @@ class SearchState {
     } else if (this.opts.knownOk !== undefined) {
       // What the neighbour showed is the lower bound; the prediction (or doubling) takes it from there.
       this.lo = Math.min(this.ceilK, Math.max(0, Math.floor(this.opts.knownOk / this.m)));
+    } else if (this.opts.strategy === 'power-bisect') {
+      await this.powerThenBisect();
     } else {
       const startK = Math.min(Math.max(1, Math.ceil(this.opts.start / this.m)), this.ceilK);
       await this.probe(startK, 'explore');
@@ -286,6 +298,20 @@ class SearchState {
       await this.probe(hiK, 'in-process failure');
     if (this.lo === 0 && !this.tried.has(1) && this.hi > 1)
       await this.probe(Math.min(this.hi - 1, Math.max(1, loK)), 'explore');
+  }
+
+  /**
+   * Lightning's BatchSizeFinder (mode binsearch) as this search's first phase: doubling from start until a
+   * failure, then bisection to adjacent multiples, each probe run and recorded as the search's own.
+   */
+  private async powerThenBisect(): Promise<void> {
+    const m = this.m;
+    const startK = Math.min(Math.max(1, Math.ceil(this.opts.start / m)), this.ceilK);
+    await powerThenBisect((batch) => this.probe(Math.max(1, Math.round(batch / m)), 'power-then-bisect'), {
+      init: startK * m,
+      multipleOf: m,
+      ceiling: this.ceilK * m,
+    });
   }
 
   /** Guided pairs while the prediction holds, then doubling or splitting, until the bracket is closed. */

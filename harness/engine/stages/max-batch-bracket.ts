@@ -24,6 +24,8 @@ export function bracketMode(
   const warm = w.kind === 'command' && w.warm_start === 'fork';
   const gpu = (input.device.gpu_memory_bytes ?? null) !== null;
   if (spec.bracket === 'fresh') return { mode: 'fresh', why: 'bracket: fresh' };
+  if (spec.strategy !== 'tunebench')
+    return { mode: 'fresh', why: `strategy: ${spec.strategy}, Lightning's BatchSizeFinder in mode binsearch` };
   if (spec.buckets) return { mode: 'fresh', why: 'buckets are searched in fresh processes' };
   if (input.trials.executor.kind !== 'local') return { mode: 'fresh', why: 'a SLURM stage runs every trial as a job' };
   if (spec.bracket === 'in-process') {

@@ -194,6 +194,7 @@ function searchOptions({
     ...(spec.choose === 'max' ? { skipRecommended: true } : {}),
     confirmSteps: spec.confirm_steps,
     placeBy: spec.place_by,
+    strategy: spec.strategy,
     runLengths: {
       short: exp.measure.warmup_steps + spec.steps,
       long: exp.measure.warmup_steps + spec.confirm_steps + PLATEAU_WINDOW,
@@ -313,6 +314,7 @@ async function summariseMaxBatch({
     ...(onDevice(input) ? { card_bytes: input.device.gpu_memory_bytes! } : {}),
     ...(firstHold ? { first_hold: firstHold } : {}),
     headroom: spec.headroom,
+    ...(spec.strategy !== 'tunebench' ? { strategy: spec.strategy } : {}),
     chosen: value,
     choose_rule: rule,
     ...(buckets ? { buckets } : {}),

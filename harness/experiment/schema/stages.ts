@@ -82,6 +82,12 @@ export const maxBatchStage = object(
         'an OOM a hint), then fresh processes confirm the max and fail the next multiple; fresh: every probe is a ' +
         'fresh process; auto: in-process for a warm-started (warm_start: fork) workload on a GPU machine',
     ).default('auto'),
+    strategy: oneOf(
+      ['tunebench', 'power-bisect'] as const,
+      'how the probes place the boundary before the confirmation: tunebench (grow from start, guided by the ' +
+        'memory line, placed by what probes cost) or power-bisect (Lightning BatchSizeFinder mode binsearch: double ' +
+        "from start until a failure, then bisect), whose answer is confirmed and repeated like tunebench's own",
+    ).default('tunebench'),
     place_by: oneOf(
       ['time', 'count'] as const,
       'time: probes are placed by what they have cost (cheap OOMs draw them up), so the sequence depends on ' +

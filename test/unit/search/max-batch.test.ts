@@ -55,6 +55,28 @@ describe('findMaxBatch', () => {
     }
   });
 
+  it('strategy power-bisect: doubles from start until a failure, then bisects, and its answer is exact too', async () => {
+    for (const max of [16, 1000, 37_000]) {
+      const c = curve('linear', max);
+      const r = await search(c, { strategy: 'power-bisect', start: 64 });
+      assertExact(r);
+      const probes = r.calls.map((x) => x.batch);
+      // The first probes double from start until the first failure: Lightning's power phase, not the memory line.
+      const firstFail = probes.findIndex((b) => b > r.truth!);
+      assert.deepEqual(
+        probes.slice(0, firstFail + 1),
+        probes.slice(0, firstFail + 1).map((_, i) => 64 * 2 ** i),
+      );
+      assert.ok(
+        r.result.log.every((l) => !l.startsWith('explore')),
+        r.result.log.join('\n'),
+      );
+      // tunebench's own search, on the same curve, reaches the same exact max.
+      const own = await search(c, { start: 64 });
+      assert.equal(own.result.max, r.result.max);
+    }
+  });
+
   it('finds a max below the first probe by bisecting down', async () => {
     const r = await search(curve('linear', 100), { start: 4096 });
     assertExact(r);

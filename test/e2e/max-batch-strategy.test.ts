@@ -1,0 +1,71 @@
+// A max-batch stage may place its boundary with a reference finder (strategy: power-bisect, Lightning's
+// BatchSizeFinder in mode binsearch) instead of tunebench's own search: the same stage, trials, confirmation
+// and report, so the two are compared on one workload like for like.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { execa } from 'execa';
+import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { readRunDir } from '../../harness/store/read-run.js';
+
+function experiment(strategy: string): string {
+  return `name: strategy-${strategy}
+workload:
+  kind: command
+  command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=15"]
+  protocol: required
+  params: { device: cuda }
+limits: { timeout: 30s }
+measure: { warmup_steps: 1, steps: 2 }
+stages:
+  - kind: max-batch
+    strategy: ${strategy}
+    start: 64
+    multiple_of: 8
+    ceiling: 4096
+    steps: 2
+    confirm_steps: 3
+    throughput_points: 0
+    repeat_boundary: 0
+    place_by: count
+    choose: max
+`;
+}
+
+async function run(strategy: string) {
+  const dir = tempDir('tunebench-strategy-');
+  const file = join(dir, 'e.yaml');
+  writeFileSync(file, experiment(strategy));
+  const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'runs'), '--quiet'], { reject: false });
+  assert.equal(r.exitCode, 0, r.stderr);
+  const runDir = /run directory: (\S+)/.exec(r.stdout)![1]!;
+  const { run: runJson, records } = readRunDir(runDir);
+  const stage = runJson.result!.stages[0]!;
+  assert.equal(stage.kind, 'max-batch');
+  return { runDir, records, result: stage.kind === 'max-batch' ? stage.result : undefined };
+}
+
+describe('max-batch strategy', () => {
+  it('power-bisect doubles from start, bisects, and its answer is confirmed and reported like the search', async () => {
+    const pb = await run('power-bisect');
+    const own = await run('tunebench');
+    const probes = pb.records.filter((t) => t.role === 'probe').map((t) => t.config['batch_size']);
+    // Doubling from start until the first failure, then bisection to adjacent multiples.
+    assert.deepEqual(probes.slice(0, 4), [64, 128, 256, 512]);
+    assert.equal(pb.result!.status, 'exact');
+    assert.equal(pb.result!.max, own.result!.max);
+    assert.equal(pb.result!.smallestFail, pb.result!.max! + 8);
+    // Its answer ran until memory flattened, as tunebench's own answer does.
+    assert.equal(pb.result!.confirmed, true);
+    assert.ok(pb.records.some((t) => t.role === 'confirm' && t.config['batch_size'] === pb.result!.max));
+    assert.equal(pb.result!.strategy, 'power-bisect');
+    assert.equal(own.result!.strategy, undefined);
+    assert.match(
+      readFileSync(join(pb.runDir, 'summary.md'), 'utf8'),
+      new RegExp(
+        `Trials to the exact max: ${pb.result!.probesToMax} \\(strategy power-bisect: Lightning's BatchSizeFinder`,
+      ),
+    );
+  });
+});
