@@ -1,4 +1,5 @@
 // `tunebench run [experiment]`: parse flags, call runExperiment, print the result.
+import { warningText } from '../report/warnings.js';
 import type { Command } from 'commander';
 import { createProgress, terminalLines } from './progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
@@ -186,7 +187,9 @@ function headline(result: RunResult, harnessFailed: boolean): string {
       `${result.trials.total} trials` +
       `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
     `chosen: ${chosen || '(nothing)'}`,
-    ...[...result.warnings, ...stageWarnings(result, readRunDir(result.run_dir).records)].map((w) => `warning: ${w}`),
+    ...[...result.warnings.map(warningText), ...stageWarnings(result, readRunDir(result.run_dir).records)].map(
+      (w) => `warning: ${w}`,
+    ),
     `run directory: ${result.run_dir}`,
     `summary: ${result.files['summary']}`,
     `report: ${result.files['report']}`,

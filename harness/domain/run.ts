@@ -6,8 +6,44 @@ import { evidenceSchema, stageFailureSchema, stageOutcomeSchema } from './stages
 import { fingerprintSchema } from './telemetry.js';
 import { OUTCOMES } from './trial.js';
 
-/** run.json format version. */
-export const RUN_VERSION = 1;
+/** run.json format version: 2 since the run's warnings are typed (format 1 kept them as sentences). */
+export const RUN_VERSION = 2;
+/** The formats this tunebench reads: format 1 is read through a transform into format 2 (runJsonSchema). */
+export const READABLE_RUN_VERSIONS: readonly number[] = [1, 2];
+
+/**
+ * A warning of the run, typed: what it is and its figures. The sentence is made where it is printed
+ * (report/warnings.ts), so no code reads a warning's wording.
+ */
+export const runWarningSchema = z.discriminatedUnion('kind', [
+  /** limits.memory unset or mechanism "none": nothing capped the trials. */
+  z.object({ kind: z.literal('no-memory-cap') }),
+  /** A max-batch stage found nothing under an address-space cap too small for the runtime itself. */
+  z.object({ kind: z.literal('address-space-too-small'), stage: z.string(), cap_bytes: z.number() }),
+  /** Trials whose process tree held more than the per-process (prlimit) cap. */
+  z.object({
+    kind: z.literal('tree-over-cap'),
+    trials: z.number(),
+    peak_bytes: z.number(),
+    first_trial: z.number(),
+    cap_bytes: z.number(),
+  }),
+  /** Every trial is done, but the reports could not be written. */
+  z.object({ kind: z.literal('reports-not-written'), error: z.string(), run_dir: z.string() }),
+  /** A sentence from elsewhere: a resume, the journal, SLURM, a rebuilt or partly drawn report, or a run of format 1. */
+  z.object({
+    kind: z.literal('note'),
+    source: z.enum(['resume', 'journal', 'slurm', 'rebuild', 'report', 'format-1']),
+    text: z.string(),
+  }),
+]);
+export type RunWarning = z.infer<typeof runWarningSchema>;
+
+/** A warning as run.json holds it: typed, or (format 1) a sentence, read as a note. */
+const storedWarningSchema = z.union([
+  runWarningSchema,
+  z.string().transform((text): RunWarning => ({ kind: 'note', source: 'format-1', text })),
+]);
 
 export const RUN_STATUSES = ['running', 'waiting', 'stopped', 'failed', 'finished'] as const;
 
@@ -39,7 +75,7 @@ export const runResultSchema = z.object({
     replayed: z.number().optional(),
   }),
   wall_seconds: z.number(),
-  warnings: z.array(z.string()),
+  warnings: z.array(storedWarningSchema),
   /** Stages that could choose nothing because the workload failed: the run exits 2. */
   failed_stages: z.array(z.string()),
   /**
@@ -72,7 +108,8 @@ export const bisectRunSchema = z.object({
 export type BisectRun = z.infer<typeof bisectRunSchema>;
 
 export const runJsonSchema = z.object({
-  tunebench_run: z.literal(RUN_VERSION),
+  /** Format 1 is read as format 2: its warnings become notes (storedWarningSchema); nothing else changed. */
+  tunebench_run: z.union([z.literal(1), z.literal(RUN_VERSION)]).transform((): typeof RUN_VERSION => RUN_VERSION),
   /** Absent in runs written before statuses existed: a result without a stop means finished. */
   status: z.enum(RUN_STATUSES).optional(),
   experiment: z.string(),

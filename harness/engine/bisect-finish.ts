@@ -6,7 +6,7 @@ import { writeRunJson, type RunDir } from '../store/run-dir.js';
 import { bisectChart, bisectFileSchema, bisectHtml, bisectMarkdown, type BisectFile } from '../report/bisect.js';
 import { readCheckedJson } from '../util/checked-json.js';
 import { drawChart } from '../report/render.js';
-import { OUTCOMES, type Outcome, type RunJson, type TrialRecord } from '../domain/index.js';
+import { OUTCOMES, type Outcome, type RunJson, type RunWarning, type TrialRecord } from '../domain/index.js';
 
 /** The file a finished bisection writes its result to, in its run directory. */
 export const BISECT_FILE = 'bisect.json';
@@ -54,10 +54,16 @@ export async function writeBisectFiles(a: {
 }): Promise<void> {
   const { dir, file } = a;
   writeJsonAtomic(join(dir.path, BISECT_FILE), file);
-  const warnings: string[] = [
-    ...a.runJson.resumes.flatMap((r) => r.notes),
-    ...dir.journal.incidents,
-    ...(await writeBisectReport(dir.path, file, a.draw)),
+  const warnings: RunWarning[] = [
+    ...a.runJson.resumes.flatMap((r) =>
+      r.notes.map((text) => ({ kind: 'note' as const, source: 'resume' as const, text })),
+    ),
+    ...dir.journal.incidents.map((text) => ({ kind: 'note' as const, source: 'journal' as const, text })),
+    ...(await writeBisectReport(dir.path, file, a.draw)).map((text) => ({
+      kind: 'note' as const,
+      source: 'report' as const,
+      text,
+    })),
   ];
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of a.records) byOutcome[r.outcome] += 1;

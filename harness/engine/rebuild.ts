@@ -66,7 +66,13 @@ export async function rebuildFromJournal(
   const warning =
     `run.json disagrees with ${JOURNAL_FILE} on ${disagreements.join(', ')} (it was edited or damaged after the run): ` +
     `this report shows the figures derived from ${JOURNAL_FILE}`;
-  return { run: { ...run, result: { ...derived, warnings: [...stored.warnings, warning] } }, warning };
+  return {
+    run: {
+      ...run,
+      result: { ...derived, warnings: [...stored.warnings, { kind: 'note', source: 'rebuild', text: warning }] },
+    },
+    warning,
+  };
 }
 
 /** The stored result with its stages, chosen config, evidence and trial counts replayed from the journal. */

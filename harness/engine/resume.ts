@@ -24,7 +24,7 @@ import type { Experiment } from '../experiment/schema.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Progress } from '../executors/progress.js';
 import { execute, preflightLimit } from './run-experiment.js';
-import { isFinished, RUN_VERSION, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
+import { isFinished, READABLE_RUN_VERSIONS, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
 
 export interface ResumeOptions {
   runDir: string;
@@ -153,7 +153,8 @@ export function readRunJsonForResume(dir: string): RunJson {
     if (error instanceof RunFormatError) {
       throw new ConfigError(
         `cannot resume: ${runPath} has run format ${JSON.stringify(error.version ?? null)}, and this tunebench ` +
-          `resumes format ${RUN_VERSION}; resume it with the tunebench version that started it, or start a new run`,
+          `resumes formats ${READABLE_RUN_VERSIONS.join(' and ')}; resume it with the tunebench version that started ` +
+          'it, or start a new run',
         [],
         { cause: error },
       );

@@ -39,6 +39,8 @@ import {
   type Outcome,
   OUTCOMES,
   type RunJson,
+  RUN_VERSION,
+  type RunWarning,
   type RunResult,
   type StageOutcome,
   type StopInfo,
@@ -415,9 +417,7 @@ async function finishReports(
     await writeReports(path, finished, records, { draw });
     return finished;
   } catch (error) {
-    const warning =
-      `the reports could not be written (${(error as Error).message}); every trial is in the journal: ` +
-      `fix the cause, then write them with: tunebench report ${JSON.stringify(path)}`;
+    const warning: RunWarning = { kind: 'reports-not-written', error: (error as Error).message, run_dir: path };
     return { ...finished, result: { ...finished.result!, warnings: [...finished.result!.warnings, warning] } };
   }
 }
@@ -448,30 +448,24 @@ function buildResult(x: Execution, run: RunContext, state: RunState): RunResult 
   const evidence = thawed<Record<string, Evidence>>(state.evidence);
   const { records } = run.trials;
   const { dir, experiment, mechanism, env } = x;
-  const warnings: string[] = [];
-  if (mechanism === 'none') warnings.push('no memory cap was enforced (limits.memory unset or mechanism "none")');
-  for (const r of x.runJson.resumes) warnings.push(...r.notes);
-  warnings.push(...dir.journal.incidents);
-  warnings.push(...(run.trials.executor.report?.() ?? []).map((n) => `slurm: ${n}`));
-  for (const o of outcomes) {
-    if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as') {
-      warnings.push(
-        `stage ${o.name}: nothing fit under the ${formatBytes(experiment.limits.memory!)} address-space cap; ` +
-          'Node.js and ONNX Runtime alone reserve about 1.2 GB of address space under prlimit --as, ' +
-          'so raise limits.memory',
-      );
-    }
-  }
+  const warnings: RunWarning[] = [];
+  const note = (source: 'resume' | 'journal' | 'slurm', text: string): RunWarning => ({ kind: 'note', source, text });
+  if (mechanism === 'none') warnings.push({ kind: 'no-memory-cap' });
+  for (const r of x.runJson.resumes) warnings.push(...r.notes.map((n) => note('resume', n)));
+  warnings.push(...dir.journal.incidents.map((n) => note('journal', n)));
+  warnings.push(...(run.trials.executor.report?.() ?? []).map((n) => note('slurm', n)));
+  for (const o of outcomes)
+    if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as')
+      warnings.push({ kind: 'address-space-too-small', stage: o.name, cap_bytes: experiment.limits.memory! });
   const overCap = records.filter((r) => r.limit.tree_over_cap_bytes !== undefined);
-  if (overCap.length > 0) {
-    const peak = Math.max(...overCap.map((r) => r.limit.tree_over_cap_bytes!));
-    warnings.push(
-      `${overCap.length} trial(s) held more memory across their processes than the ` +
-        `${formatBytes(experiment.limits.memory ?? 0)} cap (peak ${formatBytes(peak)}, e.g. ` +
-        `trial ${overCap[0]!.index}): prlimit caps each process's address space, not the process tree, ` +
-        'so worker processes each get the whole cap; use limits.mechanism: cgroup to cap the tree',
-    );
-  }
+  if (overCap.length > 0)
+    warnings.push({
+      kind: 'tree-over-cap',
+      trials: overCap.length,
+      peak_bytes: Math.max(...overCap.map((r) => r.limit.tree_over_cap_bytes!)),
+      first_trial: overCap[0]!.index,
+      cap_bytes: experiment.limits.memory ?? 0,
+    });
   const failedStages = outcomes.filter((o) => stageFailed(o, records)).map((o) => o.name);
   const byOutcome = Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>;
   for (const r of records) byOutcome[r.outcome] += 1;
@@ -539,7 +533,7 @@ export function newRunJson(o: {
 }): RunJson {
   const { experiment, source, text } = o.loaded;
   return {
-    tunebench_run: 1,
+    tunebench_run: RUN_VERSION,
     status: 'running',
     experiment: experiment.name,
     run_id: o.runId,

@@ -2,6 +2,7 @@
 // environment, warnings, links to the raw files). No script, no network request: the
 // Content-Security-Policy allows inline styles and nothing else, and every string from the
 // experiment, the workload or the environment is escaped.
+import { warningText } from './warnings.js';
 import { stageFailureSentence } from './stage-failure.js';
 import { formatSeconds } from '../experiment/units.js';
 import type { Chart } from './charts/index.js';
@@ -90,7 +91,7 @@ export function reportHtml(page: ReportPage): string {
       ...r.stage_failures.map((f) => `<p class="warn">${esc(stageFailureSentence(f))}</p>`),
     );
   if (r.warnings.length > 0)
-    out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(w)}</p>`));
+    out.push('<h2 id="warnings">Warnings</h2>', ...r.warnings.map((w) => `<p class="warn">${esc(warningText(w))}</p>`));
   out.push('<h2 id="chosen">Chosen config</h2>');
   out.push(
     htmlTable(

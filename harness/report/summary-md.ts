@@ -1,4 +1,5 @@
 // summary.md: the run's results in Markdown, fit for a CI step summary or a pull-request comment.
+import { warningText } from './warnings.js';
 import { formatSeconds } from '../experiment/units.js';
 import { figure } from './format.js';
 import { code, md, table } from './markdown.js';
@@ -52,7 +53,7 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
       ]),
     ),
   );
-  if (run.warnings.length > 0) out.push('', '## Warnings', '', ...run.warnings.map((w) => `- ${md(w)}`));
+  if (run.warnings.length > 0) out.push('', '## Warnings', '', ...run.warnings.map((w) => `- ${md(warningText(w))}`));
   out.push('');
   return out.join('\n');
 }

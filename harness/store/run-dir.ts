@@ -6,7 +6,7 @@ import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeFileAtomic, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
-import { RUN_VERSION, runJsonSchema, type RunJson } from '../domain/index.js';
+import { READABLE_RUN_VERSIONS, RUN_VERSION, runJsonSchema, type RunJson } from '../domain/index.js';
 import { CheckedFileError, parseCheckedJson } from '../util/checked-json.js';
 
 export const RUN_FILE = 'run.json';
@@ -108,7 +108,8 @@ export function readRunJson(dir: string, consequence: string): RunJson {
   try {
     const text = readFileSync(path, 'utf8');
     const version = runFormatOf(text);
-    if (version !== RUN_VERSION) throw new RunFormatError(path, version, consequence);
+    if (typeof version !== 'number' || !READABLE_RUN_VERSIONS.includes(version))
+      throw new RunFormatError(path, version, consequence);
     return parseCheckedJson(
       runJsonSchema,
       text,
@@ -140,7 +141,8 @@ export class RunFormatError extends ConfigError {
     consequence: string,
   ) {
     super(
-      `${path} has run format ${JSON.stringify(version ?? null)}, and this tunebench reads format ${RUN_VERSION}; ` +
+      `${path} has run format ${JSON.stringify(version ?? null)}, and this tunebench reads formats ` +
+        `${READABLE_RUN_VERSIONS.join(' and ')}; ` +
         `use the tunebench version that wrote it; ${consequence}`,
     );
   }

@@ -2,6 +2,8 @@
 // `charts` folder that is a link elsewhere, a temporary file planted as a link beside a target, and
 // a run_id in run.json that climbs out of the output folder. Nothing may be written or deleted
 // outside tunebench's own folders.
+import { warningText } from '../../harness/report/warnings.js';
+import type { RunWarning } from '../../harness/domain/index.js';
 import assert from 'node:assert/strict';
 import {
   cpSync,
@@ -96,7 +98,8 @@ describe('run directories that cannot be turned against their owner', () => {
         { reject: false },
       );
       assert.equal(r.exitCode, 0, r.stderr);
-      const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
+      const parsed = JSON.parse(r.stdout) as { warnings: RunWarning[]; run_dir: string };
+      const result = { ...parsed, warnings: parsed.warnings.map(warningText) };
       assert.ok(
         result.warnings.some((w) =>
           new RegExp(

@@ -166,10 +166,11 @@ describe('reports of hostile names and numbers', { timeout: 240_000 }, () => {
     assert.match(r.stdout, /warning: the reports could not be written \(.*charts.*not a folder.*tunebench report/);
     const runJson = JSON.parse(readFileSync(join(path, 'run.json'), 'utf8')) as {
       status: string;
-      result: { warnings: string[] };
+      result: { warnings: { kind: string; run_dir?: string }[] };
     };
     assert.equal(runJson.status, 'finished');
-    assert.ok(runJson.result.warnings.some((w) => w.startsWith('the reports could not be written')));
+    // A typed warning: its kind and the run it names (the sentence is made where it is printed).
+    assert.ok(runJson.result.warnings.some((w) => w.kind === 'reports-not-written' && w.run_dir === path));
     rmSync(join(path, 'charts'));
     const again = await run(['report', path]);
     assert.equal(again.exitCode, 0, again.stderr);

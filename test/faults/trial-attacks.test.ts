@@ -2,6 +2,8 @@
 // escaped descendant holding the pipes, a teardown that hangs after `done`, and an events file that
 // is a FIFO, a link to /dev/zero or 600 MB without a newline. Each trial must end within its
 // timeout (here: long before it), keep what it measured, and leave no process behind.
+import { warningText } from '../../harness/report/warnings.js';
+import type { RunWarning } from '../../harness/domain/index.js';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -194,7 +196,12 @@ describe('trials that always end', { timeout: 120_000 }, () => {
         reject: false,
       });
       assert.equal(r.exitCode, 0, r.stderr);
-      const result = JSON.parse(r.stdout) as { warnings: string[]; run_dir: string };
+      const parsed = JSON.parse(r.stdout) as { warnings: RunWarning[]; run_dir: string };
+      const result = { ...parsed, warnings: parsed.warnings.map(warningText) };
+      assert.ok(
+        parsed.warnings.some((w) => w.kind === 'tree-over-cap' && w.trials === 1 && w.first_trial >= 0),
+        JSON.stringify(parsed.warnings),
+      );
       assert.ok(
         result.warnings.some((w) =>
           new RegExp(

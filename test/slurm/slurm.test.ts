@@ -2,6 +2,7 @@
 // slurmd): job arrays that split at MaxArraySize, max batch inside one allocation, the same answer as
 // the local executor, a prediction confirmed per GPU type (node features), cancelled and failing tasks,
 // and a coordinator killed and then collected.
+import { warningText } from '../../harness/report/warnings.js';
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
@@ -341,7 +342,7 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
         trace.records.map((x) => x.index),
         trace.records.map((_, i) => i),
       );
-      const warnings = readRunJson(b.dir, 'a bug').result?.warnings ?? [];
+      const warnings = (readRunJson(b.dir, 'a bug').result?.warnings ?? []).map(warningText);
       assert.ok(
         warnings.some((w) => /CANCELLED/.test(w)) && warnings.some((w) => /recorded as a crash/.test(w)),
         warnings.join('\n'),

@@ -76,7 +76,7 @@ describe('summary.md with hostile text', () => {
     result.experiment = `exp\r# fake title`;
     result.chosen['intra_op_threads'] = 'a|b\r<b>bold</b>';
     result.evidence['intra_op_threads']!.rule = evil;
-    result.warnings.push(evil);
+    result.warnings.push({ kind: 'note', source: 'journal', text: evil });
     const sweep = result.stages.find((s) => s.kind === 'sweep')!;
     sweep.notes.push(evil, '# a note that is a heading');
     const configs = resultOf(sweep, 'sweep').configs;

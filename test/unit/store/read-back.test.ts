@@ -42,6 +42,27 @@ describe('run directories of earlier formats', () => {
     assert.deepEqual(run.result.chosen, JSON.parse(readFileSync(join(FORMAT_V1, 'chosen-config.json'), 'utf8')).config);
   });
 
+  it("reads format 1's sentence warnings through the transform into format 2's typed notes", () => {
+    const dir = copyOf(FORMAT_V1);
+    const path = join(dir, 'run.json');
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { tunebench_run: number; result: { warnings: unknown[] } };
+    assert.equal(json.tunebench_run, 1);
+    json.result.warnings = ['no memory cap was enforced (limits.memory unset or mechanism "none")'];
+    writeFileSync(path, JSON.stringify(json));
+    const run = readRunJson(dir, 'a bug');
+    assert.equal(run.tunebench_run, 2);
+    assert.deepEqual(run.result?.warnings, [
+      {
+        kind: 'note',
+        source: 'format-1',
+        text: 'no memory cap was enforced (limits.memory unset or mechanism "none")',
+      },
+    ]);
+    // A format this tunebench does not read is refused with the formats it does.
+    writeFileSync(path, JSON.stringify({ ...json, tunebench_run: 3 }));
+    assert.throws(() => readRunJson(dir, 'a bug'), /has run format 3, and this tunebench reads formats 1 and 2/);
+  });
+
   it('reads the older report fixture (no status, no resumes, compare arms without decisions)', () => {
     const { run, records } = readRunDir(REPORT_FIXTURE);
     assert.equal(run.status, undefined);
