@@ -2,7 +2,6 @@
 // limit, and split what remains by the expected time to close it. It only ever reports batch sizes that ran.
 import { powerThenBisect } from './reference.js';
 import {
-  batchForMemory,
   fitLinear,
   headroomUsed,
   predictLimit,
@@ -13,87 +12,15 @@ import {
 import { riskPercent, type BandRun } from './band-model.js';
 import { repeatBoundary, type Band } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
-import { remainingSeconds, type RunLengths } from './eta.js';
+import { remainingSeconds } from './eta.js';
 import { ProbeCosts } from './probe-cost.js';
 import type { ProbeFn, ProbeResult, ProbeRole } from './probe.js';
-import { summarizeThroughput } from './throughput.js';
+import { answerMaxBatch } from './max-batch-answers.js';
+import type { MaxBatchBoundary, MaxBatchOptions, MaxBatchResult } from './max-batch-types.js';
 import { growthNote, holds } from './confirmation.js';
-import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus, MemoryGrowth } from '../domain/index.js';
+import type { LinearFit, MaxBatchStatus, MemoryGrowth } from '../domain/index.js';
 
-export interface MaxBatchOptions {
-  multipleOf: number;
-  start: number;
-  ceiling: number;
-  /** The memory cap the readings are compared with; null disables prediction (doubling, then bisection). */
-  capBytes: number | null;
-  headroom: number;
-  tolerance: number;
-  throughputPoints: number;
-  /** Least steps of the confirmation run at the max, which runs until memory flattens; 0 skips it. */
-  confirmSteps: number;
-  latency?: LatencyLimit;
-  /** Place probes by what they cost (default), or by count alone: then the sequence never depends on timing. */
-  placeBy?: 'time' | 'count';
-  /**
-   * How the probes place the boundary before the confirmation: tunebench's own (explore, then guided pairs,
-   * doubling or splitting), or a reference finder (search/reference.ts) whose probes are this search's, so its
-   * answer is confirmed, repeated and reported as tunebench's own is.
-   */
-  strategy?: MaxBatchStrategy;
-  /** Safety stop for a misbehaving workload. */
-  maxProbes?: number;
-  /**
-   * A batch that a neighbouring search showed must fit here (a longer bucket's max fits a shorter
-   * bucket): the search starts with it as its lower bound, without exploring, and runs it before
-   * reporting it.
-   */
-  knownOk?: number;
-  /**
-   * What an in-process bracket showed (batch sizes): `lo` passed there (a lower bound, not yet run in a
-   * fresh process), `hi` failed there (only a hint). The fresh search starts by confirming lo, which
-   * is the run until memory flattens at the max when the hint is right, then runs hi.
-   */
-  hint?: { lo: number | null; hi: number | null; readings: readonly Reading[] };
-  /** Skip the recommended batch (its trials) when nothing uses it: a bucket map of maxima. */
-  skipRecommended?: boolean;
-  /**
-   * A prediction of the limit from more than this search's readings (one model across buckets, or
-   * another card's memory line); used even without capBytes.
-   */
-  predict?: (readings: readonly Reading[]) => Prediction | undefined;
-  /** Runs of the max and of the smallest failing batch after the search (harness/search/boundary-repeat.ts); 0: none. */
-  repeatBoundary?: number;
-  /** The chance of failing a run that the max written may have, by the band model (default 0.02). */
-  maxRisk?: number;
-  /** Told, before each search probe, about how many trials the stage still needs, and how long they take (for progress). */
-  onEstimate?: (remaining: number, seconds?: number) => void;
-  /** The steps of a short probe and at least of a run until memory flattens, warm-up included: the ETA in seconds. */
-  runLengths?: RunLengths;
-}
-
-export interface MaxBatchResult {
-  status: MaxBatchStatus;
-  /** Largest batch that ran (exact when status is "exact"; the ceiling when "ceiling"). */
-  max: number | null;
-  largestOk: number | null;
-  smallestFail: number | null;
-  /** Trials until both bounds were known: search probes and failed confirmations. */
-  probesToMax: number;
-  /** The max ran until its memory flattened (a plateau): a max that holds. */
-  confirmed: boolean;
-  /** What the longest run at the max showed of its memory; null when no run measured it (no confirmation). */
-  memoryGrowth: MemoryGrowth | null;
-  recommended: number | null;
-  fastest: number | null;
-  peakSamplesPerSecond: number | null;
-  latencyBound?: LatencyBound;
-  fit?: LinearFit;
-  log: string[];
-  notes: string[];
-  probes: ProbeResult[];
-  /** repeatBoundary: what the max and the batch above it did when run again. */
-  band?: Band;
-}
+export type { MaxBatchBoundary, MaxBatchOptions, MaxBatchResult, MaxBatchStrategy } from './max-batch-types.js';
 
 /** Growth factor of the exploration phase when memory readings are available. */
 const EXPLORE_GROWTH = 16;
@@ -110,15 +37,18 @@ const FIT_TRUSTED_RESIDUAL = 0.1;
 /** The chance of failing a run that the max written may have, by the band model, unless max_risk says. */
 export const DEFAULT_MAX_RISK = 0.02;
 
-/** The strategies a max-batch search may place its boundary with. */
-export type MaxBatchStrategy = 'tunebench' | 'power-bisect';
 /** Guided probe pairs that may miss before the search bisects only. */
 const MAX_GUIDED_MISSES = 4;
 
+/**
+ * The search, then the answers: the search places the boundary (probes, confirmation, repeats) and
+ * returns it as a value; the answers (recommended, fastest, latency bound) are computed after it from its
+ * runs, with the few trials of their own they need (search/max-batch-answers.ts).
+ */
 export async function findMaxBatch(run: ProbeFn, opts: MaxBatchOptions): Promise<MaxBatchResult> {
   const s = new SearchState(run, opts);
   await s.search();
-  return s.finish();
+  return answerMaxBatch(s.boundary(), run, opts);
 }
 
 class SearchState {
@@ -565,7 +495,8 @@ class SearchState {
     return runs.find((g) => holds(g)) ?? runs.at(-1) ?? null;
   }
 
-  async finish(): Promise<MaxBatchResult> {
+  /** The search's outcome as a value: the boundary it found, its notes and every run it made. */
+  boundary(): MaxBatchBoundary {
     if (this.stalled)
       this.notes.push(
         `batch ${this.stalled.batch} timed out twice in a row (${this.stalled.reason ?? 'limits.timeout'}): a timeout says ` +
@@ -605,7 +536,7 @@ class SearchState {
     const memoryGrowth = this.growthAt(max);
     const unproven = max !== null && memoryGrowth ? growthNote(max, memoryGrowth) : undefined;
     if (unproven) this.notes.push(unproven);
-    const base = {
+    return {
       status,
       max,
       largestOk: max,
@@ -613,80 +544,11 @@ class SearchState {
       probesToMax: this.probesToMax,
       confirmed: this.lo > 0 && this.longOk.has(this.lo),
       memoryGrowth,
-      log: this.log,
-      notes: this.notes,
-      probes: this.probes,
+      log: [...this.log],
+      notes: [...this.notes],
+      probes: [...this.probes],
       ...(this.readings.length >= 2 ? { fit: fitLinear(this.readings)! } : {}),
       ...(this.band ? { band: this.band } : {}),
     };
-    if (max === null) return { ...base, recommended: null, fastest: null, peakSamplesPerSecond: null };
-    const recommended = this.opts.skipRecommended ? null : await this.recommend(max);
-    await this.throughputPoints(max);
-    const summary = await summarizeThroughput(this.probes, this.run, { ...this.opts, max, m: this.m });
-    return { ...base, recommended, ...summary, notes: [...this.notes, ...summary.notes] };
-  }
-
-  /**
-   * Largest batch whose peak resident memory (device memory on a GPU) stays within (1 - headroom)
-   * of the max's. Resident memory is used, not the capped quantity, because an address-space cap is filled by allocator
-   * reservations that say little about what a batch needs. The candidate is run before it is reported.
-   */
-  private async recommend(max: number): Promise<number | null> {
-    const atMax = this.probes.filter((p) => p.ok && p.batch === max && p.rssBytes !== null).map((p) => p.rssBytes!);
-    const target = atMax.length > 0 ? (1 - this.opts.headroom) * Math.max(...atMax) : null;
-    const resident = (): Reading[] =>
-      this.probes.filter((p) => p.ok && p.rssBytes !== null).map((p) => ({ batch: p.batch, bytes: p.rssBytes! }));
-    let candidate: number;
-    if (target !== null && resident().length >= 2) {
-      // Readings all above the target (a search that started next to the max): extend their line down.
-      const fit = fitLinear(resident());
-      const b =
-        batchForMemory(resident(), target) ??
-        (fit && fit.slope > 0 ? (target - fit.intercept) / fit.slope : max * (1 - this.opts.headroom));
-      candidate = Math.floor(b / this.m) * this.m;
-    } else {
-      candidate = Math.floor((max * (1 - this.opts.headroom)) / this.m) * this.m;
-      this.notes.push('recommended uses a batch fraction: the workload reported no resident memory');
-    }
-    candidate = Math.min(Math.max(candidate, this.m), max);
-    for (let attempt = 0; attempt < 4; attempt++) {
-      const known = this.probes.find((p) => p.batch === candidate && p.ok);
-      const r = known ?? (await this.runExtra(candidate, 'recommended'));
-      const within = target === null || r.rssBytes === null || r.rssBytes <= target;
-      if (r.ok && within) return candidate;
-      if (candidate === this.m) break;
-      // Step down in proportion to the overshoot, at least one multiple.
-      const ratio = r.rssBytes && target ? target / r.rssBytes : 0.9;
-      candidate = Math.max(this.m, Math.min(candidate - this.m, Math.floor((candidate * ratio) / this.m) * this.m));
-    }
-    this.notes.push('no tested batch kept the requested headroom');
-    return null;
-  }
-
-  /** Extra batch sizes, spaced geometrically below the max, so "fastest" rests on a curve. */
-  private async throughputPoints(max: number): Promise<void> {
-    const n = this.opts.throughputPoints;
-    if (n <= 0) return;
-    const lowest = this.m;
-    for (let i = 1; i <= n; i++) {
-      const raw = lowest * (max / lowest) ** (i / (n + 1));
-      const b = Math.max(this.m, Math.round(raw / this.m) * this.m);
-      if (b >= max || this.probes.some((p) => p.batch === b && p.ok)) continue;
-      await this.runExtra(b, 'throughput');
-    }
-  }
-
-  private async runExtra(batch: number, role: 'recommended' | 'throughput'): Promise<ProbeResult> {
-    // Probe length: a throughput point measures speed, not whether the batch holds (it is below the max,
-    // whose run held); "fastest" compares it with the max's runs of at least that length.
-    const r = await this.run(batch, role, undefined);
-    this.probes.push(r);
-    this.log.push(`${role}: ${batch} ${r.ok ? 'ok' : r.outcome}`);
-    if (!r.ok)
-      this.notes.push(
-        `batch ${batch} failed (${r.outcome}) below the max ${this.lo * this.m}: ` +
-          `the workload's memory is not monotone in batch size or the limit is flaky`,
-      );
-    return r;
   }
 }
