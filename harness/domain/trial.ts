@@ -106,11 +106,54 @@ export const bracketAttemptSchema = z.object({
 });
 export type BracketAttempt = z.infer<typeof bracketAttemptSchema>;
 
-/** Record format version: bump when a field changes meaning, and keep reading the old one. */
-export const RECORD_VERSION = 1;
+/**
+ * Record format version: bump when a field changes meaning, and keep reading the old one. Format 2 adds
+ * `ended_by`; a format-1 record is read through the schema's transform, which derives it.
+ */
+export const RECORD_VERSION = 2 as const;
+/** The record formats this tunebench reads. */
+export const READABLE_RECORD_VERSIONS: readonly number[] = [1, 2];
 
-export const trialRecordSchema = z.object({
-  v: z.literal(RECORD_VERSION),
+/**
+ * How a trial ended, as one fact: by itself (an exit, or a signal tunebench did not send), or by tunebench
+ * and why. The outcome says what the trial showed; this says who ended it.
+ */
+export const endedBySchema = z.discriminatedUnion('by', [
+  z.object({ by: z.literal('exit'), code: z.number().int() }),
+  z.object({ by: z.literal('signal'), signal: z.string() }),
+  /** Ended by tunebench at its `done` event, and judged as the clean exit it was about to make. */
+  z.object({ by: z.literal('done') }),
+  /** Ended by its stop hook once its memory had flattened, judged as a clean exit. */
+  z.object({ by: z.literal('plateau') }),
+  /** Reported done, then did not exit within the grace: killed, its steps kept. */
+  z.object({ by: z.literal('hanging-teardown') }),
+  z.object({ by: z.literal('timeout') }),
+  /** The run was stopped (a signal to tunebench) while the trial ran. */
+  z.object({ by: z.literal('stop') }),
+  /** One rank of several reported an OOM: every rank was stopped. */
+  z.object({ by: z.literal('rank-oom'), rank: z.number().int() }),
+  /** Broke out of its limits (trial/integrity.ts): ended at once. */
+  z.object({ by: z.literal('broke-out'), why: z.string() }),
+  /** Never ran as a process of its own: a SLURM task given up, or a bracket session's summary. */
+  z.object({ by: z.literal('not-run') }),
+  /** A format-1 record that does not tell. */
+  z.object({ by: z.literal('unknown') }),
+]);
+export type EndedBy = z.infer<typeof endedBySchema>;
+
+/** What a format-1 record's fields tell of how it ended. */
+function endedByOfFormat1(r: { outcome: string; exit_code: number | null; signal: string | null }): EndedBy {
+  if (r.outcome === 'timeout') return { by: 'timeout' };
+  if (r.signal !== null) return { by: 'signal', signal: r.signal };
+  if (r.exit_code !== null) return { by: 'exit', code: r.exit_code };
+  return { by: 'unknown' };
+}
+
+/** Where a trial ran, when it ran in a SLURM job: the node, its device class and the job. */
+export const trialNodeSchema = z.object({ host: z.string(), device: z.string(), slurm_job: z.string().nullable() });
+
+const trialRecordFields = z.object({
+  v: z.union([z.literal(1), z.literal(RECORD_VERSION)]),
   /** Position in the journal, 0-based; stable across resume. */
   index: z.number().int().nonnegative(),
   stage: z.string(),
@@ -196,7 +239,7 @@ export const trialRecordSchema = z.object({
   system_seconds: z.number().optional(),
   started_at: z.string(),
   /** Where the trial ran, when it ran in a SLURM job: the node, its device class and the job. */
-  node: z.object({ host: z.string(), device: z.string(), slurm_job: z.string().nullable() }).optional(),
+  node: trialNodeSchema.optional(),
   /** The phases other than steps that the workload ran (eval, checkpoint), in order; at most MAX_PHASE_RUNS. */
   phases: z.array(phaseRunSchema).optional(),
   /** Of a failed trial: the phase it failed in, when the workload's events tell. */
@@ -209,8 +252,26 @@ export const trialRecordSchema = z.object({
   patterns_version: z.number(),
   /** What the trial's numbers do not show by themselves, e.g. a tree that used more memory than a per-process cap. */
   notes: z.array(z.string()).optional(),
+  /** How the trial ended (format 2; derived for a format-1 record). */
+  ended_by: endedBySchema.optional(),
 });
-export type TrialRecord = z.infer<typeof trialRecordSchema>;
+
+/**
+ * A journal line: a record of format 2, or of format 1 read as format 2 (its `ended_by` derived from its exit
+ * and outcome). A format-2 record without `ended_by` is refused: tunebench writes it with every record.
+ */
+export const trialRecordSchema = trialRecordFields
+  .superRefine((r, ctx) => {
+    if (r.v === RECORD_VERSION && r.ended_by === undefined)
+      ctx.addIssue({ code: 'custom', path: ['ended_by'], message: 'a record of format 2 says how the trial ended' });
+  })
+  .transform((r) => ({
+    ...r,
+    v: RECORD_VERSION,
+    ended_by: r.ended_by ?? endedByOfFormat1(r),
+  }));
+/** A trial record as tunebench holds it: format 2, with how the trial ended. */
+export type TrialRecord = z.output<typeof trialRecordSchema>;
 
 /**
  * Why a failed trial failed, for a sentence: its reason and, where its stderr held one, the exception it

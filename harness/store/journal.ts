@@ -5,12 +5,10 @@ import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
 import { journalLine, MAX_JOURNAL_LINE } from './bound-record.js';
 import { forEachLine } from './lines.js';
-import { RECORD_VERSION, trialRecordSchema, type TrialRecord } from '../domain/index.js';
+import { READABLE_RECORD_VERSIONS, trialRecordSchema, type TrialRecord } from '../domain/index.js';
 import { CheckedFileError, parseCheckedLine } from '../util/checked-json.js';
 
 export const JOURNAL_FILE = 'trials.jsonl';
-/** The record format this tunebench writes and reads (TrialRecord.v). */
-export const JOURNAL_VERSION = RECORD_VERSION;
 export { MAX_JOURNAL_LINE };
 
 export class Journal {
@@ -141,7 +139,8 @@ export function requireJournalFormat(read: JournalRead, path: string, prefix: st
   if (foreign) {
     throw new ConfigError(
       `${prefix}${path} line ${foreign.line} is a trial record of format ` +
-        `${JSON.stringify(foreign.version ?? null)}, and this tunebench reads format ${JOURNAL_VERSION}; ${advice}`,
+        `${JSON.stringify(foreign.version ?? null)}, and this tunebench reads formats ` +
+        `${READABLE_RECORD_VERSIONS.join(' and ')}; ${advice}`,
     );
   }
 }
@@ -184,7 +183,7 @@ function readLine(read: JournalRead, path: string, line: string, number: number,
     return;
   }
   const version = value !== null && typeof value === 'object' ? (value as { v?: unknown }).v : undefined;
-  if (version !== JOURNAL_VERSION) {
+  if (typeof version !== 'number' || !READABLE_RECORD_VERSIONS.includes(version)) {
     read.unsupported.push({ line: number, version });
     return;
   }

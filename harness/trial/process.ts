@@ -29,7 +29,7 @@ import { capsTree, planLimit, trialCgroup, type CudaUse, type MechanismChoice, t
 import { forkTrial, spawnTrial, type Launched, type LaunchSpec, type ProcessTiming } from './launch.js';
 import { descendantsOf, signalAll, signalGroup, type KnownProcess } from './pids.js';
 import { killWarmServers, WarmForkError, type ForkExit, type WarmServer } from './warm-server.js';
-import type { Telemetry } from '../domain/index.js';
+import type { EndedBy, Telemetry } from '../domain/index.js';
 
 export interface ProcessTrialSpec {
   argv: readonly string[];
@@ -125,6 +125,8 @@ export interface ProcessTrialResult extends Classification {
   launch?: 'fork';
   /** True when the trial was ended by its stopWhen hook (and judged as a clean exit). */
   stoppedEarly?: boolean;
+  /** Who ended the trial, and why. */
+  endedBy: EndedBy;
 }
 
 /** Seconds between SIGTERM and SIGKILL when a trial is stopped. */
@@ -257,6 +259,8 @@ interface WatchedTrial {
 /** How the trial is judged: its classification and the exit it counts as. */
 interface Judgement {
   classification: Classification;
+  /** Who ended the trial, and why: one fact instead of the watch's flags. */
+  endedBy: EndedBy;
   /** Ended by its stop hook, judged as a clean exit. */
   atHook: boolean;
   /** Ended at `done` or by its stop hook, judged as a clean exit. */
@@ -566,7 +570,28 @@ function judgeTrial(spec: ProcessTrialSpec, started: StartedTrial, watched: Watc
   const problems = trialProblems({ spec, watched, classification, atHook, atDone });
   if (problems.length > 0)
     classification = { ...classification, reason: `${classification.reason}; ${problems.join('; ')}` };
-  return { classification, atHook, atDone, exitCode, signal, stderrTail };
+  const endedBy = endedByOf(state, { atHook, atDone, exitCode, signal });
+  return { classification, endedBy, atHook, atDone, exitCode, signal, stderrTail };
+}
+
+/**
+ * Who ended the trial, from the watch's flags, in the order the judgement reads them: a break-out, a stop
+ * of the run and a timeout come first (whatever the process did next), then what tunebench ended it at
+ * (one rank's OOM, `done`, the stop hook, a hanging teardown), else the process's own exit or signal.
+ */
+function endedByOf(
+  state: WatchState,
+  j: { atHook: boolean; atDone: boolean; exitCode: number | null; signal: string | null },
+): EndedBy {
+  if (state.tampered !== undefined) return { by: 'broke-out', why: state.tampered };
+  if (state.stoppedByUser && !state.timedOut) return { by: 'stop' };
+  if (state.timedOut) return { by: 'timeout' };
+  if (state.stoppedAtOom !== undefined) return { by: 'rank-oom', rank: state.stoppedAtOom };
+  if (j.atHook) return { by: 'plateau' };
+  if (j.atDone) return { by: 'done' };
+  if (state.afterDone) return { by: 'hanging-teardown' };
+  if (j.signal !== null) return { by: 'signal', signal: j.signal };
+  return { by: 'exit', code: j.exitCode ?? 0 };
 }
 
 /** What went wrong beside the outcome (events, early stops, processes left), each said once in the reason. */
@@ -627,6 +652,7 @@ function trialResult(opts: {
     limit,
     contained: cgroup ? 'cgroup' : 'process-tree',
     aborted: state.stoppedByUser && !state.timedOut,
+    endedBy: judgement.endedBy,
     ...(spec.fork ? { launch: 'fork' as const } : {}),
     ...(judgement.atHook ? { stoppedEarly: true } : {}),
   };

@@ -19,7 +19,14 @@ import { exceptionOf } from './exception.js';
 import { resolveUser } from './run-as.js';
 import type { WarmPool } from './warm-pool.js';
 import { WarmForkError } from './warm-server.js';
-import { stepCount, type Config, type MemoryGrowth, type TrialException, type TrialRecord } from '../domain/index.js';
+import {
+  RECORD_VERSION,
+  stepCount,
+  type Config,
+  type MemoryGrowth,
+  type TrialException,
+  type TrialRecord,
+} from '../domain/index.js';
 
 export interface TrialContext {
   workload: Workload;
@@ -91,7 +98,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   const phases = phaseRuns(result.events);
   const failure = failedIn(result.events, result.outcome);
   return {
-    v: 1,
+    v: RECORD_VERSION,
     index: req.index,
     stage: req.stage,
     role: req.role,
@@ -115,6 +122,7 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
     ...(result.outcome === 'ok' ? {} : errorField(result.stderrTail)),
     patterns_version: PATTERNS_VERSION,
     ...(notes.length > 0 ? { notes } : {}),
+    ended_by: result.endedBy,
   };
 }
 

@@ -59,6 +59,18 @@ describe('max-batch strategy', () => {
     // Its answer ran until memory flattened, as tunebench's own answer does.
     assert.equal(pb.result!.confirmed, true);
     assert.ok(pb.records.some((t) => t.role === 'confirm' && t.config['batch_size'] === pb.result!.max));
+    // Who ended each trial, as one fact: a probe that passed ended at `done` (by tunebench, or by its own exit 0
+    // first), an OOM by the workload's own exit, the confirmation by tunebench once memory flattened.
+    const endings = pb.records.map((t) => [t.role, t.outcome, t.ended_by] as const);
+    for (const [, outcome, e] of endings.filter(([role]) => role === 'probe'))
+      assert.ok(
+        outcome === 'ok' ? e.by === 'done' || (e.by === 'exit' && e.code === 0) : e.by === 'exit' && e.code !== 0,
+        JSON.stringify(endings),
+      );
+    assert.ok(
+      endings.some(([role, outcome, e]) => role === 'confirm' && outcome === 'ok' && e.by === 'plateau'),
+      JSON.stringify(endings),
+    );
     assert.equal(pb.result!.strategy, 'power-bisect');
     assert.equal(own.result!.strategy, undefined);
     assert.match(

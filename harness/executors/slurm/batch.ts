@@ -6,7 +6,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { configSchema, plateauRuleSchema, trialRecordSchema, type TrialRecord } from '../../domain/index.js';
+import {
+  configSchema,
+  plateauRuleSchema,
+  RECORD_VERSION,
+  trialRecordSchema,
+  type TrialRecord,
+} from '../../domain/index.js';
 import { StoreError } from '../../errors.js';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { makeDirs } from '../../store/run-dir.js';
@@ -122,7 +128,7 @@ export function readTaskResult(dir: string, task: number): TaskResult {
 /** The record of a task given up: a crash, with why, and none of a trial's measurements. */
 export function givenUpRecord(spec: TrialSpec, index: number, reason: string): TrialRecord {
   return {
-    v: 1,
+    v: RECORD_VERSION,
     index,
     stage: spec.stage,
     role: spec.role,
@@ -149,5 +155,6 @@ export function givenUpRecord(spec: TrialSpec, index: number, reason: string): T
     malformed_events: 0,
     stderr_tail: '',
     patterns_version: 0,
+    ended_by: { by: 'not-run' },
   };
 }

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import {
   deviceName,
   fingerprintSchema,
-  trialRecordSchema,
+  trialNodeSchema,
   type Fingerprint,
   type RunJson,
   type TrialRecord,
@@ -73,7 +73,7 @@ export interface StageRunner<Ctx extends WorkerContext> extends RunReader {
 
 /** slurm/stage-<k>/done.json: the stage ran whole in this allocation (the coordinator waits for the file). */
 export const stageDoneSchema = z.object({
-  node: trialRecordSchema.shape.node.unwrap(),
+  node: trialNodeSchema,
   environment: fingerprintSchema,
   finished_at: z.string(),
   run_id: z.string(),

@@ -15,7 +15,7 @@ const EMPTY_TELEMETRY: TrialRecord['telemetry'] = {
 
 /** A whole trial record, as the journal's schema wants it when it is read back. */
 const record = (index: number): TrialRecord => ({
-  v: 1,
+  v: 2,
   index,
   stage: 's',
   role: 'probe',
@@ -37,6 +37,7 @@ const record = (index: number): TrialRecord => ({
   malformed_events: 0,
   stderr_tail: '',
   patterns_version: 1,
+  ended_by: { by: 'exit', code: 0 },
 });
 
 describe('journal', () => {
@@ -91,14 +92,14 @@ describe('journal', () => {
   it('keeps records of another format version apart, and rewrite drops a cut-short tail', () => {
     const j = new Journal(join(tempDir(), 'trials.jsonl'));
     j.append(record(0));
-    appendFileSync(j.path, '{"v":2,"index":1}\nnull\n');
+    appendFileSync(j.path, '{"v":3,"index":1}\nnull\n');
     const read = readJournal(j.path);
     assert.deepEqual(
       read.records.map((r) => r.index),
       [0],
     );
     assert.deepEqual(read.unsupported, [
-      { line: 2, version: 2 },
+      { line: 2, version: 3 },
       { line: 3, version: undefined },
     ]);
     const k = new Journal(join(tempDir(), 'trials.jsonl'));
@@ -115,5 +116,33 @@ describe('journal', () => {
     );
     assert.equal(again.truncatedTail, false);
     assert.deepEqual(again.badLines, []);
+  });
+
+  it('reads a format-1 record as format 2, deriving how it ended; refuses a format-2 record that does not say', () => {
+    const j = new Journal(join(tempDir(), 'trials.jsonl'));
+    const { ended_by: _, ...fields } = record(0);
+    const v1 = (index: number, more: object) => JSON.stringify({ ...fields, v: 1, index, ...more });
+    appendFileSync(
+      j.path,
+      [
+        v1(0, {}),
+        v1(1, { outcome: 'oom', exit_code: 3 }),
+        v1(2, { outcome: 'crash', exit_code: null, signal: 'SIGKILL' }),
+        v1(3, { outcome: 'timeout', exit_code: null, signal: 'SIGTERM' }),
+        JSON.stringify({ ...fields, index: 4 }),
+      ].join('\n') + '\n',
+    );
+    const read = readJournal(j.path);
+    assert.deepEqual(
+      read.records.map((r) => [r.v, r.ended_by]),
+      [
+        [2, { by: 'exit', code: 0 }],
+        [2, { by: 'exit', code: 3 }],
+        [2, { by: 'signal', signal: 'SIGKILL' }],
+        [2, { by: 'timeout' }],
+      ],
+    );
+    assert.deepEqual(read.badLines, [5]);
+    assert.match(read.problems[0]!, /ended_by.*a record of format 2 says how the trial ended/);
   });
 });
