@@ -195,11 +195,14 @@ export function runContext(
     experiment.workload.kind === 'command' && experiment.workload.warm_start === 'fork'
       ? new WarmPool(experiment.limits.timeout, (m) => x.progress.note(m), scopeOf(scratchDir))
       : undefined;
+  // A whole-process trial counts the run's batch parameter as its samples: the max-batch stage's param.
+  const batchStage = experiment.stages.find((s) => s.kind === 'max-batch');
   const trial = {
     workload,
     limits: experiment.limits,
     cuda: cudaUse(experiment, env),
     scratchDir,
+    ...(batchStage?.kind === 'max-batch' ? { samplesParam: batchStage.param } : {}),
     ...(x.signal ? { signal: x.signal } : {}),
     ...(warm ? { warm } : {}),
   };

@@ -38,6 +38,11 @@ export interface TrialContext {
   onEvent?: (event: WorkloadEvent) => void;
   /** Warm servers for workloads with `warm_start: fork`; without it every trial is a fresh process. */
   warm?: WarmPool;
+  /**
+   * The parameter whose value is the samples of a step of a trial timed as a whole process (a workload that
+   * reports no steps): the run's batch parameter (its max-batch stage's `param`). Default: batch_size.
+   */
+  samplesParam?: string;
 }
 
 export interface TrialRequest {
@@ -86,7 +91,13 @@ export async function runTrial(ctx: TrialContext, req: TrialRequest): Promise<Tr
   tracker.finish(result.events);
   const series = tracker.series();
   const growth = result.outcome === 'ok' ? tracker.verdict(req.measure.warmupSteps + req.measure.steps) : undefined;
-  const measured = measuredSteps({ result, command, config, ranks, session: req.session === true });
+  const measured = measuredSteps({
+    result,
+    command,
+    samples: Number(config[ctx.samplesParam ?? 'batch_size'] ?? 1),
+    ranks,
+    session: req.session === true,
+  });
   const memory = memoryFigures(result, measured.summary, ranks);
   const overrun = stepOverrun(stepCount(measured.steps) + stepCount(measured.warmupSteps), req.measure);
   const notes = trialNotes({ result, launchNotes, memory, overrun });
@@ -216,11 +227,12 @@ interface MeasuredSteps {
 function measuredSteps(opts: {
   result: ProcessTrialResult;
   command: TrialCommand;
-  config: Config;
+  /** Samples a whole-process run counts per rank: the value of the run's batch parameter. */
+  samples: number;
   ranks: number;
   session: boolean;
 }): MeasuredSteps {
-  const { result, command, config, ranks, session } = opts;
+  const { result, command, samples, ranks, session } = opts;
   const summary = summarizeEvents(result.events, ranks);
   const { steps, warmup: warmupSteps } = summary;
   const processTimed = steps.length === 0 && result.outcome === 'ok' && !command.eventsRequired && !session;
@@ -229,7 +241,7 @@ function measuredSteps(opts: {
     // Whole-process timing for programs that ignore the protocol: the process's own window (exec to
     // exit) where the harness has it, never the harness's work around it.
     const seconds = result.timing?.seconds ?? result.wallSeconds;
-    steps.push({ samples: Number(config['batch_size'] ?? 1) * ranks, seconds });
+    steps.push({ samples: samples * ranks, seconds });
   }
   return { summary, steps, warmupSteps, processTimed };
 }
