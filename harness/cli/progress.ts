@@ -2,7 +2,7 @@
 // The engine reports through the Progress interface (executors/progress.ts); this is the CLI's rendering.
 import { formatBytes, formatSeconds } from '../experiment/units.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
-import type { Progress, TrialStartInfo } from '../executors/progress.js';
+import { SILENT_PROGRESS, type Progress, type TrialStartInfo } from '../executors/progress.js';
 import { runSeconds, type Config, type TrialRecord } from '../domain/index.js';
 
 export type { Progress, TrialStartInfo };
@@ -17,17 +17,8 @@ export function createProgress(
   stream: NodeJS.WritableStream = process.stderr,
   heartbeatSeconds = HEARTBEAT_SECONDS,
 ): Progress {
-  return mode === 'quiet' ? quietProgress : new StreamProgress(stream, mode === 'tty', heartbeatSeconds);
+  return mode === 'quiet' ? SILENT_PROGRESS : new StreamProgress(stream, mode === 'tty', heartbeatSeconds);
 }
-
-const quietProgress: Progress = {
-  stage: () => undefined,
-  trialStart: () => undefined,
-  trialEvent: () => undefined,
-  trialEnd: () => undefined,
-  note: () => undefined,
-  finish: () => undefined,
-};
 
 /**
  * Characters a terminal acts on: C0 controls (line breaks included), DEL, C1 controls (0x9b is a

@@ -279,7 +279,12 @@ export type TrialRecord = z.output<typeof trialRecordSchema>;
  */
 export function failureCause(r: Pick<TrialRecord, 'outcome' | 'reason' | 'error'>): string {
   const e = r.outcome === 'oom' || r.outcome === 'timeout' ? undefined : r.error;
-  return e ? `${r.reason}: ${e.message}${e.where ? `, raised in ${e.where}` : ''}` : r.reason;
+  return e ? `${r.reason}: ${exceptionText(e)}` : r.reason;
+}
+
+/** An exception in a sentence: its line, and where it was raised when the traceback tells. */
+export function exceptionText(e: TrialException): string {
+  return `${e.message}${e.where ? `, raised in ${e.where}` : ''}`;
 }
 
 /** A run's seconds as a whole process: its process's window (exec to exit) where recorded, else the trial's wall time. */

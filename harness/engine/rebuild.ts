@@ -10,17 +10,8 @@ import type { Evidence, StageOutcome } from '../domain/index.js';
 import { initialState } from './revisions.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import type { Executor } from '../executors/executor.js';
-import type { Progress } from '../executors/progress.js';
+import { SILENT_PROGRESS } from '../executors/progress.js';
 import { runJsonSchema, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
-
-const SILENT: Progress = {
-  stage: () => undefined,
-  trialStart: () => undefined,
-  trialEvent: () => undefined,
-  trialEnd: () => undefined,
-  note: () => undefined,
-  finish: () => undefined,
-};
 
 /** An executor for a replay: every trial must come from the journal. */
 function journalOnly(path: string): Executor {
@@ -88,7 +79,7 @@ async function replayResult(
       experiment,
       workload,
       env: run.environment,
-      progress: SILENT,
+      progress: SILENT_PROGRESS,
       replay: records,
       executor: journalOnly(journalPath),
       // Nothing is appended: the journal is read, never written.

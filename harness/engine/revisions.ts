@@ -118,7 +118,8 @@ function outcomeNamed(s: RunState, name: string): Frozen<StageOutcome> {
   return o;
 }
 
-function maxBatchOutcome(s: RunState, name: string): Frozen<StageOutcomeOf<'max-batch'>> {
+/** The outcome of max-batch stage `name` in a state; another kind or no such stage is a bug. */
+export function maxBatchOutcome(s: RunState, name: string): Frozen<StageOutcomeOf<'max-batch'>> {
   const o = outcomeNamed(s, name);
   if (o.kind !== 'max-batch') throw new Error(`a revision of a max-batch stage names ${o.kind} stage ${name}`);
   return o;

@@ -374,12 +374,10 @@ async function executeLocked(x: Execution): Promise<RunResult> {
   } finally {
     run.trial.warm?.close();
   }
-  const { state } = cursor;
-  const outcomes = thawed<StageOutcome[]>(state.outcomes);
-  const evidence = thawed<Record<string, Evidence>>(state.evidence);
   // The journal must hold every trial of the run before the run can finish on it.
   dir.journal.verify('by the end of the run');
-  const result = buildResult(x, run, state);
+  const result = buildResult(x, run, cursor.state);
+  const { stages: outcomes, evidence } = result;
   const allocated = records.find((r) => r.node && outcomes.some((o) => o.kind === 'max-batch' && o.name === r.stage));
   writeChosenConfig(
     dir.path,

@@ -29,3 +29,13 @@ export interface Progress {
   note(message: string): void;
   finish(): void;
 }
+
+/** Progress that shows nothing: --quiet, and work that reports to no one (a rebuilt report's replay). */
+export const SILENT_PROGRESS: Progress = {
+  stage: () => undefined,
+  trialStart: () => undefined,
+  trialEvent: () => undefined,
+  trialEnd: () => undefined,
+  note: () => undefined,
+  finish: () => undefined,
+};

@@ -18,7 +18,7 @@ import type { ProbeFn, ProbeResult, ProbeRole } from './probe.js';
 import { answerMaxBatch } from './max-batch-answers.js';
 import type { MaxBatchBoundary, MaxBatchOptions, MaxBatchResult } from './max-batch-types.js';
 import { growthNote, holds } from './confirmation.js';
-import type { LinearFit, MaxBatchStatus, MemoryGrowth } from '../domain/index.js';
+import { exceptionText, type LinearFit, type MaxBatchStatus, type MemoryGrowth } from '../domain/index.js';
 
 export type { MaxBatchBoundary, MaxBatchOptions, MaxBatchResult, MaxBatchStrategy } from './max-batch-types.js';
 
@@ -515,7 +515,7 @@ class SearchState {
     const max = this.lo > 0 && !this.stalled ? this.lo * this.m : null;
     if (this.broken) {
       const e = this.broken.error;
-      const why = e ? `${e.message}${e.where ? `, raised in ${e.where}` : ''}` : (this.broken.reason ?? '');
+      const why = e ? exceptionText(e) : (this.broken.reason ?? '');
       this.notes.push(
         `the workload failed at batch ${this.broken.batch} (${this.broken.outcome}${why ? `: ${why}` : ''}); fix it before tuning`,
       );

@@ -7,7 +7,7 @@ import { stageName } from '../../experiment/checks.js';
 import type { Experiment, MaxBatchStageSpec } from '../../experiment/schema.js';
 import type { Frozen } from '../../util/frozen.js';
 import { stageInput, type RunContext, type StageInput } from '../context.js';
-import { revise, type Revision, type RunState } from '../revisions.js';
+import { maxBatchOutcome, revise, type Revision, type RunState } from '../revisions.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure, growthPhrase, holds } from '../../search/confirmation.js';
 import { lowerInBand } from '../../search/boundary-repeat.js';
@@ -48,19 +48,12 @@ export async function finalConfirmations(run: RunContext, start: RunState): Prom
     const maxFinal = maxAgainstFinal(run.trials.records, outcome.result, state.config, spec);
     if (maxFinal) {
       const revised = revise(state, [{ kind: 'max-final', stage: name, maxFinal }]);
-      const statement = maxFinalStatement(revisedMaxBatch(revised, name).result);
+      const statement = maxFinalStatement(maxBatchOutcome(revised, name).result);
       state = revise(revised, [{ kind: 'note', stage: name, note: statement }]);
       run.progress.note(statement);
     }
   }
   return state;
-}
-
-/** The max-batch outcome named `name` of a revised state. */
-function revisedMaxBatch(state: RunState, name: string): Frozen<StageOutcomeOf<'max-batch'>> {
-  const o = state.outcomes.find((x) => x.name === name);
-  if (o?.kind !== 'max-batch') throw new Error(`no max-batch stage ${name} in the run's state`);
-  return o;
 }
 
 /**
