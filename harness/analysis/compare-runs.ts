@@ -12,10 +12,10 @@ import {
   type Interval,
   type MemoryVerdict,
   type ParamValue,
-  type RunResult,
   type SpeedVerdict,
   type TrialRecord,
 } from '../domain/index.js';
+import type { RunResult } from '../experiment/run-file.js';
 
 export interface RunSide {
   run: { experiment: string; run_id: string; environment: unknown; result?: RunResult; status?: string | undefined };

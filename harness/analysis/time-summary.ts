@@ -5,9 +5,10 @@ import { mean, median, sampleStandardDeviation } from 'simple-statistics';
 import { medianInterval } from '../stats/summary.js';
 import { cheaper } from '../search/rank.js';
 import { detectable, fmtBand, fmtChange, fmtRatio, undecidedCi } from './undecided.js';
-import type { CompareArmRow, Config, Interval, Outcome, RunResult, TrialRecord } from '../domain/index.js';
+import type { CompareArmRow, Config, Interval, Outcome, TrialRecord } from '../domain/index.js';
 import { roleKind, runSeconds } from '../domain/index.js';
 import { fillValues, scanConfigs, type TimeRequest } from '../experiment/one-liner.js';
+import type { RunResult } from '../experiment/run-file.js';
 
 export type TimeMode = 'single' | 'compare' | 'scan';
 

@@ -6,7 +6,6 @@ import { compareRuns, regressions } from '../analysis/compare-runs.js';
 import { beforeAfterHtml, beforeAfterMarkdown } from '../report/before-after-render.js';
 import { beforeAfterChart } from '../report/charts/before-after.js';
 import { renderSvg } from '../report/render.js';
-import { readRunDir } from '../store/read-run.js';
 import { writeFileAtomic } from '../store/atomic.js';
 import { experimentDirName, makeOwnDir } from '../store/run-dir.js';
 import {
@@ -18,6 +17,7 @@ import {
   requireOutDir,
 } from './common.js';
 import { terminalLines } from './progress.js';
+import { readRunDir } from '../experiment/run-file.js';
 
 interface CompareOptions {
   out?: string;

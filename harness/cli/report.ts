@@ -3,12 +3,12 @@ import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { JOURNAL_FILE } from '../store/journal.js';
 import { rebuildFromJournal } from '../engine/rebuild.js';
-import { readRunDir } from '../store/read-run.js';
 import { copyRunFiles } from '../store/run-dir.js';
 import { writeReports } from '../report/write.js';
 import { readBisectFile, writeBisectReport } from '../engine/bisect-finish.js';
 import { terminalLines } from './progress.js';
 import { examples, printablePath, requireOutDir } from './common.js';
+import { readRunDir } from '../experiment/run-file.js';
 
 export function registerReport(program: Command): void {
   program

@@ -8,10 +8,9 @@ import { loadExperiment } from '../experiment/load.js';
 import { ConfigError, EXIT, StageFailedError } from '../errors.js';
 import { stageWarnings } from '../report/run-warnings.js';
 import { stageFailureSentence } from '../report/stage-failure.js';
-import { readRunDir } from '../store/read-run.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
-import type { RunResult, StageFailure } from '../domain/index.js';
+import type { StageFailure } from '../domain/index.js';
 import {
   addCommonOptions,
   appendStepSummary,
@@ -22,6 +21,7 @@ import {
   type CommonOptions,
 } from './common.js';
 import { withStopSignals } from './signals.js';
+import { readRunDir, type RunResult } from '../experiment/run-file.js';
 
 export function registerRun(program: Command): void {
   addCommonOptions(

@@ -9,10 +9,10 @@ import { initialState } from '../engine/revisions.js';
 import type { RunContext } from '../engine/context.js';
 import { runArrayTask, runStageWorker } from '../executors/slurm/worker.js';
 import { ConfigError } from '../errors.js';
-import { readRunJson } from '../store/run-dir.js';
 import { examples, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
 import { isFinished } from '../domain/index.js';
+import { readRunJson } from '../experiment/run-file.js';
 
 const int = (name: string, value: string | undefined): number => {
   const n = Number(value);

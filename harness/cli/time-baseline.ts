@@ -7,9 +7,9 @@ import type { TimeSummary } from '../analysis/time-summary.js';
 import { terminalLines } from './progress.js';
 import { baselineLines } from '../report/time-baseline.js';
 import { writeJsonAtomic } from '../store/atomic.js';
-import { readRunJson } from '../store/run-dir.js';
 import { checkBaselineName, readTimeBaseline, writeTimeBaseline, type TimeBaseline } from '../store/time-baseline.js';
 import type { CommonOptions } from './common.js';
+import { readRunJson } from '../experiment/run-file.js';
 
 /** The file in the run directory that holds the comparison with the baseline (also for --json). */
 export const BASELINE_COMPARISON_FILE = 'baseline-comparison.json';

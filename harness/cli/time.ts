@@ -24,12 +24,11 @@ import {
 } from '../report/time.js';
 import { exportName, writeTimeFiles } from '../report/time-export.js';
 import { stageWarnings } from '../report/run-warnings.js';
-import { readRunDir } from '../store/read-run.js';
 import { shellLine } from '../util/shell.js';
-import type { RunResult } from '../domain/index.js';
 import { addCommonOptions, appendStepSummary, progressMode, resolveCommon, type CommonOptions } from './common.js';
 import { withStopSignals } from './signals.js';
 import { timeBaselines, type TimeBaselineFlags } from './time-baseline.js';
+import { readRunDir, type RunResult } from '../experiment/run-file.js';
 
 const count = (flag: string, least: number) => (value: string) => {
   const n = Number(value);

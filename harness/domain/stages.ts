@@ -1,5 +1,6 @@
-// Stage results: what each stage kind keeps in run.json for the reports, the history and resume.
-// A union keyed on `kind`, so a switch over kinds is checked by the compiler and nothing is cast.
+// Stage results: what each stage kind keeps in run.json for the reports, the history and resume, and
+// the measured values they hold (intervals, evidence). The list of kinds and the outcome union that is
+// keyed on `kind` are in experiment/schema/stages.ts, beside each kind's spec.
 import { z } from 'zod';
 import { configSchema, paramValueSchema } from './params.js';
 import { OUTCOMES } from './trial.js';
@@ -7,9 +8,6 @@ import { memoryGrowthSchema } from './memory.js';
 
 const num = z.number();
 const numOrNull = z.number().nullable();
-
-export const STAGE_KINDS = ['max-batch', 'sweep', 'compare', 'claim'] as const;
-export type StageKind = (typeof STAGE_KINDS)[number];
 
 /** A measured value with its confidence interval (`level`, e.g. 0.95). */
 export const intervalSchema = z.object({ estimate: num, low: num, high: num, level: num });
@@ -488,39 +486,3 @@ export const claimSummarySchema = z.object({
   sentence: z.string(),
 });
 export type ClaimSummary = z.infer<typeof claimSummarySchema>;
-
-// ---- the union
-
-const outcomeBase = {
-  name: z.string(),
-  chosen: configSchema,
-  evidence: z.record(z.string(), evidenceSchema),
-  notes: z.array(z.string()),
-};
-
-/** What a stage returns and run.json keeps: the values it chose, why, and its kind's result. */
-export const stageOutcomeSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('max-batch'), ...outcomeBase, result: maxBatchSummarySchema }),
-  z.object({ kind: z.literal('sweep'), ...outcomeBase, result: sweepSummarySchema }),
-  z.object({ kind: z.literal('compare'), ...outcomeBase, result: compareSummarySchema }),
-  z.object({ kind: z.literal('claim'), ...outcomeBase, result: claimSummarySchema }),
-]);
-
-/** Each stage kind's result. */
-export interface StageResults {
-  'max-batch': MaxBatchSummary;
-  sweep: SweepSummary;
-  compare: CompareSummary;
-  claim: ClaimSummary;
-}
-export type StageOutcomeOf<K extends StageKind> = Omit<z.infer<typeof stageOutcomeSchema>, 'kind' | 'result'> & {
-  kind: K;
-  result: StageResults[K];
-};
-/** Written as a mapped union so that code generic in the kind keeps kind and result together. */
-export type StageOutcome = { [K in StageKind]: StageOutcomeOf<K> }[StageKind];
-
-// The schema and the union above describe the same shape, in both directions.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameShape: Same<z.infer<typeof stageOutcomeSchema>, StageOutcome> = true;
-void sameShape;

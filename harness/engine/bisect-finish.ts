@@ -2,11 +2,12 @@
 // report.html, then run.json as "finished" (the commit point, as for every run).
 import { join } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../store/atomic.js';
-import { writeRunJson, type RunDir } from '../store/run-dir.js';
+import { type RunDir } from '../store/run-dir.js';
 import { bisectChart, bisectFileSchema, bisectHtml, bisectMarkdown, type BisectFile } from '../report/bisect.js';
 import { readCheckedJson } from '../util/checked-json.js';
 import { drawChart } from '../report/render.js';
-import { OUTCOMES, type Outcome, type RunJson, type RunWarning, type TrialRecord } from '../domain/index.js';
+import { OUTCOMES, type Outcome, type RunWarning, type TrialRecord } from '../domain/index.js';
+import { writeRunJson, type RunJson } from '../experiment/run-file.js';
 
 /** The file a finished bisection writes its result to, in its run directory. */
 export const BISECT_FILE = 'bisect.json';

@@ -10,17 +10,10 @@ import { commitInfo, commitsBetween, resolveCommit } from '../executors/git.js';
 import { runBisect, type BisectResult, type BisectStep, type MeasureFn } from '../search/bisect.js';
 import { compareOracle, COMMIT_PARAMETER } from '../search/bisect-step.js';
 import type { ArmPlanFn, ArmTrialFn } from '../search/sweep.js';
-import { createRunDir, openRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { createRunDir, openRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { printedCommand } from '../util/shell.js';
-import {
-  measuredPeakMemory,
-  role,
-  type BisectRun,
-  type Config,
-  type RunJson,
-  type TrialRecord,
-} from '../domain/index.js';
+import { measuredPeakMemory, role, type BisectRun, type Config, type TrialRecord } from '../domain/index.js';
 import { CommitTrees, pathInRepo, type BuildRecord } from './bisect-commits.js';
 import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
@@ -29,6 +22,7 @@ import { experimentOfRun, readJournalForResume, readRunJsonForResume } from './r
 import { newRunJson, preflightLimit, runContext } from './run-experiment.js';
 import type { RunContext } from './context.js';
 import type { TrialSpec } from '../executors/executor.js';
+import { writeRunJson, type RunJson } from '../experiment/run-file.js';
 
 /** Rounds and band of each step (the bench's settings: test/bench/bisect.bench.ts). */
 export const BISECT_DEFAULTS = {

@@ -12,9 +12,10 @@ import type { RunLock } from '../store/lock.js';
 import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
 import type { Progress } from '../executors/progress.js';
-import type { Config, Fingerprint, StageOutcome, TrialRecord } from '../domain/index.js';
+import type { Config, Fingerprint, TrialRecord } from '../domain/index.js';
 import { deviceName, role } from '../domain/index.js';
 import type { Frozen } from '../util/frozen.js';
+import type { StageOutcome } from '../experiment/schema.js';
 
 /**
  * Everything a stage reads, frozen: no field is filled in later and none may be written

@@ -6,12 +6,14 @@ import { Journal, JOURNAL_FILE } from '../store/journal.js';
 import { experimentOfRun } from './resume.js';
 import { runContext, runStages, type RunCursor } from './run-experiment.js';
 import { thawed } from '../util/frozen.js';
-import type { Evidence, StageOutcome } from '../domain/index.js';
+import type { Evidence } from '../domain/index.js';
 import { initialState } from './revisions.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import type { Executor } from '../executors/executor.js';
 import { SILENT_PROGRESS } from '../executors/progress.js';
-import { runJsonSchema, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
+import { type TrialRecord } from '../domain/index.js';
+import type { StageOutcome } from '../experiment/schema.js';
+import { runJsonSchema, type RunJson, type RunResult } from '../experiment/run-file.js';
 
 /** An executor for a replay: every trial must come from the journal. */
 function journalOnly(path: string): Executor {

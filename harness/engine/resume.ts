@@ -8,15 +8,7 @@ import { ConfigError } from '../errors.js';
 import { parseExperimentText } from '../experiment/load.js';
 import { environmentDiffs } from '../analysis/compare-runs.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
-import {
-  experimentDirName,
-  openRunDir,
-  readRunJson,
-  RUN_FILE,
-  RunFormatError,
-  writeRunJson,
-  type RunDir,
-} from '../store/run-dir.js';
+import { experimentDirName, openRunDir, RUN_FILE, RunFormatError, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { worktreeWorkload } from './bisect-commits.js';
 import { createWorkload } from '../workloads/index.js';
@@ -24,7 +16,8 @@ import type { Experiment } from '../experiment/schema.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Progress } from '../executors/progress.js';
 import { execute, preflightLimit } from './run-experiment.js';
-import { isFinished, READABLE_RUN_VERSIONS, type RunJson, type RunResult, type TrialRecord } from '../domain/index.js';
+import { isFinished, READABLE_RUN_VERSIONS, type TrialRecord } from '../domain/index.js';
+import { readRunJson, writeRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
 
 export interface ResumeOptions {
   runDir: string;

@@ -2,17 +2,9 @@
 // work after a stage (lowering a batch that a later stage failed at, the final confirmation) returns
 // revisions of earlier outcomes. `revise` applies both and returns a new state: nothing else writes the
 // config, the outcomes or the evidence of a run.
-import type {
-  Config,
-  Evidence,
-  FinalConfirmation,
-  MaxFinal,
-  StageFailure,
-  StageLowering,
-  StageOutcome,
-  StageOutcomeOf,
-} from '../domain/index.js';
+import type { Config, Evidence, FinalConfirmation, MaxFinal, StageFailure, StageLowering } from '../domain/index.js';
 import type { Frozen } from '../util/frozen.js';
+import type { StageOutcome, StageOutcomeOf } from '../experiment/schema.js';
 
 /** What the stages have produced so far: the run's config, their outcomes, the evidence, the failures. */
 export interface RunState {

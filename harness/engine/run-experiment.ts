@@ -12,7 +12,7 @@ import { formatBytes } from '../experiment/units.js';
 import { argsWritten, buildChosenConfig, writeChosenConfig, type ChosenConfigArgs } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
 import { readJournal, type Journal } from '../store/journal.js';
-import { createRunDir, writeRunJson, type RunDir } from '../store/run-dir.js';
+import { createRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit, type CudaUse } from '../trial/limits.js';
 import { plannedTrials } from './run-plan.js';
@@ -38,14 +38,13 @@ import {
   type Fingerprint,
   type Outcome,
   OUTCOMES,
-  type RunJson,
   RUN_VERSION,
   type RunWarning,
-  type RunResult,
-  type StageOutcome,
   type StopInfo,
   type TrialRecord,
 } from '../domain/index.js';
+import { writeRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
+import type { StageOutcome } from '../experiment/schema.js';
 
 export interface RunOptions {
   experimentPath: string;

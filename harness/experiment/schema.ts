@@ -134,7 +134,15 @@ export type ClaimStageSpec = z.output<typeof claimStage>;
 export type CommandWorkloadSpec = z.output<typeof commandWorkload>;
 export type ExecutorSpec = Experiment['executor'];
 export type { ParamValue } from '../domain/params.js';
-export { SWEEP_REPEATS } from './schema/stages.js';
+export {
+  STAGE_KINDS,
+  stageOutcomeSchema,
+  SWEEP_REPEATS,
+  type StageKind,
+  type StageOutcome,
+  type StageOutcomeOf,
+  type StageResults,
+} from './schema/stages.js';
 
 /** Validates a parsed experiment file: the experiment with its defaults, or every problem found. */
 export function parseExperiment(raw: unknown): Parsed<Experiment> {

@@ -2,10 +2,9 @@
 // tonight's (bad), with the commits and repository their run.json files record, as the arguments of
 // `tunebench bisect`; or, as a typed reason, why no command can be given.
 import { experimentFileProblem } from '../experiment/load.js';
-import { readRunJson } from '../store/run-dir.js';
-import type { RunJson } from '../domain/index.js';
 import type { RunEntry } from './index.js';
 import { failingMetrics, seriesDecides, type ExperimentHistory } from './trend.js';
+import { readRunJson, type RunJson } from '../experiment/run-file.js';
 
 export interface BisectRunRef {
   run_id: string;

@@ -3,9 +3,9 @@
 import { stageName } from '../experiment/checks.js';
 import { parseExperimentText } from '../experiment/load.js';
 import type { ClaimStageSpec, Experiment } from '../experiment/schema.js';
-import type { readRunDir } from '../store/read-run.js';
-import type { Config, RunJson, TrialRecord } from '../domain/index.js';
+import type { Config, TrialRecord } from '../domain/index.js';
 import { keyMetricsWithOrigin } from './index.js';
+import type { readRunDir, RunJson } from '../experiment/run-file.js';
 
 /**
  * The fewest interleaved pairs of a confirmation; it runs at least as many pairs as the night ran

@@ -9,11 +9,10 @@ import { dirname } from 'node:path';
 import { runExperiment } from '../engine/run-experiment.js';
 import type { Progress } from '../executors/progress.js';
 import type { ClaimStageSpec, Experiment } from '../experiment/schema.js';
-import { readRunDir } from '../store/read-run.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { RunEntry } from './index.js';
 import type { Confirmation, GatedMetric } from './series-gate.js';
-import type { ClaimSummary, RunResult, TrialRecord } from '../domain/index.js';
+import type { ClaimSummary, TrialRecord } from '../domain/index.js';
 import {
   confirmStage,
   metricSource,
@@ -22,6 +21,7 @@ import {
   type RunRead,
   type Source,
 } from './confirm-source.js';
+import { readRunDir, type RunResult } from '../experiment/run-file.js';
 
 export { CONFIRM_MIN_PAIRS, metricSource } from './confirm-source.js';
 

@@ -8,18 +8,11 @@ import { ConfigError } from '../errors.js';
 import { writeJsonAtomic } from '../store/atomic.js';
 import { printedCommand } from '../util/shell.js';
 import { JOURNAL_FILE, readJournal } from '../store/journal.js';
-import { readRunJson, RUN_FILE } from '../store/run-dir.js';
+import { RUN_FILE } from '../store/run-dir.js';
 import { rebuildFromJournal } from '../engine/rebuild.js';
 import { z } from 'zod';
-import {
-  configSchema,
-  type Fingerprint,
-  isFinished,
-  type ParamValue,
-  type RunJson,
-  type RunResult,
-  type TrialRecord,
-} from '../domain/index.js';
+import { configSchema, type Fingerprint, isFinished, type ParamValue, type TrialRecord } from '../domain/index.js';
+import { readRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
 
 export const INDEX_FILE = '.history-index.json';
 /** Held in the reports folder while `history` confirms alarms: one confirmation run at a time. */

@@ -10,12 +10,12 @@ import {
   type BeforeAfter,
   type MetricComparison,
 } from '../analysis/compare-runs.js';
-import { readRunDir } from '../store/read-run.js';
 import { detectChangePoints } from '../stats/change-points.js';
 import type { RunEntry } from './index.js';
 import { seriesGate, type SeriesGate } from './series-gate.js';
 import { confirmationRoots, readAccepted, readBaseline, readConfirmations } from './files.js';
 import type { ParamValue } from '../domain/index.js';
+import { readRunDir } from '../experiment/run-file.js';
 
 export {
   ACCEPTED_FILE,

@@ -8,7 +8,8 @@ import { formatSeconds } from '../experiment/units.js';
 import type { Chart } from './charts/index.js';
 import { figure, interval } from './format.js';
 import { stageSection, type Block } from './tables.js';
-import type { RunResult, TrialRecord } from '../domain/index.js';
+import type { TrialRecord } from '../domain/index.js';
+import type { RunResult } from '../experiment/run-file.js';
 
 export const REPORT_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";

@@ -1,7 +1,8 @@
 // What may have biased a run's measurements, for the terminal: each stage's foreign load and a
 // claim's noise warnings. `run`, `time` and `claim` print the same lines.
 import { foreignLoadWarning } from './foreign-load.js';
-import type { RunResult, TrialRecord } from '../domain/index.js';
+import type { TrialRecord } from '../domain/index.js';
+import type { RunResult } from '../experiment/run-file.js';
 
 /** One line per warning, in stage order: the stage's foreign load, then a claim's noise warnings. */
 export function stageWarnings(result: RunResult, records: readonly TrialRecord[]): string[] {

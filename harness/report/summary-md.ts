@@ -5,7 +5,8 @@ import { figure } from './format.js';
 import { code, md, table } from './markdown.js';
 import { stageFailureSentence } from './stage-failure.js';
 import { stageSection, type Block } from './tables.js';
-import type { RunResult, TrialRecord } from '../domain/index.js';
+import type { TrialRecord } from '../domain/index.js';
+import type { RunResult } from '../experiment/run-file.js';
 
 export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[]): string {
   const out: string[] = [];

@@ -27,10 +27,10 @@ import type {
   CompareSummary,
   Evidence,
   MaxBatchSummary,
-  StageOutcome,
   SweepSummary,
   TrialRecord,
 } from '../domain/index.js';
+import type { StageOutcome } from '../experiment/schema.js';
 
 /** A stage as the report shows it: its outcome from run.json. */
 export type StageView = StageOutcome;

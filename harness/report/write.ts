@@ -10,7 +10,8 @@ import { stageCharts } from './charts/index.js';
 import { reportHtml, type RenderedChart } from './html.js';
 import { drawChart } from './render.js';
 import { summaryMarkdown } from './summary-md.js';
-import type { RunJson, TrialRecord } from '../domain/index.js';
+import type { TrialRecord } from '../domain/index.js';
+import type { RunJson } from '../experiment/run-file.js';
 
 export const REPORT_FILES = ['report.html', 'summary.md'];
 

@@ -1,16 +1,20 @@
 // Reads a run directory back: run.json and the journal, each through its schema, for reports,
 // compares and the history.
 import { join } from 'node:path';
-import type { RunJson, TrialRecord } from '../domain/index.js';
+import type { z } from 'zod';
+import type { TrialRecord } from '../domain/index.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from './journal.js';
-import { readRunJson } from './run-dir.js';
+import { readRunJsonThrough } from './run-dir.js';
 
 /**
- * Reads a finished or partial run directory (run.json and the journal, both checked), with a clear
- * error for each way it can be unusable.
+ * A run directory read back: run.json through `schema` (experiment/run-file.ts binds it) and the journal
+ * through its own, with a warning for each gap in the trials.
  */
-export function readRunDir(dir: string): { run: RunJson; records: TrialRecord[]; warnings: string[] } {
-  const run = readRunJson(dir, `the trials in ${JOURNAL_FILE} are kept apart and may be intact`);
+export function readRunDirThrough<S extends z.ZodType>(
+  schema: S,
+  dir: string,
+): { run: z.output<S>; records: TrialRecord[]; warnings: string[] } {
+  const run = readRunJsonThrough(schema, dir, `the trials in ${JOURNAL_FILE} are kept apart and may be intact`);
   const journal = readJournal(join(dir, JOURNAL_FILE));
   requireJournalFormat(journal, join(dir, JOURNAL_FILE), '', 'use the tunebench version that wrote the run');
   const warnings: string[] = [];

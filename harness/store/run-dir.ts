@@ -6,7 +6,8 @@ import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeFileAtomic, writeJsonAtomic } from './atomic.js';
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
-import { READABLE_RUN_VERSIONS, RUN_VERSION, runJsonSchema, type RunJson } from '../domain/index.js';
+import type { z } from 'zod';
+import { READABLE_RUN_VERSIONS, RUN_VERSION } from '../domain/index.js';
 import { CheckedFileError, parseCheckedJson } from '../util/checked-json.js';
 
 export const RUN_FILE = 'run.json';
@@ -99,11 +100,12 @@ export function makeOwnDir(path: string): void {
 }
 
 /**
- * Reads <dir>/run.json through its schema. A file that is not JSON, or not shaped as tunebench
- * writes it, was damaged after tunebench wrote it (it writes it atomically) or is foreign: the error
- * names the file, the line and the field, then what that means for the caller (`consequence`).
+ * Reads <dir>/run.json through `schema` (run.json's, which knows the stage kinds: experiment/run-file.ts).
+ * A file that is not JSON, or not shaped as tunebench writes it, was damaged after tunebench wrote it
+ * (it writes it atomically) or is foreign: the error names the file, the line and the field, then what
+ * that means for the caller (`consequence`).
  */
-export function readRunJson(dir: string, consequence: string): RunJson {
+export function readRunJsonThrough<S extends z.ZodType>(schema: S, dir: string, consequence: string): z.output<S> {
   const path = join(dir, RUN_FILE);
   try {
     const text = readFileSync(path, 'utf8');
@@ -111,7 +113,7 @@ export function readRunJson(dir: string, consequence: string): RunJson {
     if (typeof version !== 'number' || !READABLE_RUN_VERSIONS.includes(version))
       throw new RunFormatError(path, version, consequence);
     return parseCheckedJson(
-      runJsonSchema,
+      schema,
       text,
       path,
       'run.json',
@@ -160,7 +162,8 @@ function runFormatOf(text: string): unknown {
   }
 }
 
-export function writeRunJson(dir: RunDir, value: RunJson): void {
+/** Writes <dir>/run.json, atomically; `value` is run.json as experiment/run-file.ts types it. */
+export function writeRunJsonFile(dir: RunDir, value: object): void {
   writeJsonAtomic(join(dir.path, RUN_FILE), value);
 }
 

@@ -13,13 +13,13 @@ import type { BandRun } from '../../harness/search/band-model.js';
 import { repeatBoundary } from '../../harness/search/boundary-repeat.js';
 import type { ProbeFn, ProbeResult } from '../../harness/search/probe.js';
 import { powerThenBisect } from '../../harness/search/reference.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { createWorkload } from '../../harness/workloads/index.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
 import { benchTrials } from './bench-trials.js';
 import { journal, runDir } from '../support/runs.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 export interface Answer {
   strategy: string;

@@ -8,10 +8,10 @@ import { basename, dirname, join } from 'node:path';
 import { parseDocument, type YAMLMap, type YAMLSeq } from 'yaml';
 import { createProgress } from '../../harness/cli/progress.js';
 import { runExperiment } from '../../harness/engine/run-experiment.js';
-import { readRunDir } from '../../harness/store/read-run.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
+import { readRunDir } from '../../harness/experiment/run-file.js';
 
 /**
  * Each torch experiment runs twice, side by side: fresh processes (warm_start: off) and forks of a

@@ -7,13 +7,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const CAP = 160 * 2 ** 20;
 const LENGTHS = [64, 128, 256, 512];

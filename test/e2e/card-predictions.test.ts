@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { resultOf, runDir } from '../support/runs.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 async function run(extra: string) {
   const file = commandExperiment(

@@ -11,9 +11,9 @@ import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const CAP = '256MiB';
 

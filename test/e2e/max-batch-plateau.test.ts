@@ -9,12 +9,12 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { stepCount } from '../../harness/domain/index.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const CAP_MIB = 256;
 const PROGRAM = join(PROGRAMS, 'plateau_memory.py');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
-import { readRunDir } from '../../harness/store/read-run.js';
+import { readRunDir } from '../../harness/experiment/run-file.js';
 
 function experiment(strategy: string): string {
   return `name: strategy-${strategy}

@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { REPORT_CSP } from '../../harness/report/html.js';
 import { CLI, FIXTURES, PROGRAMS, tempDir } from '../support/paths.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { REPORT_FIXTURE, resultOf, runDir } from '../support/runs.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const RUN = REPORT_FIXTURE;
 

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { planLimit } from '../../harness/trial/limits.js';
 import { assertExactMax, assertMaxWritten, journal, resultOf, runDir } from '../support/runs.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 /** What `tunebench run --json` prints for a run of the two-stage chain experiment. */
 interface ChainResult {

@@ -10,10 +10,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const LOADER = '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }';
 

@@ -11,9 +11,9 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { commandExperiment } from '../support/faults.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const SCRIPT = join(ROOT, 'experiments', 'workloads', 'text_classifier.py');
 // torch alone takes about 640 MiB of address space, and a short review about 0.3 MiB more over a

@@ -8,8 +8,8 @@ import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { readRunDir } from '../../harness/store/read-run.js';
 import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { readRunDir } from '../../harness/experiment/run-file.js';
 
 const workload = new CommandWorkload({ kind: 'command', command: ['/bin/sh', '-c', 'exit 0'] }, ROOT);
 

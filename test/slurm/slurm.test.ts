@@ -12,7 +12,6 @@ import { z } from 'zod';
 import { readBatch, type BatchFile } from '../../harness/executors/slurm/batch.js';
 import { stageDoneSchema } from '../../harness/executors/slurm/worker.js';
 import { readJournal } from '../../harness/store/journal.js';
-import { readRunJson } from '../../harness/store/run-dir.js';
 import { readCheckedJson } from '../../harness/util/checked-json.js';
 import { readTrace, trialKey, type Trace } from '../support/faults.js';
 import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
@@ -21,6 +20,7 @@ import { runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
+import { readRunJson } from '../../harness/experiment/run-file.js';
 
 const EXPERIMENT = join(FIXTURES, 'experiments', 'slurm.yaml');
 const CARDS = join(FIXTURES, 'experiments', 'slurm-cards.yaml');

@@ -7,7 +7,7 @@ import { createRng } from '../../harness/stats/rng.js';
 import { readJournal } from '../../harness/store/journal.js';
 import { FIXTURES } from './paths.js';
 import { REPORT_FIXTURE } from './runs.js';
-import type { RunResult } from '../../harness/domain/index.js';
+import type { RunResult } from '../../harness/experiment/run-file.js';
 
 /**
  * The nightly tests' experiment (name `nightly`): a small deterministic run on the simulated GPU in

@@ -3,13 +3,8 @@ import assert from 'node:assert/strict';
 import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, tempDir } from './paths.js';
-import type {
-  MaxBatchSummary,
-  StageKind,
-  StageOutcome,
-  StageResults,
-  TrialRecord,
-} from '../../harness/domain/index.js';
+import type { MaxBatchSummary, TrialRecord } from '../../harness/domain/index.js';
+import type { StageKind, StageOutcome, StageResults } from '../../harness/experiment/schema.js';
 
 /** A finished run of every stage kind (test/fixtures/experiments/report-fixture.yaml): a known journal. */
 export const REPORT_FIXTURE = join(FIXTURES, 'runs', 'report-fixture');

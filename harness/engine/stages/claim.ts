@@ -12,14 +12,8 @@ import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
 import { failureCause, measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
-import type {
-  ClaimMetric,
-  ClaimSummary,
-  Config,
-  LogInterval,
-  StageOutcomeOf,
-  TrialRecord,
-} from '../../domain/index.js';
+import type { ClaimMetric, ClaimSummary, Config, LogInterval, TrialRecord } from '../../domain/index.js';
+import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 type Side = 'baseline' | 'candidate';
 

@@ -22,10 +22,10 @@ import type {
   Interval,
   Outcome,
   ParamValue,
-  StageOutcomeOf,
   TrialRecord,
 } from '../../domain/index.js';
 import { fmtPct } from '../../report/format.js';
+import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 /** What a compare stage runs, fixed before its first trial. */
 interface ComparePlan {

@@ -6,7 +6,8 @@ import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import type { MaxBatchResult } from '../../search/max-batch.js';
 import { matchingCard, predictMax } from '../../search/recipe.js';
 import type { StageInput } from '../context.js';
-import type { DeviceConfirmation, MaxBatchSummary, StageOutcomeOf } from '../../domain/index.js';
+import type { DeviceConfirmation, MaxBatchSummary } from '../../domain/index.js';
+import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 export interface PredictionHere {
   /** The earlier stage's outcome, whose card row gets the measured max. */

@@ -21,9 +21,9 @@ import {
   type FinalConfirmation,
   type MaxBatchSummary,
   type MaxFinal,
-  type StageOutcomeOf,
   type TrialRecord,
 } from '../../domain/index.js';
+import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 /** Lowering steps by this factor until a batch holds, then bisects between it and the lowest failure. */
 const LOWER_FACTOR = 0.85;

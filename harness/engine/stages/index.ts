@@ -1,6 +1,5 @@
 // The stage runners, one per stage kind: the compiler checks that the table covers every kind of
 // the experiment schema and that each runner takes its kind's spec and returns its kind's result.
-import type { StageKind, StageOutcome, StageOutcomeOf } from '../../domain/index.js';
 import type { StageSpec } from '../../experiment/schema.js';
 import type { StageInput } from '../context.js';
 import type { Frozen } from '../../util/frozen.js';
@@ -8,6 +7,7 @@ import { runClaimStage } from './claim.js';
 import { runCompareStage } from './compare.js';
 import { runMaxBatchStage } from './max-batch.js';
 import { runSweepStage } from './sweep.js';
+import type { StageKind, StageOutcome, StageOutcomeOf } from '../../experiment/schema.js';
 
 type SpecOf = { [K in StageKind]: Extract<StageSpec, { kind: K }> };
 type Runner<K extends StageKind> = (

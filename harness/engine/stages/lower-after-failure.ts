@@ -16,14 +16,8 @@ import { lowerFailed, maxBatchSpec, sameConfig } from './final-confirm.js';
 import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure } from '../../search/confirmation.js';
-import type {
-  Config,
-  StageFailure,
-  StageLowering,
-  StageOutcome,
-  StageOutcomeOf,
-  TrialRecord,
-} from '../../domain/index.js';
+import type { Config, StageFailure, StageLowering, TrialRecord } from '../../domain/index.js';
+import type { StageOutcome, StageOutcomeOf } from '../../experiment/schema.js';
 
 /** Times a stage runs again at a lower batch before the run gives up on it. */
 const MAX_RETRIES = 2;

@@ -22,11 +22,11 @@ import type {
   Recipe,
   LatencyLimit,
   MaxBatchSummary,
-  StageOutcomeOf,
   Survival,
   TrialRecord,
 } from '../../domain/index.js';
 import { stepCount } from '../../domain/index.js';
+import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 /** The probe function of a max-batch stage, and the trial record behind each probe it returned. */
 interface Prober {

@@ -9,8 +9,9 @@ import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
 import type { StageInput } from '../context.js';
 import { failureCause } from '../../domain/index.js';
-import type { Config, Evidence, StageOutcomeOf, SweepConfigRow, SweepSummary } from '../../domain/index.js';
+import type { Config, Evidence, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
+import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 /** What a sweep stage runs, fixed before its first trial: the configs left after pruning and how to run them. */
 interface SweepPlan {

@@ -12,7 +12,6 @@ import {
   fingerprintSchema,
   trialNodeSchema,
   type Fingerprint,
-  type RunJson,
   type TrialRecord,
 } from '../../domain/index.js';
 import { ConfigError } from '../../errors.js';
@@ -20,12 +19,13 @@ import { readCheckedJson } from '../../util/checked-json.js';
 import type { Experiment } from '../../experiment/schema.js';
 import { writeJsonAtomic } from '../../store/atomic.js';
 import { Journal, JOURNAL_FILE, readJournal } from '../../store/journal.js';
-import { makeDirs, readRunJson } from '../../store/run-dir.js';
+import { makeDirs } from '../../store/run-dir.js';
 import { fingerprint } from '../../telemetry/fingerprint.js';
 import type { Workload } from '../../workloads/workload.js';
 import { localExecutor, type Executor } from '../executor.js';
 import type { Progress } from '../progress.js';
 import { batchDir, readBatch, SLURM_DIR, taskResultPath } from './batch.js';
+import { readRunJson, type RunJson } from '../../experiment/run-file.js';
 
 /** What runContext needs to build what a run's stages share. */
 export interface StageInputs {

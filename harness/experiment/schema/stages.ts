@@ -1,4 +1,5 @@
-// The stages of an experiment: max-batch, sweep, compare and claim, told apart by `kind`.
+// The stages of an experiment: max-batch, sweep, compare and claim, told apart by `kind`: what each
+// kind's spec holds, and the list of kinds with the outcome union that run.json keeps.
 import { z } from 'zod';
 import {
   bool,
@@ -19,6 +20,14 @@ import {
   size,
   str,
 } from '../fields.js';
+import {
+  claimSummarySchema,
+  compareSummarySchema,
+  configSchema,
+  evidenceSchema,
+  maxBatchSummarySchema,
+  sweepSummarySchema,
+} from '../../domain/index.js';
 
 /** A sweep's `repeats` when not given: trials per config of a grid, the most rounds of a race. */
 export const SWEEP_REPEATS = { grid: 3, race: 8 } as const;
@@ -288,4 +297,44 @@ export const claimStage = object(
     'effect decides or the budget ends; verdict confirmed, falls short, exceeds, inconclusive or skipped.',
 );
 
+// ---- the kinds
+//
+// Each stage kind is a spec (above) and a result (its summary schema in domain/stages.ts, shared by
+// every layer), listed here once: the kinds, the spec union and the outcome union. Its behaviour
+// (runner, checks, report, history) is one module in engine/kinds/.
+
+export const STAGE_KINDS = ['max-batch', 'sweep', 'compare', 'claim'] as const;
+export type StageKind = (typeof STAGE_KINDS)[number];
+
 export const stage = z.discriminatedUnion('kind', [maxBatchStage, sweepStage, compareStage, claimStage]);
+
+const outcomeBase = {
+  name: z.string(),
+  chosen: configSchema,
+  evidence: z.record(z.string(), evidenceSchema),
+  notes: z.array(z.string()),
+};
+
+/** What a stage returns and run.json keeps: the values it chose, why, and its kind's result. */
+export const stageOutcomeSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('max-batch'), ...outcomeBase, result: maxBatchSummarySchema }),
+  z.object({ kind: z.literal('sweep'), ...outcomeBase, result: sweepSummarySchema }),
+  z.object({ kind: z.literal('compare'), ...outcomeBase, result: compareSummarySchema }),
+  z.object({ kind: z.literal('claim'), ...outcomeBase, result: claimSummarySchema }),
+]);
+
+/** Each stage kind's result, read off the outcome union. */
+export type StageResults = { [K in StageKind]: Extract<z.infer<typeof stageOutcomeSchema>, { kind: K }>['result'] };
+export type StageOutcomeOf<K extends StageKind> = Omit<z.infer<typeof stageOutcomeSchema>, 'kind' | 'result'> & {
+  kind: K;
+  result: StageResults[K];
+};
+/** Written as a mapped union so that code generic in the kind keeps kind and result together. */
+export type StageOutcome = { [K in StageKind]: StageOutcomeOf<K> }[StageKind];
+
+// The lists above name the same kinds: a kind in one and not the other does not build.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const sameKinds: Same<StageKind, z.infer<typeof stage>['kind']> & Same<StageKind, StageOutcome['kind']> = true;
+const sameShape: Same<z.infer<typeof stageOutcomeSchema>, StageOutcome> = true;
+void sameKinds;
+void sameShape;

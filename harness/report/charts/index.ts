@@ -5,8 +5,9 @@ import { maxBatchChart } from './max-batch.js';
 import type { Chart } from './spec.js';
 import { sweepCharts } from './sweep.js';
 import { telemetryChart } from './telemetry.js';
-import type { StageOutcome, TrialRecord } from '../../domain/index.js';
+import type { TrialRecord } from '../../domain/index.js';
 import { roleKind } from '../../domain/index.js';
+import type { StageOutcome } from '../../experiment/schema.js';
 
 export function stageCharts(stage: StageOutcome, records: readonly TrialRecord[]): Chart[] {
   const own = records.filter((r) => r.stage === stage.name);

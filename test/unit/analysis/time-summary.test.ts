@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { timeSummary } from '../../../harness/analysis/time-summary.js';
-import type { RunResult, TrialRecord } from '../../../harness/domain/index.js';
+import type { TrialRecord } from '../../../harness/domain/index.js';
+import type { RunResult } from '../../../harness/experiment/run-file.js';
 
 /** A finished timed run of `config` as trial `index` of `stage`. */
 function record(stage: string, index: number, config: Record<string, string | number>, seconds: number): TrialRecord {

@@ -7,7 +7,8 @@ import type { StageInput } from '../../../harness/engine/context.js';
 import type { MaxBatchStageSpec } from '../../../harness/experiment/schema.js';
 import type { MaxBatchResult } from '../../../harness/search/max-batch.js';
 import { CARDS } from '../../../harness/search/recipe.js';
-import type { MaxBatchSummary, StageOutcomeOf } from '../../../harness/domain/index.js';
+import type { MaxBatchSummary } from '../../../harness/domain/index.js';
+import type { StageOutcomeOf } from '../../../harness/experiment/schema.js';
 
 const MIB = 2 ** 20;
 /** 2 GiB fixed + 200 MiB per sample: 392 fits 80 GiB, 192 fits 40 GiB (multiples of 8). */

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { stageCharts, type Chart } from '../../../harness/report/charts/index.js';
 import { compileSpec, renderSvg } from '../../../harness/report/render.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { FIXTURES } from '../../support/paths.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
 import { countMarks } from '../../support/svg.js';
+import { readRunDir } from '../../../harness/experiment/run-file.js';
 
 const RUN = REPORT_FIXTURE;
 const SNAPSHOTS = join(FIXTURES, 'snapshots');

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stageSection, type Block } from '../../../harness/report/tables.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
-import type { StageOutcomeOf } from '../../../harness/domain/index.js';
+import { readRunDir } from '../../../harness/experiment/run-file.js';
+import type { StageOutcomeOf } from '../../../harness/experiment/schema.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const stage = run.result!.stages.find((s): s is StageOutcomeOf<'max-batch'> => s.kind === 'max-batch')!;

@@ -4,9 +4,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { code, md, table } from '../../../harness/report/markdown.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
-import type { RunResult } from '../../../harness/domain/index.js';
+import { readRunDir, type RunResult } from '../../../harness/experiment/run-file.js';
 
 /** Lines as a Markdown parser sees them: CR, LF and CRLF all end a line. */
 const lines = (text: string) => text.split(/\r\n|\r|\n/);

@@ -6,9 +6,10 @@ import { describe, it } from 'node:test';
 import { loweringSentence } from '../../../harness/report/stage-failure.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
 import { stageSection, tiedWithBest, type Block } from '../../../harness/report/tables.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
-import type { CardPredictions, StageOutcomeOf, SweepSummary } from '../../../harness/domain/index.js';
+import type { CardPredictions, SweepSummary } from '../../../harness/domain/index.js';
+import { readRunDir } from '../../../harness/experiment/run-file.js';
+import type { StageOutcomeOf } from '../../../harness/experiment/schema.js';
 
 const { run } = readRunDir(REPORT_FIXTURE);
 const mb = run.result!.stages.find((s): s is StageOutcomeOf<'max-batch'> => s.kind === 'max-batch')!;

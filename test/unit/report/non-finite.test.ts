@@ -10,11 +10,11 @@ import type { BeforeAfter } from '../../../harness/analysis/compare-runs.js';
 import { buildChosenConfig, writeChosenConfig } from '../../../harness/report/chosen-config.js';
 import { reportHtml } from '../../../harness/report/html.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { fingerprint } from '../../../harness/telemetry/fingerprint.js';
 import { tempDir } from '../../support/paths.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
-import type { RunResult, TrialRecord } from '../../../harness/domain/index.js';
+import type { TrialRecord } from '../../../harness/domain/index.js';
+import { readRunDir, type RunResult } from '../../../harness/experiment/run-file.js';
 
 /** Measured figures (not config values, not trial indices): where an overflow or a NaN can land. */
 const MEASURED = new Set([

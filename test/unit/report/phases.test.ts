@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { outcomeText, phaseSentences, phaseText } from '../../../harness/report/phases.js';
 import { stageSection, type Block } from '../../../harness/report/tables.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { TrialRecord } from '../../../harness/domain/index.js';
+import { readRunDir } from '../../../harness/experiment/run-file.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const stage = run.result!.stages.find((s) => s.name === 'max-batch-1')!;

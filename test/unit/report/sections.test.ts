@@ -7,9 +7,9 @@ import { foreignLoadWarning } from '../../../harness/report/foreign-load.js';
 import { reportHtml } from '../../../harness/report/html.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
 import { stageSection, type Block } from '../../../harness/report/tables.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { CompareSummary, ForeignLoad, TrialRecord } from '../../../harness/domain/index.js';
+import { readRunDir } from '../../../harness/experiment/run-file.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const result = run.result!;

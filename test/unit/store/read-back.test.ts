@@ -9,10 +9,9 @@ import { readBaseline, readConfirmations } from '../../../harness/history/trend.
 import { indexRuns } from '../../../harness/history/index.js';
 import { writeReports } from '../../../harness/report/write.js';
 import { readJournal } from '../../../harness/store/journal.js';
-import { readRunDir } from '../../../harness/store/read-run.js';
-import { readRunJson } from '../../../harness/store/run-dir.js';
 import { FIXTURES, tempDir } from '../../support/paths.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
+import { readRunDir, readRunJson } from '../../../harness/experiment/run-file.js';
 
 /** Written by tunebench 0.1.0 at 284c88c, before the domain schemas: every stage kind and a final confirmation. */
 const FORMAT_V1 = join(FIXTURES, 'runs', 'format-v1');
