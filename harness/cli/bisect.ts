@@ -5,12 +5,12 @@ import { join, resolve } from 'node:path';
 import { createProgress, terminalLines } from './progress.js';
 import { BISECT_DEFAULTS, resumeBisection, runBisection, type BisectDone, type StepEvent } from '../engine/bisect.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { experimentFileProblem, loadExperiment, type LoadedExperiment } from '../experiment/load.js';
-import { timeExperiment } from '../experiment/one-liner.js';
+import { experimentFileProblem, type LoadedExperiment } from '../experiment/load.js';
 import { parseDuration } from '../experiment/units.js';
 import { answerLines, stepLine } from '../report/bisect.js';
 import { addCommonOptions, examples, parseNoiseBand, printablePath, progressMode, resolveCommon } from './common.js';
 import { withStopSignals } from './signals.js';
+import { loadExperiment, timeExperiment } from '../engine/load.js';
 
 interface BisectFlags {
   good?: string;

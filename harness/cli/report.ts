@@ -9,6 +9,7 @@ import { readBisectFile, writeBisectReport } from '../engine/bisect-finish.js';
 import { terminalLines } from './progress.js';
 import { examples, printablePath, requireOutDir } from './common.js';
 import { readRunDir } from '../experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../engine/kinds/index.js';
 
 export function registerReport(program: Command): void {
   program
@@ -42,7 +43,7 @@ export function registerReport(program: Command): void {
       for (const w of [...read.warnings, ...(warning ? [warning] : [])])
         process.stderr.write(terminalLines(`tunebench: warning: ${w}\n`));
       const target = o.out === undefined ? dir : copyRunFiles(dir, requireOutDir('--out', resolve(o.out)));
-      const files = await writeReports(target, run, read.records);
+      const files = await writeReports(target, run, read.records, { kinds: STAGE_KIND_MODULES });
       process.stdout.write(
         `${files.length} files written in ${printablePath(target)}: ` +
           `report.html, summary.md and ${files.length - 2} chart files\n`,

@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import { createProgress, terminalLines } from './progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
 import { findUnfinished, resumeExperiment } from '../engine/resume.js';
-import { loadExperiment } from '../experiment/load.js';
 import { ConfigError, EXIT, StageFailedError } from '../errors.js';
 import { stageWarnings } from '../report/run-warnings.js';
 import { stageFailureSentence } from '../report/stage-failure.js';
@@ -22,6 +21,7 @@ import {
 } from './common.js';
 import { withStopSignals } from './signals.js';
 import { readRunDir, type RunResult } from '../experiment/run-file.js';
+import { loadExperiment } from '../engine/load.js';
 
 export function registerRun(program: Command): void {
   addCommonOptions(

@@ -10,7 +10,7 @@ import { createProgress, terminalLines, type ProgressMode } from './progress.js'
 import { runExperiment } from '../engine/run-experiment.js';
 import { ConfigError, EXIT } from '../errors.js';
 import type { LoadedExperiment } from '../experiment/load.js';
-import { claimExperiment, onceCommands, timeExperiment } from '../experiment/one-liner.js';
+import { onceCommands } from '../experiment/one-liner.js';
 import { claimRequest, timeRequest, type ClaimFlags, type TimeRequestFlags } from '../experiment/time-flags.js';
 import type { Experiment } from '../experiment/schema.js';
 import {
@@ -29,6 +29,7 @@ import { addCommonOptions, appendStepSummary, progressMode, resolveCommon, type 
 import { withStopSignals } from './signals.js';
 import { timeBaselines, type TimeBaselineFlags } from './time-baseline.js';
 import { readRunDir, type RunResult } from '../experiment/run-file.js';
+import { claimExperiment, timeExperiment } from '../engine/load.js';
 
 const count = (flag: string, least: number) => (value: string) => {
   const n = Number(value);

@@ -1,7 +1,7 @@
 // `tunebench validate <experiment>`: check a file without running it.
 import type { Command } from 'commander';
-import { loadExperiment } from '../experiment/load.js';
 import { examples } from './common.js';
+import { loadExperiment } from '../engine/load.js';
 
 export function registerValidate(program: Command): void {
   program

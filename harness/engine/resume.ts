@@ -5,7 +5,6 @@ import { existsSync, readdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { parseExperimentText } from '../experiment/load.js';
 import { environmentDiffs } from '../analysis/compare-runs.js';
 import { JOURNAL_FILE, readJournal, requireJournalFormat } from '../store/journal.js';
 import { experimentDirName, openRunDir, RUN_FILE, RunFormatError, type RunDir } from '../store/run-dir.js';
@@ -18,6 +17,7 @@ import type { Progress } from '../executors/progress.js';
 import { execute, preflightLimit } from './run-experiment.js';
 import { isFinished, READABLE_RUN_VERSIONS, type TrialRecord } from '../domain/index.js';
 import { readRunJson, writeRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
+import { parseExperimentText } from './load.js';
 
 export interface ResumeOptions {
   runDir: string;

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { ConfigError, DetachedError, StoppedError, StoreError } from '../errors.js';
 import { stageName } from '../experiment/checks.js';
-import { loadExperiment, type LoadedExperiment } from '../experiment/load.js';
+import { type LoadedExperiment } from '../experiment/load.js';
 import { refuseMemoryAboveMachine } from '../experiment/machine-fit.js';
 import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
@@ -15,7 +15,6 @@ import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { planLimit, type CudaUse } from '../trial/limits.js';
-import { plannedTrials } from './run-plan.js';
 import { endLeftovers } from '../trial/process.js';
 import { scopeOf } from '../trial/owner.js';
 import { LOCK_FILE } from '../store/lock.js';
@@ -25,14 +24,14 @@ import type { Workload } from '../workloads/workload.js';
 import { localExecutor, type Executor } from '../executors/executor.js';
 import { createExecutor } from '../executors/index.js';
 import { deviceOf, stageInput, TrialRunner, type RunContext } from './context.js';
-import { thawed, type Frozen } from '../util/frozen.js';
+import { thawed } from '../util/frozen.js';
 import { initialState, revise, type RunState } from './revisions.js';
 import { onHardExit } from './hard-exit.js';
 import { printedCommand } from '../util/shell.js';
 import type { Progress } from '../executors/progress.js';
 import { finalConfirmations } from './stages/final-confirm.js';
 import { lowerAfterFailure } from './stages/lower-after-failure.js';
-import { runStage } from './stages/index.js';
+import { plannedTrials, runStage, STAGE_KIND_MODULES, stageFailed } from './kinds/index.js';
 import {
   type Evidence,
   type Fingerprint,
@@ -45,6 +44,7 @@ import {
 } from '../domain/index.js';
 import { writeRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
 import type { StageOutcome } from '../experiment/schema.js';
+import { loadExperiment } from './load.js';
 
 export interface RunOptions {
   experimentPath: string;
@@ -275,6 +275,7 @@ export async function runStages(run: RunContext, cursor: RunCursor, until = Infi
       spec: stage,
       name,
       rerun: (state) => runStage(stageInput(run, state, device), stage, name),
+      kinds: STAGE_KIND_MODULES,
     });
     const outcome = lowered.outcome;
     for (const note of outcome.notes) run.progress.note(note);
@@ -284,25 +285,6 @@ export async function runStages(run: RunContext, cursor: RunCursor, until = Infi
     // The workload failed (a crash, a typo): no later stage can run it; the run ends with the failure.
     if (stageFailed(outcome, run.trials.records)) break;
   }
-}
-
-const maxBatchStatus = (o: Frozen<StageOutcome>) => (o.kind === 'max-batch' ? o.result.status : undefined);
-
-/**
- * Whether a stage failed: a max batch whose workload broke or that nothing fits (its smallest probe ran
- * out of memory: later stages would run without a batch), a sweep that chose nothing while configs failed,
- * or a stage every trial of which failed (a compare whose arms all crashed). The run ends there, exit 2.
- */
-export function stageFailed(o: Frozen<StageOutcome>, records: readonly TrialRecord[]): boolean {
-  const status = maxBatchStatus(o);
-  if (
-    status === 'failed' ||
-    status === 'none-fits' ||
-    (o.kind === 'sweep' && Object.keys(o.chosen).length === 0 && o.result.configs.some((c) => c.status === 'failed'))
-  )
-    return true;
-  const mine = records.filter((t) => t.stage === o.name);
-  return mine.length > 0 && !mine.some((t) => t.outcome === 'ok');
 }
 
 async function executeLocked(x: Execution): Promise<RunResult> {
@@ -414,7 +396,7 @@ async function finishReports(
   draw: boolean,
 ): Promise<RunJson> {
   try {
-    await writeReports(path, finished, records, { draw });
+    await writeReports(path, finished, records, { draw, kinds: STAGE_KIND_MODULES });
     return finished;
   } catch (error) {
     const warning: RunWarning = { kind: 'reports-not-written', error: (error as Error).message, run_dir: path };
@@ -437,7 +419,10 @@ async function savePartial(
   const partial: RunJson = { ...x.runJson, status, stopped: stop, result };
   try {
     writeRunJson(x.dir, partial);
-    await writeReports(x.dir.path, partial, run.trials.records, { draw: x.drawCharts ?? true });
+    await writeReports(x.dir.path, partial, run.trials.records, {
+      draw: x.drawCharts ?? true,
+      kinds: STAGE_KIND_MODULES,
+    });
   } catch (error) {
     x.progress.note(`could not write the partial report: ${(error as Error).message}`);
   }
@@ -455,7 +440,7 @@ function buildResult(x: Execution, run: RunContext, state: RunState): RunResult 
   warnings.push(...dir.journal.incidents.map((n) => note('journal', n)));
   warnings.push(...(run.trials.executor.report?.() ?? []).map((n) => note('slurm', n)));
   for (const o of outcomes)
-    if (maxBatchStatus(o) === 'none-fits' && mechanism === 'prlimit-as')
+    if (o.kind === 'max-batch' && o.result.status === 'none-fits' && mechanism === 'prlimit-as')
       warnings.push({ kind: 'address-space-too-small', stage: o.name, cap_bytes: experiment.limits.memory! });
   const overCap = records.filter((r) => r.limit.tree_over_cap_bytes !== undefined);
   if (overCap.length > 0)

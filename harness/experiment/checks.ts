@@ -7,6 +7,7 @@ import { gridTooLarge } from './grid-size.js';
 import type { Issue } from './issues.js';
 import { stageName } from './names.js';
 import { checkTemplates } from './template-checks.js';
+import { checkStage, type ExperimentKinds, stageUse } from './kinds.js';
 import { ARENA_POLICIES, ARENA_SHRINK_UNSUPPORTED } from '../workloads/onnx/spec.js';
 import { parseClaim, type Claim } from '../stats/claim.js';
 import type { ClaimMetric } from '../domain/index.js';
@@ -21,17 +22,12 @@ export const ONNX_PARAMS: readonly string[] = Object.keys(onnxParams.shape);
 const PIPELINE_PARAMS = ['num_workers', 'prefetch_factor', 'persistent_workers'];
 
 /** `env` must not set a protocol variable; every "{name}" must have a value in each stage (template-checks.ts). */
-function checkCommand(e: Experiment, issues: Issue[]): void {
+function checkCommand(e: Experiment, kinds: ExperimentKinds, issues: Issue[]): void {
   if (e.workload.kind !== 'command') return;
   const params = new Set<string>(Object.keys(e.workload.params));
-  for (const stage of e.stages) {
-    if (stage.kind === 'max-batch' || stage.kind === 'compare') params.add(stage.param);
-    if (stage.kind === 'max-batch' && stage.buckets) params.add(stage.buckets.param);
-    if (stage.kind === 'max-batch' && stage.keep_effective_batch !== undefined) params.add(stage.accumulation_param);
-    if (stage.kind === 'sweep') for (const p of Object.keys(stage.params)) params.add(p);
-    if (stage.kind === 'claim')
-      for (const p of [...Object.keys(stage.baseline), ...Object.keys(stage.candidate)]) params.add(p);
-  }
+  e.stages.forEach((stage, i) => {
+    for (const run of stageUse(kinds, stage.kind, stage, i).runs) for (const p of run.varied.keys()) params.add(p);
+  });
   for (const name of Object.keys(e.workload.env ?? {})) {
     const param = [...params].find((p) => paramEnvName(p) === name);
     if (param !== undefined)
@@ -70,10 +66,12 @@ function checkCommand(e: Experiment, issues: Issue[]): void {
         `fork cannot be used with limits.user (${e.limits.user}): the warm server's forks would run as the ` +
         "harness's user; set warm_start: off, or remove limits.user",
     });
-  checkTemplates(e, issues);
+  checkTemplates(e, kinds, issues);
 }
 
-function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Issue[]): void {
+/** A sweep's checks: its parameters, ranges, constraints, applies_when and cost order. */
+export function checkSweep(e: Experiment, stage: SweepStageSpec, i: number, issues: Issue[]): void {
+  checkBatchKnown(e, stage, i, issues);
   const swept = Object.keys(stage.params);
   if (stage.strategy === 'race' && stage.repeats !== undefined && stage.repeats < stage.min_rounds) {
     issues.push({
@@ -158,7 +156,7 @@ export function claimMetric(spec: Pick<ClaimStageSpec, 'metric'>, claim: Claim):
   return claim.quantity === 'memory' ? 'peak_memory' : (spec.metric ?? 'throughput');
 }
 
-function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Issue[]): void {
+export function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Issue[]): void {
   let metric = stage.metric ?? 'throughput';
   try {
     const claim = parseClaim(stage.claim, stage.tolerance);
@@ -216,7 +214,8 @@ function checkClaim(e: Experiment, stage: ClaimStageSpec, i: number, issues: Iss
     });
 }
 
-function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: Issue[]): void {
+export function checkCompare(e: Experiment, stage: CompareStageSpec, i: number, issues: Issue[]): void {
+  checkBatchKnown(e, stage, i, issues);
   const p = stage.param;
   if (stage.repeats > stage.max_rounds)
     issues.push({
@@ -391,67 +390,64 @@ export function workloadRanks(e: Frozen<Pick<Experiment, 'workload'>>): number {
   return launcher?.nproc_per_node ?? 1;
 }
 
-export function checkExperiment(e: Experiment): Issue[] {
+/** A max-batch stage's checks: a cap to find the max under, its bounds, extras, device and strategy. */
+export function checkMaxBatch(e: Experiment, stage: MaxBatchStageSpec, i: number, issues: Issue[]): void {
+  const fixed = e.workload.params as Record<string, unknown>;
+  const onGpu = fixed['execution_provider'] === 'cuda' || String(fixed['device'] ?? '').startsWith('cuda');
+  if (e.limits.memory === undefined && !onGpu) {
+    issues.push({
+      path: `stages[${i}]`,
+      message:
+        'a max-batch stage on CPU needs limits.memory (for example "3GiB"), ' +
+        'so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: ' +
+        'cuda (or execution_provider: cuda), and the device memory is the cap',
+    });
+  }
+  const m = stage.multiple_of;
+  if (stage.ceiling < m)
+    issues.push({
+      path: `stages[${i}].ceiling`,
+      message: `expected at least multiple_of (${m}), got ${stage.ceiling}`,
+    });
+  if (stage.start !== undefined && stage.start > stage.ceiling)
+    issues.push({
+      path: `stages[${i}].start`,
+      message: `expected at most ceiling (${stage.ceiling}), got ${stage.start}`,
+    });
+  if (fixed[stage.param] !== undefined) {
+    issues.push({
+      path: `workload.params.${stage.param}`,
+      message: `is searched by stages[${i}]; remove the fixed value`,
+    });
+  }
+  checkMaxBatchExtras(e, stage, i, issues);
+  checkMaxBatchDevice(e, stage, i, issues);
+  checkMaxBatchStrategy(stage, i, issues);
+}
+
+/** A sweep or compare measures throughput at a batch: one must be fixed, varied by it, or chosen before it. */
+function checkBatchKnown(e: Experiment, stage: SweepStageSpec | CompareStageSpec, i: number, issues: Issue[]): void {
+  const varies = stage.kind === 'sweep' ? 'batch_size' in stage.params : stage.param === 'batch_size';
+  // A command workload has a batch only where its templates use one (checked in template-checks.ts).
+  const batchKnown =
+    e.workload.kind === 'command' ||
+    e.workload.params.batch_size !== undefined ||
+    varies ||
+    e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
+  if (!batchKnown)
+    issues.push({
+      path: `stages[${i}]`,
+      message:
+        'needs a batch size: set workload.params.batch_size, ' +
+        `${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it`,
+    });
+}
+
+/** Every check across fields: each stage by its kind's checks (`kinds`), then the workload's and the names. */
+export function checkExperiment(e: Experiment, kinds: ExperimentKinds): Issue[] {
   const issues: Issue[] = [];
-  e.stages.forEach((stage, i) => {
-    if (stage.kind === 'max-batch') {
-      const fixed = e.workload.params as Record<string, unknown>;
-      const onGpu = fixed['execution_provider'] === 'cuda' || String(fixed['device'] ?? '').startsWith('cuda');
-      if (e.limits.memory === undefined && !onGpu) {
-        issues.push({
-          path: `stages[${i}]`,
-          message:
-            'a max-batch stage on CPU needs limits.memory (for example "3GiB"), ' +
-            'so that probes fail by OOM instead of exhausting the machine; on a GPU set the parameter device: ' +
-            'cuda (or execution_provider: cuda), and the device memory is the cap',
-        });
-      }
-      const m = stage.multiple_of;
-      if (stage.ceiling < m)
-        issues.push({
-          path: `stages[${i}].ceiling`,
-          message: `expected at least multiple_of (${m}), got ${stage.ceiling}`,
-        });
-      if (stage.start !== undefined && stage.start > stage.ceiling)
-        issues.push({
-          path: `stages[${i}].start`,
-          message: `expected at most ceiling (${stage.ceiling}), got ${stage.start}`,
-        });
-      if (fixed[stage.param] !== undefined) {
-        issues.push({
-          path: `workload.params.${stage.param}`,
-          message: `is searched by stages[${i}]; remove the fixed value`,
-        });
-      }
-      checkMaxBatchExtras(e, stage, i, issues);
-      checkMaxBatchDevice(e, stage, i, issues);
-      checkMaxBatchStrategy(stage, i, issues);
-    }
-  });
-  e.stages.forEach((stage, i) => {
-    if (stage.kind === 'max-batch') return;
-    if (stage.kind === 'claim') {
-      checkClaim(e, stage, i, issues);
-      return;
-    }
-    if (stage.kind === 'sweep') checkSweep(e, stage, i, issues);
-    else checkCompare(e, stage, i, issues);
-    const varies = stage.kind === 'sweep' ? 'batch_size' in stage.params : stage.param === 'batch_size';
-    // A command workload has a batch only where its templates use one (checked in template-checks.ts).
-    const batchKnown =
-      e.workload.kind === 'command' ||
-      e.workload.params.batch_size !== undefined ||
-      varies ||
-      e.stages.slice(0, i).some((s) => s.kind === 'max-batch');
-    if (!batchKnown)
-      issues.push({
-        path: `stages[${i}]`,
-        message:
-          'needs a batch size: set workload.params.batch_size, ' +
-          `${stage.kind === 'sweep' ? 'sweep batch_size' : 'compare batch_size'}, or run a max-batch stage before it`,
-      });
-  });
-  if (e.workload.kind === 'command') checkCommand(e, issues);
+  e.stages.forEach((stage, i) => checkStage(kinds, stage.kind, e, stage, i, issues));
+  if (e.workload.kind === 'command') checkCommand(e, kinds, issues);
   if (e.workload.kind === 'onnx' && e.workload.params.arena === 'shrink-every-run') {
     issues.push({ path: 'workload.params.arena', message: ARENA_SHRINK_UNSUPPORTED });
   }

@@ -4,6 +4,7 @@ import { dirname, extname, isAbsolute, resolve } from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { checkExperiment } from './checks.js';
+import type { ExperimentKinds } from './kinds.js';
 import type { Issue } from './issues.js';
 import { duplicateJsonKey } from './json-keys.js';
 import { LineFinder } from './lines.js';
@@ -36,7 +37,8 @@ export interface LoadedExperiment {
   text: string;
 }
 
-export function loadExperiment(path: string): LoadedExperiment {
+/** Reads and validates an experiment file, each stage checked by its kind's checks (`kinds`). */
+export function loadExperimentWith(path: string, kinds: ExperimentKinds): LoadedExperiment {
   const source = resolve(path);
   let text: string;
   try {
@@ -47,7 +49,7 @@ export function loadExperiment(path: string): LoadedExperiment {
     const why = code === 'ENOENT' ? 'no such file' : String(error);
     throw new ConfigError(`cannot read experiment file ${path}: ${why}`, [], { cause: error });
   }
-  return { experiment: parseExperimentText(text, source), source, text };
+  return { experiment: parseExperimentTextWith(text, source, kinds), source, text };
 }
 
 /** What a file that is not a regular file is, in words (null for a regular file). */
@@ -106,8 +108,16 @@ function tooLarge(source: string, bytes?: number): ConfigError {
   );
 }
 
-/** Parses and validates experiment text; relative model paths resolve against the file's directory. */
-export function parseExperimentText(text: string, source: string, format?: 'json' | 'yaml'): Experiment {
+/**
+ * Parses and validates experiment text, each stage checked by its kind's checks (`kinds`); relative model
+ * paths resolve against the file's directory.
+ */
+export function parseExperimentTextWith(
+  text: string,
+  source: string,
+  kinds: ExperimentKinds,
+  format?: 'json' | 'yaml',
+): Experiment {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_EXPERIMENT_BYTES) throw tooLarge(source, bytes);
   const raw = parseRaw(text, source, format);
@@ -115,7 +125,7 @@ export function parseExperimentText(text: string, source: string, format?: 'json
   if (!parsed.ok) throw invalid(source, text, parsed.issues);
   const experiment = parsed.value;
   // Cross-field rules run only on an experiment whose every field is valid.
-  const problems = checkExperiment(experiment);
+  const problems = checkExperiment(experiment, kinds);
   if (problems.length > 0) throw invalid(source, text, problems);
   if (experiment.workload.kind === 'onnx') {
     const model = experiment.workload.model;

@@ -4,7 +4,8 @@
 import { ConfigError } from '../errors.js';
 import { CommandLineError, splitCommand } from '../util/shell.js';
 import { expandArgs, placeholders } from '../workloads/command/template.js';
-import { parseExperimentText } from './load.js';
+import { parseExperimentTextWith } from './load.js';
+import type { ExperimentKinds } from './kinds.js';
 import type { Experiment } from './schema.js';
 
 /** Rounds of `tunebench time` with one command when --runs is not given (hyperfine's default is 10). */
@@ -256,8 +257,11 @@ function timeStage(req: TimeRequest, argvs: string[][]): { stage: Record<string,
   };
 }
 
-/** The experiment that `tunebench time` runs, and which of its three shapes it is. */
-export function timeExperiment(req: TimeRequest): { experiment: Experiment; mode: TimeMode } {
+/** The experiment that `tunebench time` runs (checked with `kinds`), and which of its three shapes it is. */
+export function timeExperimentWith(
+  req: TimeRequest,
+  kinds: ExperimentKinds,
+): { experiment: Experiment; mode: TimeMode } {
   if (req.commands.length === 0) throw new ConfigError('give at least one command to time');
   const argvs = req.commands.map((c, i) => commandArgv(c, req.shell, `command ${i + 1}`));
   const { stage, mode } = timeStage(req, argvs);
@@ -268,7 +272,7 @@ export function timeExperiment(req: TimeRequest): { experiment: Experiment; mode
     workload: workload(first, req),
     stages: [{ ...stage, warmup_trials: req.warmup }],
   };
-  return { experiment: parse(raw, 'tunebench time'), mode };
+  return { experiment: parse(raw, 'tunebench time', kinds), mode };
 }
 
 /** Every combination of the scanned values, in the order given (the first parameter varies slowest). */
@@ -295,8 +299,8 @@ export function onceCommands(req: TimeRequest): { setup: string[][]; cleanup: st
   return { setup: each(req.setup, '--setup'), cleanup: each(req.cleanup, '--cleanup') };
 }
 
-/** The experiment that `tunebench claim` runs: one claim stage on two commands. */
-export function claimExperiment(req: ClaimRequest): Experiment {
+/** The experiment that `tunebench claim` runs (checked with `kinds`): one claim stage on two commands. */
+export function claimExperimentWith(req: ClaimRequest, kinds: ExperimentKinds): Experiment {
   const baseline = commandArgv(req.baseline, req.shell, '--baseline');
   const candidate = commandArgv(req.candidate, req.shell, '--candidate');
   if (JSON.stringify(baseline) === JSON.stringify(candidate))
@@ -320,16 +324,16 @@ export function claimExperiment(req: ClaimRequest): Experiment {
       },
     ],
   };
-  return parse(raw, 'tunebench claim');
+  return parse(raw, 'tunebench claim', kinds);
 }
 
 /**
  * Through the experiment schema and its checks, as a file would be; the problems are reworded for
  * the command line where a field maps to a flag.
  */
-function parse(raw: Record<string, unknown>, what: string): Experiment {
+function parse(raw: Record<string, unknown>, what: string, kinds: ExperimentKinds): Experiment {
   try {
-    return parseExperimentText(JSON.stringify(raw), what, 'json');
+    return parseExperimentTextWith(JSON.stringify(raw), what, kinds, 'json');
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     const flags: [RegExp, string][] = [

@@ -4,51 +4,20 @@ import { closest } from './did-you-mean.js';
 import { stageName } from './names.js';
 import { placeholders, flagState, type Placeholder } from '../workloads/command/template.js';
 import type { CommandWorkloadSpec, Experiment, StageSpec } from './schema.js';
+import { type ExperimentKinds, type Known, type StageUse, stageUse } from './kinds.js';
 
 type Issue = { path: string; message: string };
 
-/** Whether a parameter has a value in every config of a stage, or only in some (a conditional one). */
-interface Known {
-  always: boolean;
-  /** Why it may be absent: "applies_when leaves it out where num_workers is 0 (stages[1])". */
-  why?: string;
-}
-
 const label = (stage: StageSpec, i: number) => `${stageName(stage, i)} (stages[${i}])`;
 
-/** The parameters a stage varies, each with whether every one of its configs has it. */
-function varied(stage: StageSpec, i: number): Map<string, Known> {
-  const out = new Map<string, Known>();
-  if (stage.kind === 'max-batch' || stage.kind === 'compare') out.set(stage.param, { always: true });
-  // Every probe of a bucketed stage sets the bucket; with a recipe, probes run with 1 accumulation step.
-  if (stage.kind === 'max-batch' && stage.buckets) out.set(stage.buckets.param, { always: true });
-  if (stage.kind === 'max-batch' && stage.keep_effective_batch !== undefined)
-    out.set(stage.accumulation_param, { always: true });
-  if (stage.kind === 'sweep') {
-    for (const p of Object.keys(stage.params)) {
-      const when = stage.applies_when[p];
-      out.set(
-        p,
-        when === undefined
-          ? { always: true }
-          : { always: false, why: `applies_when leaves it out where ${when} is 0 or false (stages[${i}])` },
-      );
-    }
-  }
-  return out;
-}
-
-function merge(into: Map<string, Known>, from: Map<string, Known>): void {
+function merge(into: Map<string, Known>, from: ReadonlyMap<string, Known>): void {
   for (const [p, k] of from) if (!into.get(p)?.always) into.set(p, k);
 }
 
 /** The first stage at or after `from` that gives `name` a value, for the message. */
-function laterStage(e: Experiment, name: string, from: number): string | undefined {
-  for (let j = from; j < e.stages.length; j++) {
-    const st = e.stages[j]!;
-    const sides = st.kind === 'claim' ? [...Object.keys(st.baseline), ...Object.keys(st.candidate)] : [];
-    if (varied(st, j).has(name) || sides.includes(name)) return label(st, j);
-  }
+function laterStage(ctx: TemplateContext, name: string, from: number): string | undefined {
+  for (let j = from; j < ctx.e.stages.length; j++)
+    if (ctx.uses[j]!.runs.some((r) => r.varied.has(name))) return label(ctx.e.stages[j]!, j);
   return undefined;
 }
 
@@ -65,8 +34,9 @@ function fixes(template: string, path: string, p: Placeholder, conditional: bool
   );
 }
 
-export function checkTemplates(e: Experiment, issues: Issue[]): void {
+export function checkTemplates(e: Experiment, kinds: ExperimentKinds, issues: Issue[]): void {
   if (e.workload.kind !== 'command') return;
+  const uses = e.stages.map((st, i) => stageUse(kinds, st.kind, st, i));
   const workload = e.workload;
   const fixed = new Map<string, Known>(
     [...Object.keys(workload.params), ...(workload.python ? ['python'] : [])].map((p) => [p, { always: true }]),
@@ -74,21 +44,24 @@ export function checkTemplates(e: Experiment, issues: Issue[]): void {
   const ctx: TemplateContext = {
     e,
     workload,
-    everywhere: namesWithValues(e, fixed),
-    conditional: new Set(e.stages.flatMap((st) => (st.kind === 'sweep' ? Object.keys(st.applies_when) : []))),
+    uses,
+    everywhere: new Set([...fixed.keys(), ...uses.flatMap((u) => u.runs.flatMap((r) => [...r.varied.keys()]))]),
+    conditional: new Set(uses.flatMap((u) => u.conditional)),
     prepare: workload.prepare ? command(workload.prepare, 'workload.prepare') : [],
     env: Object.entries(workload.env ?? {}).map(([k, v]): [string, string] => [`workload.env.${k}`, v]),
     reported: new Set<string>(),
     issues,
   };
   checkStageValues(ctx, fixed);
-  checkFlagValues(e, allTemplates(ctx), issues);
+  checkFlagValues(ctx, allTemplates(ctx));
 }
 
 /** What the checks of a command workload share. */
 interface TemplateContext {
   e: Experiment;
   workload: CommandWorkloadSpec;
+  /** How each stage runs the workload, by its kind. */
+  uses: readonly StageUse[];
   /** Every name that gets a value in some stage: fixed, searched, swept or set by a claim side. */
   everywhere: Set<string>;
   /** Parameters that applies_when leaves out of some configs. */
@@ -105,23 +78,11 @@ interface TemplateContext {
 const command = (argv: readonly string[], path: string) =>
   argv.map((arg, j): [string, string] => [`${path}[${j}]`, arg]);
 
-function namesWithValues(e: Experiment, fixed: ReadonlyMap<string, Known>): Set<string> {
-  const everywhere = new Set<string>(fixed.keys());
-  e.stages.forEach((st, i) => {
-    for (const p of varied(st, i).keys()) everywhere.add(p);
-    if (st.kind === 'claim')
-      for (const p of [...Object.keys(st.baseline), ...Object.keys(st.candidate)]) everywhere.add(p);
-  });
-  return everywhere;
-}
-
-/** A compare's own commands per arm, and workload.command where some arm (or a non-compare stage) runs it. */
-function armCommands(ctx: TemplateContext, st: StageSpec, i: number): [string, string][] {
-  const own = st.kind === 'compare' ? (st.commands ?? {}) : {};
-  const usesDefault = st.kind !== 'compare' || st.arms.some((a) => own[String(a)] === undefined);
+/** The templates one way of running a stage runs: workload.command where it runs it, and its own programs. */
+function runCommands(ctx: TemplateContext, run: StageUse['runs'][number]): [string, string][] {
   return [
-    ...(usesDefault ? command(ctx.workload.command, 'workload.command') : []),
-    ...Object.entries(own).flatMap(([arm, argv]) => command(argv, `stages[${i}].commands.${JSON.stringify(arm)}`)),
+    ...(run.usesDefault ? command(ctx.workload.command, 'workload.command') : []),
+    ...run.commands.flatMap(([path, argv]) => command(argv, path)),
   ];
 }
 
@@ -129,32 +90,18 @@ function armCommands(ctx: TemplateContext, st: StageSpec, i: number): [string, s
 function checkStageValues(ctx: TemplateContext, fixed: ReadonlyMap<string, Known>): void {
   const known = new Map(fixed);
   ctx.e.stages.forEach((st, i) => {
-    if (st.kind === 'claim') {
-      for (const side of ['baseline', 'candidate'] as const) {
-        const own = st[`${side}_command`];
-        const sideKnown = new Map(known);
-        merge(sideKnown, new Map(Object.keys(st[side]).map((p) => [p, { always: true }])));
-        const argv = own
-          ? command(own, `stages[${i}].${side}_command`)
-          : command(ctx.workload.command, 'workload.command');
-        checkPlaceholders(ctx, {
-          templates: [...argv, ...ctx.prepare, ...ctx.env],
-          known: sideKnown,
-          where: `${label(st, i)}, ${side} side`,
-          i,
-        });
-      }
-      return;
+    const use = ctx.uses[i]!;
+    for (const run of use.runs) {
+      const mine = new Map(known);
+      merge(mine, run.varied);
+      checkPlaceholders(ctx, {
+        templates: [...runCommands(ctx, run), ...ctx.prepare, ...ctx.env],
+        known: mine,
+        where: run.side ? `${label(st, i)}, ${run.side}` : label(st, i),
+        i,
+      });
     }
-    const mine = new Map(known);
-    merge(mine, varied(st, i));
-    checkPlaceholders(ctx, {
-      templates: [...armCommands(ctx, st, i), ...ctx.prepare, ...ctx.env],
-      known: mine,
-      where: label(st, i),
-      i,
-    });
-    merge(known, varied(st, i));
+    if (use.passesOn) for (const run of use.runs) merge(known, run.varied);
   });
 }
 
@@ -253,7 +200,7 @@ function missingValue(
       message: `${JSON.stringify(text)} uses {${p.name}}, which may have no value in stage ${stage.where}: ${k.why}; ${fix}`,
     };
   }
-  const later = laterStage(ctx.e, p.name, stage.i + 1);
+  const later = laterStage(ctx, p.name, stage.i + 1);
   const gets = later
     ? `${p.name} gets a value only in the later stage ${later}`
     : `no stage before it gives ${p.name} a value`;
@@ -269,44 +216,25 @@ function allTemplates(ctx: TemplateContext): [string, string][] {
     ...command(ctx.workload.command, 'workload.command'),
     ...ctx.prepare,
     ...ctx.env,
-    ...ctx.e.stages.flatMap((st, i) =>
-      st.kind === 'claim'
-        ? [
-            ...command(st.baseline_command ?? [], `stages[${i}].baseline_command`),
-            ...command(st.candidate_command ?? [], `stages[${i}].candidate_command`),
-          ]
-        : armCommands(ctx, st, i),
-    ),
+    ...ctx.uses.flatMap((u) => u.runs.flatMap((run) => runCommands(ctx, run))),
   ];
 }
 
 /** A parameter used as a flag ("{pin_memory?--pin-memory}") takes true or false (or 1/0) wherever it is set. */
-function checkFlagValues(e: Experiment, templates: [string, string][], issues: Issue[]): void {
+function checkFlagValues(ctx: TemplateContext, templates: [string, string][]): void {
   const flags = new Map<string, string>();
   for (const [path, text] of templates)
     for (const p of placeholders(text))
       if (p.form === 'flag' && !flags.has(p.name)) flags.set(p.name, `${p.source} in ${path}`);
   if (flags.size === 0) return;
-  const values: [string, string, unknown][] = Object.entries(e.workload.params).map(([p, v]) => [
-    `workload.params.${p}`,
-    p,
-    v,
-  ]);
-  e.stages.forEach((st, i) => {
-    if (st.kind === 'sweep')
-      for (const [p, spec] of Object.entries(st.params))
-        if (Array.isArray(spec))
-          for (const [j, v] of spec.entries()) values.push([`stages[${i}].params.${p}[${j}]`, p, v]);
-    if (st.kind === 'compare')
-      for (const [j, v] of st.arms.entries()) values.push([`stages[${i}].arms[${j}]`, st.param, v]);
-    if (st.kind === 'claim')
-      for (const side of ['baseline', 'candidate'] as const)
-        for (const [p, v] of Object.entries(st[side])) values.push([`stages[${i}].${side}.${p}`, p, v]);
-  });
+  const values: (readonly [string, string, unknown])[] = [
+    ...Object.entries(ctx.workload.params).map(([p, v]) => [`workload.params.${p}`, p, v] as const),
+    ...ctx.uses.flatMap((u) => u.values),
+  ];
   for (const [path, p, v] of values) {
     const flag = flags.get(p);
     if (flag !== undefined && flagState(v) === undefined)
-      issues.push({
+      ctx.issues.push({
         path,
         message: `${p} is the flag ${flag}, so its values must be true or false (or 1/0), got ${JSON.stringify(v)}`,
       });

@@ -1,11 +1,14 @@
 // What a regression alarm's confirmation runs: where the flagged metric of a run came from (its stage
 // and config), and the claim stage that measures that config again beside the reference run's.
+import { STAGE_KIND_MODULES } from '../engine/kinds/index.js';
+import type { MetricOrigin, Source } from '../engine/kinds/types.js';
+import type { SpecOf } from '../experiment/kinds.js';
 import { stageName } from '../experiment/checks.js';
-import { parseExperimentText } from '../experiment/load.js';
-import type { ClaimStageSpec, Experiment } from '../experiment/schema.js';
+import type { ClaimStageSpec, Experiment, StageKind, StageOutcomeOf, StageSpec } from '../experiment/schema.js';
 import type { Config, TrialRecord } from '../domain/index.js';
 import { keyMetricsWithOrigin } from './index.js';
 import type { readRunDir, RunJson } from '../experiment/run-file.js';
+import { parseExperimentText } from '../engine/load.js';
 
 /**
  * The fewest interleaved pairs of a confirmation; it runs at least as many pairs as the night ran
@@ -13,19 +16,6 @@ import type { readRunDir, RunJson } from '../experiment/run-file.js';
  */
 export const CONFIRM_MIN_PAIRS = 5;
 const CONFIRM_MAX_PAIRS = 20;
-
-/** What to run again for a metric: a config of tonight's and the reference's run, or a claim stage. */
-export type Source =
-  | {
-      kind: 'config';
-      config: Config;
-      trials: number;
-      /** The `steps` of the stage that measured the config, given to the confirmation stage. */
-      steps: number | undefined;
-      /** The arm's own program and arguments (a compare stage's `commands`, e.g. `tunebench time`'s). */
-      command?: string[];
-    }
-  | { kind: 'claim'; stage: ClaimStageSpec; config: Config; trials: number };
 
 export type RunRead = ReturnType<typeof readRunDir>;
 
@@ -58,24 +48,18 @@ export function metricSource(read: RunRead, metric: string): Source | null {
   const configOf = (indices: readonly number[]) =>
     indices.map((i) => read.records.find((r) => r.index === i)).find((r): r is TrialRecord => r !== undefined)
       ?.config ?? null;
-  const steps = spec.steps;
-  const origin = point.origin;
-  if (s.kind === 'sweep' && origin.kind === 'chosen-config') {
-    const row = s.result.configs.find((c) => c.key === s.result.chosen_key);
-    if (row) return { kind: 'config', config: row.config, trials: row.trials.length, steps };
-  } else if (s.kind === 'compare' && origin.kind === 'arm') {
-    const arm = s.result.arms.find((a) => a.value === origin.value);
-    const config = arm && configOf(arm.trials);
-    const command = spec.kind === 'compare' && arm ? spec.commands?.[String(arm.value)] : undefined;
-    if (arm && config) return { kind: 'config', config, trials: arm.trials.length, steps, ...(command && { command }) };
-  } else if (s.kind === 'max-batch' && origin.kind === 'chosen-batch') {
-    const ev = s.evidence[s.result.param];
-    const config = ev && configOf(ev.trials);
-    if (ev && config) return { kind: 'config', config, trials: ev.trials.length, steps };
-  } else if (s.kind === 'claim' && spec.kind === 'claim' && origin.kind === 'speedup') {
-    return { kind: 'claim', stage: spec, config: s.result.candidate, trials: s.result.pairs };
-  }
-  return null;
+  return sourceOfKind(s.kind, s, spec, point.origin, configOf);
+}
+
+/** The kind's source of a metric of one stage; null when the spec is of another kind (a changed file). */
+function sourceOfKind<K extends StageKind>(
+  kind: K,
+  s: StageOutcomeOf<K>,
+  spec: StageSpec,
+  origin: MetricOrigin,
+  configOf: (indices: readonly number[]) => Config | null,
+): Source | null {
+  return spec.kind === kind ? STAGE_KIND_MODULES[kind].source(s, spec as SpecOf<K>, origin, configOf) : null;
 }
 
 export const sameConfig = (a: Config, b: Config) => {

@@ -13,14 +13,8 @@ import { ratioThroughput } from '../stats/throughput.js';
 import type { RunEntry } from './index.js';
 import type { Confirmation, GatedMetric } from './series-gate.js';
 import type { ClaimSummary, TrialRecord } from '../domain/index.js';
-import {
-  confirmStage,
-  metricSource,
-  resolvedExperiment,
-  sameConfig,
-  type RunRead,
-  type Source,
-} from './confirm-source.js';
+import { confirmStage, metricSource, resolvedExperiment, sameConfig, type RunRead } from './confirm-source.js';
+import type { Source } from '../engine/kinds/types.js';
 import { readRunDir, type RunResult } from '../experiment/run-file.js';
 
 export { CONFIRM_MIN_PAIRS, metricSource } from './confirm-source.js';

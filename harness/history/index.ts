@@ -1,6 +1,9 @@
 // The history index: every finished run under a reports folder, per experiment and per environment
 // fingerprint, with its key metrics and chosen config. Entries are cached in <reports>/.history-index.json
 // (keyed by run.json's size and mtime), so a history of a thousand nights reads each run.json once.
+import { STAGE_KIND_MODULES } from '../engine/kinds/index.js';
+import type { KindMetric, MetricOrigin } from '../engine/kinds/types.js';
+import type { StageKind, StageOutcomeOf } from '../experiment/schema.js';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readdirSync, readFileSync, type Stats, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -11,7 +14,7 @@ import { JOURNAL_FILE, readJournal } from '../store/journal.js';
 import { RUN_FILE } from '../store/run-dir.js';
 import { rebuildFromJournal } from '../engine/rebuild.js';
 import { z } from 'zod';
-import { configSchema, type Fingerprint, isFinished, type ParamValue, type TrialRecord } from '../domain/index.js';
+import { configSchema, type Fingerprint, isFinished, type TrialRecord } from '../domain/index.js';
 import { readRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
 
 export const INDEX_FILE = '.history-index.json';
@@ -75,17 +78,6 @@ export function environmentKey(env: Fingerprint | undefined): { key: string; lab
   return { key: createHash('sha256').update(identity).digest('hex').slice(0, 10), label };
 }
 
-/**
- * Which result of its stage a key metric is: the typed fact behind its name, for the code that goes
- * back from a metric to the trials that measured it (history/confirm-source.ts).
- */
-export type MetricOrigin =
-  | { kind: 'max' }
-  | { kind: 'chosen-batch' }
-  | { kind: 'chosen-config' }
-  | { kind: 'arm'; value: ParamValue }
-  | { kind: 'speedup' };
-
 export type KeyMetric = MetricPoint & { origin: MetricOrigin };
 
 /** The key metrics of a finished run, from its stage results (and its trials: see keyMetricsWithOrigin). */
@@ -114,63 +106,24 @@ function processTimedStages(records: readonly TrialRecord[]): Set<string> {
 export function keyMetricsWithOrigin(result: RunResult, records: readonly TrialRecord[] = []): KeyMetric[] {
   const wall = processTimedStages(records);
   const rate = (stage: string) => (wall.has(stage) ? RUNS_PER_SECOND : 'samples/s');
-  const out: KeyMetric[] = [];
-  const add = (
-    stage: string,
-    what: string,
-    origin: MetricOrigin,
-    ci: { estimate: number; low: number; high: number } | null | undefined,
-  ) => {
-    if (ci && Number.isFinite(ci.estimate) && ci.estimate > 0)
-      out.push({
-        name: `${stage} ${what.replace('samples/s', rate(stage))}`,
-        stage,
-        unit: origin.kind === 'speedup' ? 'x' : rate(stage),
-        value: ci.estimate,
-        low: ci.low,
-        high: ci.high,
-        origin,
-      });
-  };
-  for (const s of result.stages) {
-    if (s.kind === 'max-batch') {
-      const r = s.result;
-      if (r.max !== null && r.max > 0)
-        out.push({
-          name: `${s.name} max ${r.param}`,
-          stage: s.name,
-          unit: 'samples',
-          value: r.max,
-          low: null,
-          high: null,
-          origin: { kind: 'max' },
-        });
-      // One probe has no CI; runs written by earlier versions stored a single-trial interval: its
-      // estimate is the point.
-      const point = s.evidence[r.param]?.point ?? s.evidence[r.param]?.samples_per_second?.estimate;
-      if (point !== undefined && point > 0)
-        out.push({
-          name: `${s.name} ${rate(s.name)} (chosen batch)`,
-          stage: s.name,
-          unit: rate(s.name),
-          value: point,
-          low: null,
-          high: null,
-          origin: { kind: 'chosen-batch' },
-        });
-    } else if (s.kind === 'sweep') {
-      const r = s.result;
-      const chosen = r.configs.find((c) => c.key === r.chosen_key)?.throughput;
-      add(s.name, 'samples/s (chosen config)', { kind: 'chosen-config' }, chosen);
-    } else if (s.kind === 'compare') {
-      const r = s.result;
-      for (const arm of r.arms)
-        add(s.name, `samples/s ${r.param}=${String(arm.value)}`, { kind: 'arm', value: arm.value }, arm.throughput);
-    } else if (s.kind === 'claim') {
-      add(s.name, 'speedup', { kind: 'speedup' }, s.result.speedup);
-    }
-  }
-  return out;
+  return result.stages.flatMap((s) =>
+    kindMetrics(s)
+      .filter((m) => Number.isFinite(m.value) && m.value > 0)
+      .map((m): KeyMetric => ({
+        name: `${s.name} ${m.what.replace('samples/s', rate(s.name))}`,
+        stage: s.name,
+        unit: m.unit ?? (m.origin.kind === 'speedup' ? 'x' : rate(s.name)),
+        value: m.value,
+        low: m.low,
+        high: m.high,
+        origin: m.origin,
+      })),
+  );
+}
+
+/** A stage's key metrics by its kind's module. */
+function kindMetrics<K extends StageKind>(s: StageOutcomeOf<K>): KindMetric[] {
+  return STAGE_KIND_MODULES[s.kind].keyMetrics(s);
 }
 
 /**

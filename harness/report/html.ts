@@ -2,6 +2,7 @@
 // environment, warnings, links to the raw files). No script, no network request: the
 // Content-Security-Policy allows inline styles and nothing else, and every string from the
 // experiment, the workload or the environment is escaped.
+import type { ReportKinds } from './kinds.js';
 import { warningText } from './warnings.js';
 import { stageFailureSentence } from './stage-failure.js';
 import { formatSeconds } from '../experiment/units.js';
@@ -45,6 +46,8 @@ export interface ReportPage {
   environment: unknown;
   /** Raw files to link, relative to the run directory. */
   files: readonly string[];
+  /** The report parts of every stage kind. */
+  kinds: ReportKinds;
 }
 
 export const STYLE = `
@@ -117,6 +120,7 @@ export function reportHtml(page: ReportPage): string {
     const section = stageSection(
       stage,
       page.records.filter((t) => t.stage === stage.name),
+      page.kinds,
     );
     out.push(
       `<section class="stage" id="stage-${esc(stage.name)}">`,

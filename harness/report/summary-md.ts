@@ -1,4 +1,5 @@
 // summary.md: the run's results in Markdown, fit for a CI step summary or a pull-request comment.
+import type { ReportKinds } from './kinds.js';
 import { warningText } from './warnings.js';
 import { formatSeconds } from '../experiment/units.js';
 import { figure } from './format.js';
@@ -8,7 +9,7 @@ import { stageSection, type Block } from './tables.js';
 import type { TrialRecord } from '../domain/index.js';
 import type { RunResult } from '../experiment/run-file.js';
 
-export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[]): string {
+export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[], kinds: ReportKinds): string {
   const out: string[] = [];
   out.push(`# tunebench: ${md(run.experiment)}`);
   out.push('');
@@ -40,6 +41,7 @@ export function summaryMarkdown(run: RunResult, records: readonly TrialRecord[])
     const section = stageSection(
       stage,
       records.filter((r) => r.stage === stage.name),
+      kinds,
     );
     out.push([...section.answer, ...section.warnings, ...section.details].map(markdownBlock).join('\n\n'));
   }

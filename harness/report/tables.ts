@@ -31,6 +31,7 @@ import type {
   TrialRecord,
 } from '../domain/index.js';
 import type { StageOutcome } from '../experiment/schema.js';
+import { kindBlocks, type ReportKinds } from './kinds.js';
 
 /** A stage as the report shows it: its outcome from run.json. */
 export type StageView = StageOutcome;
@@ -45,8 +46,8 @@ export interface StageSection {
   details: Block[];
 }
 
-export function stageSection(stage: StageView, records: readonly TrialRecord[]): StageSection {
-  const [answer, details] = kindBlocks(stage, records);
+export function stageSection(stage: StageView, records: readonly TrialRecord[], kinds: ReportKinds): StageSection {
+  const [answer, details] = kindBlocks(kinds, stage, records);
   const lead = chosenSentence(stage);
   // A note that repeats the answer's rule or sentence is not shown twice.
   const rules = Object.keys(stage.chosen ?? {}).flatMap((k) => stage.evidence?.[k]?.rule ?? []);
@@ -98,20 +99,8 @@ function chosenSentence(stage: StageView): string | null {
     .join(' ');
 }
 
-function kindBlocks(stage: StageView, records: readonly TrialRecord[]): [Block[], Block[]] {
-  switch (stage.kind) {
-    case 'max-batch':
-      return maxBatchBlocks(stage.result, records);
-    case 'sweep':
-      return [[], sweepBlocks(stage.result)];
-    case 'compare':
-      return [[], compareBlocks(stage.result)];
-    case 'claim':
-      return [claimBlocks(stage.result), []];
-  }
-}
-
-function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {
+/** A max-batch stage's blocks: its answers (max, recommended, fastest, latency), then its probes. */
+export function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord[]): [Block[], Block[]] {
   const b = (v: unknown) => figure(v);
   const status: Record<MaxBatchSummary['status'], string> = {
     exact: 'exact',
@@ -231,7 +220,8 @@ export function tiedWithBest(r: SweepSummary, c: SweepSummary['configs'][number]
   return r.tied.includes(c.key) && c.key !== r.chosen_key && c.status !== 'failed';
 }
 
-function sweepBlocks(r: SweepSummary): Block[] {
+/** A sweep's blocks: every config with its figures. */
+export function sweepBlocks(r: SweepSummary): Block[] {
   const pct = (v: number | null) => figure(v, (x) => `${(x * 100).toFixed(0)}%`);
   const rows = r.configs.map((c) => [
     c.key,
@@ -280,7 +270,8 @@ function sweepBlocks(r: SweepSummary): Block[] {
   ];
 }
 
-function compareBlocks(r: CompareSummary): Block[] {
+/** A compare's blocks: every arm with its verdicts. */
+export function compareBlocks(r: CompareSummary): Block[] {
   // The workload's empty_cache count says something only where the policy is compared or some arm called it.
   const emptyCache = r.param === 'empty_cache' || r.arms.some((a) => (a.empty_cache?.calls ?? 0) > 0);
   const rows = r.arms.map((a) => [
@@ -328,7 +319,8 @@ function compareBlocks(r: CompareSummary): Block[] {
   ];
 }
 
-function claimBlocks(r: ClaimSummary): Block[] {
+/** A claim's blocks: the verdict and its figures. */
+export function claimBlocks(r: ClaimSummary): Block[] {
   const band = describeBand(r.band.low, r.band.high, r.band.one_sided, (v) => figure(v, (x) => x.toPrecision(3)));
   return [
     text(r.sentence),

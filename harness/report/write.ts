@@ -12,6 +12,7 @@ import { drawChart } from './render.js';
 import { summaryMarkdown } from './summary-md.js';
 import type { TrialRecord } from '../domain/index.js';
 import type { RunJson } from '../experiment/run-file.js';
+import type { ReportKinds } from './kinds.js';
 
 export const REPORT_FILES = ['report.html', 'summary.md'];
 
@@ -25,7 +26,7 @@ export async function writeReports(
   dir: string,
   run: RunJson,
   records: readonly TrialRecord[],
-  { draw = true }: { draw?: boolean } = {},
+  { draw = true, kinds }: { draw?: boolean; kinds: ReportKinds },
 ): Promise<string[]> {
   if (!run.result)
     throw new StoreError(
@@ -36,7 +37,7 @@ export async function writeReports(
   makeOwnDir(chartsDir);
   const rendered: RenderedChart[] = [];
   for (const stage of result.stages) {
-    for (const chart of stageCharts(stage, records)) {
+    for (const chart of stageCharts(stage, records, kinds)) {
       if (!draw) {
         rendered.push({ chart, svg: null, deferred: true, stage: stage.name });
         continue;
@@ -73,10 +74,10 @@ export async function writeReports(
     'summary.md',
     ...written.filter((f) => f.endsWith('.vl.json')),
   ];
-  writeFileAtomic(join(dir, 'summary.md'), summaryMarkdown(result, records));
+  writeFileAtomic(join(dir, 'summary.md'), summaryMarkdown(result, records, kinds));
   writeFileAtomic(
     join(dir, 'report.html'),
-    reportHtml({ result, records, charts: rendered, environment: run.environment, files: raw }),
+    reportHtml({ result, records, charts: rendered, environment: run.environment, files: raw, kinds }),
   );
   return [...written, ...REPORT_FILES];
 }

@@ -2,13 +2,13 @@
 // runs one journal-less trial at a batch size, as the experiment runs it (forked from a warm server under
 // `warm_start: fork`, except where run-trial.ts starts the role afresh).
 import { join } from 'node:path';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import type { MeasureSteps } from '../../harness/workloads/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { WarmPool } from '../../harness/trial/warm-pool.js';
 import { createWorkload } from '../../harness/workloads/index.js';
 import { ROOT, tempDir } from '../support/paths.js';
+import { loadExperiment } from '../../harness/engine/load.js';
 
 export function benchTrials(experimentPath: string) {
   const { experiment, source } = loadExperiment(join(ROOT, experimentPath));

@@ -6,7 +6,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { z } from 'zod';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import { toProbe } from '../../harness/engine/stages/max-batch.js';
 import { confirmationMeasure, growthPhrase, holds } from '../../harness/search/confirmation.js';
 import type { BandRun } from '../../harness/search/band-model.js';
@@ -20,6 +19,7 @@ import { CLI, ROOT, tempDir } from '../support/paths.js';
 import { benchTrials } from './bench-trials.js';
 import { journal, runDir } from '../support/runs.js';
 import { readRunJson } from '../../harness/experiment/run-file.js';
+import { loadExperiment } from '../../harness/engine/load.js';
 
 export interface Answer {
   strategy: string;

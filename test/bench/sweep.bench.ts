@@ -5,7 +5,6 @@
 // slower, so on a pipeline where many configs tie it may save little).
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import { Constraints } from '../../harness/search/constraints.js';
 import { configKey, grid, type ParamSpec } from '../../harness/search/space.js';
 import { runSweep, RACE_MIN_ROUNDS, type ArmTrialFn, type SweepResult } from '../../harness/search/sweep.js';
@@ -15,6 +14,7 @@ import { runTrial } from '../../harness/trial/run-trial.js';
 import { createWorkload } from '../../harness/workloads/index.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
+import { loadExperiment } from '../../harness/engine/load.js';
 
 const EXPERIMENT = 'experiments/onnx-pipeline.yaml';
 

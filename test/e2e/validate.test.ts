@@ -4,9 +4,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import { badFiles, checkRejected, checkRejectedInProcess } from '../support/bad-experiments.js';
 import { CLI, ROOT } from '../support/paths.js';
+import { loadExperiment } from '../../harness/engine/load.js';
 
 /** Files the command itself rejects, one of each way a file fails: schema, YAML, JSON, the terminal's escapes. */
 const THROUGH_THE_CLI = [

@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { ConfigError } from '../../harness/errors.js';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import { runProcessTrial } from '../../harness/trial/process.js';
 import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
 import { createWorkload } from '../../harness/workloads/index.js';
@@ -18,6 +17,7 @@ import { assertExactMax, journal, runDir } from '../support/runs.js';
 import { PYTHON, requireSystem } from '../support/system.js';
 import { waitFor } from '../support/wait.js';
 import type { MaxBatchSummary, SweepSummary } from '../../harness/domain/index.js';
+import { loadExperiment } from '../../harness/engine/load.js';
 
 const EXPERIMENT = join(FIXTURES, 'experiments', 'torch-ddp-small.yaml');
 

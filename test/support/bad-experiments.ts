@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { terminalLines } from '../../harness/cli/progress.js';
 import { exitCodeFor } from '../../harness/errors.js';
-import { loadExperiment } from '../../harness/experiment/load.js';
 import { CLI, FIXTURES } from './paths.js';
+import { loadExperiment } from '../../harness/engine/load.js';
 
 export const BAD = join(FIXTURES, 'experiments', 'bad');
 /** Files that cannot carry an `# expect:` comment. */

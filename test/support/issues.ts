@@ -1,7 +1,7 @@
 // The problems that validation finds in an experiment's text, as "path: message" lines ([] when valid).
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../harness/errors.js';
-import { parseExperimentText } from '../../harness/experiment/load.js';
+import { parseExperimentText } from '../../harness/engine/load.js';
 
 export function experimentIssues(text: string): string[] {
   try {

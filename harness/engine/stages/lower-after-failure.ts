@@ -7,7 +7,6 @@
 // repeat_boundary + 1 runs (else one run holds). A batch that failed is never left in the config: when
 // nothing lower holds, the batch is removed and the run reports the failure (exit 1).
 import type { MaxBatchStageSpec, StageSpec } from '../../experiment/schema.js';
-import { cheaper } from '../../search/rank.js';
 import { configKey } from '../../search/space.js';
 import type { StageInput } from '../context.js';
 import type { Frozen } from '../../util/frozen.js';
@@ -17,7 +16,8 @@ import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.j
 import { survival } from './max-batch.js';
 import { confirmationMeasure } from '../../search/confirmation.js';
 import type { Config, StageFailure, StageLowering, TrialRecord } from '../../domain/index.js';
-import type { StageOutcome, StageOutcomeOf } from '../../experiment/schema.js';
+import type { StageKind, StageOutcome, StageOutcomeOf } from '../../experiment/schema.js';
+import type { SpecOf } from '../../experiment/kinds.js';
 
 /** Times a stage runs again at a lower batch before the run gives up on it. */
 const MAX_RETRIES = 2;
@@ -27,6 +27,20 @@ export interface FailedStageRun {
   name: string;
   /** Runs the stage again from `state` (the run's state with the lowered batch). */
   rerun: (state: RunState) => Promise<StageOutcome>;
+  /** How each stage kind's trials fail at a batch (its module's failureAtBatch). */
+  kinds: FailureKinds;
+}
+
+/** What the lowering needs of each stage kind's module. */
+export type FailureKinds = { readonly [K in StageKind]: { failureAtBatch: FailureAtBatch<K> } };
+interface FailureAtBatch<K extends StageKind> {
+  groups: (outcome: Frozen<StageOutcomeOf<K>>, records: readonly TrialRecord[]) => TrialRecord[][];
+  wholeConfigs: boolean;
+  lightest: (outcome: Frozen<StageOutcomeOf<K>>, spec: Frozen<SpecOf<K>>) => Config | null;
+}
+
+function failureOfKind<K extends StageKind>(kinds: FailureKinds, kind: K): FailureAtBatch<K> {
+  return kinds[kind].failureAtBatch;
 }
 
 /**
@@ -45,7 +59,7 @@ export async function lowerAfterFailure(
   const revisions: Revision[] = [];
   for (let attempt = 0; ; attempt++) {
     const owner = ownerOfBatch(input, state);
-    const failure = owner ? failureAtBatch(input.trials.records, state.config, outcome, owner) : undefined;
+    const failure = owner ? failureAtBatch(x.kinds, input.trials.records, state.config, outcome, owner) : undefined;
     if (!owner || !failure) return { outcome, revisions };
     const stage = owner.outcome.name;
     if (attempt === MAX_RETRIES) {
@@ -56,7 +70,7 @@ export async function lowerAfterFailure(
       input,
       owner,
       failure,
-      loweringConfig(input, state.config, outcome, x.spec, failure),
+      loweringConfig(x.kinds, input, state.config, outcome, x.spec, failure),
     );
     const note = loweringNote(lowering, owner.spec.param);
     if (lowering.batch === null) {
@@ -106,6 +120,7 @@ function ownerOfBatch(input: StageInput, state: RunState): Owner | undefined {
  * oom-at-batch (a compare whose baseline OOMed cannot compare).
  */
 export function failureAtBatch(
+  kinds: FailureKinds,
   records: readonly TrialRecord[],
   config: Readonly<Config>,
   outcome: Frozen<StageOutcome>,
@@ -132,12 +147,12 @@ export function failureAtBatch(
       trials: { ran: mine.length, oom },
     };
   }
-  const groups = trialGroups(records, outcome);
+  const kind = failureOfKind(kinds, outcome.kind);
+  const groups = groupsOf(kind, outcome, records);
   const failed = groups.filter((g) => g.some(oomAt));
   if (failed.length === 0) return undefined;
   const every =
-    failed.length === groups.length &&
-    (outcome.kind === 'sweep' || groups.every((g) => !g.some((t) => t.outcome === 'ok')));
+    failed.length === groups.length && (kind.wholeConfigs || groups.every((g) => !g.some((t) => t.outcome === 'ok')));
   return {
     stage: outcome.name,
     kind: every ? 'every-config-oom' : 'oom-at-batch',
@@ -149,12 +164,17 @@ export function failureAtBatch(
   };
 }
 
-/** The stage's trials grouped by config: a sweep's rows that ran, else the stage's records by config. */
-function trialGroups(records: readonly TrialRecord[], outcome: Frozen<StageOutcome>): TrialRecord[][] {
-  if (outcome.kind === 'sweep')
-    return outcome.result.configs
-      .filter((c) => c.status !== 'pruned' && c.trials.length > 0)
-      .map((c) => c.trials.flatMap((i) => (records[i] ? [records[i]] : [])));
+/** The stage's trials grouped by the config they ran, by its kind's rule. */
+function groupsOf<K extends StageKind>(
+  kind: FailureAtBatch<K>,
+  outcome: Frozen<StageOutcomeOf<K>>,
+  records: readonly TrialRecord[],
+): TrialRecord[][] {
+  return kind.groups(outcome, records);
+}
+
+/** A stage's trials grouped by the config they ran: what every kind but the sweep (whose rows are its configs) uses. */
+export function groupsByConfig(outcome: Frozen<StageOutcome>, records: readonly TrialRecord[]): TrialRecord[][] {
   const mine = records.filter((r) => r.stage === outcome.name);
   const byKey = new Map<string, TrialRecord[]>();
   for (const r of mine) {
@@ -170,6 +190,7 @@ function trialGroups(records: readonly TrialRecord[], outcome: Frozen<StageOutco
  * one the stage needs to run.
  */
 function loweringConfig(
+  kinds: FailureKinds,
   input: StageInput,
   config: Readonly<Config>,
   outcome: Frozen<StageOutcome>,
@@ -186,11 +207,17 @@ function loweringConfig(
     );
     if (first) return Object.fromEntries(Object.entries(first.config).filter(([k]) => k !== failure.param));
   }
-  if (outcome.kind !== 'sweep' || spec.kind !== 'sweep') return { ...config };
-  const ran = outcome.result.configs.filter((c) => c.status !== 'pruned' && c.trials.length > 0);
-  const order = spec.cost ?? outcome.result.params;
-  const lightest = [...ran].sort((a, b) => cheaper(a.config, b.config, order))[0];
-  return { ...config, ...(lightest?.config ?? {}) };
+  return { ...config, ...(lightestOf(kinds, outcome.kind, outcome, spec) ?? {}) };
+}
+
+/** The kind's lightest config of a stage whose every config failed (its spec is of the same kind). */
+function lightestOf<K extends StageKind>(
+  kinds: FailureKinds,
+  kind: K,
+  outcome: Frozen<StageOutcomeOf<K>>,
+  spec: Frozen<StageSpec>,
+): Config | null {
+  return spec.kind === kind ? kinds[kind].failureAtBatch.lightest(outcome, spec as Frozen<SpecOf<K>>) : null;
 }
 
 /** Lowers below the failed batch with `config`, each run as the owner's confirmation runs: until memory flattens. */

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { createProgress } from '../../../harness/cli/progress.js';
-import { plannedTrials } from '../../../harness/engine/run-plan.js';
+import { plannedTrials } from '../../../harness/engine/kinds/index.js';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadExperiment } from '../../../harness/experiment/load.js';
 import { tempDir } from '../../support/paths.js';
 import type { TrialRecord } from '../../../harness/domain/index.js';
+import { loadExperiment } from '../../../harness/engine/load.js';
 
 const record = (seconds: number) =>
   ({

@@ -2,7 +2,7 @@
 // workload.prepare, each checked with the rest of the file.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
+import { parseExperimentText } from '../../../harness/engine/load.js';
 
 const parse = (yaml: string) => parseExperimentText(yaml, '/tmp/x.yaml');
 

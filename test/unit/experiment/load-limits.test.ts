@@ -5,8 +5,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
-import { loadExperiment, MAX_EXPERIMENT_BYTES, parseExperimentText } from '../../../harness/experiment/load.js';
+import { MAX_EXPERIMENT_BYTES } from '../../../harness/experiment/load.js';
 import { tempDir } from '../../support/paths.js';
+import { loadExperiment, parseExperimentText } from '../../../harness/engine/load.js';
 
 function rejection(work: () => unknown): string {
   try {

@@ -4,9 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { MODEL_DEFAULTS, MODEL_KINDS } from '../../../harness/workloads/onnx/models/index.js';
 import { ROOT } from '../../support/paths.js';
+import { parseExperimentText } from '../../../harness/engine/load.js';
 
 const experiment = (model: string) => `
 name: t
@@ -120,7 +120,7 @@ describe('generated models', () => {
   });
 
   it('are validated without loading onnx-proto (the model builders)', () => {
-    const load = join(ROOT, 'dist', 'harness', 'experiment', 'load.js');
+    const load = join(ROOT, 'dist', 'harness', 'engine', 'load.js');
     const script = `import { createRequire } from 'node:module';
 const { parseExperimentText } = await import(${JSON.stringify(load)});
 parseExperimentText(${JSON.stringify(experiment('{ generate: mlp }'))}, '/x/e.yaml');

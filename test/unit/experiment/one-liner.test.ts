@@ -1,8 +1,9 @@
 // The experiments that `tunebench time` and `tunebench claim` build: checked by the experiment schema.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { claimExperiment, scanValues, timeExperiment } from '../../../harness/experiment/one-liner.js';
+import { scanValues } from '../../../harness/experiment/one-liner.js';
 import { joinScanFlags } from '../../../harness/experiment/time-flags.js';
+import { claimExperiment, timeExperiment } from '../../../harness/engine/load.js';
 
 const base = { warmup: 0, name: 'time', scans: [] };
 

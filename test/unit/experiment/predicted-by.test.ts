@@ -1,8 +1,8 @@
 // A max-batch stage's constraint and predicted_by: what they need of the executor and of the other stages.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { experimentIssues } from '../../support/issues.js';
+import { parseExperimentText } from '../../../harness/engine/load.js';
 
 function experiment(executor: string, stages: string[]): string {
   return [

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { HARNESS_ENV } from '../../../harness/experiment/names.js';
 import { TRIAL_MARK_ENV } from '../../../harness/trial/process.js';
 import { WARM_SERVER_ENV } from '../../../harness/trial/warm-server.js';
 import { BRACKET_ENV } from '../../../harness/trial/bracket-session.js';
 import { ONNX_WORKLOAD_ENV } from '../../../harness/workloads/onnx/spec.js';
 import { ENV } from '../../../harness/workloads/protocol/events.js';
+import { parseExperimentText } from '../../../harness/engine/load.js';
 
 function rejection(text: string, source = '/x/exp.yaml'): string {
   try {

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { experimentIssues } from '../../support/issues.js';
 import { jsonSchema } from '../../../harness/experiment/schema.js';
 import { closest } from '../../../harness/experiment/did-you-mean.js';
+import { parseExperimentText } from '../../../harness/engine/load.js';
 
 const minimal = `
 name: t

@@ -10,12 +10,13 @@ import { FIXTURES } from '../../support/paths.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
 import { countMarks } from '../../support/svg.js';
 import { readRunDir } from '../../../harness/experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 const RUN = REPORT_FIXTURE;
 const SNAPSHOTS = join(FIXTURES, 'snapshots');
 const { run, records } = readRunDir(RUN);
 const stages = run.result!.stages;
-const charts: Chart[] = stages.flatMap((s) => stageCharts(s, records));
+const charts: Chart[] = stages.flatMap((s) => stageCharts(s, records, STAGE_KIND_MODULES));
 const byName = (name: string) => charts.find((c) => c.name === name)!;
 
 describe('chart builders on a known journal', () => {

@@ -6,6 +6,7 @@ import { stageSection, type Block } from '../../../harness/report/tables.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
 import { readRunDir } from '../../../harness/experiment/run-file.js';
 import type { StageOutcomeOf } from '../../../harness/experiment/schema.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const stage = run.result!.stages.find((s): s is StageOutcomeOf<'max-batch'> => s.kind === 'max-batch')!;
@@ -38,6 +39,7 @@ describe('device confirmation in the report', () => {
     const s = stageSection(
       confirming,
       records.filter((r) => r.stage === stage.name),
+      STAGE_KIND_MODULES,
     );
     const t = tables(s.answer).find((x) => x.headers[0] === 'device')!;
     assert.deepEqual(t.headers, [
@@ -62,7 +64,7 @@ describe('device confirmation in the report', () => {
         predictions: { quantity: 'device', fixed_bytes: 2048 * MIB, per_sample_bytes: 200 * MIB, rows, statement: 's' },
       },
     };
-    const t = tables(stageSection(predicting, []).answer).find((x) => x.headers[0] === 'card')!;
+    const t = tables(stageSection(predicting, [], STAGE_KIND_MODULES).answer).find((x) => x.headers[0] === 'card')!;
     assert.equal(t.headers.at(-1), 'measured');
     assert.deepEqual(t.rows, [
       ['40 GB', '192 (prediction)', '54', '192'],

@@ -6,6 +6,7 @@ import { code, md, table } from '../../../harness/report/markdown.js';
 import { summaryMarkdown } from '../../../harness/report/summary-md.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
 import { readRunDir, type RunResult } from '../../../harness/experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 /** Lines as a Markdown parser sees them: CR, LF and CRLF all end a line. */
 const lines = (text: string) => text.split(/\r\n|\r|\n/);
@@ -81,7 +82,7 @@ describe('summary.md with hostile text', () => {
     const configs = resultOf(sweep, 'sweep').configs;
     configs[0]!.key = 'intra_op_threads=a|b\r# k';
     configs[1]!.why = `crash: ${evil}`;
-    const out = summaryMarkdown(result, records);
+    const out = summaryMarkdown(result, records, STAGE_KIND_MODULES);
     const all = lines(out);
     const headings = all.filter((l) => /^\s{0,3}#/.test(l) || /^\s*[-*+]\s+#/.test(l));
     assert.ok(

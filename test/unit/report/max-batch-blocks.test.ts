@@ -10,6 +10,7 @@ import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { CardPredictions, SweepSummary } from '../../../harness/domain/index.js';
 import { readRunDir } from '../../../harness/experiment/run-file.js';
 import type { StageOutcomeOf } from '../../../harness/experiment/schema.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 const { run } = readRunDir(REPORT_FIXTURE);
 const mb = run.result!.stages.find((s): s is StageOutcomeOf<'max-batch'> => s.kind === 'max-batch')!;
@@ -41,14 +42,15 @@ const withResult = (r: Partial<StageOutcomeOf<'max-batch'>['result']>): StageOut
 describe('card predictions', () => {
   it('are not shown from host RSS of a CPU job by default (shown: false)', () => {
     const s = words(
-      stageSection(withResult({ predictions: predictions({ of_device: false, shown: false }) }), []).answer,
+      stageSection(withResult({ predictions: predictions({ of_device: false, shown: false }) }), [], STAGE_KIND_MODULES)
+        .answer,
     );
     assert.doesNotMatch(s, /Other cards|928992|prediction\)/);
   });
 
   it('are shown for a fit of device memory, or when asked for', () => {
     for (const p of [predictions({ of_device: true, shown: true }), predictions({ of_device: false, shown: true })]) {
-      const s = words(stageSection(withResult({ predictions: p }), []).answer);
+      const s = words(stageSection(withResult({ predictions: p }), [], STAGE_KIND_MODULES).answer);
       assert.match(s, /141 GB \| 928992 \(prediction\) \| 206/);
     }
   });
@@ -70,6 +72,7 @@ describe('the cap and the boundary band', () => {
           },
         }),
         [],
+        STAGE_KIND_MODULES,
       ).answer,
     );
     assert.match(
@@ -99,6 +102,7 @@ describe('the cap and the boundary band', () => {
           },
         }),
         [],
+        STAGE_KIND_MODULES,
       ).answer,
     );
     assert.match(
@@ -108,7 +112,9 @@ describe('the cap and the boundary band', () => {
   });
 
   it('says an address-space cap moves with arenas and threads', () => {
-    const s = words(stageSection(withResult({ cap_mechanism: 'prlimit-as', cap_bytes: 2 ** 30 }), []).answer);
+    const s = words(
+      stageSection(withResult({ cap_mechanism: 'prlimit-as', cap_bytes: 2 ** 30 }), [], STAGE_KIND_MODULES).answer,
+    );
     assert.match(s, /prlimit --as: each process's address space, which moves with glibc arenas and threads/);
   });
 });
@@ -129,6 +135,7 @@ describe('a later stage that failed at the chosen batch', () => {
           lowered_after: [{ failure, config: { num_workers: 0 }, batch: 176, lowest_fail: 184, trials: [30, 31] }],
         }),
         [],
+        STAGE_KIND_MODULES,
       ).answer,
     );
     assert.match(
@@ -154,6 +161,7 @@ describe('a later stage that failed at the chosen batch', () => {
           ],
         }),
         [],
+        STAGE_KIND_MODULES,
       ).answer,
     );
     assert.match(
@@ -175,12 +183,12 @@ describe('a later stage that failed at the chosen batch', () => {
       }),
       /lowered to 88 \(96 failed; it passed 3 runs in a row; the band model cannot explain the failure at 96, .* the model gives no risk\)/,
     );
-    const md = summaryMarkdown({ ...run.result!, stage_failures: [some] }, []);
+    const md = summaryMarkdown({ ...run.result!, stage_failures: [some] }, [], STAGE_KIND_MODULES);
     assert.match(md, /no lower batch\\_size held under the config that failed/);
   });
 
   it('heads the summary with the failure no lowering rescued', () => {
-    const md = summaryMarkdown({ ...run.result!, stage_failures: [failure] }, []);
+    const md = summaryMarkdown({ ...run.result!, stage_failures: [failure] }, [], STAGE_KIND_MODULES);
     assert.match(
       md,
       /## Failed\n\n- stage loader: every config OOMed at batch 200, the batch\\_size that max-batch-1 chose, and no lower batch\\_size held/,
@@ -191,8 +199,11 @@ describe('a later stage that failed at the chosen batch', () => {
 describe('the loader sweep', () => {
   it('notes that pin_memory does nothing without a GPU', () => {
     const s = words(
-      stageSection({ ...sweep, result: { ...sweep.result, inert: [{ param: 'pin_memory', why: 'no-gpu' }] } }, [])
-        .details,
+      stageSection(
+        { ...sweep, result: { ...sweep.result, inert: [{ param: 'pin_memory', why: 'no-gpu' }] } },
+        [],
+        STAGE_KIND_MODULES,
+      ).details,
     );
     assert.match(s, /pin_memory does nothing without a GPU/);
   });

@@ -15,6 +15,7 @@ import { tempDir } from '../../support/paths.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { TrialRecord } from '../../../harness/domain/index.js';
 import { readRunDir, type RunResult } from '../../../harness/experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 /** Measured figures (not config values, not trial indices): where an overflow or a NaN can land. */
 const MEASURED = new Set([
@@ -72,8 +73,15 @@ describe('reports with missing or non-finite numbers', () => {
     it(`summary.md and report.html show "-" for ${name}`, () => {
       const result = poison<RunResult>(structuredClone(run.result!), v, est);
       const journal = poison<TrialRecord[]>(structuredClone(records), v, est);
-      const markdown = summaryMarkdown(result, journal);
-      const html = reportHtml({ result, records: journal, charts: [], environment: {}, files: [] });
+      const markdown = summaryMarkdown(result, journal, STAGE_KIND_MODULES);
+      const html = reportHtml({
+        result,
+        records: journal,
+        charts: [],
+        environment: {},
+        files: [],
+        kinds: STAGE_KIND_MODULES,
+      });
       assertClean(markdown, 'summary.md');
       assertClean(html, 'report.html');
       assert.match(markdown, /\| - \|/);

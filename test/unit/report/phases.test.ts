@@ -7,6 +7,7 @@ import { stageSection, type Block } from '../../../harness/report/tables.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { TrialRecord } from '../../../harness/domain/index.js';
 import { readRunDir } from '../../../harness/experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const stage = run.result!.stages.find((s) => s.name === 'max-batch-1')!;
@@ -54,7 +55,7 @@ describe('phase wording', () => {
     const marked = withPhases();
     const failed = marked.filter((r) => r.outcome !== 'ok');
     assert.ok(failed.length >= 2 && marked.some((r) => r.outcome === 'ok'), 'the fixture has both');
-    const s = stageSection(stage, marked);
+    const s = stageSection(stage, marked, STAGE_KIND_MODULES);
     const table = s.details[0]!;
     assert.ok(table.kind === 'table');
     const outcomes = table.table.rows.map((row) => row[table.table.headers.indexOf('outcome')]);
@@ -79,6 +80,6 @@ describe('phase wording', () => {
 
   it('says nothing of phases where no trial reported any', () => {
     assert.deepEqual(phaseSentences(own, 'batch_size'), []);
-    assert.ok(!texts(stageSection(stage, own).answer).some((t) => /phase/i.test(t)));
+    assert.ok(!texts(stageSection(stage, own, STAGE_KIND_MODULES).answer).some((t) => /phase/i.test(t)));
   });
 });

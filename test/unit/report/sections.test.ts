@@ -10,6 +10,7 @@ import { stageSection, type Block } from '../../../harness/report/tables.js';
 import { REPORT_FIXTURE } from '../../support/runs.js';
 import type { CompareSummary, ForeignLoad, TrialRecord } from '../../../harness/domain/index.js';
 import { readRunDir } from '../../../harness/experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 const { run, records } = readRunDir(REPORT_FIXTURE);
 const result = run.result!;
@@ -34,7 +35,7 @@ function underLoad(name: string, n: number, f: Partial<ForeignLoad> = {}): Trial
 
 describe('stage sections', () => {
   it('open with the answer: the chosen value, its CI and trials, and why', () => {
-    const s = stageSection(stageOf('threads'), own('threads'));
+    const s = stageSection(stageOf('threads'), own('threads'), STAGE_KIND_MODULES);
     assert.match(
       texts(s.answer)[0]!,
       /^Answer: intra_op_threads=2 at 156644\.0 \[155820\.3, 157521\.2\] samples\/s \(95% CI; trials 11, 12\)\. Why: intra_op_threads=2 is significantly better/,
@@ -44,7 +45,7 @@ describe('stage sections', () => {
       'a note that repeats the rule is not shown twice',
     );
     assert.match(texts(s.details)[0]!, /^Strategy grid over intra_op_threads/);
-    const mb = stageSection(stageOf('max-batch-1'), own('max-batch-1'));
+    const mb = stageSection(stageOf('max-batch-1'), own('max-batch-1'), STAGE_KIND_MODULES);
     assert.deepEqual(
       mb.answer.map((b) => b.kind),
       ['text', 'table', 'text', 'list'],
@@ -58,7 +59,7 @@ describe('stage sections', () => {
     assert.equal(arena.kind, 'compare');
     if (arena.kind !== 'compare') return;
     const headers = (r: CompareSummary) =>
-      texts(stageSection({ ...arena, result: r }, own('arena')).details).join('\n');
+      texts(stageSection({ ...arena, result: r }, own('arena'), STAGE_KIND_MODULES).details).join('\n');
     const base = arena.result;
     assert.doesNotMatch(headers(base), /empty_cache calls/, 'arena compare without empty_cache counts');
     const zero = { ...base, arms: base.arms.map((a) => ({ ...a, empty_cache: { calls: 0, seconds: 0 } })) };
@@ -95,11 +96,18 @@ describe('foreign load in reports', () => {
     const loaded = records.map((r) =>
       r.stage === 'arena' ? underLoad('arena', 2).find((x) => x.index === r.index)! : r,
     );
-    const md = summaryMarkdown(result, loaded);
+    const md = summaryMarkdown(result, loaded, STAGE_KIND_MODULES);
     assert.match(md, /## Stage arena \(compare\)[\s\S]*> \*\*Warning:\*\* Foreign load: 2 of 10 trials/);
     assert.equal((md.match(/Foreign load:/g) ?? []).length, 1, 'only the stage that ran under load');
     const chart = { chart: { name: 'compare-arena', title: 'arena', spec: {} }, svg: '<svg></svg>', stage: 'arena' };
-    const html = reportHtml({ result, records: loaded, charts: [chart], environment: {}, files: [] });
+    const html = reportHtml({
+      result,
+      records: loaded,
+      charts: [chart],
+      environment: {},
+      files: [],
+      kinds: STAGE_KIND_MODULES,
+    });
     const section = html.slice(html.indexOf('<section class="stage" id="stage-arena">'));
     const warn = section.indexOf('<p class="warn">Foreign load: 2 of 10 trials');
     assert.ok(warn > 0 && warn < section.indexOf('<figure class="chart"'), 'the warning precedes the charts');

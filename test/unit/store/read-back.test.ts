@@ -12,6 +12,7 @@ import { readJournal } from '../../../harness/store/journal.js';
 import { FIXTURES, tempDir } from '../../support/paths.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
 import { readRunDir, readRunJson } from '../../../harness/experiment/run-file.js';
+import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
 
 /** Written by tunebench 0.1.0 at 284c88c, before the domain schemas: every stage kind and a final confirmation. */
 const FORMAT_V1 = join(FIXTURES, 'runs', 'format-v1');
@@ -75,7 +76,7 @@ describe('run directories of earlier formats', () => {
   it('writes the reports of a previous-format run again', async () => {
     const dir = copyOf(FORMAT_V1);
     const { run, records } = readRunDir(dir);
-    const files = await writeReports(dir, run, records);
+    const files = await writeReports(dir, run, records, { kinds: STAGE_KIND_MODULES });
     assert.ok(files.includes('report.html') && files.includes('summary.md'));
     const summary = readFileSync(join(dir, 'summary.md'), 'utf8');
     assert.match(summary, /final confirmation/i);

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError } from '../../../harness/errors.js';
-import { parseExperimentText } from '../../../harness/experiment/load.js';
 import { CommandWorkload, type CommandSpec } from '../../../harness/workloads/command/workload.js';
+import { parseExperimentText } from '../../../harness/engine/load.js';
 
 const measure = { warmupSteps: 1, steps: 2 };
 const workload = (extra: Partial<CommandSpec> = {}) =>
