@@ -8,22 +8,14 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { simulatedGpuHead } from '../support/simulated-gpu.js';
 
 function experiment(dir: string): string {
   const file = join(dir, 'load.yaml');
   writeFileSync(
     file,
-    `name: load
-workload:
-  kind: command
-  command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=1", "--busy-ms=120"]
-  protocol: required
-  params: { device: cuda }
-limits: { timeout: 3s }
-measure: { warmup_steps: 1, steps: 2 }
-stages:
-  - kind: max-batch
+    `${simulatedGpuHead('load', ['--hold-ms=1', '--busy-ms=120'], '3s')}  - kind: max-batch
     multiple_of: 8
     start: 256
     ceiling: 4096

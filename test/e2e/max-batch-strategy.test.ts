@@ -6,20 +6,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { simulatedGpuHead } from '../support/simulated-gpu.js';
 import { readRunDir } from '../../harness/experiment/run-file.js';
 
 function experiment(strategy: string): string {
-  return `name: strategy-${strategy}
-workload:
-  kind: command
-  command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=15"]
-  protocol: required
-  params: { device: cuda }
-limits: { timeout: 30s }
-measure: { warmup_steps: 1, steps: 2 }
-stages:
-  - kind: max-batch
+  return `${simulatedGpuHead(`strategy-${strategy}`, ['--hold-ms=15'])}  - kind: max-batch
     strategy: ${strategy}
     start: 64
     multiple_of: 8

@@ -5,23 +5,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { CLI, tempDir } from '../support/paths.js';
+import { simulatedGpuHead } from '../support/simulated-gpu.js';
 
 /** simulated-gpu.mjs: 40 MiB a sample of 16 GiB, so 408 runs and 416 fails (multiples of 8). */
-function experiment(dir: string, stage: string, stall = '"--stall-at=408", "--stall-runs=1"'): string {
+function experiment(dir: string, stage: string, stall = ['--stall-at=408', '--stall-runs=1']): string {
   const file = join(dir, 'stall.yaml');
   writeFileSync(
     file,
-    `name: stall
-workload:
-  kind: command
-  command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=1", "--stall-dir=${dir}", ${stall}]
-  protocol: required
-  params: { device: cuda }
-limits: { timeout: 5s }
-measure: { warmup_steps: 1, steps: 2 }
-stages:
-  - kind: max-batch
+    `${simulatedGpuHead('stall', ['--hold-ms=1', `--stall-dir=${dir}`, ...stall], '5s')}  - kind: max-batch
     multiple_of: 8
     start: 256
     ceiling: 4096
@@ -67,10 +59,10 @@ describe('a timeout is not evidence about memory', () => {
   it('a boundary repeat that stalls is left out of the band: the max written is the one without the stall', async () => {
     const stage = '    confirm_steps: 2\n    repeat_boundary: 1\n';
     const clean = tempDir('tunebench-stall-');
-    const reference = await answer(experiment(clean, stage, '"--stall-at=999999"'), clean);
+    const reference = await answer(experiment(clean, stage, ['--stall-at=999999']), clean);
     // The runs at 408: the probe, the confirmation, then the repeat, which stalls.
     const dir = tempDir('tunebench-stall-');
-    const stalled = await answer(experiment(dir, stage, '"--stall-at=408", "--stall-runs=3"'), dir);
+    const stalled = await answer(experiment(dir, stage, ['--stall-at=408', '--stall-runs=3']), dir);
     assert.equal(stalled.result.max, reference.result.max, JSON.stringify(stalled.notes));
     assert.equal(stalled.result.smallestFail, reference.result.smallestFail);
     assert.ok(
@@ -81,11 +73,10 @@ describe('a timeout is not evidence about memory', () => {
 
   it('stops, rather than lower the max, when the same batch times out twice', async () => {
     const dir = tempDir('tunebench-stall-');
-    const file = experiment(
-      dir,
-      '    confirm_steps: 0\n    repeat_boundary: 0\n',
-      '"--stall-at=408", "--stall-runs=1-99"',
-    );
+    const file = experiment(dir, '    confirm_steps: 0\n    repeat_boundary: 0\n', [
+      '--stall-at=408',
+      '--stall-runs=1-99',
+    ]);
     const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'runs'), '--json'], {
       reject: false,
     });

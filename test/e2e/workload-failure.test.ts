@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
+import { simulatedGpuHead } from '../support/simulated-gpu.js';
 import { PYTHON } from '../support/system.js';
 
 describe('a workload that fails', () => {
@@ -15,16 +16,7 @@ describe('a workload that fails', () => {
     const file = join(dir, 'nofit.yaml');
     writeFileSync(
       file,
-      `name: nofit
-workload:
-  kind: command
-  command: [node, ${join(PROGRAMS, 'simulated-gpu.mjs')}, "--hold-ms=1", "--per-sample-mib=4096"]
-  protocol: required
-  params: { device: cuda }
-limits: { timeout: 30s }
-measure: { warmup_steps: 1, steps: 2 }
-stages:
-  - kind: max-batch
+      `${simulatedGpuHead('nofit', ['--hold-ms=1', '--per-sample-mib=4096'])}  - kind: max-batch
     multiple_of: 8
     confirm_steps: 0
     repeat_boundary: 0
