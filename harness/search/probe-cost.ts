@@ -19,24 +19,28 @@ function fitCost(points: readonly Point[]): ((batch: number) => number) | undefi
   return (batch) => slope * batch;
 }
 
-export class ProbeCosts {
-  private readonly ran: Point[] = [];
-  private readonly failed: Point[] = [];
+/** What search probes have cost so far, by outcome: a value, grown by withCost. */
+export interface ProbeCosts {
+  readonly ran: readonly Point[];
+  readonly failed: readonly Point[];
+}
 
-  /** Adds a search probe's wall time (seconds null: not measured, ignored). */
-  add(batch: number, ok: boolean, seconds: number | null): void {
-    if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return;
-    (ok ? this.ran : this.failed).push({ batch, seconds });
-  }
+export const NO_COSTS: ProbeCosts = { ran: [], failed: [] };
 
-  /**
-   * Expected seconds of a probe at `batch` by its outcome. An outcome not yet seen costs what the
-   * other one does (no asymmetry is assumed without evidence); with no probe at all both cost 1.
-   */
-  estimate(): { ok: (batch: number) => number; fail: (batch: number) => number } {
-    const ok = fitCost(this.ran);
-    const fail = fitCost(this.failed);
-    const one = () => 1;
-    return { ok: ok ?? fail ?? one, fail: fail ?? ok ?? one };
-  }
+/** The costs with a search probe's wall time added (seconds null: not measured, ignored). */
+export function withCost(costs: ProbeCosts, batch: number, ok: boolean, seconds: number | null): ProbeCosts {
+  if (seconds === null || !Number.isFinite(seconds) || seconds < 0) return costs;
+  const point = { batch, seconds };
+  return ok ? { ...costs, ran: [...costs.ran, point] } : { ...costs, failed: [...costs.failed, point] };
+}
+
+/**
+ * Expected seconds of a probe at `batch` by its outcome. An outcome not yet seen costs what the
+ * other one does (no asymmetry is assumed without evidence); with no probe at all both cost 1.
+ */
+export function costEstimate(costs: ProbeCosts): { ok: (batch: number) => number; fail: (batch: number) => number } {
+  const ok = fitCost(costs.ran);
+  const fail = fitCost(costs.failed);
+  const one = () => 1;
+  return { ok: ok ?? fail ?? one, fail: fail ?? ok ?? one };
 }

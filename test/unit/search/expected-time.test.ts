@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { planProbe } from '../../../harness/search/expected-time.js';
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
-import { ProbeCosts } from '../../../harness/search/probe-cost.js';
+import { costEstimate, NO_COSTS, withCost } from '../../../harness/search/probe-cost.js';
 import { thresholdWorkload } from '../../support/synthetic.js';
 
 const flat = (ok: number, fail: number) => ({ ok: () => ok, fail: () => fail });
@@ -73,19 +73,20 @@ describe('planProbe', () => {
   });
 });
 
-describe('ProbeCosts', () => {
+describe('probe costs', () => {
   it('fits seconds against batch per outcome, and assumes no asymmetry without evidence', () => {
-    const costs = new ProbeCosts();
-    assert.equal(costs.estimate().ok(100), 1);
-    costs.add(100, true, 1.5);
-    costs.add(1000, true, 6);
-    const one = costs.estimate();
+    let costs = NO_COSTS;
+    assert.equal(costEstimate(costs).ok(100), 1);
+    costs = withCost(costs, 100, true, 1.5);
+    costs = withCost(costs, 1000, true, 6);
+    const one = costEstimate(costs);
     assert.ok(Math.abs(one.ok(500) - 3.5) < 1e-9);
     assert.equal(one.fail(500), one.ok(500));
-    costs.add(2000, false, 0.8);
-    costs.add(4000, false, 0.9);
-    costs.add(8000, false, null);
-    const both = costs.estimate();
+    costs = withCost(costs, 2000, false, 0.8);
+    costs = withCost(costs, 4000, false, 0.9);
+    costs = withCost(costs, 8000, false, null);
+    assert.equal(costs.failed.length, 2);
+    const both = costEstimate(costs);
     assert.ok(both.fail(3000) < 1 && both.ok(3000) > 10);
   });
 });
