@@ -6,7 +6,7 @@ import { medianInterval } from '../stats/summary.js';
 import { cheaper } from '../search/rank.js';
 import { detectable, fmtBand, fmtChange, fmtRatio, undecidedCi } from './undecided.js';
 import type { CompareArmRow, Config, Interval, Outcome, TrialRecord } from '../domain/index.js';
-import { roleKind, runSeconds } from '../domain/index.js';
+import { runSeconds } from '../domain/index.js';
 import { fillValues, scanConfigs, type TimeRequest } from '../experiment/one-liner.js';
 import type { RunResult } from '../experiment/run-file.js';
 
@@ -61,7 +61,7 @@ function meanOf(values: readonly (number | undefined)[]): number | null {
   return v.length === values.length && v.length > 0 ? mean(v) : null;
 }
 
-const timed = (r: TrialRecord) => roleKind(r.role) !== 'warm-up';
+const timed = (r: TrialRecord) => r.role.kind !== 'warm-up';
 
 function measured(label: string, config: Config, all: readonly TrialRecord[]): Omit<TimedCommand, 'verdict' | 'why'> {
   const runs = all.filter(timed);

@@ -1,6 +1,7 @@
 // The trial record: one line of trials.jsonl, and one SLURM task's result file. Failed trials are
 // data and carry their evidence. The schema is the type: it is written once, here.
 import { z } from 'zod';
+import { roleOfText, roleSchema } from './roles.js';
 import { configSchema } from './params.js';
 import { telemetrySchema } from './telemetry.js';
 import { memoryGrowthSchema, memorySeriesSchema } from './memory.js';
@@ -108,11 +109,12 @@ export type BracketAttempt = z.infer<typeof bracketAttemptSchema>;
 
 /**
  * Record format version: bump when a field changes meaning, and keep reading the old one. Format 2 adds
- * `ended_by`; a format-1 record is read through the schema's transform, which derives it.
+ * `ended_by`; format 3 keeps the role typed (domain/roles.ts), where formats 1 and 2 kept its words. Older
+ * records are read through the schema's transform, which derives what they lack.
  */
-export const RECORD_VERSION = 2 as const;
+export const RECORD_VERSION = 3 as const;
 /** The record formats this tunebench reads. */
-export const READABLE_RECORD_VERSIONS: readonly number[] = [1, 2];
+export const READABLE_RECORD_VERSIONS: readonly number[] = [1, 2, 3];
 
 /**
  * How a trial ended, as one fact: by itself (an exit, or a signal tunebench did not send), or by tunebench
@@ -153,12 +155,12 @@ function endedByOfFormat1(r: { outcome: string; exit_code: number | null; signal
 export const trialNodeSchema = z.object({ host: z.string(), device: z.string(), slurm_job: z.string().nullable() });
 
 const trialRecordFields = z.object({
-  v: z.union([z.literal(1), z.literal(RECORD_VERSION)]),
+  v: z.union([z.literal(1), z.literal(2), z.literal(RECORD_VERSION)]),
   /** Position in the journal, 0-based; stable across resume. */
   index: z.number().int().nonnegative(),
   stage: z.string(),
-  /** What the trial was for inside its stage, e.g. "probe", "confirm", "throughput". */
-  role: z.string(),
+  /** What the trial was for inside its stage: typed (format 3), or its words (formats 1 and 2). */
+  role: z.union([roleSchema, z.string()]),
   config: configSchema,
   /** The program and arguments, when the stage replaced the workload's command (a claim's two commands). */
   argv: z.array(z.string()).optional(),
@@ -257,20 +259,38 @@ const trialRecordFields = z.object({
 });
 
 /**
- * A journal line: a record of format 2, or of format 1 read as format 2 (its `ended_by` derived from its exit
- * and outcome). A format-2 record without `ended_by` is refused: tunebench writes it with every record.
+ * A journal line: a record of format 3, or of format 1 or 2 read as format 3 (its role's words read as the
+ * typed role, a format-1 record's `ended_by` derived from its exit and outcome). A record of format 2 or 3
+ * without `ended_by` is refused: tunebench writes it with every record.
  */
 export const trialRecordSchema = trialRecordFields
   .superRefine((r, ctx) => {
-    if (r.v === RECORD_VERSION && r.ended_by === undefined)
-      ctx.addIssue({ code: 'custom', path: ['ended_by'], message: 'a record of format 2 says how the trial ended' });
+    if (r.v !== 1 && r.ended_by === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ended_by'],
+        message: `a record of format ${r.v} says how the trial ended`,
+      });
+    if (r.v === RECORD_VERSION && typeof r.role === 'string')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['role'],
+        message: `a record of format ${r.v} has a typed role, not words`,
+      });
+    else if (typeof r.role === 'string' && roleOfText(r.role) === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['role'],
+        message: `${JSON.stringify(r.role)} is no role tunebench writes`,
+      });
   })
   .transform((r) => ({
     ...r,
     v: RECORD_VERSION,
+    role: typeof r.role === 'string' ? roleOfText(r.role)! : r.role,
     ended_by: r.ended_by ?? endedByOfFormat1(r),
   }));
-/** A trial record as tunebench holds it: format 2, with how the trial ended. */
+/** A trial record as tunebench holds it: format 3, with its typed role and how the trial ended. */
 export type TrialRecord = z.output<typeof trialRecordSchema>;
 
 /**

@@ -13,7 +13,7 @@ import type { ArmPlanFn, ArmTrialFn } from '../search/sweep.js';
 import { createRunDir, openRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { printedCommand } from '../util/shell.js';
-import { measuredPeakMemory, role, type BisectRun, type Config, type TrialRecord } from '../domain/index.js';
+import { measuredPeakMemory, type BisectRun, type Config, type TrialRecord } from '../domain/index.js';
 import { CommitTrees, pathInRepo, type BuildRecord } from './bisect-commits.js';
 import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
@@ -266,12 +266,16 @@ function commitMeasure(a: {
   const { x, run: runCtx, base, trees, steps } = a;
   const { bisect } = x;
   let current: number[] = [];
-  let label = '';
+  let measuring: { purpose: 'check' | 'step'; attempt: number } = { purpose: 'step', attempt: 1 };
   const specOf = (config: Config, o: Parameters<ArmTrialFn>[1]): TrialSpec => {
     const commit = String(config[COMMIT_PARAMETER]);
     return {
       stage: BISECT_STAGE,
-      role: role(label, commit === bisect.good ? 'good' : 'tested', o.role, 'round', o.round + 1),
+      role: {
+        kind: o.role,
+        round: o.round + 1,
+        bisect: { ...measuring, commit: commit === bisect.good ? 'good' : 'tested' },
+      },
       config: { ...base, ...config },
       measure: { warmupSteps: x.loaded.experiment.measure.warmup_steps, steps: x.loaded.experiment.measure.steps },
     };
@@ -309,7 +313,7 @@ function commitMeasure(a: {
   const byCommit = new Map<string, number[]>();
   return async (commit, context) => {
     if (x.signal?.aborted) throw new StoppedError('stopped');
-    label = `${context.purpose}-${context.attempt}`;
+    measuring = { purpose: context.purpose, attempt: context.attempt };
     current = context.attempt === 2 ? [...(byCommit.get(commit) ?? [])] : [];
     let measured: Awaited<ReturnType<MeasureFn>> | null = null;
     try {

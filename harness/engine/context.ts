@@ -13,7 +13,7 @@ import type { TrialContext } from '../trial/run-trial.js';
 import { canonicalConfig, type Executor, type TrialSpec } from '../executors/executor.js';
 import type { Progress } from '../executors/progress.js';
 import type { Config, Fingerprint, TrialRecord } from '../domain/index.js';
-import { deviceName, role } from '../domain/index.js';
+import { deviceName, roleText, sameRole, type Role } from '../domain/index.js';
 import type { Frozen } from '../util/frozen.js';
 import type { StageOutcome } from '../experiment/schema.js';
 
@@ -159,7 +159,7 @@ export class TrialRunner {
       n: position.n,
       ofAbout: position.ofAbout,
       config,
-      role,
+      role: roleText(role),
       show: position.show,
       ...(position.etaSeconds !== undefined ? { etaSeconds: position.etaSeconds } : {}),
     });
@@ -216,7 +216,7 @@ export class TrialRunner {
   async warmups(stage: string, count: number, arms: readonly TrialSpec[], show: string[]): Promise<void> {
     if (count === 0 || arms.length === 0) return;
     const all = Array.from({ length: count }, (_, k) =>
-      arms.map((a): TrialSpec => ({ ...a, role: role('warm-up', k + 1) })),
+      arms.map((a): TrialSpec => ({ ...a, role: { kind: 'warm-up', round: k + 1 } })),
     ).flat();
     await this.plan(all);
     for (const [i, t] of all.entries()) {
@@ -248,18 +248,18 @@ export class TrialRunner {
 /** A journaled trial must be the trial the stage asks for again; anything else means the run cannot be replayed. */
 function assertSameTrial(
   done: TrialRecord,
-  want: { index: number; stage: string; role: string; config: Config; argv: readonly string[] | undefined },
+  want: { index: number; stage: string; role: Role; config: Config; argv: readonly string[] | undefined },
 ): void {
   const same =
     done.stage === want.stage &&
-    done.role === want.role &&
+    sameRole(done.role, want.role) &&
     JSON.stringify(canonicalConfig(done.config)) === JSON.stringify(canonicalConfig(want.config)) &&
     JSON.stringify(done.argv ?? null) === JSON.stringify(want.argv ?? null);
   if (!same) {
     throw new ConfigError(
-      `cannot resume: journal trial ${want.index} is ${done.stage}/${done.role} ` +
+      `cannot resume: journal trial ${want.index} is ${done.stage}/${roleText(done.role)} ` +
         `${JSON.stringify(canonicalConfig(done.config))}, ` +
-        `but the experiment now asks for ${want.stage}/${want.role} ${JSON.stringify(canonicalConfig(want.config))}; ` +
+        `but the experiment now asks for ${want.stage}/${roleText(want.role)} ${JSON.stringify(canonicalConfig(want.config))}; ` +
         'the journal was written by another tunebench version or was edited; start a new run',
     );
   }

@@ -4,12 +4,12 @@
 import { runTrial, type TrialContext } from '../trial/run-trial.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps } from '../workloads/workload.js';
-import type { Config, Fingerprint, TrialRecord } from '../domain/index.js';
+import { roleText, type Config, type Fingerprint, type Role, type TrialRecord } from '../domain/index.js';
 
 /** One trial as a stage asks for it; the executor does not need to know why. */
 export interface TrialSpec {
   stage: string;
-  role: string;
+  role: Role;
   config: Config;
   measure: MeasureSteps;
   argv?: readonly string[];
@@ -67,7 +67,13 @@ export function localExecutor(trial: TrialContext): Executor {
 
 /** Canonical text of a spec: a planned trial and the trial later asked for must match exactly. */
 export function specKey(spec: TrialSpec): string {
-  return JSON.stringify([spec.stage, spec.role, canonicalConfig(spec.config), spec.measure, spec.argv ?? null]);
+  return JSON.stringify([
+    spec.stage,
+    roleText(spec.role),
+    canonicalConfig(spec.config),
+    spec.measure,
+    spec.argv ?? null,
+  ]);
 }
 
 /** A config's entries in name order, undefined ones left out: equal configs give equal JSON. */

@@ -1,5 +1,6 @@
 // The content of each stage's section as plain data (paragraphs, lists and tables of text cells),
 // rendered by both summary.md and report.html, so that the two never disagree.
+import { roleText } from '../domain/index.js';
 import { fmtPct } from './format.js';
 import { describeBand } from '../stats/claim.js';
 import { formatBytes, formatSeconds } from '../experiment/units.js';
@@ -179,7 +180,7 @@ export function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord
         ],
         records.map((t) => [
           b(t.index),
-          t.role,
+          roleText(t.role),
           ...(r.buckets ? [String(t.config[r.buckets.param] ?? '-')] : []),
           String(t.config[r.param] ?? '-'),
           outcomeText(t),

@@ -1,4 +1,5 @@
 // Where each trial's time went (its timeline), and a bracket session's in-process attempts, as report blocks.
+import { roleText } from '../domain/index.js';
 import { formatBytes } from '../experiment/units.js';
 import { tableBlock, text, type Block } from './blocks.js';
 import { figure } from './format.js';
@@ -31,7 +32,7 @@ export function timelineBlocks(records: readonly TrialRecord[], param: string): 
       ['#', 'role', param, ...PARTS, 'harness', 'other', 'wall'],
       timed.map((r) => [
         r.index,
-        r.role,
+        roleText(r.role),
         String(r.config[param] ?? '-'),
         ...PARTS.map((p) => s(r.timeline![p])),
         s(r.timeline!.harness),

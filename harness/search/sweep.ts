@@ -13,7 +13,7 @@ import { logMeanInterval, MIN_TRIALS_FOR_CI, pooledLogMeanInterval } from '../st
 import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import { cheaper, type Ranking } from './rank.js';
-import type { Config, LogInterval, Outcome, StepSample } from '../domain/index.js';
+import type { Config, LogInterval, Outcome, RoleKind, StepSample } from '../domain/index.js';
 
 export interface ArmTrial {
   outcome: Outcome;
@@ -24,10 +24,10 @@ export interface ArmTrial {
   memory?: number | null;
 }
 
-export type ArmTrialFn = (config: Config, opts: { steps?: number; role: string; round: number }) => Promise<ArmTrial>;
+export type ArmTrialFn = (config: Config, opts: { steps?: number; role: RoleKind; round: number }) => Promise<ArmTrial>;
 /** The trials a round will run, in order, announced before the first of them runs (for job arrays). */
 export type ArmPlanFn = (
-  trials: { config: Config; opts: { steps?: number; role: string; round: number } }[],
+  trials: { config: Config; opts: { steps?: number; role: RoleKind; round: number } }[],
 ) => Promise<void>;
 
 /** Race: full rounds before the first elimination; fewer trials say too little about a config. */

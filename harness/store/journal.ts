@@ -140,7 +140,7 @@ export function requireJournalFormat(read: JournalRead, path: string, prefix: st
     throw new ConfigError(
       `${prefix}${path} line ${foreign.line} is a trial record of format ` +
         `${JSON.stringify(foreign.version ?? null)}, and this tunebench reads formats ` +
-        `${READABLE_RECORD_VERSIONS.join(' and ')}; ${advice}`,
+        `${READABLE_RECORD_VERSIONS.slice(0, -1).join(', ')} and ${READABLE_RECORD_VERSIONS.at(-1)}; ${advice}`,
     );
   }
 }

@@ -49,7 +49,7 @@ export function openBracketSession(ctx: TrialContext, req: BracketRequest): Brac
   const record = runTrial(ctx, {
     index: req.index,
     stage: req.stage,
-    role: 'bracket',
+    role: { kind: 'bracket' },
     config: req.config,
     measure: req.measure,
     env: { [BRACKET_ENV]: control },

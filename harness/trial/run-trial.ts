@@ -24,6 +24,8 @@ import {
   stepCount,
   type Config,
   type MemoryGrowth,
+  type Role,
+  type RoleKind,
   type TrialException,
   type TrialRecord,
 } from '../domain/index.js';
@@ -48,7 +50,7 @@ export interface TrialContext {
 export interface TrialRequest {
   index: number;
   stage: string;
-  role: string;
+  role: Role;
   config: Config;
   measure: MeasureSteps;
   /** Another program and arguments for this trial (a claim's two commands); command workloads only. */
@@ -482,7 +484,7 @@ async function runHook(opts: {
  * after a failed confirmation). A fork shares the warm server's pages and arenas, so its memory is not
  * what a fresh process needs (a max found by forks measured above the fresh max).
  */
-export const FRESH_PROCESS_ROLES: ReadonlySet<string> = new Set(['confirm', 'repeat', 'final-confirm']);
+export const FRESH_PROCESS_ROLES: ReadonlySet<RoleKind> = new Set(['confirm', 'repeat', 'final-confirm']);
 
 /**
  * Forks the trial from the workload's warm server when it has one (and the role allows it); otherwise,
@@ -494,7 +496,7 @@ async function runWarmOrFresh(opts: {
   spec: ProcessTrialSpec;
   /** Where it says why the trial ran as a fresh process. */
   notes: string[];
-  role: string;
+  role: Role;
   /** The trial runs until its memory flattens (a plateau rule). */
   untilFlat: boolean;
   /** Device memory decides it: a fork is as fresh as a new process for it (TrialRequest.deviceBound). */
@@ -502,9 +504,10 @@ async function runWarmOrFresh(opts: {
 }): Promise<ProcessTrialResult> {
   const { ctx, command, spec, notes, role, untilFlat, deviceBound } = opts;
   if (!ctx.warm || !command.warm) return runProcessTrial(spec);
-  if ((FRESH_PROCESS_ROLES.has(role) && !deviceBound) || untilFlat) {
+  const fresh = FRESH_PROCESS_ROLES.has(role.kind);
+  if ((fresh && !deviceBound) || untilFlat) {
     notes.push(
-      `a ${untilFlat && !FRESH_PROCESS_ROLES.has(role) ? 'run until memory flattens' : role} runs as a fresh process, ` +
+      `a ${untilFlat && !fresh ? 'run until memory flattens' : role.kind} runs as a fresh process, ` +
         'as the training that follows does (not a fork of the warm server)',
     );
     return runProcessTrial(spec);

@@ -2,7 +2,7 @@
 // runs one journal-less trial at a batch size, as the experiment runs it (forked from a warm server under
 // `warm_start: fork`, except where run-trial.ts starts the role afresh).
 import { join } from 'node:path';
-import type { TrialRecord } from '../../harness/domain/index.js';
+import type { RoleKind, TrialRecord } from '../../harness/domain/index.js';
 import type { MeasureSteps } from '../../harness/workloads/workload.js';
 import { runTrial } from '../../harness/trial/run-trial.js';
 import { WarmPool } from '../../harness/trial/warm-pool.js';
@@ -21,10 +21,10 @@ export function benchTrials(experimentPath: string) {
       ? new WarmPool(experiment.limits.timeout)
       : undefined;
   let index = 0;
-  const trial = (batch: number, role: string, measure: MeasureSteps): Promise<TrialRecord> =>
+  const trial = (batch: number, role: RoleKind, measure: MeasureSteps): Promise<TrialRecord> =>
     runTrial(
       { workload, limits: experiment.limits, scratchDir: scratch, ...(warm ? { warm } : {}) },
-      { index: index++, stage: 'bench', role, config: { batch_size: batch }, measure },
+      { index: index++, stage: 'bench', role: { kind: role }, config: { batch_size: batch }, measure },
     );
   return {
     experiment,

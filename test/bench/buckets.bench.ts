@@ -120,7 +120,7 @@ async function real(): Promise<{
         {
           index: index++,
           stage: 'bench',
-          role,
+          role: { kind: role },
           config: { batch_size: batch, seq },
           measure: { warmupSteps: 1, steps: steps ?? 2 },
         },

@@ -14,7 +14,7 @@ import { runTrial } from '../../harness/trial/run-trial.js';
 import { CommandWorkload } from '../../harness/workloads/command/workload.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
-import type { ClaimVerdict, Config } from '../../harness/domain/index.js';
+import type { ClaimVerdict, Config, Role } from '../../harness/domain/index.js';
 
 const AA_COMPARISONS = Number(process.env['AA'] ?? 40);
 const SLOW_COMPARISONS = Number(process.env['SLOW'] ?? 20);
@@ -36,7 +36,7 @@ const scratch = tempDir('tunebench-bench-');
 let index = 0;
 let trials = 0;
 
-async function trial(config: Config, role: string): Promise<ArmTrial> {
+async function trial(config: Config, role: Role): Promise<ArmTrial> {
   trials += 1;
   const r = await runTrial(
     { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: scratch },
@@ -47,7 +47,7 @@ async function trial(config: Config, role: string): Promise<ArmTrial> {
 
 /** Baseline `a` against arm `b` through the compare strategy; the arm's outcome. */
 async function compare(a: Config, b: Config): Promise<{ arm: CompareArm; rounds: number }> {
-  const run: ArmTrialFn = (config, o) => trial(config, `${o.role} round ${o.round + 1}`);
+  const run: ArmTrialFn = (config, o) => trial(config, { kind: o.role, round: o.round + 1 });
   const r = await runCompare(run, {
     arms: [a, b],
     baseline: 0,
@@ -63,7 +63,7 @@ async function compare(a: Config, b: Config): Promise<{ arm: CompareArm; rounds:
 async function claim(text: string): Promise<ClaimLoopResult> {
   return runClaimPairs(
     async (side, pair) => {
-      const t = await trial(side === 'baseline' ? { work: 2.5 } : { work: 1 }, `${side} pair ${pair + 1}`);
+      const t = await trial(side === 'baseline' ? { work: 2.5 } : { work: 1 }, { kind: side, pair: pair + 1 });
       return t.outcome === 'ok' ? ratioThroughput(t.steps) : null;
     },
     { claim: parseClaim(text), effectOf: (b, c) => c / b, ...CLAIM },

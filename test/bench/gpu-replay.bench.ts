@@ -33,7 +33,7 @@ interface RunJson {
 }
 
 interface Trial {
-  role: string;
+  role: { kind: string };
   outcome: string;
   config: { batch_size?: number };
   memory_growth?: { verdict: string };
@@ -69,7 +69,7 @@ function runRow(opts: { name: string; spec: ReplaySpec; expected: number; cli: s
   // device) until its memory flattened.
   const fresh = trials.some(
     (t) =>
-      t.role !== 'bracket' &&
+      t.role.kind !== 'bracket' &&
       t.outcome === 'ok' &&
       t.config.batch_size === result.max &&
       t.memory_growth?.verdict === 'plateau',
@@ -84,7 +84,7 @@ function runRow(opts: { name: string; spec: ReplaySpec; expected: number; cli: s
     multiple: 8,
     confirmed_fresh: result.confirmed && fresh,
     run_seconds: round(run.wall_seconds),
-    trials: trials.filter((t) => t.role !== 'bracket').length,
+    trials: trials.filter((t) => t.role.kind !== 'bracket').length,
     attempts: trials.reduce((a, t) => a + (t.attempts?.length ?? 0), 0),
     expected_max: opts.expected,
   };

@@ -234,7 +234,7 @@ export async function direct(
         {
           index: i,
           stage: 'direct',
-          role: 'training',
+          role: { kind: 'final-confirm' },
           config: { batch_size: batch },
           measure: { warmupSteps: 1, steps, epochs: 2 },
         },

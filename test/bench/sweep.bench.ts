@@ -37,7 +37,7 @@ async function main(): Promise<void> {
       {
         index: index++,
         stage: 'bench',
-        role: o.role,
+        role: { kind: o.role },
         config,
         measure: { warmupSteps: experiment.measure.warmup_steps ?? 2, steps },
       },

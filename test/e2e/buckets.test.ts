@@ -55,7 +55,7 @@ async function runDirect(seq: number, batch: number): Promise<string> {
     {
       index: 0,
       stage: 'direct',
-      role: 'boundary',
+      role: { kind: 'repeat' },
       config: { batch_size: batch, seq },
       measure: { warmupSteps: 1, steps: 4 },
     },

@@ -1,4 +1,5 @@
 // The claim stage end to end on a workload with exactly known work (experiments/workloads/known_work.mjs).
+import { roleText } from '../../harness/domain/index.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -53,7 +54,7 @@ describe('claim stage', () => {
       // Pairs alternate their order: A B, B A, A B ...
       const roles = journal(dir)
         .filter((t) => t.stage === 'planted')
-        .map((t) => t.role);
+        .map((t) => roleText(t.role));
       assert.deepEqual(roles.slice(0, 6), [
         'baseline pair 1',
         'candidate pair 1',

@@ -49,7 +49,7 @@ async function runDirect(batch: number, workers: number): Promise<string> {
     {
       index: 0,
       stage: 'direct',
-      role: 'training',
+      role: { kind: 'final-confirm' },
       config: { batch_size: batch, num_workers: workers },
       measure: { warmupSteps: 1, steps: 8, epochs: 2 },
     },
@@ -107,7 +107,7 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
       assert.equal(final.outcome, 'lowered');
       assert.deepEqual(final.changed, { num_workers: 2 });
       assert.equal(final.from, mb.max);
-      const finals = records.filter((t) => t.role === 'final-confirm');
+      const finals = records.filter((t) => t.role.kind === 'final-confirm');
       assert.deepEqual(
         finals.map((t) => t.index),
         final.trials,
@@ -176,6 +176,6 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
   it('runs no final confirmation when the final config is the one the max survived', { timeout: 60_000 }, async () => {
     const { records, mb } = await runGrowing('');
     assert.equal(mb.final_confirmation, undefined);
-    assert.equal(records.filter((t) => t.role === 'final-confirm').length, 0);
+    assert.equal(records.filter((t) => t.role.kind === 'final-confirm').length, 0);
   });
 });

@@ -60,7 +60,7 @@ async function direct(batch: number, steps: number) {
     {
       index: 0,
       stage: 'direct',
-      role: 'training',
+      role: { kind: 'final-confirm' },
       config: { batch_size: batch, grow_steps: 15 },
       measure: { warmupSteps: 1, steps, epochs: 2 },
     },
@@ -87,7 +87,9 @@ describe('confirmation until memory flattens', { skip: requireSystem('python3') 
       );
       // The short probes passed far larger batches: a fixed 3-step confirmation would have taken one of them.
       assert.ok(
-        records.some((t) => t.role === 'probe' && t.outcome === 'ok' && Number(t.config['batch_size']) >= 2 * mb.max!),
+        records.some(
+          (t) => t.role.kind === 'probe' && t.outcome === 'ok' && Number(t.config['batch_size']) >= 2 * mb.max!,
+        ),
         'a short probe passed at twice the max',
       );
       // The confirmation was stopped by the harness at the plateau, long before its bound of 200 steps.

@@ -42,7 +42,7 @@ describe('max-batch strategy', () => {
   it('power-bisect doubles from start, bisects, and its answer is confirmed and reported like the search', async () => {
     const pb = await run('power-bisect');
     const own = await run('tunebench');
-    const probes = pb.records.filter((t) => t.role === 'probe').map((t) => t.config['batch_size']);
+    const probes = pb.records.filter((t) => t.role.kind === 'probe').map((t) => t.config['batch_size']);
     // Doubling from start until the first failure, then bisection to adjacent multiples.
     assert.deepEqual(probes.slice(0, 4), [64, 128, 256, 512]);
     assert.equal(pb.result!.status, 'exact');
@@ -50,17 +50,17 @@ describe('max-batch strategy', () => {
     assert.equal(pb.result!.smallestFail, pb.result!.max! + 8);
     // Its answer ran until memory flattened, as tunebench's own answer does.
     assert.equal(pb.result!.confirmed, true);
-    assert.ok(pb.records.some((t) => t.role === 'confirm' && t.config['batch_size'] === pb.result!.max));
+    assert.ok(pb.records.some((t) => t.role.kind === 'confirm' && t.config['batch_size'] === pb.result!.max));
     // Who ended each trial, as one fact: a probe that passed ended at `done` (by tunebench, or by its own exit 0
     // first), an OOM by the workload's own exit, the confirmation by tunebench once memory flattened.
     const endings = pb.records.map((t) => [t.role, t.outcome, t.ended_by] as const);
-    for (const [, outcome, e] of endings.filter(([role]) => role === 'probe'))
+    for (const [, outcome, e] of endings.filter(([role]) => role.kind === 'probe'))
       assert.ok(
         outcome === 'ok' ? e.by === 'done' || (e.by === 'exit' && e.code === 0) : e.by === 'exit' && e.code !== 0,
         JSON.stringify(endings),
       );
     assert.ok(
-      endings.some(([role, outcome, e]) => role === 'confirm' && outcome === 'ok' && e.by === 'plateau'),
+      endings.some(([role, outcome, e]) => role.kind === 'confirm' && outcome === 'ok' && e.by === 'plateau'),
       JSON.stringify(endings),
     );
     assert.equal(pb.result!.strategy, 'power-bisect');

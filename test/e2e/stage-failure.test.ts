@@ -77,7 +77,7 @@ describe('a later stage that fails at the chosen batch', () => {
     });
     assert.equal(lowering.batch, 128);
     assert.equal(lowering.lowest_fail, 136);
-    const lowers = records.filter((t) => t.role === 'lower');
+    const lowers = records.filter((t) => t.role.kind === 'lower');
     assert.deepEqual(
       lowers.map((t) => t.index),
       lowering.trials,
@@ -158,7 +158,7 @@ describe('a later stage that fails at the chosen batch', () => {
       assert.equal(lowering.lowest_fail, 168);
       assert.equal(lowering.band?.repeats, 2);
       assert.ok(lowering.band?.risk !== undefined && lowering.band.risk <= 0.02);
-      const lowers = records.filter((t) => t.role === 'lower');
+      const lowers = records.filter((t) => t.role.kind === 'lower');
       assert.deepEqual(
         lowers.map((t) => [t.config['batch_size'], t.outcome]),
         [
@@ -216,7 +216,7 @@ describe('a later stage that fails at the chosen batch', () => {
       const lowered = lowering.batch!;
       assert.ok(lowered < 192 && lowered % 8 === 0, String(lowered));
       assert.deepEqual(
-        records.filter((t) => t.role === 'lower').map((t) => [t.config['batch_size'], t.outcome]),
+        records.filter((t) => t.role.kind === 'lower').map((t) => [t.config['batch_size'], t.outcome]),
         [
           [lowered, 'ok'],
           [lowered, 'ok'],
@@ -230,7 +230,7 @@ describe('a later stage that fails at the chosen batch', () => {
       assert.ok(records.some((t) => t.stage === 'cmp' && t.config['batch_size'] === lowered));
       assert.equal(result.stages[1]!.chosen['extra'], 0, 'the compare kept its baseline');
       assert.deepEqual(result.chosen, { batch_size: lowered, extra: 0 });
-      assert.equal(records.filter((t) => t.role === 'final-confirm').length, 0);
+      assert.equal(records.filter((t) => t.role.kind === 'final-confirm').length, 0);
       assert.match(
         result.stages[1]!.notes.join('\n'),
         new RegExp(

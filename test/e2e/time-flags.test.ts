@@ -14,7 +14,7 @@ async function tunebench(args: string[], cwd = tempDir()) {
 }
 
 const journal = (runDir: string) => readJournal(join(runDir, 'trials.jsonl')).records;
-const roles = (runDir: string) => journal(runDir).map((t) => (t.role.startsWith('warm-up') ? 'warm-up' : 'timed'));
+const roles = (runDir: string) => journal(runDir).map((t) => (t.role.kind === 'warm-up' ? 'warm-up' : 'timed'));
 const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n');
 
 describe('tunebench time: runs, warm-ups, -m and -M', () => {

@@ -97,7 +97,9 @@ describe('a max batch that holds in the training that follows (torch)', { skip: 
       assert.ok(final.survived!.steps >= 20, final.statement);
       const chosenBatch = Number(result.chosen['batch_size']);
       assert.equal(final.batch, chosenBatch);
-      const held = journal(run).filter((t) => t.role === 'final-confirm' && t.config['batch_size'] === chosenBatch);
+      const held = journal(run).filter(
+        (t) => t.role.kind === 'final-confirm' && t.config['batch_size'] === chosenBatch,
+      );
       assert.deepEqual(
         held.map((t) => t.outcome),
         ['ok'],

@@ -79,7 +79,7 @@ const trial = (ctx: TrialContext) =>
   runTrial(ctx, {
     index: index++,
     stage: 's',
-    role: 'probe',
+    role: { kind: 'probe' },
     config: { batch_size: 2 },
     measure: { warmupSteps: 0, steps: 2 },
   });

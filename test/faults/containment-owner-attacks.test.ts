@@ -198,7 +198,13 @@ steps()
     );
     const r = await runTrial(
       { workload, limits: { mechanism: 'auto', timeout: 30 }, scratchDir: join(dir, 'scratch') },
-      { index: 0, stage: 's', role: 'probe', config: { batch_size: 1 }, measure: { warmupSteps: 0, steps: 2 } },
+      {
+        index: 0,
+        stage: 's',
+        role: { kind: 'probe' },
+        config: { batch_size: 1 },
+        measure: { warmupSteps: 0, steps: 2 },
+      },
     );
     assert.equal(r.outcome, 'ok', `${r.reason}\n${r.stderr_tail}`);
     const helper = Number(readFileSync(pidFile, 'utf8'));

@@ -25,7 +25,7 @@ async function trial(dir: string, script: string, limits: Experiment['limits'], 
   );
   return runTrial(
     { workload, limits, scratchDir: join(dir, 'scratch') },
-    { index: 0, stage: 's', role: 'probe', config: { batch_size: 1 }, measure: { warmupSteps: 0, steps: 2 } },
+    { index: 0, stage: 's', role: { kind: 'probe' }, config: { batch_size: 1 }, measure: { warmupSteps: 0, steps: 2 } },
   );
 }
 

@@ -118,7 +118,13 @@ appendFileSync(process.env.TUNEBENCH_EVENTS, lines.join('\\n') + '\\n');
     const workload = new CommandWorkload({ kind: 'command', command: ['node', program], protocol: 'required' }, dir);
     const r = await runTrial(
       { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: join(dir, 'scratch') },
-      { index: 0, stage: 's', role: 'probe', config: { batch_size: 1 }, measure: { warmupSteps: 0, steps: 200_000 } },
+      {
+        index: 0,
+        stage: 's',
+        role: { kind: 'probe' },
+        config: { batch_size: 1 },
+        measure: { warmupSteps: 0, steps: 200_000 },
+      },
     );
     assert.equal(r.outcome, 'ok', r.reason);
     assert.equal(r.epochs, 2 * MAX_STEP_DETAIL);

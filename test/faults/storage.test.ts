@@ -190,20 +190,20 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
     async () => {
       const dir = await stoppedRun();
       const lines = readFileSync(join(dir, 'trials.jsonl'), 'utf8').trim().split('\n');
-      lines[3] = lines[3]!.replace('{"v":2,', '{"v":3,');
+      lines[3] = lines[3]!.replace('{"v":3,', '{"v":4,');
       writeFileSync(join(dir, 'trials.jsonl'), `${lines.join('\n')}\n`);
       const resumed = await run(['run', '--resume', dir]);
       assert.equal(resumed.exitCode, 2);
       assert.match(
         resumed.stderr,
         new RegExp(
-          'cannot resume: .*trials\\.jsonl line 4 is a trial record of format 3, and this tunebench reads formats 1 and 2; ' +
+          'cannot resume: .*trials\\.jsonl line 4 is a trial record of format 4, and this tunebench reads formats 1, 2 and 3; ' +
             'resume it with the tunebench version that wrote it, or start a new run',
         ),
       );
       const report = await run(['report', dir]);
       assert.equal(report.exitCode, 2);
-      assert.match(report.stderr, /trials\.jsonl line 4 is a trial record of format 3/);
+      assert.match(report.stderr, /trials\.jsonl line 4 is a trial record of format 4/);
       const json = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as Record<string, unknown>;
       writeFileSync(join(dir, 'run.json'), JSON.stringify({ ...json, tunebench_run: 9 }));
       const future = await run(['run', '--resume', dir]);

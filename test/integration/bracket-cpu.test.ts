@@ -58,13 +58,13 @@ stages:
         .split('\n')
         .map((l) => JSON.parse(l) as TrialRecord);
       const session = trials[0]!;
-      assert.equal(session.role, 'bracket');
+      assert.equal(session.role.kind, 'bracket');
       const last = session.attempts!.at(-1)!;
       assert.equal(last.outcome, 'oom', 'the attempt the kernel ended is an OOM hint');
       assert.equal(session.config['batch_size'], last.batch, "the session's OOM is recorded at that attempt's batch");
       assert.ok(session.attempts!.slice(0, -1).every((a) => a.outcome === 'ok'));
       // On a host cap a run until memory flattens is a fresh process, never a fork of the warm server.
-      const confirms = trials.filter((t) => t.role === 'confirm');
+      const confirms = trials.filter((t) => t.role.kind === 'confirm');
       assert.ok(confirms.length > 0 && confirms.every((t) => t.launch === undefined), 'confirmations run fresh');
       assert.ok(confirms.some((t) => t.config['batch_size'] === r.max && t.outcome === 'ok'));
     },

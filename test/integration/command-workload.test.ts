@@ -16,7 +16,7 @@ function context(command: string[], extra: Partial<CommandSpec> = {}, timeout = 
 
 const node = process.execPath;
 const run = (ctx: TrialContext, config: Config = { batch_size: 8 }) =>
-  runTrial(ctx, { index: 0, stage: 's', role: 'probe', config, measure: { warmupSteps: 0, steps: 2 } });
+  runTrial(ctx, { index: 0, stage: 's', role: { kind: 'probe' }, config, measure: { warmupSteps: 0, steps: 2 } });
 
 describe('command workload', () => {
   it('times a program that ignores the protocol as a whole process', async () => {

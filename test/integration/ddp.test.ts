@@ -119,7 +119,13 @@ describe('workload.launcher that cannot start the ranks', () => {
         limits: { mechanism: 'auto', timeout: 30, ...(memory ? { memory } : {}) },
         scratchDir: tempDir(),
       },
-      { index: 0, stage: 's', role: 'probe', config: { batch_size: 8 }, measure: { warmupSteps: 0, steps: 1 } },
+      {
+        index: 0,
+        stage: 's',
+        role: { kind: 'probe' },
+        config: { batch_size: 8 },
+        measure: { warmupSteps: 0, steps: 1 },
+      },
     );
 
   it(
@@ -219,7 +225,7 @@ describe('DDP trials: 2 gloo ranks under torchrun', { skip: requireSystem('torch
         runTrial(ctx, {
           index,
           stage: 'boundary',
-          role: 'probe',
+          role: { kind: 'probe' },
           config: { batch_size: batch },
           measure: { warmupSteps: experiment.measure.warmup_steps, steps: 1 },
         });
@@ -327,7 +333,7 @@ function ddpContext(env: Record<string, string>): TrialContext {
 const request = (batch: number) => ({
   index: 0,
   stage: 's',
-  role: 'probe',
+  role: { kind: 'probe' as const },
   config: { batch_size: batch },
   measure: { warmupSteps: 1, steps: 3 },
 });

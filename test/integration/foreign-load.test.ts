@@ -45,7 +45,13 @@ function trial(argv: string[]) {
     limits: { mechanism: 'none', timeout: 20 },
     scratchDir: tempDir(),
   };
-  return runTrial(ctx, { index: 0, stage: 's', role: 'probe', config: {}, measure: { warmupSteps: 0, steps: 1 } });
+  return runTrial(ctx, {
+    index: 0,
+    stage: 's',
+    role: { kind: 'probe' },
+    config: {},
+    measure: { warmupSteps: 0, steps: 1 },
+  });
 }
 
 /** CPU seconds of this process and of its reaped children (the trial), from /proc/self/stat. */

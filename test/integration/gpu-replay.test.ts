@@ -1,6 +1,7 @@
 // The max-batch stage on the recorded H200, replayed at a tenth of real time (test/support/h200-replay.ts):
 // the in-process bracket, then the confirmation and the failure in processes of their own, and the
 // harness's own share of every trial's timeline within its budget.
+import { roleText } from '../../harness/domain/index.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -51,16 +52,16 @@ describe('max-batch on the replayed H200', () => {
     assert.equal(result.confirmed, true);
     assert.match(result.log[0]!, /search: in-process .*card's memory/);
     const [bracket, ...fresh] = trials;
-    assert.equal(bracket!.role, 'bracket');
+    assert.equal(bracket!.role.kind, 'bracket');
     assert.ok((bracket!.attempts?.length ?? 0) >= 4 && bracket!.attempts!.length <= 10, `${bracket!.attempts?.length}`);
     assert.deepEqual(
-      fresh.map((t) => `${t.role} ${t.config['batch_size']} ${t.outcome} ${t.launch ?? 'fresh'}`),
+      fresh.map((t) => `${roleText(t.role)} ${t.config['batch_size']} ${t.outcome} ${t.launch ?? 'fresh'}`),
       [`confirm ${r.max} ok fork`, `probe ${r.smallestFail} oom fork`],
     );
     for (const t of trials) {
       assert.ok(t.timeline, `trial ${t.index} has a timeline`);
       assert.ok(t.timeline.harness <= HARNESS_BUDGET_S, `trial ${t.index}: the harness took ${t.timeline.harness} s`);
-      if (t.role !== 'bracket' && t.outcome === 'ok')
+      if (t.role.kind !== 'bracket' && t.outcome === 'ok')
         assert.ok(t.timeline.unaccounted <= UNACCOUNTED_BUDGET_S, `trial ${t.index}: ${JSON.stringify(t.timeline)}`);
     }
     // The first ETA the stage prints puts its end within 1.5x of when it ended.

@@ -22,7 +22,7 @@ describe('ONNX Runtime trials under a cap', () => {
     const r = await runTrial(context({ generate: 'mlp', hidden: 64 }), {
       index: 0,
       stage: 's',
-      role: 'probe',
+      role: { kind: 'probe' },
       config: { batch_size: 32 },
       measure,
     });
@@ -40,7 +40,7 @@ describe('ONNX Runtime trials under a cap', () => {
     const r = await runTrial(context({ generate: 'transformer' }), {
       index: 1,
       stage: 's',
-      role: 'probe',
+      role: { kind: 'probe' },
       config: { batch_size: 20_000 },
       measure,
     });
@@ -56,7 +56,7 @@ describe('ONNX Runtime trials under a cap', () => {
     const r = await runTrial(ctx, {
       index: 3,
       stage: 's',
-      role: 'probe',
+      role: { kind: 'probe' },
       config: { batch_size: 2048 },
       measure: { warmupSteps: 0, steps: 1000 },
     });
@@ -69,7 +69,7 @@ describe('ONNX Runtime trials under a cap', () => {
     const r = await runTrial(context({ generate: 'mlp' }, { arena: 'shrink-every-run' }), {
       index: 4,
       stage: 's',
-      role: 'probe',
+      role: { kind: 'probe' },
       config: { batch_size: 4 },
       measure,
     });
@@ -86,7 +86,7 @@ describe('ONNX Runtime trials under a cap', () => {
       const r = await runTrial(context(model, { arena }), {
         index: 2,
         stage: 's',
-        role: 'probe',
+        role: { kind: 'probe' },
         config: { batch_size: 4 },
         measure,
       });
@@ -105,7 +105,7 @@ describe('a user-supplied ONNX file', () => {
     const r = await runTrial(context({ path, inputs: { input: ['N', 1, 8, 8] } }), {
       index: 0,
       stage: 's',
-      role: 'probe',
+      role: { kind: 'probe' },
       config: { batch_size: 3 },
       measure,
     });
@@ -122,7 +122,7 @@ describe('a user-supplied ONNX file', () => {
     const r = await runTrial(context({ path, inputs: { input: ['batch', 17] } }), {
       index: 0,
       stage: 's',
-      role: 'probe',
+      role: { kind: 'probe' },
       config: { batch_size: 3 },
       measure,
     });

@@ -23,7 +23,7 @@ function trial(
 ) {
   return runTrial(
     { workload: workload(), limits, scratchDir: tempDir() },
-    { index: 0, stage: 's', role: 'confirm', config: { batch_size: 16, ...config }, measure },
+    { index: 0, stage: 's', role: { kind: 'confirm' }, config: { batch_size: 16, ...config }, measure },
   );
 }
 

@@ -23,7 +23,7 @@ const run = (ctx: TrialContext, config: Config, steps = 8) =>
   runTrial(ctx, {
     index: 0,
     stage: 's',
-    role: 'probe',
+    role: { kind: 'probe' },
     config: { batch_size: 64, ...config },
     measure: { warmupSteps: 1, steps },
   });

@@ -20,7 +20,13 @@ async function samplesOf(config: Record<string, number>, samplesParam?: string):
     scratchDir: tempDir(),
     ...(samplesParam ? { samplesParam } : {}),
   };
-  const r = await runTrial(ctx, { index: 0, stage: 's', role: 'probe', config, measure: { warmupSteps: 0, steps: 1 } });
+  const r = await runTrial(ctx, {
+    index: 0,
+    stage: 's',
+    role: { kind: 'probe' },
+    config,
+    measure: { warmupSteps: 0, steps: 1 },
+  });
   assert.equal(r.outcome, 'ok', r.reason);
   assert.equal(r.steps.length, 1, 'a whole-process run is one step');
   return r.steps[0]!.samples;

@@ -68,7 +68,13 @@ describe('harness/workloads/python/tunebench', () => {
     );
     const r = await runTrial(
       { workload, limits: { mechanism: 'auto', timeout: 30 }, scratchDir: tempDir() },
-      { index: 0, stage: 's', role: 'probe', config: { batch_size: 32 }, measure: { warmupSteps: 1, steps: 3 } },
+      {
+        index: 0,
+        stage: 's',
+        role: { kind: 'probe' },
+        config: { batch_size: 32 },
+        measure: { warmupSteps: 1, steps: 3 },
+      },
     );
     assert.equal(r.outcome, 'ok', r.reason + r.stderr_tail);
     assert.equal(r.steps.length, 3);

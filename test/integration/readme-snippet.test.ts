@@ -63,7 +63,13 @@ describe("the README's PyTorch snippet", { skip: requireSystem('torch') }, () =>
       // 64 samples at batch 16 are 4 batches an epoch: 1 + 5 steps cross one epoch boundary.
       const r = await runTrial(
         { workload, limits: { mechanism: 'none', timeout: 60 }, scratchDir: tempDir() },
-        { index: 0, stage: 's', role: 'probe', config: { batch_size: 16 }, measure: { warmupSteps: 1, steps: 5 } },
+        {
+          index: 0,
+          stage: 's',
+          role: { kind: 'probe' },
+          config: { batch_size: 16 },
+          measure: { warmupSteps: 1, steps: 5 },
+        },
       );
       assert.equal(r.outcome, 'ok', `${r.reason}\n${r.stderr_tail}`);
       assert.equal(r.steps.length, 5);

@@ -38,7 +38,7 @@ async function trial(file: string, timeout: number) {
   );
   return runTrial(
     { workload, limits: { mechanism: 'none', timeout }, scratchDir: tempDir() },
-    { index: 0, stage: 's', role: 'probe', config: { batch_size: 4 }, measure: { warmupSteps: 2, steps: 3 } },
+    { index: 0, stage: 's', role: { kind: 'probe' }, config: { batch_size: 4 }, measure: { warmupSteps: 2, steps: 3 } },
   );
 }
 

@@ -22,7 +22,7 @@ function trial(env: Record<string, string>) {
     {
       index: 0,
       stage: 'confirm',
-      role: 'confirm',
+      role: { kind: 'confirm' },
       config: { batch_size: 1 },
       measure: { warmupSteps: 0, steps: 1000, plateau: RULE },
     },

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { execa } from 'execa';
-import type { TrialRecord } from '../../harness/domain/index.js';
+import type { RoleKind, TrialRecord } from '../../harness/domain/index.js';
 import { CommandWorkload, PYTHON_ADAPTER_DIR } from '../../harness/workloads/command/workload.js';
 import { runTrial, type TrialContext } from '../../harness/trial/run-trial.js';
 import { WarmPool } from '../../harness/trial/warm-pool.js';
@@ -107,7 +107,7 @@ const trial = (ctx: TrialContext, config: Record<string, number | string>) =>
   runTrial(ctx, {
     index: index++,
     stage: 's',
-    role: 'probe',
+    role: { kind: 'probe' },
     config: { batch_size: 4, ...config },
     measure: { warmupSteps: 1, steps: 2 },
   });
@@ -163,18 +163,18 @@ describe('warm start: forked trials', () => {
       const dir = scriptDir({ 'train.py': PROBE_SCRIPT });
       const ctx = context(dir, true);
       try {
-        const byRole = async (role: string) =>
+        const byRole = async (role: RoleKind) =>
           runTrial(ctx, {
             index: index++,
             stage: 's',
-            role,
+            role: { kind: role },
             config: { batch_size: 4 },
             measure: { warmupSteps: 1, steps: 2 },
           });
         const probe = await byRole('probe');
         assert.equal(probe.launch, 'fork');
         assert.equal(report(probe)['ppid'], report(probe)['server']);
-        for (const role of ['confirm', 'repeat', 'final-confirm']) {
+        for (const role of ['confirm', 'repeat', 'final-confirm'] as const) {
           const r = await byRole(role);
           assert.equal(r.outcome, 'ok', `${role}: ${r.reason} ${r.stderr_tail}`);
           assert.equal(r.launch, undefined, `${role} was forked`);
@@ -190,7 +190,7 @@ describe('warm start: forked trials', () => {
         const long = await runTrial(ctx, {
           index: index++,
           stage: 's',
-          role: 'probe',
+          role: { kind: 'probe' },
           config: { batch_size: 4 },
           measure: { warmupSteps: 1, steps: 2, plateau: { min_steps: 3, window: 10, tolerance: 0.002 } },
         });

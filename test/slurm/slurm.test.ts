@@ -126,11 +126,11 @@ describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 },
       const chosen = readCheckedJson(placementSchema, join(dir, 'chosen-config.json'), 'chosen-config.json', 'a bug');
       assert.equal(chosen.placement.stage, 'max-batch-1');
       assert.equal(chosen.placement.host, done.node.host);
-      const probes = trace.records.filter((t) => t.stage === 'max-batch-1' && t.role !== 'final-confirm');
+      const probes = trace.records.filter((t) => t.stage === 'max-batch-1' && t.role.kind !== 'final-confirm');
       assert.equal(new Set(probes.map((t) => t.node!.slurm_job)).size, 1, 'every probe in the same job');
       // The final config (workers, prefetch, variant) differs from the search's: the chosen batch ran
       // once more with it, as a SLURM job of its own, after the last stage.
-      const final = trace.records.filter((t) => t.role === 'final-confirm');
+      const final = trace.records.filter((t) => t.role.kind === 'final-confirm');
       assert.equal(final.length, 1);
       assert.equal(final[0]!.outcome, 'ok');
       assert.ok(final[0]!.node?.slurm_job && !probes.some((t) => t.node!.slurm_job === final[0]!.node!.slurm_job));

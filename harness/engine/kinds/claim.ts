@@ -2,7 +2,6 @@
 import { checkClaim } from '../../experiment/checks.js';
 import type { ClaimStageSpec } from '../../experiment/schema.js';
 import type { WorkloadRun } from '../../experiment/kinds.js';
-import { roleKind } from '../../domain/index.js';
 import { lastOk } from '../../report/charts/index.js';
 import { claimChart } from '../../report/charts/claim.js';
 import { claimBlocks } from '../../report/tables.js';
@@ -42,7 +41,7 @@ export const claimKind: StageKindModule<'claim'> = {
     const chart = claimChart(name, r);
     return {
       charts: chart ? [chart] : [],
-      representative: lastOk(own.filter((t) => roleKind(t.role) === 'candidate')),
+      representative: lastOk(own.filter((t) => t.role.kind === 'candidate')),
     };
   },
   keyMetrics: (s) => {

@@ -40,7 +40,8 @@ export const maxBatchKind: StageKindModule<'max-batch'> = {
   charts: (name, r, own) => ({
     charts: [maxBatchChart(name, r, own)],
     representative:
-      lastOk(own.filter((t) => t.role === 'confirm')) ?? lastOk(own.filter((t) => Number(t.config[r.param]) === r.max)),
+      lastOk(own.filter((t) => t.role.kind === 'confirm')) ??
+      lastOk(own.filter((t) => Number(t.config[r.param]) === r.max)),
   }),
   keyMetrics: (s) => {
     const r = s.result;

@@ -11,7 +11,7 @@ import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
-import { failureCause, measuredPeakMemory, role, runSeconds, stepCount } from '../../domain/index.js';
+import { failureCause, measuredPeakMemory, runSeconds, stepCount } from '../../domain/index.js';
 import type { ClaimMetric, ClaimSummary, Config, LogInterval, TrialRecord } from '../../domain/index.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
@@ -96,7 +96,7 @@ function planClaim({
     const argv = side === 'baseline' ? spec.baseline_command : spec.candidate_command;
     return {
       stage: name,
-      role: role(side, 'pair', pair + 1),
+      role: { kind: side, pair: pair + 1 },
       config: side === 'baseline' ? baseline : candidate,
       measure: { warmupSteps: exp.measure.warmup_steps, steps },
       ...(argv ? { argv } : {}),

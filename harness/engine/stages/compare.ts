@@ -13,7 +13,7 @@ import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
 import { undecidedCi } from '../../analysis/undecided.js';
-import { failureCause, measuredPeakMemory, role } from '../../domain/index.js';
+import { failureCause, measuredPeakMemory } from '../../domain/index.js';
 import type {
   CompareArmRow,
   CompareSummary,
@@ -22,6 +22,7 @@ import type {
   Interval,
   Outcome,
   ParamValue,
+  RoleKind,
   TrialRecord,
 } from '../../domain/index.js';
 import { fmtPct } from '../../report/format.js';
@@ -35,7 +36,7 @@ interface ComparePlan {
   readonly param: string;
   readonly baseline: ParamValue;
   readonly keyOf: (c: Config) => string;
-  readonly specOf: (config: Config, o: { role: string; round: number }) => TrialSpec;
+  readonly specOf: (config: Config, o: { role: RoleKind; round: number }) => TrialSpec;
 }
 
 /** What a compare ran: the strategy's result and each arm's trials in run order, by arm key. */
@@ -68,11 +69,11 @@ function planCompare({
   const exp = input.experiment;
   const param = spec.param;
   const steps = spec.steps ?? exp.measure.steps;
-  const specOf = (config: Config, o: { role: string; round: number }): TrialSpec => {
+  const specOf = (config: Config, o: { role: RoleKind; round: number }): TrialSpec => {
     const argv = spec.commands?.[String(config[param])];
     return {
       stage: name,
-      role: role(o.role, 'round', o.round + 1),
+      role: { kind: o.role, round: o.round + 1 },
       config: { ...input.baseConfig, ...config },
       measure: { warmupSteps: exp.measure.warmup_steps, steps },
       ...(argv ? { argv } : {}),

@@ -21,12 +21,15 @@ import {
   type FinalConfirmation,
   type MaxBatchSummary,
   type MaxFinal,
+  type Role,
   type TrialRecord,
 } from '../../domain/index.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 /** Lowering steps by this factor until a batch holds, then bisects between it and the lowest failure. */
 const LOWER_FACTOR = 0.85;
+/** The role of a final confirmation's trials. */
+const FINAL_CONFIRM: Role = { kind: 'final-confirm' };
 /** Trials the lowering may spend before it gives up. */
 export const MAX_LOWERING_TRIALS = 8;
 /** Trials a lowering inside a measured band may spend: each batch it places runs repeat_boundary + 1 times. */
@@ -158,7 +161,7 @@ async function confirmOrLower(
       maxSteps: spec.confirm_max_steps,
       epochs: spec.confirm_epochs,
     });
-    const trial = { stage, role: 'final-confirm', config: { ...final, [spec.param]: batch }, measure };
+    const trial = { stage, role: FINAL_CONFIRM, config: { ...final, [spec.param]: batch }, measure };
     const record = await input.trials.run(trial, {
       n,
       ofAbout: n,

@@ -246,7 +246,7 @@ async function lowerUnder(
           })
         : { warmupSteps, steps: spec.steps };
     const record = await input.trials.run(
-      { stage: owner.outcome.name, role: 'lower', config: { ...config, [spec.param]: batch }, measure },
+      { stage: owner.outcome.name, role: { kind: 'lower' }, config: { ...config, [spec.param]: batch }, measure },
       { n: trials.length + 1, ofAbout: trials.length + 1, show: [spec.param, ...Object.keys(config)] },
     );
     trials.push(record.index);

@@ -10,7 +10,7 @@ import { openBracketSession } from '../../trial/bracket-session.js';
 import type { StageInput } from '../context.js';
 import { formatBytes } from '../../experiment/units.js';
 import { ConfigError } from '../../errors.js';
-import type { BracketAttempt, TrialRecord } from '../../domain/index.js';
+import { roleText, type BracketAttempt, type TrialRecord } from '../../domain/index.js';
 
 /** Attempts one bracket may make. */
 export const MAX_BRACKET_ATTEMPTS = 32;
@@ -71,9 +71,9 @@ export async function runBracket({
   let b: Bracket = emptyBracket;
   const log: string[] = [];
   let record: TrialRecord;
-  if (done !== undefined && (done.role !== 'bracket' || done.stage !== name))
+  if (done !== undefined && (done.role.kind !== 'bracket' || done.stage !== name))
     throw new ConfigError(
-      `cannot resume: journal trial ${index} is ${done.stage}/${done.role}, but the experiment now asks for ` +
+      `cannot resume: journal trial ${index} is ${done.stage}/${roleText(done.role)}, but the experiment now asks for ` +
         `${name}/bracket (an in-process bracket); the journal was written by another tunebench version or with ` +
         'another bracket setting: start a new run, or set bracket: fresh',
     );

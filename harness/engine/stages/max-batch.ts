@@ -122,7 +122,7 @@ function makeProber({
       const record = await input.trials.run(
         {
           stage: name,
-          role,
+          role: { kind: role },
           config,
           measure,
           ...(onDevice(input) ? { deviceBound: true } : {}),

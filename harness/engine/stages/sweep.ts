@@ -9,7 +9,7 @@ import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
 import type { StageInput } from '../context.js';
 import { failureCause } from '../../domain/index.js';
-import type { Config, Evidence, SweepConfigRow, SweepSummary } from '../../domain/index.js';
+import type { Config, Evidence, RoleKind, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
@@ -25,7 +25,7 @@ interface SweepPlan {
   /** A row for each config the constraints pruned, in grid order. */
   readonly pruned: SweepConfigRow[];
   readonly repeats: number;
-  readonly specOf: (config: Config, o: { steps?: number; role: string }) => TrialSpec;
+  readonly specOf: (config: Config, o: { steps?: number; role: RoleKind }) => TrialSpec;
 }
 
 /** What a sweep ran: the strategy's result and each config's trial indices in run order, by key. */
@@ -78,7 +78,7 @@ function planSweep({
     repeats: spec.repeats ?? SWEEP_REPEATS[spec.strategy],
     specOf: (config, o) => ({
       stage: name,
-      role: o.role,
+      role: { kind: o.role },
       config: { ...input.baseConfig, ...config },
       measure: { warmupSteps: exp.measure.warmup_steps, steps: o.steps ?? steps },
     }),

@@ -10,6 +10,7 @@ import {
   configSchema,
   plateauRuleSchema,
   RECORD_VERSION,
+  roleSchema,
   trialRecordSchema,
   type TrialRecord,
 } from '../../domain/index.js';
@@ -26,7 +27,7 @@ const count = z.number().int().nonnegative();
 /** A planned trial as batch.json keeps it (executor.ts's TrialSpec). */
 export const trialSpecSchema = z.object({
   stage: z.string(),
-  role: z.string(),
+  role: roleSchema,
   config: configSchema,
   measure: z.object({
     warmupSteps: count,

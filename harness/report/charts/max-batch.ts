@@ -1,7 +1,7 @@
 // The max-batch chart: samples/s and peak memory against batch size (log axis), OOM probes marked
 // where they failed, the cap as a rule, and max, recommended and fastest annotated.
 import { base, MIB, round, slug, type Chart } from './spec.js';
-import type { MaxBatchSummary, TrialRecord } from '../../domain/index.js';
+import { roleText, type MaxBatchSummary, type TrialRecord } from '../../domain/index.js';
 
 type Probe = ReturnType<typeof probeRows>[number];
 /** A layer of the chart, drawn over the shared batch axis. */
@@ -42,7 +42,7 @@ function probeRows(r: MaxBatchSummary, records: readonly TrialRecord[]) {
   return records.map((t) => ({
     trial: t.index,
     batch: Number(t.config[r.param]),
-    role: t.role,
+    role: roleText(t.role),
     outcome: t.outcome,
     samples_per_second: round(t.samples_per_second),
     rss_mib: round(t.peak_rss_bytes === null ? null : t.peak_rss_bytes / MIB),

@@ -1,7 +1,7 @@
 // The telemetry chart of one trial: CPU (cores busy) and GPU utilisation, and RSS and GPU memory,
 // over the trial's time.
 import { base, MIB, round, slug, type Chart } from './spec.js';
-import type { TrialRecord } from '../../domain/index.js';
+import { roleText, type TrialRecord } from '../../domain/index.js';
 
 export function telemetryChart(stage: string, t: TrialRecord): Chart | null {
   const s = t.telemetry?.series;
@@ -46,7 +46,7 @@ export function telemetryChart(stage: string, t: TrialRecord): Chart | null {
     title: `${stage}: telemetry of trial ${t.index}`,
     spec: {
       ...base(
-        `${stage}: telemetry of trial ${t.index} (${t.role})`,
+        `${stage}: telemetry of trial ${t.index} (${roleText(t.role)})`,
         `CPU, memory and GPU over the trial's time; ${config}`,
       ),
       data: { values: rows },

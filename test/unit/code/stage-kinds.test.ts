@@ -50,7 +50,7 @@ export const toyKind: StageKindModule<'toy'> = {
   run: async (input, spec, name) => {
     const steps = spec.steps ?? input.experiment.measure.steps;
     const record = await input.trials.run(
-      { stage: name, role: 'toy', config: { ...input.baseConfig }, measure: { warmupSteps: 0, steps } },
+      { stage: name, role: { kind: 'probe' }, config: { ...input.baseConfig }, measure: { warmupSteps: 0, steps } },
       { n: 1, ofAbout: 1, show: [] },
     );
     return { kind: 'toy', name, chosen: {}, evidence: {}, notes: [], result: { trials: record.index + 1 } };

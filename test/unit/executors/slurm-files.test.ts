@@ -21,7 +21,7 @@ import { tempDir } from '../../support/paths.js';
 
 const spec = {
   stage: 'loader',
-  role: 'grid',
+  role: { kind: 'grid' as const },
   config: { num_workers: 2, device: 'cuda' },
   measure: { warmupSteps: 1, steps: 3 },
   argv: ['node', 'train.mjs'],

@@ -15,7 +15,12 @@ import {
   type TaskView,
 } from '../../../harness/executors/slurm/next-action.js';
 
-const spec = { stage: 'loader', role: 'grid', config: { num_workers: 2 }, measure: { warmupSteps: 1, steps: 3 } };
+const spec = {
+  stage: 'loader',
+  role: { kind: 'grid' as const },
+  config: { num_workers: 2 },
+  measure: { warmupSteps: 1, steps: 3 },
+};
 const record = givenUpRecord(spec, 7, 'a record the task wrote');
 const policy: Policy = { retries: 1, poll: 30, noWait: false };
 

@@ -15,10 +15,10 @@ const EMPTY_TELEMETRY: TrialRecord['telemetry'] = {
 
 /** A whole trial record, as the journal's schema wants it when it is read back. */
 const record = (index: number): TrialRecord => ({
-  v: 2,
+  v: 3,
   index,
   stage: 's',
-  role: 'probe',
+  role: { kind: 'probe' },
   config: { batch_size: index },
   outcome: 'ok',
   reason: 'exited 0',
@@ -92,14 +92,14 @@ describe('journal', () => {
   it('keeps records of another format version apart, and rewrite drops a cut-short tail', () => {
     const j = new Journal(join(tempDir(), 'trials.jsonl'));
     j.append(record(0));
-    appendFileSync(j.path, '{"v":3,"index":1}\nnull\n');
+    appendFileSync(j.path, '{"v":4,"index":1}\nnull\n');
     const read = readJournal(j.path);
     assert.deepEqual(
       read.records.map((r) => r.index),
       [0],
     );
     assert.deepEqual(read.unsupported, [
-      { line: 2, version: 3 },
+      { line: 2, version: 4 },
       { line: 3, version: undefined },
     ]);
     const k = new Journal(join(tempDir(), 'trials.jsonl'));
@@ -118,31 +118,44 @@ describe('journal', () => {
     assert.deepEqual(again.badLines, []);
   });
 
-  it('reads a format-1 record as format 2, deriving how it ended; refuses a format-2 record that does not say', () => {
-    const j = new Journal(join(tempDir(), 'trials.jsonl'));
-    const { ended_by: _, ...fields } = record(0);
-    const v1 = (index: number, more: object) => JSON.stringify({ ...fields, v: 1, index, ...more });
-    appendFileSync(
-      j.path,
-      [
-        v1(0, {}),
-        v1(1, { outcome: 'oom', exit_code: 3 }),
-        v1(2, { outcome: 'crash', exit_code: null, signal: 'SIGKILL' }),
-        v1(3, { outcome: 'timeout', exit_code: null, signal: 'SIGTERM' }),
-        JSON.stringify({ ...fields, index: 4 }),
-      ].join('\n') + '\n',
-    );
-    const read = readJournal(j.path);
-    assert.deepEqual(
-      read.records.map((r) => [r.v, r.ended_by]),
-      [
-        [2, { by: 'exit', code: 0 }],
-        [2, { by: 'exit', code: 3 }],
-        [2, { by: 'signal', signal: 'SIGKILL' }],
-        [2, { by: 'timeout' }],
-      ],
-    );
-    assert.deepEqual(read.badLines, [5]);
-    assert.match(read.problems[0]!, /ended_by.*a record of format 2 says how the trial ended/);
-  });
+  it(
+    'reads format-1 and format-2 records as format 3 (how a format-1 trial ended derived, the role words typed); ' +
+      'refuses a record that does not say how it ended, a typed format with role words, and words no tunebench wrote',
+    () => {
+      const j = new Journal(join(tempDir(), 'trials.jsonl'));
+      const { ended_by: ended, ...fields } = record(0);
+      const v1 = (index: number, more: object) => JSON.stringify({ ...fields, v: 1, index, role: 'probe', ...more });
+      const v2 = (index: number, role: string) => JSON.stringify({ ...fields, v: 2, index, role, ended_by: ended });
+      appendFileSync(
+        j.path,
+        [
+          v1(0, {}),
+          v1(1, { outcome: 'oom', exit_code: 3 }),
+          v1(2, { outcome: 'crash', exit_code: null, signal: 'SIGKILL' }),
+          v1(3, { outcome: 'timeout', exit_code: null, signal: 'SIGTERM' }),
+          v2(4, 'candidate pair 3'),
+          v2(5, 'warm-up 2'),
+          JSON.stringify({ ...fields, index: 6 }),
+          JSON.stringify({ ...record(7), role: 'probe' }),
+          v2(8, 'training'),
+        ].join('\n') + '\n',
+      );
+      const read = readJournal(j.path);
+      assert.deepEqual(
+        read.records.map((r) => [r.v, r.ended_by, r.role]),
+        [
+          [3, { by: 'exit', code: 0 }, { kind: 'probe' }],
+          [3, { by: 'exit', code: 3 }, { kind: 'probe' }],
+          [3, { by: 'signal', signal: 'SIGKILL' }, { kind: 'probe' }],
+          [3, { by: 'timeout' }, { kind: 'probe' }],
+          [3, ended, { kind: 'candidate', pair: 3 }],
+          [3, ended, { kind: 'warm-up', round: 2 }],
+        ],
+      );
+      assert.deepEqual(read.badLines, [7, 8, 9]);
+      assert.match(read.problems[0]!, /ended_by.*a record of format 3 says how the trial ended/);
+      assert.match(read.problems[1]!, /role.*a record of format 3 has a typed role, not words/);
+      assert.match(read.problems[2]!, /role.*"training" is no role tunebench writes/);
+    },
+  );
 });
