@@ -1,7 +1,11 @@
 // What a batch-size search sees of one trial, and the function it calls to run one.
-import type { MemoryGrowth, TrialException } from '../domain/index.js';
+import type { MemoryGrowth, RoleKind, TrialException } from '../domain/index.js';
 
-export type ProbeRole = 'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe' | 'repeat';
+/** The role kinds of a batch-size search's runs (each is a trial role's kind: domain/roles.ts). */
+export type ProbeRole = Extract<
+  RoleKind,
+  'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe' | 'repeat'
+>;
 
 export interface ProbeResult {
   batch: number;
