@@ -1,5 +1,6 @@
 // `tunebench run [experiment]`: parse flags, call runExperiment, print the result.
 import { warningText } from '../report/warnings.js';
+import { noteText } from '../report/notes.js';
 import type { Command } from 'commander';
 import { createProgress, terminalLines } from './progress.js';
 import { runExperiment } from '../engine/run-experiment.js';
@@ -161,7 +162,7 @@ function reportInvalidStages(result: RunResult, failures: readonly StageFailure[
   if (invalid.length === 0) return;
   // A workload that fails before any config runs is the user's to fix: report it as invalid input.
   process.exitCode = EXIT.invalid;
-  const why = result.stages.filter((s) => invalid.includes(s.name)).flatMap((s) => s.notes);
+  const why = result.stages.filter((s) => invalid.includes(s.name)).flatMap((s) => s.notes.map(noteText));
   process.stderr.write(
     terminalLines(
       `tunebench: invalid input: the workload failed in stage ${invalid.join(', ')}: ` +

@@ -3,10 +3,17 @@
 // stage's outcome, is typed in experiment/run-file.ts beside the kinds.
 import { z } from 'zod';
 
-/** run.json format version: 2 since the run's warnings are typed (format 1 kept them as sentences). */
-export const RUN_VERSION = 2;
-/** The formats this tunebench reads: format 1 is read through a transform into format 2 (runJsonSchema). */
-export const READABLE_RUN_VERSIONS: readonly number[] = [1, 2];
+/**
+ * run.json format version: 3 since stage notes are typed; format 2 kept notes as sentences, and format 1
+ * its warnings too.
+ */
+export const RUN_VERSION = 3;
+/** The formats this tunebench reads: formats 1 and 2 are read through transforms into format 3 (runJsonSchema). */
+export const READABLE_RUN_VERSIONS: readonly number[] = [1, 2, 3];
+
+/** Format versions as a message lists them: "1, 2 and 3". */
+export const versionList = (v: readonly number[]): string =>
+  v.length < 2 ? v.join('') : `${v.slice(0, -1).join(', ')} and ${String(v.at(-1))}`;
 
 /**
  * A warning of the run, typed: what it is and its figures. The sentence is made where it is printed

@@ -15,7 +15,7 @@ import type { Experiment } from '../experiment/schema.js';
 import type { Workload } from '../workloads/workload.js';
 import type { Progress } from '../executors/progress.js';
 import { execute, preflightLimit } from './run-experiment.js';
-import { isFinished, READABLE_RUN_VERSIONS, type TrialRecord } from '../domain/index.js';
+import { isFinished, READABLE_RUN_VERSIONS, versionList, type TrialRecord } from '../domain/index.js';
 import { readRunJson, writeRunJson, type RunJson, type RunResult } from '../experiment/run-file.js';
 import { parseExperimentText } from './load.js';
 
@@ -146,7 +146,7 @@ export function readRunJsonForResume(dir: string): RunJson {
     if (error instanceof RunFormatError) {
       throw new ConfigError(
         `cannot resume: ${runPath} has run format ${JSON.stringify(error.version ?? null)}, and this tunebench ` +
-          `resumes formats ${READABLE_RUN_VERSIONS.join(' and ')}; resume it with the tunebench version that started ` +
+          `resumes formats ${versionList(READABLE_RUN_VERSIONS)}; resume it with the tunebench version that started ` +
           'it, or start a new run',
         [],
         { cause: error },

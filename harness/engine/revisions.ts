@@ -37,8 +37,6 @@ export type Revision =
   | { readonly kind: 'final-confirmation'; readonly stage: string; readonly confirmation: FinalConfirmation }
   /** The max against the written config. */
   | { readonly kind: 'max-final'; readonly stage: string; readonly maxFinal: MaxFinal }
-  /** A note on a stage's outcome, after its own (`first`: before them). */
-  | { readonly kind: 'note'; readonly stage: string; readonly note: string; readonly first?: boolean }
   /** A failure no lowering rescued. */
   | { readonly kind: 'failure'; readonly failure: StageFailure };
 
@@ -72,8 +70,6 @@ function applyOne(s: RunState, r: Revision): RunState {
       return withMaxBatch(s, r.stage, (o) => ({ ...o, result: { ...o.result, final_confirmation: r.confirmation } }));
     case 'max-final':
       return withMaxBatch(s, r.stage, (o) => ({ ...o, result: { ...o.result, max_final: r.maxFinal } }));
-    case 'note':
-      return withOutcome(s, r.stage, (o) => ({ ...o, notes: r.first ? [r.note, ...o.notes] : [...o.notes, r.note] }));
     case 'failure':
       return { ...s, failures: [...s.failures, r.failure] };
   }

@@ -11,6 +11,7 @@ import type { ExecutorSpec, Experiment } from '../experiment/schema.js';
 import { formatBytes } from '../experiment/units.js';
 import { argsWritten, buildChosenConfig, writeChosenConfig, type ChosenConfigArgs } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
+import { noteText } from '../report/notes.js';
 import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
@@ -278,7 +279,7 @@ export async function runStages(run: RunContext, cursor: RunCursor, until = Infi
       kinds: STAGE_KIND_MODULES,
     });
     const outcome = lowered.outcome;
-    for (const note of outcome.notes) run.progress.note(note);
+    for (const note of outcome.notes) run.progress.note(noteText(note));
     cursor.state = revise(before, [...lowered.revisions, { kind: 'stage', outcome }]);
     // The batch failed and nothing lower held: later stages would run at a batch that failed.
     if (lowered.revisions.some((r) => r.kind === 'failure')) break;

@@ -49,8 +49,13 @@ export const runResultSchema = z.object({
 export type RunResult = z.infer<typeof runResultSchema>;
 
 export const runJsonSchema = z.object({
-  /** Format 1 is read as format 2: its warnings become notes (storedWarningSchema); nothing else changed. */
-  tunebench_run: z.union([z.literal(1), z.literal(RUN_VERSION)]).transform((): typeof RUN_VERSION => RUN_VERSION),
+  /**
+   * Formats 1 and 2 are read as format 3: format 1's warnings become warning notes (storedWarningSchema), and
+   * the stage notes of formats 1 and 2 become `text` notes (stageNotesSchema); nothing else changed.
+   */
+  tunebench_run: z
+    .union([z.literal(1), z.literal(2), z.literal(RUN_VERSION)])
+    .transform((): typeof RUN_VERSION => RUN_VERSION),
   /** Absent in runs written before statuses existed: a result without a stop means finished. */
   status: z.enum(RUN_STATUSES).optional(),
   experiment: z.string(),

@@ -27,3 +27,6 @@ export function fmtPct(ratio: number): string {
   const p = (ratio - 1) * 100;
   return `${p >= 0 ? '+' : ''}${p.toFixed(1)}%`;
 }
+
+/** A ratio's interval as percent changes: "+5.2% [+1.0%, +9.6%]". */
+export const pctInterval = (r: Interval): string => `${fmtPct(r.estimate)} [${fmtPct(r.low)}, ${fmtPct(r.high)}]`;

@@ -1,6 +1,7 @@
 // The sentences of the typed stage failures and lowerings (domain/stages.ts), for the CLI and the reports.
 import type { StageFailure, StageLowering } from '../domain/index.js';
 import { riskPercent } from '../search/band-model.js';
+import type { Frozen } from '../util/frozen.js';
 
 const what = (param: string) => (param === 'batch_size' ? 'batch' : param);
 
@@ -32,7 +33,7 @@ export function underWhat(f: StageFailure): string {
 }
 
 /** "(184 failed)", or with the band model's placement: how the lowered batch was found. */
-export function loweredHow(l: Pick<StageLowering, 'lowest_fail' | 'band'>): string {
+export function loweredHow(l: Frozen<Pick<StageLowering, 'lowest_fail' | 'band'>>): string {
   if (!l.band) return `(${l.lowest_fail} failed)`;
   const runs = `it passed ${l.band.repeats + 1} runs in a row`;
   if (l.band.unexplained?.length)
@@ -56,5 +57,17 @@ export function loweringSentence(l: StageLowering): string {
   return (
     `${failureHead(f)}; lowered to ${l.batch} ${loweredHow(l)} under ${underWhat(f)}, which ` +
     `${l.survived?.statement ?? 'held'}; the stage ran again at ${l.batch}`
+  );
+}
+
+/** "stage loader: every config OOMed at batch_size 200; max-batch-1 lowered it to 176 (184 failed) ...". */
+export function loweringNote(l: Frozen<StageLowering>, param: string): string {
+  const f = l.failure;
+  const head = failureHead(f);
+  if (l.batch === null)
+    return `${head}, and no lower ${param} held under ${underWhat(f)} in ${l.trials.length} trials; no ${param} is written`;
+  return (
+    `${head}; ${f.chosen_by} lowered it to ${l.batch} ${loweredHow(l)}, which ` +
+    `${l.survived?.statement ?? 'held'}, and the stage ran again at ${l.batch}`
   );
 }

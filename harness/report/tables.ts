@@ -33,6 +33,7 @@ import type {
 } from '../domain/index.js';
 import type { StageOutcome } from '../experiment/schema.js';
 import { kindBlocks, type ReportKinds } from './kinds.js';
+import { noteText } from './notes.js';
 
 /** A stage as the report shows it: its outcome from run.json. */
 export type StageView = StageOutcome;
@@ -50,10 +51,10 @@ export interface StageSection {
 export function stageSection(stage: StageView, records: readonly TrialRecord[], kinds: ReportKinds): StageSection {
   const [answer, details] = kindBlocks(kinds, stage, records);
   const lead = chosenSentence(stage);
-  // A note that repeats the answer's rule or sentence is not shown twice.
+  // Runs of formats 1 and 2 kept the chosen value's rule and a claim's sentence among their notes, as text.
   const rules = Object.keys(stage.chosen ?? {}).flatMap((k) => stage.evidence?.[k]?.rule ?? []);
   const said = new Set([...rules, ...answer.flatMap((b) => (b.kind === 'text' ? [b.text] : []))]);
-  const notes = (stage.notes ?? []).filter((n) => !said.has(n));
+  const notes = (stage.notes ?? []).filter((n) => n.kind !== 'text' || !said.has(n.text)).map(noteText);
   const warning = foreignLoadWarning(stage.kind, records);
   return {
     answer: [

@@ -8,7 +8,7 @@ import { pairedRatioInterval } from '../stats/log-ratio.js';
 import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import type { ArmPlanFn, ArmTrial, ArmTrialFn } from './sweep.js';
-import type { ArmDecision, Config, LogInterval } from '../domain/index.js';
+import type { ArmDecision, Config, LogInterval, StageNote } from '../domain/index.js';
 
 export interface CompareOptions {
   /** Each arm's config: the compared parameter's value (other values are fixed by the caller). */
@@ -61,7 +61,7 @@ export interface CompareRun {
   trials: number;
   trialSeconds: number;
   budgetExhausted: boolean;
-  notes: string[];
+  notes: StageNote[];
 }
 
 function rate(t: ArmTrial): number | null {
@@ -118,7 +118,7 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
   const others = arms.filter((a) => !a.baseline);
   const share = alpha / Math.max(1, others.length);
   const schedule = new LookSchedule(opts.minRounds, opts.maxRounds, share);
-  const notes: string[] = [];
+  const notes: StageNote[] = [];
   let trials = 0;
   let trialSeconds = 0;
   let rounds = 0;
@@ -163,10 +163,7 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
       arm.trials.push({ ...t, round });
       if (t.outcome !== 'ok' && !arm.trials.some((x) => x.outcome === 'ok')) {
         arm.stopped = `${t.outcome}: ${t.reason}`;
-        notes.push(
-          `${arm.baseline ? 'the baseline' : `arm ${arm.key}`} failed (${t.outcome}) ` +
-            'before any successful trial; it is not run again',
-        );
+        notes.push({ kind: 'arm-failed-early', arm: arm.baseline ? null : arm.key, outcome: t.outcome });
       }
     }
     if (!complete) break;
@@ -178,9 +175,6 @@ export async function runCompare(run: ArmTrialFn, opts: CompareOptions): Promise
   const left = live().length > 0 ? schedule.leftover(rounds) : null;
   if (left !== null) look(rounds, left, true);
   for (const arm of live()) arm.decidedAt = rounds;
-  if (budgetExhausted)
-    notes.push(
-      `the budget ran out after ${trials} trials (${trialSeconds.toFixed(1)} trial-seconds, ${rounds} complete rounds)`,
-    );
+  if (budgetExhausted) notes.push({ kind: 'budget-ran-out', trials, trial_seconds: trialSeconds, rounds });
   return { arms, rounds, trials, trialSeconds, budgetExhausted, notes };
 }

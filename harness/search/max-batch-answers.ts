@@ -6,6 +6,7 @@ import { batchForMemory, fitLinear, type Reading } from './memory-fit.js';
 import type { MaxBatchBoundary, MaxBatchOptions, MaxBatchResult } from './max-batch-types.js';
 import type { ProbeFn, ProbeResult } from './probe.js';
 import { summarizeThroughput } from './throughput.js';
+import type { StageNote } from '../domain/index.js';
 
 /** The answers over the boundary the search found; a search with no max has none. */
 export async function answerMaxBatch(
@@ -33,7 +34,7 @@ export async function answerMaxBatch(
 class Answers {
   readonly probes: ProbeResult[];
   readonly log: string[];
-  readonly notes: string[];
+  readonly notes: StageNote[];
   private readonly m: number;
 
   constructor(
@@ -69,7 +70,7 @@ class Answers {
       candidate = Math.floor(b / this.m) * this.m;
     } else {
       candidate = Math.floor((max * (1 - this.opts.headroom)) / this.m) * this.m;
-      this.notes.push('recommended uses a batch fraction: the workload reported no resident memory');
+      this.notes.push({ kind: 'recommended-by-fraction' });
     }
     candidate = Math.min(Math.max(candidate, this.m), max);
     for (let attempt = 0; attempt < 4; attempt++) {
@@ -82,7 +83,7 @@ class Answers {
       const ratio = r.rssBytes && target ? target / r.rssBytes : 0.9;
       candidate = Math.max(this.m, Math.min(candidate - this.m, Math.floor((candidate * ratio) / this.m) * this.m));
     }
-    this.notes.push('no tested batch kept the requested headroom');
+    this.notes.push({ kind: 'headroom-not-kept' });
     return null;
   }
 
@@ -106,11 +107,7 @@ class Answers {
     const r = await this.run(batch, role, undefined);
     this.probes.push(r);
     this.log.push(`${role}: ${batch} ${r.ok ? 'ok' : r.outcome}`);
-    if (!r.ok)
-      this.notes.push(
-        `batch ${batch} failed (${r.outcome}) below the max ${this.max}: ` +
-          `the workload's memory is not monotone in batch size or the limit is flaky`,
-      );
+    if (!r.ok) this.notes.push({ kind: 'failed-below-max', batch, outcome: r.outcome, max: this.max });
     return r;
   }
 }

@@ -4,7 +4,14 @@ import type { Band } from './boundary-repeat.js';
 import type { RunLengths } from './eta.js';
 import type { Prediction, Reading } from './memory-fit.js';
 import type { ProbeResult } from './probe.js';
-import type { LatencyBound, LatencyLimit, LinearFit, MaxBatchStatus, MemoryGrowth } from '../domain/index.js';
+import type {
+  LatencyBound,
+  LatencyLimit,
+  LinearFit,
+  MaxBatchStatus,
+  MemoryGrowth,
+  StageNote,
+} from '../domain/index.js';
 
 /** The strategies a max-batch search may place its boundary with. */
 export type MaxBatchStrategy = 'tunebench' | 'power-bisect';
@@ -84,7 +91,7 @@ export interface MaxBatchResult {
   latencyBound?: LatencyBound;
   fit?: LinearFit;
   log: string[];
-  notes: string[];
+  notes: StageNote[];
   probes: ProbeResult[];
   /** repeatBoundary: what the max and the batch above it did when run again. */
   band?: Band;

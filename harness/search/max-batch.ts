@@ -11,7 +11,6 @@ import {
   type Prediction,
   type Reading,
 } from './memory-fit.js';
-import { riskPercent } from './band-model.js';
 import { repeatBoundary } from './boundary-repeat.js';
 import { planProbe } from './expected-time.js';
 import { remainingSeconds } from './eta.js';
@@ -36,7 +35,7 @@ import {
 import { answerMaxBatch } from './max-batch-answers.js';
 import type { MaxBatchOptions, MaxBatchResult } from './max-batch-types.js';
 import { holds } from './confirmation.js';
-import type { LinearFit } from '../domain/index.js';
+import type { LinearFit, StageNote } from '../domain/index.js';
 
 export type { MaxBatchBoundary, MaxBatchOptions, MaxBatchResult, MaxBatchStrategy } from './max-batch-types.js';
 
@@ -162,11 +161,7 @@ async function verifyNeighbourBound(ctx: Search, start: SearchBracket): Promise<
     let r: ProbeResult;
     [b, r] = await probe(ctx, b, b.lo, "verify the neighbour's bound");
     if (r.ok) break;
-    b = noted(
-      b,
-      `batch ${r.batch} failed (${r.outcome}) although a neighbouring bucket's max showed it should fit: ` +
-        'memory is not monotone in the bucket parameter here, so this bucket was searched from below',
-    );
+    b = noted(b, { kind: 'neighbour-bound-failed', batch: r.batch, outcome: r.outcome });
     const hi = b.hi;
     b = { ...b, lo: Math.max(0, ...[...b.tried].filter(([k, p]) => p.ok && k < hi).map(([k]) => k)) };
     b = await close(ctx, b);
@@ -420,23 +415,20 @@ async function repeatTheBoundary(ctx: Search, b: SearchBracket): Promise<SearchB
     maxRisk: opts.maxRisk ?? DEFAULT_MAX_RISK,
     known: [...b.bandRuns],
   });
-  const notes = r.timedOut.map(
-    (t) =>
-      `a boundary repeat at ${t.batch} timed out (${t.reason ?? 'limits.timeout'}): a timeout says nothing about ` +
-      'memory, so it is left out of the band and the repeat ran again',
-  );
+  const notes: StageNote[] = r.timedOut.map((t) => ({
+    kind: 'repeat-timed-out',
+    batch: t.batch,
+    reason: t.reason ?? null,
+  }));
   if (r.lo < b.lo) {
-    const failed = r.probes.some((p) => p.batch === b.lo * m && !p.ok);
     const model = r.band.model;
-    notes.push(
-      (failed
-        ? `batch ${b.lo * m} failed a repeat: the max written is ${r.lo * m || 'none'}`
-        : `batch ${b.lo * m} passed every run, but sits in the band where identical runs fail: the max written is ${r.lo * m || 'none'}`) +
-        (model
-          ? `, whose chance of failing a run the band model puts at ${riskPercent(model.risk)} ` +
-            `(at most ${riskPercent(model.max_risk)}, max_risk)`
-          : ''),
-    );
+    notes.push({
+      kind: 'max-lowered-by-repeats',
+      batch: b.lo * m,
+      failed: r.probes.some((p) => p.batch === b.lo * m && !p.ok),
+      max: r.lo * m || null,
+      risk: model ? { risk: model.risk, max_risk: model.max_risk } : null,
+    });
   }
   // Repeats as long as the confirmation confirm the max only where its memory flattened in every one.
   const atMax = r.probes.filter((p) => p.batch === r.lo * m);

@@ -1,11 +1,8 @@
 // What a batch-size search sees of one trial, and the function it calls to run one.
-import type { MemoryGrowth, RoleKind, TrialException } from '../domain/index.js';
+import type { MemoryGrowth, PROBE_ROLES, RoleKind, TrialException } from '../domain/index.js';
 
-/** The role kinds of a batch-size search's runs (each is a trial role's kind: domain/roles.ts). */
-export type ProbeRole = Extract<
-  RoleKind,
-  'probe' | 'confirm' | 'throughput' | 'recommended' | 'latency' | 'recipe' | 'repeat'
->;
+/** The role kinds of a batch-size search's runs (each is a trial role's kind: domain/roles.ts; notes name them too). */
+export type ProbeRole = Extract<RoleKind, (typeof PROBE_ROLES)[number]>;
 
 export interface ProbeResult {
   batch: number;

@@ -8,8 +8,8 @@ import type { Band } from './boundary-repeat.js';
 import { NO_COSTS, withCost, type ProbeCosts } from './probe-cost.js';
 import type { ProbeResult, ProbeRole } from './probe.js';
 import type { MaxBatchBoundary, MaxBatchOptions } from './max-batch-types.js';
-import { growthNote, holds } from './confirmation.js';
-import { exceptionText, type LinearFit, type MaxBatchStatus, type MemoryGrowth } from '../domain/index.js';
+import { holds } from './confirmation.js';
+import type { LinearFit, MaxBatchStatus, MemoryGrowth, StageNote } from '../domain/index.js';
 
 /**
  * How probes run. Short: the stage's own steps. Long, once a confirmation failed (memory grows with
@@ -46,7 +46,7 @@ export interface SearchBracket {
   /** Runs as long as the boundary's repeats, passes and OOMs: the band model's evidence. */
   readonly bandRuns: readonly BandRun[];
   readonly log: readonly string[];
-  readonly notes: readonly string[];
+  readonly notes: readonly StageNote[];
   /** A failure that is not about size at the smallest batch: the workload is broken. */
   readonly broken?: ProbeResult;
   /** A batch that timed out twice in a row: the search stops (time is not memory; limits.timeout is too short). */
@@ -89,7 +89,7 @@ export function isClosed(ctx: SearchContext, b: SearchBracket): boolean {
 }
 
 export const logged = (b: SearchBracket, ...lines: string[]): SearchBracket => ({ ...b, log: [...b.log, ...lines] });
-export const noted = (b: SearchBracket, ...notes: string[]): SearchBracket => ({
+export const noted = (b: SearchBracket, ...notes: StageNote[]): SearchBracket => ({
   ...b,
   notes: [...b.notes, ...notes],
 });
@@ -105,11 +105,12 @@ export function countedForBand(b: SearchBracket, r: ProbeResult): SearchBracket 
 /** A first run that timed out: kept, and said not to be evidence about memory (it runs again). */
 export function timedOutOnce(ctx: SearchContext, b: SearchBracket, k: number, role: ProbeRole, r: ProbeResult) {
   const after = ran(b, r);
-  return noted(
-    logged(after, `${role}: ${k * ctx.m} timed out: not evidence about memory, run again`),
-    `batch ${k * ctx.m} timed out in a ${role === 'probe' ? 'probe' : `${role} run`} (trial ${after.probes.length}); ` +
-      'a timeout says nothing about memory, so it ran again and that run counts',
-  );
+  return noted(logged(after, `${role}: ${k * ctx.m} timed out: not evidence about memory, run again`), {
+    kind: 'timed-out-rerun',
+    batch: k * ctx.m,
+    trial: after.probes.length,
+    role,
+  });
 }
 
 /** The bounds and readings after a run at multiple k; a timeout moves no bound (the search has stalled). */
@@ -164,14 +165,7 @@ export function intoLongRuns(ctx: SearchContext, b: SearchBracket, r: ProbeResul
     readings: [],
     lo: Math.max(0, ...[...b.longOk].filter((k) => k < hi)),
   };
-  return first
-    ? noted(
-        next,
-        `batch ${b.lo * ctx.m} passed its probe but failed its confirmation (${r.outcome}): ` +
-          'memory grows with steps, so the search went on with probes that run until memory flattens ' +
-          `(at least ${steps} steps)`,
-      )
-    : next;
+  return first ? noted(next, { kind: 'grows-with-steps', batch: b.lo * ctx.m, outcome: r.outcome, steps }) : next;
 }
 
 /** What the runs at the max showed of its memory: a plateau when one did, else the last verdict. */
@@ -181,33 +175,17 @@ function growthAt(b: SearchBracket, max: number | null): MemoryGrowth | null {
 }
 
 /** The notes of how the search ended: a stall, a broken workload, nothing fits, the ceiling, the probe limit. */
-function endNotes(ctx: SearchContext, b: SearchBracket, status: MaxBatchStatus, max: number | null): string[] {
-  const out: string[] = [];
-  if (b.stalled)
-    out.push(
-      `batch ${b.stalled.batch} timed out twice in a row (${b.stalled.reason ?? 'limits.timeout'}): a timeout says ` +
-        'nothing about memory, so the search stopped rather than take it for a failure; raise limits.timeout ' +
-        '(a run until memory flattens takes the warm-up plus up to confirm_max_steps steps)',
-    );
+function endNotes(ctx: SearchContext, b: SearchBracket, status: MaxBatchStatus, max: number | null): StageNote[] {
+  const out: StageNote[] = [];
+  if (b.stalled) out.push({ kind: 'search-stalled', batch: b.stalled.batch, reason: b.stalled.reason ?? null });
   if (b.broken) {
-    const e = b.broken.error;
-    const why = e ? exceptionText(e) : (b.broken.reason ?? '');
-    out.push(
-      `the workload failed at batch ${b.broken.batch} (${b.broken.outcome}${why ? `: ${why}` : ''}); fix it before tuning`,
-    );
+    const { batch, outcome, reason, error } = b.broken;
+    out.push({ kind: 'workload-broken', batch, outcome, reason: reason ?? null, ...(error ? { error } : {}) });
   }
-  if (status === 'none-fits') {
-    const smallest = Math.min(...b.probes.map((p) => p.batch));
-    out.push(
-      `no batch fits: the smallest batch probed, ${smallest}, ran out of memory; lower start or multiple_of, ` +
-        'raise limits.memory, or make the model smaller',
-    );
-  }
-  if (status === 'ceiling')
-    out.push(
-      `every probe up to the ceiling ${max} fit; the true max is at least ${max} (raise ceiling to search further)`,
-    );
-  if (b.probes.length >= (ctx.opts.maxProbes ?? 200)) out.push('stopped at the probe limit before the bracket closed');
+  if (status === 'none-fits') out.push({ kind: 'none-fits', smallest: Math.min(...b.probes.map((p) => p.batch)) });
+  if (status === 'ceiling' && max !== null) out.push({ kind: 'ceiling', max });
+  const limit = ctx.opts.maxProbes ?? 200;
+  if (b.probes.length >= limit) out.push({ kind: 'probe-limit', probes: limit });
   return out;
 }
 
@@ -218,7 +196,10 @@ export function boundaryOf(ctx: SearchContext, b: SearchBracket): MaxBatchBounda
   // A stalled search has no answer: the batch above what passed was never measured.
   const max = b.lo > 0 && !b.stalled ? b.lo * ctx.m : null;
   const memoryGrowth = growthAt(b, max);
-  const unproven = max !== null && memoryGrowth ? growthNote(max, memoryGrowth) : undefined;
+  const unproven: StageNote | undefined =
+    max !== null && memoryGrowth && !holds(memoryGrowth)
+      ? { kind: 'not-proven-to-hold', batch: max, growth: memoryGrowth }
+      : undefined;
   return {
     status,
     max,

@@ -13,7 +13,7 @@ import { logMeanInterval, MIN_TRIALS_FOR_CI, pooledLogMeanInterval } from '../st
 import { DEFAULT_ALPHA, LookSchedule } from '../stats/sequential.js';
 import { ratioThroughput } from '../stats/throughput.js';
 import { cheaper, type Ranking } from './rank.js';
-import type { Config, LogInterval, Outcome, RoleKind, StepSample } from '../domain/index.js';
+import type { Config, LogInterval, Outcome, RoleKind, StageNote, StepSample } from '../domain/index.js';
 
 export interface ArmTrial {
   outcome: Outcome;
@@ -77,7 +77,7 @@ export interface SweepResult {
   trials: number;
   trialSeconds: number;
   budgetExhausted: boolean;
-  notes: string[];
+  notes: StageNote[];
 }
 
 interface Analysis {
@@ -110,7 +110,7 @@ interface SweepState {
   /** Pairs of configs, for the Bonferroni bound. */
   comparisons: number;
   schedule: LookSchedule;
-  notes: string[];
+  notes: StageNote[];
   trials: number;
   trialSeconds: number;
   /** Complete rounds. */
@@ -203,10 +203,7 @@ function raceLook(s: SweepState, look: Analysis): boolean {
   }
   if (live(s).length <= 1) return false;
   if (look.equivalent) {
-    s.notes.push(
-      `race stopped after ${s.rounds} rounds: ` +
-        `the ${live(s).length} configs left are within ${(s.band * 100).toFixed(1)}% of the leader (noise_band)`,
-    );
+    s.notes.push({ kind: 'race-stopped', rounds: s.rounds, left: live(s).length, band: s.band });
     return false;
   }
   return true;
@@ -253,17 +250,13 @@ function finishSweep(s: SweepState): SweepResult {
   if (left !== null) s.last = analyse(s, left) ?? s.last;
   for (const arm of live(s)) if (arm.trials.length > 0) arm.status = 'finished';
   if (s.budgetExhausted)
-    notes.push(
-      `the budget ran out after ${s.trials} trials (${s.trialSeconds.toFixed(1)} trial-seconds, ` +
-        `${s.rounds} complete rounds)`,
-    );
+    notes.push({ kind: 'budget-ran-out', trials: s.trials, trial_seconds: s.trialSeconds, rounds: s.rounds });
   setIntervals(arms, notes);
   const ranking = withInertOff(
     rankArms(arms, s.last, opts.costOrder, s.race, s.comparisons, s.band, opts.pruned ?? 0),
     arms,
     opts.inert ?? [],
   );
-  if (ranking.note) notes.push(ranking.note);
   const { rounds, trials, trialSeconds, budgetExhausted } = s;
   return { arms, ranking, rounds, trials, trialSeconds, budgetExhausted, notes };
 }
@@ -279,7 +272,7 @@ function okRates(arm: ArmState): number[] {
  * Each config's 95% CI from its own trials when it has at least MIN_TRIALS_FOR_CI; otherwise from
  * its trials with the between-trial spread pooled over the configs of the stage, and a note says so.
  */
-function setIntervals(arms: ArmState[], notes: string[]): void {
+function setIntervals(arms: ArmState[], notes: StageNote[]): void {
   let ss = 0;
   let df = 0;
   for (const arm of arms) {
@@ -298,11 +291,7 @@ function setIntervals(arms: ArmState[], notes: string[]): void {
       pooled += 1;
     } else arm.ci = null;
   }
-  if (pooled > 0)
-    notes.push(
-      `${pooled} config(s) ran fewer than ${MIN_TRIALS_FOR_CI} trials: ` +
-        `their CIs use the between-trial spread pooled over the stage's configs (${df} degrees of freedom)`,
-    );
+  if (pooled > 0) notes.push({ kind: 'pooled-intervals', configs: pooled, min_trials: MIN_TRIALS_FOR_CI, df });
 }
 
 function rankArms(

@@ -1,6 +1,6 @@
 // After the max is known: the fastest batch (max is not best) and the largest batch within a latency limit.
 import type { ProbeFn, ProbeResult } from './probe.js';
-import type { LatencyBound, LatencyLimit } from '../domain/index.js';
+import type { LatencyBound, LatencyLimit, StageNote } from '../domain/index.js';
 
 /** Probes spent narrowing the latency bound. */
 const LATENCY_REFINE_PROBES = 4;
@@ -9,7 +9,7 @@ export interface ThroughputSummary {
   fastest: number | null;
   peakSamplesPerSecond: number | null;
   latencyBound?: LatencyBound;
-  notes: string[];
+  notes: StageNote[];
 }
 
 export async function summarizeThroughput(
@@ -17,7 +17,7 @@ export async function summarizeThroughput(
   run: ProbeFn,
   opts: { tolerance: number; latency?: LatencyLimit; max: number; m: number },
 ): Promise<ThroughputSummary> {
-  const notes: string[] = [];
+  const notes: StageNote[] = [];
   let latencyBound: LatencyBound | undefined;
   if (opts.latency) latencyBound = await boundLatency(probes, run, opts.latency, opts, notes);
   // A short probe above the max (it passed, its confirmation-length run did not) is no answer.
@@ -32,11 +32,7 @@ export async function summarizeThroughput(
   const fastest = Math.min(
     ...[...best.entries()].filter(([, sps]) => sps >= (1 - opts.tolerance) * peak).map(([b]) => b),
   );
-  if (fastest < opts.max)
-    notes.push(
-      `batch ${fastest} reaches within ${Math.round(opts.tolerance * 100)}% of the peak throughput; ` +
-        `the max (${opts.max}) buys memory pressure, not speed`,
-    );
+  if (fastest < opts.max) notes.push({ kind: 'fastest-below-max', fastest, tolerance: opts.tolerance, max: opts.max });
   return { fastest, peakSamplesPerSecond: peak, notes, ...(latencyBound ? { latencyBound } : {}) };
 }
 
@@ -49,7 +45,7 @@ async function boundLatency(
   run: ProbeFn,
   limit: LatencyLimit,
   { m, max }: { m: number; max: number },
-  notes: string[],
+  notes: StageNote[],
 ): Promise<LatencyBound> {
   const bracket = (): { meet?: ProbeResult; violate?: ProbeResult } => {
     const ok = probes.filter((p) => p.ok && p.batch <= max && latencyOf(p, limit.quantile) !== null);
@@ -72,6 +68,6 @@ async function boundLatency(
     probes.push(r);
   }
   const { meet, violate } = bracket();
-  if (!meet) notes.push(`no tested batch met ${limit.quantile} step latency <= ${limit.seconds * 1000} ms`);
+  if (!meet) notes.push({ kind: 'latency-not-met', quantile: limit.quantile, seconds: limit.seconds });
   return { ...limit, batch: meet?.batch ?? null, firstViolating: violate?.batch ?? null };
 }

@@ -5,7 +5,7 @@ import { ConfigError, StoreError } from '../errors.js';
 import { describeWriteError, writeAll, writeFileAtomic } from './atomic.js';
 import { journalLine, MAX_JOURNAL_LINE } from './bound-record.js';
 import { forEachLine } from './lines.js';
-import { READABLE_RECORD_VERSIONS, trialRecordSchema, type TrialRecord } from '../domain/index.js';
+import { READABLE_RECORD_VERSIONS, trialRecordSchema, versionList, type TrialRecord } from '../domain/index.js';
 import { CheckedFileError, parseCheckedLine } from '../util/checked-json.js';
 
 export const JOURNAL_FILE = 'trials.jsonl';
@@ -140,7 +140,7 @@ export function requireJournalFormat(read: JournalRead, path: string, prefix: st
     throw new ConfigError(
       `${prefix}${path} line ${foreign.line} is a trial record of format ` +
         `${JSON.stringify(foreign.version ?? null)}, and this tunebench reads formats ` +
-        `${READABLE_RECORD_VERSIONS.slice(0, -1).join(', ')} and ${READABLE_RECORD_VERSIONS.at(-1)}; ${advice}`,
+        `${versionList(READABLE_RECORD_VERSIONS)}; ${advice}`,
     );
   }
 }

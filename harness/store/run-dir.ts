@@ -7,7 +7,7 @@ import { describeWriteError, writeFileAtomic, writeJsonAtomic } from './atomic.j
 import { JOURNAL_FILE, Journal } from './journal.js';
 import { acquireLock, type RunLock } from './lock.js';
 import type { z } from 'zod';
-import { READABLE_RUN_VERSIONS, RUN_VERSION } from '../domain/index.js';
+import { READABLE_RUN_VERSIONS, RUN_VERSION, versionList } from '../domain/index.js';
 import { CheckedFileError, parseCheckedJson } from '../util/checked-json.js';
 
 export const RUN_FILE = 'run.json';
@@ -144,7 +144,7 @@ export class RunFormatError extends ConfigError {
   ) {
     super(
       `${path} has run format ${JSON.stringify(version ?? null)}, and this tunebench reads formats ` +
-        `${READABLE_RUN_VERSIONS.join(' and ')}; ` +
+        `${versionList(READABLE_RUN_VERSIONS)}; ` +
         `use the tunebench version that wrote it; ${consequence}`,
     );
   }

@@ -14,6 +14,7 @@ import { runTrial } from '../../harness/trial/run-trial.js';
 import { createWorkload } from '../../harness/workloads/index.js';
 import { ROOT, tempDir } from '../support/paths.js';
 import { writeSection } from './results.js';
+import { noteText } from '../../harness/report/notes.js';
 import { loadExperiment } from '../../harness/engine/load.js';
 
 const EXPERIMENT = 'experiments/onnx-pipeline.yaml';
@@ -101,10 +102,15 @@ async function main(): Promise<void> {
       `trial-seconds (target < 100%: ${cost < 1 ? 'pass' : 'FAIL'}); race ran ${raceResult.rounds} rounds and ` +
       `eliminated ${raceResult.arms.filter((a) => a.status === 'eliminated').length} of ${configs.length} configs.**`,
     '',
-    `Race notes: ${raceResult.notes.join('; ')}. Grid notes: ${gridResult.notes.join('; ')}.`,
+    `Race notes: ${notesLine(raceResult)}. Grid notes: ${notesLine(gridResult)}.`,
   ].join('\n');
   writeSection('sweep', doc);
   process.stdout.write(`${doc}\n`);
 }
 
 await main();
+
+/** A sweep's notes as the report words them, then its ranking's sentence (the chosen config's rule). */
+function notesLine(r: SweepResult): string {
+  return [...r.notes.map(noteText), ...(r.ranking.note ? [r.ranking.note] : [])].join('; ');
+}

@@ -10,6 +10,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, tempDir } from '../support/paths.js';
 import { simulatedGpuHead } from '../support/simulated-gpu.js';
+import { notesText } from '../support/notes.js';
+import type { StageNote } from '../../harness/domain/index.js';
 
 function experiment(dir: string): string {
   const file = join(dir, 'load.yaml');
@@ -29,11 +31,11 @@ function experiment(dir: string): string {
   return file;
 }
 
-async function maxOf(file: string, out: string): Promise<{ max: number; notes: string[]; seconds: number }> {
+async function maxOf(file: string, out: string): Promise<{ max: number; notes: StageNote[]; seconds: number }> {
   const t0 = Date.now();
   const r = await execa(process.execPath, [CLI, 'run', file, '--out', out, '--json'], { reject: false });
   assert.equal(r.exitCode, 0, r.stderr.slice(-2000));
-  const stage = (JSON.parse(r.stdout) as { stages: { notes: string[]; result: { max: number } }[] }).stages[0]!;
+  const stage = (JSON.parse(r.stdout) as { stages: { notes: StageNote[]; result: { max: number } }[] }).stages[0]!;
   return { max: stage.result.max, notes: stage.notes, seconds: (Date.now() - t0) / 1000 };
 }
 
@@ -57,7 +59,7 @@ describe('two runs of the same experiment, one under load', () => {
       } finally {
         for (const h of hogs) h.kill('SIGKILL');
       }
-      const why = `quiet ${quiet.max} in ${quiet.seconds} s, loaded ${busy.max} in ${busy.seconds} s\n${busy.notes.join('\n')}`;
+      const why = `quiet ${quiet.max} in ${quiet.seconds} s, loaded ${busy.max} in ${busy.seconds} s\n${notesText(busy.notes)}`;
       assert.ok(Math.abs(quiet.max - busy.max) <= 8, why);
       // Memory decides both: the exact max is 408, and no run of either was lowered by time.
       for (const m of [quiet.max, busy.max]) assert.ok(m === 408 || m === 400, why);

@@ -14,6 +14,7 @@ import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
 import { readRunJson } from '../../harness/experiment/run-file.js';
+import { notesText } from '../support/notes.js';
 
 const CAP = '256MiB';
 
@@ -84,7 +85,7 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
 
       // The short probes fit more than a run with the optimizer's state: the confirmation caught it.
       assert.equal(mb.confirmed, true);
-      assert.match(run.result.stages[0]!.notes.join('\n'), /passed its probe but failed its confirmation \(oom\)/);
+      assert.match(notesText(run.result.stages[0]!.notes), /passed its probe but failed its confirmation \(oom\)/);
       // After a failed confirmation the search probes until memory flattens (at least confirm_steps): so did the max.
       // The run the answer names is the longest at the max (the confirmation and its repeats reach their
       // plateau at about the same step, so which one that is may vary).
@@ -139,7 +140,7 @@ describe('a max batch that holds in training', { skip: requireSystem('python3') 
       assert.deepEqual(evidence, [final.survived!.trial]);
       assert.equal(final.survived!.trial, finals.at(-1)!.index);
       assert.match(
-        run.result.stages[0]!.notes.join('\n'),
+        notesText(run.result.stages[0]!.notes),
         /ran out of memory in its final confirmation with the final config \(num_workers=2 chosen after the search\).*lowered to \d+ \(\d+ failed; it passed 3 runs in a row, and the band model puts its chance of failing a run at [\d.]+%\), which survived \d+ steps across/,
       );
 

@@ -14,6 +14,7 @@ import { commandExperiment } from '../support/faults.js';
 import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 import { journal, resultOf, runDir } from '../support/runs.js';
 import { readRunJson } from '../../harness/experiment/run-file.js';
+import { notesText } from '../support/notes.js';
 
 const LOADER = '  - { kind: sweep, name: loader, params: { num_workers: [1, 2] }, strategy: grid, repeats: 1 }';
 
@@ -92,7 +93,7 @@ describe('a later stage that fails at the chosen batch', () => {
     assert.ok(chosen.args?.includes('--batch=128'), JSON.stringify(chosen.args));
     assert.ok(!JSON.stringify(chosen).includes('--batch=200'));
     assert.match(
-      result.stages[1]!.notes.join('\n'),
+      notesText(result.stages[1]!.notes),
       /stage loader: every config OOMed at batch 200; max-batch-1 lowered it to 128 \(136 failed\)/,
     );
     assert.deepEqual(result.failed_stages, []);
@@ -174,7 +175,7 @@ describe('a later stage that fails at the chosen batch', () => {
       assert.ok('extra' in result.chosen, JSON.stringify(result.chosen));
       assert.equal(chosen.config['batch_size'], 152);
       assert.match(
-        result.stages[1]!.notes.join('\n'),
+        notesText(result.stages[1]!.notes),
         /stage cmp: 1 of 2 configs OOMed at batch 192 and the stage chose nothing; max-batch-1 lowered it to 152 \(168 failed; it passed 3 runs in a row, and the band model puts its chance of failing a run at [\d.]+%\)/,
       );
       assert.equal(result.stage_failures, undefined);
@@ -232,7 +233,7 @@ describe('a later stage that fails at the chosen batch', () => {
       assert.deepEqual(result.chosen, { batch_size: lowered, extra: 0 });
       assert.equal(records.filter((t) => t.role.kind === 'final-confirm').length, 0);
       assert.match(
-        result.stages[1]!.notes.join('\n'),
+        notesText(result.stages[1]!.notes),
         new RegExp(
           `stage cmp: the config it chose \\(extra=0\\) OOMed at batch 192 in 1 of its ${atFirst.length} trials; ` +
             `max-batch-1 lowered it to ${lowered} \\(192 failed; it passed 3 runs in a row`,

@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { CLI, tempDir } from '../support/paths.js';
 import { simulatedGpuHead } from '../support/simulated-gpu.js';
+import { notesText } from '../support/notes.js';
+import type { StageNote } from '../../harness/domain/index.js';
 
 /** simulated-gpu.mjs: 40 MiB a sample of 16 GiB, so 408 runs and 416 fails (multiples of 8). */
 function experiment(dir: string, stage: string, stall = ['--stall-at=408', '--stall-runs=1']): string {
@@ -32,7 +34,7 @@ async function answer(file: string, dir: string) {
   assert.equal(r.exitCode, 0, r.stderr);
   const out = JSON.parse(r.stdout) as {
     run_dir: string;
-    stages: { notes: string[]; result: { max: number; smallestFail: number; status: string } }[];
+    stages: { notes: StageNote[]; result: { max: number; smallestFail: number; status: string } }[];
   };
   return { ...out.stages[0]!, runDir: out.run_dir };
 }
@@ -45,8 +47,8 @@ describe('a timeout is not evidence about memory', () => {
     assert.equal(stage.result.smallestFail, 416);
     assert.equal(stage.result.status, 'exact');
     assert.ok(
-      stage.notes.some((n) => /408 timed out.*says nothing about memory/.test(n)),
-      stage.notes.join('\n'),
+      stage.notes.some((n) => n.kind === 'timed-out-rerun' && n.batch === 408 && n.role === 'probe'),
+      notesText(stage.notes),
     );
     const trials = readFileSync(join(stage.runDir, 'trials.jsonl'), 'utf8').trim().split('\n');
     assert.ok(
@@ -66,8 +68,8 @@ describe('a timeout is not evidence about memory', () => {
     assert.equal(stalled.result.max, reference.result.max, JSON.stringify(stalled.notes));
     assert.equal(stalled.result.smallestFail, reference.result.smallestFail);
     assert.ok(
-      stalled.notes.some((n) => /boundary repeat at 408 timed out.*left out of the band/.test(n)),
-      stalled.notes.join('\n'),
+      stalled.notes.some((n) => n.kind === 'repeat-timed-out' && n.batch === 408),
+      notesText(stalled.notes),
     );
   });
 

@@ -210,7 +210,7 @@ describe('damaged run directories', { timeout: 2 * 60_000 }, () => {
       assert.equal(future.exitCode, 2);
       assert.match(
         future.stderr,
-        /cannot resume: .*run\.json has run format 9, and this tunebench resumes formats 1 and 2/,
+        /cannot resume: .*run\.json has run format 9, and this tunebench resumes formats 1, 2 and 3/,
       );
     },
   );

@@ -5,14 +5,14 @@ import type { Frozen } from '../../util/frozen.js';
 import { claimMetric } from '../../experiment/checks.js';
 import type { ClaimStageSpec } from '../../experiment/schema.js';
 import { describeBand, fmt, parseClaim, type Claim } from '../../stats/claim.js';
-import { noiseWarnings } from '../../stats/noise.js';
+import { noiseWarnings, type NoiseWarning } from '../../stats/noise.js';
 import { ratioThroughput } from '../../stats/throughput.js';
 import { runClaimPairs, type ClaimLoopResult } from '../../search/claim.js';
 import { availableCpus } from '../../search/constraints.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
 import { failureCause, measuredPeakMemory, runSeconds, stepCount } from '../../domain/index.js';
-import type { ClaimMetric, ClaimSummary, Config, LogInterval, TrialRecord } from '../../domain/index.js';
+import type { ClaimMetric, ClaimSummary, Config, LogInterval, StageNote, TrialRecord } from '../../domain/index.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 type Side = 'baseline' | 'candidate';
@@ -46,7 +46,7 @@ interface ClaimFinding {
   readonly verdict: ClaimSummary['verdict'];
   readonly reason: string;
   readonly effect: LogInterval | null;
-  readonly warnings: string[];
+  readonly noise: NoiseWarning[];
   readonly base: readonly TrialRecord[];
   readonly cand: readonly TrialRecord[];
   readonly looks: number;
@@ -63,7 +63,7 @@ export async function runClaimStage(
       verdict: 'skipped',
       reason: 'needs CUDA: no NVIDIA GPU was found (nvidia-smi)',
       effect: null,
-      warnings: [],
+      noise: [],
       base: [],
       cand: [],
       looks: 0,
@@ -157,7 +157,7 @@ function summariseClaim(plan: ClaimPlan, { out, base, cand, n, failure }: ClaimT
       verdict: 'inconclusive',
       reason: failure ?? 'a trial failed',
       effect: null,
-      warnings: [],
+      noise: [],
       base,
       cand,
       looks,
@@ -172,14 +172,14 @@ function summariseClaim(plan: ClaimPlan, { out, base, cand, n, failure }: ClaimT
   }
   const values = (rs: readonly TrialRecord[]) =>
     rs.map((r) => trialValue(metric, r)).filter((v): v is number => v !== null);
-  const warnings = [
+  const noise = [
     ...noiseWarnings('baseline', values(base), metric === 'throughput'),
     ...noiseWarnings('candidate', values(cand), metric === 'throughput'),
-  ].map((w) => w.message);
-  return claimOutcome(plan, { verdict: out.verdict, reason, effect: out.effect, warnings, base, cand, looks });
+  ];
+  return claimOutcome(plan, { verdict: out.verdict, reason, effect: out.effect, noise, base, cand, looks });
 }
 
-/** The stage's outcome: the claim's summary, its sentence first among the notes; a claim chooses nothing. */
+/** The stage's outcome: the claim's summary (its sentence is the answer), its noise warnings as notes; a claim chooses nothing. */
 function claimOutcome(plan: ClaimPlan, f: ClaimFinding): StageOutcomeOf<'claim'> {
   const { input, spec, claim, metric } = plan;
   const s: ClaimSummary = {
@@ -196,7 +196,7 @@ function claimOutcome(plan: ClaimPlan, f: ClaimFinding): StageOutcomeOf<'claim'>
     pairs: Math.min(f.base.length, f.cand.length),
     looks: f.looks,
     trials: { baseline: f.base.map((r) => r.index), candidate: f.cand.map((r) => r.index) },
-    warnings: f.warnings,
+    warnings: f.noise.map((w) => w.message),
     sentence: sentence({
       spec,
       metric,
@@ -213,7 +213,7 @@ function claimOutcome(plan: ClaimPlan, f: ClaimFinding): StageOutcomeOf<'claim'>
     kind: 'claim',
     chosen: {},
     evidence: {},
-    notes: [s.sentence, ...s.warnings],
+    notes: f.noise.map((warning): StageNote => ({ kind: 'noise', warning })),
     result: s,
   };
 }

@@ -12,20 +12,20 @@ import { ratioThroughput, stallFraction } from '../../stats/throughput.js';
 import { memoryVerdict, speedVerdict } from '../../stats/verdict.js';
 import type { TrialSpec } from '../../executors/executor.js';
 import type { StageInput } from '../context.js';
-import { undecidedCi } from '../../analysis/undecided.js';
 import { failureCause, measuredPeakMemory } from '../../domain/index.js';
 import type {
   CompareArmRow,
   CompareSummary,
   Config,
   Evidence,
-  Interval,
   Outcome,
   ParamValue,
   RoleKind,
+  StageNote,
   TrialRecord,
 } from '../../domain/index.js';
-import { fmtPct } from '../../report/format.js';
+import { pctInterval } from '../../report/format.js';
+import { fmtBand } from '../../analysis/undecided.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 /** What a compare stage runs, fixed before its first trial. */
@@ -140,10 +140,10 @@ function summariseCompare(plan: ComparePlan, { result, records }: CompareTrials)
   const notes = [...result.notes, ...armNotes({ rows, param, baseline, band, baseOk: base.length })];
   const { chosen: chosenRow, faster, nameOnly, flagged } = chooseArm(rows, param);
   const baseRow = rows.find((r) => r.baseline)!;
-  if (nameOnly) notes.push(nameOnlyNote(param, flagged));
+  if (nameOnly) notes.push({ kind: 'name-only', param, flagged: flagged.map((r) => r.value) });
   const rule = faster
     ? `compare: significantly faster than ${param}=${String(baseline)} ` +
-      `(throughput ratio ${pct(faster.throughput_ratio!)}, outside the ${fmtBand(band)} noise band)`
+      `(throughput ratio ${pctInterval(faster.throughput_ratio!)}, outside the ${fmtBand(band)} noise band)`
     : nameOnly && flagged.some((r) => r.verdict === 'faster')
       ? 'compare: the arms differ in name only on this device (no empty_cache() call in any arm), ' +
         `so a measured speed-up is the machine's; kept the baseline ${param}=${String(baseline)}`
@@ -152,7 +152,7 @@ function summariseCompare(plan: ComparePlan, { result, records }: CompareTrials)
   if (baseRow.ok_trials > 0 || faster) {
     evidence[param] = { stage: name, rule, samples_per_second: chosenRow.throughput, trials: chosenRow.trials };
   } else {
-    notes.push(`the baseline ${param}=${String(baseline)} has no successful trial; nothing was chosen`);
+    notes.push({ kind: 'baseline-failed', param, baseline });
   }
   const summary: CompareSummary = {
     param,
@@ -255,51 +255,33 @@ function armNotes({
   band: number;
   /** The baseline's successful trials. */
   baseOk: number;
-}): string[] {
-  const notes: string[] = [];
+}): StageNote[] {
+  const notes: StageNote[] = [];
   for (const row of rows.filter((r) => !r.baseline)) {
-    const label = `${param}=${String(row.value)} vs ${String(baseline)}`;
-    if (row.verdict === 'failed') {
-      notes.push(
-        `${label}: ${baseOk === 0 ? 'the baseline' : 'this arm'} has no successful trial, ` +
-          'so there is nothing to compare',
-      );
+    if (row.verdict === 'failed' || row.verdict === 'baseline') {
+      notes.push({ kind: 'arm-not-compared', param, value: row.value, baseline, baseline_failed: baseOk === 0 });
       continue;
     }
-    const why =
-      row.decision === 'equivalent'
-        ? ` (within the ${fmtBand(band)} noise band after ${row.decided_at} rounds)`
-        : row.decision === 'undecided'
-          ? row.throughput_ratio
-            ? ` (after ${row.decided_at} rounds: ${undecidedCi(row.throughput_ratio, band)})`
-            : ` (fewer than 3 paired rounds: no CI)`
-          : ` (decided after ${row.decided_at} rounds)`;
-    const speed = row.throughput_ratio ? `throughput ${pct(row.throughput_ratio)}` : 'throughput not comparable';
-    const memory = row.memory_ratio ? `, peak memory ${pct(row.memory_ratio)} (${row.memory_verdict})` : '';
-    // An undecided arm's stored verdict is "no significant difference"; what it says is "undecided".
-    const verdict = row.decision === 'undecided' ? 'undecided' : row.verdict;
-    notes.push(`${label}: ${verdict}${why}; ${speed}${memory}`);
+    const decision = row.decision === 'baseline' || row.decision === 'failed' ? null : (row.decision ?? null);
+    const memory =
+      row.memory_verdict === 'baseline' || row.memory_verdict === 'failed' ? 'not measured' : row.memory_verdict;
+    notes.push({
+      kind: 'arm-verdict',
+      param,
+      value: row.value,
+      baseline,
+      verdict: row.verdict,
+      decision,
+      decided_at: row.decided_at ?? null,
+      band,
+      throughput_ratio: row.throughput_ratio,
+      memory_ratio: row.memory_ratio,
+      memory_verdict: memory,
+    });
   }
-  notes.push(
-    `CIs of the ratios are sequential 95% CIs (paired rounds, alpha split over ${rows.length - 1} arm(s) ` +
-      'and spent over the looks), valid at whichever look decided',
-  );
+  notes.push({ kind: 'sequential-cis', arms: rows.length - 1 });
   return notes;
 }
-
-/** Why a compare whose arms never called empty_cache() keeps its baseline. */
-function nameOnlyNote(param: string, flagged: readonly CompareArmRow[]): string {
-  return flagged.length === 0
-    ? 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
-        'on this device the policies differ in name only, and no difference was found'
-    : 'the workload called empty_cache() in no arm (it only acts on CUDA): ' +
-        'on this device the policies differ in name only, so the difference measured for ' +
-        flagged.map((r) => `${param}=${String(r.value)}`).join(', ') +
-        ' comes from the machine (contention or drift during the run), not from the policy; the baseline is kept';
-}
-
-/** A ratio with its CI as signed percentage changes. */
-const pct = (r: Interval) => `${fmtPct(r.estimate)} [${fmtPct(r.low)}, ${fmtPct(r.high)}]`;
 
 /**
  * The arm a compare keeps: the fastest arm shown faster than the baseline, else the baseline. When
@@ -328,9 +310,4 @@ export function chooseArm(
         .filter((r) => r.verdict === 'faster')
         .sort((a, b) => (b.throughput_ratio?.estimate ?? 0) - (a.throughput_ratio?.estimate ?? 0))[0];
   return { chosen: faster ?? baseRow, faster, nameOnly, flagged };
-}
-
-/** A noise band as a +/- percentage: 0.02 -> "+/-2.0%". */
-function fmtBand(band: number): string {
-  return `+/-${(band * 100).toFixed(1)}%`;
 }

@@ -6,7 +6,7 @@ import type { MaxBatchStageSpec } from '../../experiment/schema.js';
 import type { MaxBatchResult } from '../../search/max-batch.js';
 import { matchingCard, predictMax } from '../../search/recipe.js';
 import type { StageInput } from '../context.js';
-import type { DeviceConfirmation, MaxBatchSummary } from '../../domain/index.js';
+import type { DeviceConfirmation, MaxBatchSummary, StageNote } from '../../domain/index.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
 export interface PredictionHere {
@@ -64,11 +64,14 @@ export function confirmPrediction(
   };
   const row = t.memoryBytes === null ? undefined : matchingCard(t.of.result.predictions?.rows ?? [], t.memoryBytes);
   if (row && result.status === 'exact') row.measured = result.max;
-  const verdict =
-    t.predicted === null
-      ? `no prediction from ${t.of.name} for ${t.device}`
-      : `${t.of.name} predicted ${t.predicted} on ${t.device}, measured ${result.max === null ? 'none' : result.max}` +
-        `${result.status === 'exact' ? '' : ` (${result.status})`}`;
+  const verdict: StageNote = {
+    kind: 'prediction-measured',
+    of_stage: t.of.name,
+    device: t.device,
+    predicted: t.predicted,
+    measured: result.max,
+    status: result.status,
+  };
   return {
     name,
     kind: 'max-batch',

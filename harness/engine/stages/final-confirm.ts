@@ -51,9 +51,8 @@ export async function finalConfirmations(run: RunContext, start: RunState): Prom
     const maxFinal = maxAgainstFinal(run.trials.records, outcome.result, state.config, spec);
     if (maxFinal) {
       const revised = revise(state, [{ kind: 'max-final', stage: name, maxFinal }]);
-      const statement = maxFinalStatement(maxBatchOutcome(revised, name).result);
-      state = revise(revised, [{ kind: 'note', stage: name, note: statement }]);
-      run.progress.note(statement);
+      state = revised;
+      run.progress.note(maxFinalStatement(maxBatchOutcome(revised, name).result));
     }
   }
   return state;
@@ -118,10 +117,7 @@ async function confirmChosen(
   const result = await confirmOrLower(input, spec, outcome, final, changed, failedBefore);
   input.progress.note(result.statement);
   const stage = outcome.name;
-  const revisions: Revision[] = [
-    { kind: 'final-confirmation', stage, confirmation: result },
-    { kind: 'note', stage, note: result.statement },
-  ];
+  const revisions: Revision[] = [{ kind: 'final-confirmation', stage, confirmation: result }];
   if (result.batch !== summary.chosen)
     revisions.push({
       kind: 'batch',

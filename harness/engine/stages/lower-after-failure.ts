@@ -12,10 +12,10 @@ import type { StageInput } from '../context.js';
 import type { Frozen } from '../../util/frozen.js';
 import { revise, type Revision, type RunState } from '../revisions.js';
 import { lowerFailed, maxBatchSpec, sameConfig } from './final-confirm.js';
-import { failureHead, loweredHow, underWhat } from '../../report/stage-failure.js';
+import { failureHead, underWhat } from '../../report/stage-failure.js';
 import { survival } from './max-batch.js';
 import { confirmationMeasure } from '../../search/confirmation.js';
-import type { Config, StageFailure, StageLowering, TrialRecord } from '../../domain/index.js';
+import type { Config, StageFailure, StageLowering, StageNote, TrialRecord } from '../../domain/index.js';
 import type { StageKind, StageOutcome, StageOutcomeOf } from '../../experiment/schema.js';
 import type { SpecOf } from '../../experiment/kinds.js';
 
@@ -72,7 +72,7 @@ export async function lowerAfterFailure(
       failure,
       loweringConfig(x.kinds, input, state.config, outcome, x.spec, failure),
     );
-    const note = loweringNote(lowering, owner.spec.param);
+    const note: StageNote = { kind: 'batch-lowered', param: owner.spec.param, lowering };
     if (lowering.batch === null) {
       revisions.push({ kind: 'lowering', stage, lowering }, dropBatch(stage), { kind: 'failure', failure });
       return { outcome: { ...outcome, notes: [note, ...outcome.notes] }, revisions };
@@ -84,18 +84,6 @@ export async function lowerAfterFailure(
     outcome = await x.rerun(state);
     outcome = { ...outcome, notes: [note, ...outcome.notes] };
   }
-}
-
-/** "stage loader: every config OOMed at batch_size 200; max-batch-1 lowered it to 176 (184 failed) ...". */
-export function loweringNote(l: StageLowering, param: string): string {
-  const f = l.failure;
-  const head = failureHead(f);
-  if (l.batch === null)
-    return `${head}, and no lower ${param} held under ${underWhat(f)} in ${l.trials.length} trials; no ${param} is written`;
-  return (
-    `${head}; ${f.chosen_by} lowered it to ${l.batch} ${loweredHow(l)}, which ` +
-    `${l.survived?.statement ?? 'held'}, and the stage ran again at ${l.batch}`
-  );
 }
 
 interface Owner {

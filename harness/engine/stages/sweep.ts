@@ -9,7 +9,7 @@ import type { TrialSpec } from '../../executors/executor.js';
 import { deviceMatrix } from './device-matrix.js';
 import type { StageInput } from '../context.js';
 import { failureCause } from '../../domain/index.js';
-import type { Config, Evidence, RoleKind, SweepConfigRow, SweepSummary } from '../../domain/index.js';
+import type { Config, Evidence, RoleKind, StageNote, SweepConfigRow, SweepSummary } from '../../domain/index.js';
 import { SWEEP_REPEATS } from '../../experiment/schema.js';
 import type { StageOutcomeOf } from '../../experiment/schema.js';
 
@@ -189,7 +189,7 @@ function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): Stag
   }
   const chosen = result.ranking.chosen;
   const evidence: Record<string, Evidence> = {};
-  const notes = [...result.notes];
+  const notes: StageNote[] = [...result.notes];
   if (chosen) {
     for (const p of names.filter((q) => chosen.config[q] !== undefined)) {
       evidence[p] = {
@@ -203,11 +203,7 @@ function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): Stag
     notes.push(nothingChosen(input, [...indices.values()].flat()));
   }
   const inert = inertParams(input, names);
-  for (const i of inert)
-    notes.unshift(
-      `${i.param} does nothing without a GPU (no CUDA device here: pinned host memory only speeds copies to one); ` +
-        'its values measure the same work, so a difference between them is noise',
-    );
+  notes.unshift(...inert.map((i): StageNote => ({ kind: 'inert-param', param: i.param, why: i.why })));
   const summary: SweepSummary = {
     strategy: spec.strategy,
     params: names,
@@ -237,17 +233,24 @@ function summariseSweep(plan: SweepPlan, { result, indices }: SweepTrials): Stag
  * Why nothing was chosen, from this run of the stage's own trials: how many failed and how, and the
  * first failure's reason (an OOM at this batch, a workload that never stops).
  */
-function nothingChosen(input: StageInput, mine: readonly number[]): string {
+function nothingChosen(input: StageInput, mine: readonly number[]): StageNote {
   const records = mine.flatMap((i) => (input.trials.records[i] ? [input.trials.records[i]] : []));
   const failed = records.filter((r) => r.outcome !== 'ok');
   const first = failed[0];
-  const how = [...new Set(failed.map((r) => r.outcome))].join(', ');
-  const ok = records.length - failed.length;
-  return (
-    `every config failed at least one trial (${failed.length} of ${records.length} trials failed: ${how}` +
-    `${ok > 0 ? `; ${ok} finished` : ''}): nothing was chosen` +
-    `${first ? ` (trial ${first.index}: ${first.outcome}, ${failureCause(first)})` : ''}`
-  );
+  return {
+    kind: 'nothing-chosen',
+    trials: records.length,
+    failed: failed.length,
+    outcomes: [...new Set(failed.map((r) => r.outcome))],
+    first: first
+      ? {
+          trial: first.index,
+          outcome: first.outcome,
+          reason: first.reason,
+          ...(first.error ? { error: first.error } : {}),
+        }
+      : null,
+  };
 }
 
 /** Swept parameters that do nothing on this machine: pin_memory without a GPU. */

@@ -26,6 +26,7 @@ import {
   configSchema,
   evidenceSchema,
   maxBatchSummarySchema,
+  stageNotesSchema,
   sweepSummarySchema,
 } from '../../domain/index.js';
 
@@ -312,7 +313,7 @@ const outcomeBase = {
   name: z.string(),
   chosen: configSchema,
   evidence: z.record(z.string(), evidenceSchema),
-  notes: z.array(z.string()),
+  notes: stageNotesSchema,
 };
 
 /** What a stage returns and run.json keeps: the values it chose, why, and its kind's result. */

@@ -9,6 +9,7 @@ import type { MaxBatchResult } from '../../../harness/search/max-batch.js';
 import { CARDS } from '../../../harness/search/recipe.js';
 import type { MaxBatchSummary } from '../../../harness/domain/index.js';
 import type { StageOutcomeOf } from '../../../harness/experiment/schema.js';
+import { notesText } from '../../support/notes.js';
 
 const MIB = 2 ** 20;
 /** 2 GiB fixed + 200 MiB per sample: 392 fits 80 GiB, 192 fits 40 GiB (multiples of 8). */
@@ -75,7 +76,7 @@ describe('predicted_by', () => {
       rows.filter((r) => r.measured !== undefined).map((r) => [r.card, r.measured]),
       [['40 GB', 192]],
     );
-    assert.match(out.notes.join('\n'), /a100-80 predicted 192 on NVIDIA A100-SXM4-40GB, measured 192/);
+    assert.match(notesText(out.notes), /a100-80 predicted 192 on NVIDIA A100-SXM4-40GB, measured 192/);
   });
 
   it('leaves the card rows alone when no card is within 3% of the device, or the max is not exact', () => {

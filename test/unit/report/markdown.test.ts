@@ -78,7 +78,7 @@ describe('summary.md with hostile text', () => {
     result.evidence['intra_op_threads']!.rule = evil;
     result.warnings.push({ kind: 'note', source: 'journal', text: evil });
     const sweep = result.stages.find((s) => s.kind === 'sweep')!;
-    sweep.notes.push(evil, '# a note that is a heading');
+    sweep.notes.push({ kind: 'text', text: evil }, { kind: 'text', text: '# a note that is a heading' });
     const configs = resultOf(sweep, 'sweep').configs;
     configs[0]!.key = 'intra_op_threads=a|b\r# k';
     configs[1]!.why = `crash: ${evil}`;

@@ -7,6 +7,7 @@ import { lowerInBand, repeatBoundary } from '../../../harness/search/boundary-re
 import { findMaxBatch } from '../../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../../harness/search/probe.js';
 import { passFail } from '../../support/synthetic.js';
+import { notesText } from '../../support/notes.js';
 
 /** A workload whose batch passes with the scripted outcomes (in call order), then by `limit`. */
 function scripted(limit: number, script: Record<number, boolean[]> = {}) {
@@ -161,7 +162,7 @@ describe('repeatBoundary', () => {
       [5, 5],
     );
     assert.match(
-      r.notes.join('\n'),
+      notesText(r.notes),
       new RegExp(
         `batch 200 failed a repeat: the max written is ${r.max}, whose chance of failing a run the band model puts at`,
       ),

@@ -11,6 +11,7 @@ import { createRng } from '../../../harness/stats/rng.js';
 import { lookPlan } from '../../../harness/stats/sequential.js';
 import { direction, memoryVerdict, speedVerdict } from '../../../harness/stats/verdict.js';
 import type { Config } from '../../../harness/domain/index.js';
+import { notesText } from '../../support/notes.js';
 
 const keyOf = (c: Config) => configKey(c, ['empty_cache']);
 const arm = (v: string) => ({ empty_cache: v });
@@ -176,7 +177,7 @@ describe('runCompare', () => {
     assert.equal(r.trials, 5);
     assert.equal(r.rounds, 2);
     assert.equal(r.budgetExhausted, true);
-    assert.match(r.notes.join('\n'), /budget ran out after 5 trials .* 2 complete rounds/);
+    assert.match(notesText(r.notes), /budget ran out after 5 trials .* 2 complete rounds/);
     assert.equal(r.arms[1]!.decision, 'undecided', 'two pairs give no interval');
     assert.equal(r.arms[1]!.decidedAt, 2);
     const bySeconds = await runCompare(
@@ -217,7 +218,7 @@ describe('runCompare', () => {
     );
     assert.equal(flaky!.ratio!.n, 3, 'the crashed round has no pair');
     assert.equal(flaky!.decision, 'equivalent');
-    assert.match(r.notes.join('\n'), /arm empty_cache=oom-always failed \(oom\)/);
+    assert.match(notesText(r.notes), /arm empty_cache=oom-always failed \(oom\)/);
   });
 
   it('stops the whole comparison when the baseline fails before any success', async () => {
@@ -226,7 +227,7 @@ describe('runCompare', () => {
     const r = await runCompare(run, opts(['base', 'a']));
     assert.equal(r.trials, 2, 'one round, then nothing');
     assert.equal(r.rounds, 1);
-    assert.match(r.notes.join('\n'), /the baseline failed \(oom\)/);
+    assert.match(notesText(r.notes), /the baseline failed \(oom\)/);
     assert.equal(r.arms[1]!.decision, 'undecided');
   });
 

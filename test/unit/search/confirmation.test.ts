@@ -7,6 +7,7 @@ import { confirmationMeasure, growthNote, growthPhrase } from '../../../harness/
 import type { ProbeFn, ProbeResult } from '../../../harness/search/probe.js';
 import type { MemoryGrowth } from '../../../harness/domain/index.js';
 import { bareResult } from '../../support/synthetic.js';
+import { notesText } from '../../support/notes.js';
 
 const MIB = 2 ** 20;
 const BASE = 100 * MIB;
@@ -91,7 +92,7 @@ describe('confirmations until memory flattens', () => {
       peak_bytes: BASE + PER_SAMPLE * holding * 8.5,
       source: 'workload',
     });
-    assert.match(r.notes.join('\n'), /passed its probe but failed its confirmation \(oom\)/);
+    assert.match(notesText(r.notes), /passed its probe but failed its confirmation \(oom\)/);
     assert.ok(
       w.calls.some((c) => c.batch === holding && c.steps === 3),
       'the max ran until memory flattened',
@@ -105,7 +106,7 @@ describe('confirmations until memory flattens', () => {
     assert.equal(r.confirmed, false);
     assert.equal(r.memoryGrowth?.verdict, 'growing');
     assert.match(
-      r.notes.join('\n'),
+      notesText(r.notes),
       new RegExp(
         `batch ${r.max}: memory still growing \\+${(r.max / 2).toFixed(1)} MiB/step at the bound \\(200 steps\\), ` +
           'so it is not called a max that holds: raise confirm_max_steps',
@@ -128,7 +129,7 @@ describe('confirmations until memory flattens', () => {
     const r = await findMaxBatch(run, { ...OPTS, capBytes: null });
     assert.equal(r.max, 64);
     assert.equal(r.confirmed, false);
-    assert.match(r.notes.join('\n'), /batch 64: memory per step not measured in 3 steps.*report memory_bytes/);
+    assert.match(notesText(r.notes), /batch 64: memory per step not measured in 3 steps.*report memory_bytes/);
   });
 });
 

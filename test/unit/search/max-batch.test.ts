@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { findMaxBatch, type MaxBatchOptions } from '../../../harness/search/max-batch.js';
 import type { ProbeFn } from '../../../harness/search/probe.js';
 import { bareResult, capFor, growingRun, syntheticWorkload, trueMax, type CurveSpec } from '../../support/synthetic.js';
+import { notesText } from '../../support/notes.js';
 
 const BASE: Omit<MaxBatchOptions, 'capBytes'> = {
   multipleOf: 8,
@@ -103,7 +104,7 @@ describe('findMaxBatch', () => {
       r.calls.every((c) => c.batch <= 65_536),
       'nothing above the ceiling was probed',
     );
-    assert.match(r.result.notes.join('\n'), /at least 65536/);
+    assert.match(notesText(r.result.notes), /at least 65536/);
   });
 
   it('falls back to doubling then bisection without memory readings', async () => {
@@ -148,14 +149,14 @@ describe('findMaxBatch', () => {
     // 800 MiB fixed and 4 MB per 2000 samples: 10% headroom is below the fixed part.
     const r = await search(curve('linear', 2000), { headroom: 0.1 });
     assert.equal(r.result.recommended, null);
-    assert.match(r.result.notes.join('\n'), /no tested batch kept the requested headroom/);
+    assert.match(notesText(r.result.notes), /no tested batch kept the requested headroom/);
   });
 
   it('reports fastest separately from max: throughput saturates', async () => {
     // Synthetic throughput is batch / (0.002 + batch / 50000): within 5% of peak from about batch 2000.
     const r = await search(curve('linear', 200_000), { throughputPoints: 6 });
     assert.ok(r.result.fastest! < r.result.max!);
-    assert.match(r.result.notes.join('\n'), /buys memory pressure, not speed/);
+    assert.match(notesText(r.result.notes), /buys memory pressure, not speed/);
   });
 
   it('reports the largest batch within a latency limit, bracketed by a violating one', async () => {
@@ -181,7 +182,7 @@ describe('findMaxBatch', () => {
     assert.ok(longMax > 1000 && longMax < 10_000);
     assert.equal(result.max, longMax);
     assert.equal(result.confirmed, true);
-    assert.match(result.notes.join('\n'), /memory grows with steps/);
+    assert.match(notesText(result.notes), /memory grows with steps/);
     assert.ok(
       calls.some((x) => x.batch === longMax + 8 && x.steps === 10),
       'max + 8 failed a long run',
@@ -215,7 +216,7 @@ describe('findMaxBatch', () => {
     const result = await findMaxBatch(run, { ...BASE, capBytes: 1e9 });
     assert.equal(result.status, 'failed');
     assert.equal(result.probes.length, 1);
-    assert.match(result.notes.join('\n'), /fix it before tuning/);
+    assert.match(notesText(result.notes), /fix it before tuning/);
   });
 
   it("without a cap, another card's prediction guides the search: exact, in one pair when it is right", async () => {

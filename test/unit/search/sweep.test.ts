@@ -8,6 +8,7 @@ import { configKey, expandParam, grid } from '../../../harness/search/space.js';
 import { runSweep, type ArmTrialFn, type SweepOptions } from '../../../harness/search/sweep.js';
 import { createRng } from '../../../harness/stats/rng.js';
 import type { Config } from '../../../harness/domain/index.js';
+import { notesText } from '../../support/notes.js';
 
 /**
  * Each trial: 10 steps of 100 samples at the config's mean rate times a per-trial factor 1 +/- `noise`
@@ -73,7 +74,7 @@ describe('race', () => {
     assert.equal(r.arms.find((x) => x.key === BEST)!.status, 'finished');
     assert.equal(r.rounds, 3);
     assert.equal(r.trials, configs.length * 3);
-    assert.match(r.notes.join('\n'), /is the only config left: each of the 11 others failed or was eliminated/);
+    assert.match(r.ranking.note!, /is the only config left: each of the 11 others failed or was eliminated/);
   });
 
   it('spends far fewer trial-seconds than a grid of as many rounds, for the same pick', async () => {
@@ -99,7 +100,7 @@ describe('race', () => {
       assert.equal(r.ranking.chosen?.key, 'num_workers=2 prefetch_factor=2', 'fewest workers, least prefetch');
       assert.ok(r.rounds < 8, `stopped after ${r.rounds} rounds`);
       assert.match(
-        r.notes.join('\n'),
+        notesText(r.notes),
         new RegExp(`race stopped after ${r.rounds} rounds: the 6 configs left are within 2.0% of the leader`),
       );
     },
@@ -151,7 +152,7 @@ describe('race', () => {
     const r = await runSweep(arms(means).run, base({ budget: { trials: 5 } }));
     assert.equal(r.trials, 5);
     assert.equal(r.budgetExhausted, true);
-    assert.match(r.notes.join('\n'), /budget ran out after 5 trials/);
+    assert.match(notesText(r.notes), /budget ran out after 5 trials/);
   });
 
   it('marks a failing config as failed, stops running it, and leaves it out of the ranking', async () => {
@@ -199,7 +200,7 @@ describe('grid', () => {
     const r = await runSweep(arms(means, 0.02).run, base({ strategy: 'grid', repeats: 2 }));
     assert.ok(r.arms.every((x) => x.ci?.method === 'pooled-log-t'));
     assert.match(
-      r.notes.join('\n'),
+      notesText(r.notes),
       new RegExp(
         '12 config\\(s\\) ran fewer than 3 trials: ' +
           "their CIs use the between-trial spread pooled over the stage's configs \\(12 degrees of freedom\\)",

@@ -13,6 +13,7 @@ import { FIXTURES, tempDir } from '../../support/paths.js';
 import { REPORT_FIXTURE, resultOf } from '../../support/runs.js';
 import { readRunDir, readRunJson } from '../../../harness/experiment/run-file.js';
 import { STAGE_KIND_MODULES } from '../../../harness/engine/kinds/index.js';
+import { noteText } from '../../../harness/report/notes.js';
 
 /** Written by tunebench 0.1.0 at 284c88c, before the domain schemas: every stage kind and a final confirmation. */
 const FORMAT_V1 = join(FIXTURES, 'runs', 'format-v1');
@@ -42,7 +43,7 @@ describe('run directories of earlier formats', () => {
     assert.deepEqual(run.result.chosen, JSON.parse(readFileSync(join(FORMAT_V1, 'chosen-config.json'), 'utf8')).config);
   });
 
-  it("reads format 1's sentence warnings through the transform into format 2's typed notes", () => {
+  it("reads format 1's sentence warnings through the transform into format 3's typed notes", () => {
     const dir = copyOf(FORMAT_V1);
     const path = join(dir, 'run.json');
     const json = JSON.parse(readFileSync(path, 'utf8')) as { tunebench_run: number; result: { warnings: unknown[] } };
@@ -50,7 +51,7 @@ describe('run directories of earlier formats', () => {
     json.result.warnings = ['no memory cap was enforced (limits.memory unset or mechanism "none")'];
     writeFileSync(path, JSON.stringify(json));
     const run = readRunJson(dir, 'a bug');
-    assert.equal(run.tunebench_run, 2);
+    assert.equal(run.tunebench_run, 3);
     assert.deepEqual(run.result?.warnings, [
       {
         kind: 'note',
@@ -59,8 +60,37 @@ describe('run directories of earlier formats', () => {
       },
     ]);
     // A format this tunebench does not read is refused with the formats it does.
-    writeFileSync(path, JSON.stringify({ ...json, tunebench_run: 3 }));
-    assert.throws(() => readRunJson(dir, 'a bug'), /has run format 3, and this tunebench reads formats 1 and 2/);
+    writeFileSync(path, JSON.stringify({ ...json, tunebench_run: 4 }));
+    assert.throws(() => readRunJson(dir, 'a bug'), /has run format 4, and this tunebench reads formats 1, 2 and 3/);
+  });
+
+  it("reads format 2's sentence notes as text notes, and a format-3 note by its kind", () => {
+    const dir = copyOf(FORMAT_V1);
+    const path = join(dir, 'run.json');
+    type Stages = { notes: unknown[]; result: { notes?: unknown[] } }[];
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { tunebench_run: number; result: { stages: Stages } };
+    const sentence = 'batch 408 timed out in a probe (trial 7); a timeout says nothing about memory';
+    json.tunebench_run = 2;
+    json.result.stages[0]!.notes = [sentence];
+    json.result.stages[0]!.result.notes = [sentence];
+    writeFileSync(path, JSON.stringify(json));
+    const old = readRunJson(dir, 'a bug').result!.stages[0]!;
+    assert.deepEqual(old.notes, [{ kind: 'text', text: sentence }]);
+    assert.deepEqual(resultOf(old, 'max-batch').notes, [{ kind: 'text', text: sentence }]);
+    assert.equal(noteText(old.notes[0]!), sentence, 'an old note prints as it was written');
+    const typed = { kind: 'timed-out-rerun', batch: 408, trial: 7, role: 'probe' };
+    json.tunebench_run = 3;
+    json.result.stages[0]!.notes = [typed];
+    writeFileSync(path, JSON.stringify(json));
+    const now = readRunJson(dir, 'a bug').result!.stages[0]!;
+    assert.deepEqual(now.notes, [typed]);
+    assert.match(noteText(now.notes[0]!), /^batch 408 timed out in a probe \(trial 7\); a timeout says nothing/);
+    // A note of a kind no tunebench wrote, or a known kind without its figures, is refused by field.
+    for (const bad of [{ kind: 'rumour', text: 'x' }, { kind: 'none-fits' }]) {
+      json.result.stages[0]!.notes = [bad];
+      writeFileSync(path, JSON.stringify(json));
+      assert.throws(() => readRunJson(dir, 'a bug'), /run\.json.*at field "result\.stages\[0\]\.notes\[0\]"/s);
+    }
   });
 
   it('reads the older report fixture (no status, no resumes, compare arms without decisions)', () => {
