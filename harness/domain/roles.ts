@@ -52,8 +52,16 @@ export function roleText(r: Role): string {
   ].join(' ');
 }
 
-/** Whether two roles are the same (a resumed trial against the one the experiment asks for). */
-export const sameRole = (a: Role, b: Role): boolean => roleText(a) === roleText(b);
+/** A role's fields in a fixed order, for keys and comparisons (never its words). */
+export const roleKey = (r: Role): readonly unknown[] => [
+  r.kind,
+  r.round ?? null,
+  r.pair ?? null,
+  r.bisect ? [r.bisect.purpose, r.bisect.attempt, r.bisect.commit] : null,
+];
+
+/** Whether two roles are the same (a resumed trial against the one the experiment asks for), field by field. */
+export const sameRole = (a: Role, b: Role): boolean => JSON.stringify(roleKey(a)) === JSON.stringify(roleKey(b));
 
 const ROLE_WORDS = /^(?:(check|step)-(\d+) (good|tested) )?([a-z-]+)(?: (?:round )?(\d+)| pair (\d+))?$/;
 

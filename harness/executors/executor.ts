@@ -4,7 +4,7 @@
 import { runTrial, type TrialContext } from '../trial/run-trial.js';
 import type { WorkloadEvent } from '../workloads/protocol/events.js';
 import type { MeasureSteps } from '../workloads/workload.js';
-import { roleText, type Config, type Fingerprint, type Role, type TrialRecord } from '../domain/index.js';
+import { roleKey, type Config, type Fingerprint, type Role, type TrialRecord } from '../domain/index.js';
 
 /** One trial as a stage asks for it; the executor does not need to know why. */
 export interface TrialSpec {
@@ -69,7 +69,7 @@ export function localExecutor(trial: TrialContext): Executor {
 export function specKey(spec: TrialSpec): string {
   return JSON.stringify([
     spec.stage,
-    roleText(spec.role),
+    roleKey(spec.role),
     canonicalConfig(spec.config),
     spec.measure,
     spec.argv ?? null,

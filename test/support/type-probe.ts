@@ -122,3 +122,30 @@ export function writableFields(
     .filter((_, i) => !refused.has(headLines + i))
     .map((p) => p.path.replace(/!/g, '').replace(/\[0\]/g, '[i]'));
 }
+
+/**
+ * The compiler's errors for `lines` compiled as one file beside `file` (relative to the repository), by
+ * line (0-based, after `head`): each line in a function of its own, so a line's error is its own.
+ */
+export function errorsByLine(file: string, head: string, lines: readonly string[]): Map<number, string[]> {
+  const abs = join(ROOT, file);
+  const probeFile = join(dirname(abs), '__type_probe__.ts');
+  const text = head + lines.map((l, i) => `export function probe${i}(): void { ${l} }\n`).join('');
+  const host = ts.createCompilerHost(OPTIONS);
+  const probeHost: ts.CompilerHost = {
+    ...host,
+    fileExists: (f) => f === probeFile || host.fileExists(f),
+    readFile: (f) => (f === probeFile ? text : host.readFile(f)),
+    getSourceFile: (f, lang, onError, fresh) =>
+      f === probeFile ? ts.createSourceFile(f, text, lang) : host.getSourceFile(f, lang, onError, fresh),
+  };
+  const program = ts.createProgram([probeFile], OPTIONS, probeHost);
+  const source = program.getSourceFile(probeFile)!;
+  const headLines = head.split('\n').length - 1;
+  const out = new Map<number, string[]>();
+  for (const d of program.getSemanticDiagnostics(source)) {
+    const line = (d.start === undefined ? -1 : source.getLineAndCharacterOfPosition(d.start).line) - headLines;
+    out.set(line, [...(out.get(line) ?? []), ts.flattenDiagnosticMessageText(d.messageText, ' ')]);
+  }
+  return out;
+}
