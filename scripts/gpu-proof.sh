@@ -308,7 +308,11 @@ allocator() {
   "$python" - "$work/allocator.json" >&5 <<'PY'
 import json, sys
 run = json.load(open(sys.argv[1]))
-print("; ".join(f"{s['name']}: {json.dumps(s.get('chosen'))} ({(s.get('notes') or ['-'])[0][:120]})" for s in run["stages"]))
+# Notes are typed (a kind and its figures; run.json format 3): the first one, as its fields.
+def first_note(s):
+    n = (s.get("notes") or ["-"])[0]
+    return (n if isinstance(n, str) else json.dumps(n, separators=(",", ":")))[:120]
+print("; ".join(f"{s['name']}: {json.dumps(s.get('chosen'))} ({first_note(s)})" for s in run["stages"]))
 PY
 }
 

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { paramValueSchema } from './params.js';
 import { outcomeSchema, trialExceptionSchema } from './trial.js';
 import { memoryGrowthSchema } from './memory.js';
+import type { RoleKind } from './roles.js';
 import {
   ARM_DECISIONS,
   MAX_BATCH_STATUSES,
@@ -19,8 +20,11 @@ const numOrNull = z.number().nullable();
 /** The trial's own reason for a timeout ("limits.timeout", a stop_after), null when it gave none. */
 const timeoutReason = z.string().nullable();
 
-/** The role kinds of a batch-size search's runs (search/probe.ts ProbeRole is the same list). */
+/** The role kinds of a batch-size search's runs (search/probe.ts's ProbeRole); each is a trial role's kind. */
 export const PROBE_ROLES = ['probe', 'confirm', 'throughput', 'recommended', 'latency', 'recipe', 'repeat'] as const;
+// A search role that is not a trial role's kind does not build.
+const probeRolesAreRoles: readonly RoleKind[] = PROBE_ROLES;
+void probeRolesAreRoles;
 
 /** What a note about the max-batch search says, with the figures its sentence needs. */
 const maxBatchNotes = [

@@ -260,7 +260,8 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
       );
       assert.match(
         detail['allocator'],
-        /^empty-cache: \{"empty_cache": "[a-z0-9-]+"\} \(.*\); alloc-conf: \{"alloc_conf": .*\}/,
+        // Each compare's first note, as its typed fields (run.json format 3).
+        /^empty-cache: \{"empty_cache": "[a-z0-9-]+"\} \(\{"kind":"[a-z-]+",.*\); alloc-conf: \{"alloc_conf": .*\} \(\{"kind":"[a-z-]+",/,
       );
       assert.match(detail['claims'], /5-10% faster empty_cache every-step → never .*; 2x precision fp32 → bf16/);
       const listing = await execa('tar', ['-tzf', join(out, 'fixtures.tar.gz')]);

@@ -60,9 +60,7 @@ describe('typed facts', () => {
   it('notes and warnings are worded only by the code that prints them', () => {
     const printers = (f: string) =>
       f.startsWith('harness/report/') || f.startsWith('harness/cli/') || f === 'harness/engine/run-experiment.ts';
-    const callers = harnessFiles().filter((f) =>
-      calls(readFileSync(join(ROOT, f), 'utf8')),
-    );
+    const callers = harnessFiles().filter((f) => calls(readFileSync(join(ROOT, f), 'utf8')));
     assert.ok(
       callers.includes('harness/report/tables.ts'),
       `the scan finds the report's callers: ${callers.join(', ')}`,
