@@ -10,7 +10,7 @@ import { stageWarnings } from '../report/run-warnings.js';
 import { stageFailureSentence } from '../report/stage-failure.js';
 import { formatSeconds } from '../experiment/units.js';
 import { readFileSync } from 'node:fs';
-import type { StageFailure } from '../domain/index.js';
+import { failureCause, type StageFailure, type TrialRecord } from '../domain/index.js';
 import {
   addCommonOptions,
   appendStepSummary,
@@ -162,13 +162,21 @@ function reportInvalidStages(result: RunResult, failures: readonly StageFailure[
   if (invalid.length === 0) return;
   // A workload that fails before any config runs is the user's to fix: report it as invalid input.
   process.exitCode = EXIT.invalid;
-  const why = result.stages.filter((s) => invalid.includes(s.name)).flatMap((s) => s.notes.map(noteText));
+  const records = readRunDir(result.run_dir).records;
+  const why = result.stages.filter((s) => invalid.includes(s.name)).map((s) => whyFailed(s, records));
   process.stderr.write(
     terminalLines(
       `tunebench: invalid input: the workload failed in stage ${invalid.join(', ')}: ` +
         `${why.join(' ')} (see ${result.files['summary']})\n`,
     ),
   );
+}
+
+/** Why a stage failed: its notes, or (a stage whose notes do not say, such as a claim) its first failed trial. */
+function whyFailed(stage: RunResult['stages'][number], records: readonly TrialRecord[]): string {
+  if (stage.notes.length > 0) return stage.notes.map(noteText).join(' ');
+  const first = records.find((r) => r.stage === stage.name && r.outcome !== 'ok');
+  return first ? `trial ${first.index}: ${first.outcome}: ${failureCause(first)}` : '';
 }
 
 /** What a finished run prints for a person, before terminal escaping. */
