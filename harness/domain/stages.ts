@@ -151,7 +151,7 @@ export const maxBatchSummarySchema = z.object({
   /** Trials until both bounds were known: search probes and failed confirmations. */
   probesToMax: num,
   /** How the probes placed the boundary (absent: tunebench's own search, and runs before strategies). */
-  strategy: z.enum(['power-bisect']).optional(),
+  strategy: z.enum(['power-bisect', 'shrink-on-oom']).optional(),
   /** The max ran until its memory flattened: a max that holds. */
   confirmed: z.boolean(),
   /** What the longest run at the max showed of its memory (absent in runs before it was kept). */

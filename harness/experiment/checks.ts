@@ -325,6 +325,13 @@ function checkMaxBatchExtras(e: Experiment, stage: MaxBatchStageSpec, i: number,
  */
 function checkMaxBatchStrategy(stage: MaxBatchStageSpec, i: number, issues: Issue[]): void {
   if (stage.strategy === 'tunebench') return;
+  if (stage.strategy === 'shrink-on-oom' && stage.start === undefined)
+    issues.push({
+      path: `stages[${i}].start`,
+      message:
+        "strategy shrink-on-oom shrinks from start (Accelerate's starting_batch_size), so start is required: " +
+        'set it to a batch that may not fit, such as 1024',
+    });
   const clash = [
     stage.bracket === 'in-process' ? 'bracket: in-process' : undefined,
     stage.buckets !== undefined ? 'buckets' : undefined,

@@ -35,6 +35,12 @@ import type { StageOutcome } from '../experiment/schema.js';
 import { kindBlocks, type ReportKinds } from './kinds.js';
 import { noteText } from './notes.js';
 
+/** How a reference finder placed the boundary, as the answer's sentence says it. */
+const STRATEGY_WORDS = {
+  'power-bisect': "Lightning's BatchSizeFinder in mode binsearch, doubling from the start, then bisection",
+  'shrink-on-oom': "Accelerate's find_executable_batch_size, x0.9 from the start after each OOM, then bisection",
+} as const;
+
 /** A stage as the report shows it: its outcome from run.json. */
 export type StageView = StageOutcome;
 
@@ -154,7 +160,7 @@ export function maxBatchBlocks(r: MaxBatchSummary, records: readonly TrialRecord
       text(
         `${r.chosen === null ? `Chosen: nothing (${r.choose_rule}). ` : ''}` +
           `Trials to the exact max: ${b(r.probesToMax)}` +
-          `${r.strategy === 'power-bisect' ? " (strategy power-bisect: Lightning's BatchSizeFinder in mode binsearch, doubling from the start, then bisection)" : ''}.`,
+          `${r.strategy ? ` (strategy ${r.strategy}: ${STRATEGY_WORDS[r.strategy]})` : ''}.`,
       ),
       ...bandBlocks(r),
       ...firstHoldBlocks(r),

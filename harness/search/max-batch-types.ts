@@ -14,7 +14,7 @@ import type {
 } from '../domain/index.js';
 
 /** The strategies a max-batch search may place its boundary with. */
-export type MaxBatchStrategy = 'tunebench' | 'power-bisect';
+export type MaxBatchStrategy = 'tunebench' | 'power-bisect' | 'shrink-on-oom';
 
 export interface MaxBatchOptions {
   multipleOf: number;

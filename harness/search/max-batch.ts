@@ -2,7 +2,7 @@
 // limit, and split what remains by the expected time to close it. It only ever reports batch sizes that ran.
 // Its phases are functions (explore, close, confirm until flat, repeat the boundary; or a strategy's own
 // first phase): each takes the search's state as a value (search-bracket.ts) and returns the next one.
-import { powerThenBisect } from './reference.js';
+import { powerThenBisect, shrinkOnOom } from './reference.js';
 import {
   fitLinear,
   headroomUsed,
@@ -84,6 +84,8 @@ async function search(ctx: Search, start: SearchBracket): Promise<SearchBracket>
     b = { ...b, lo: Math.min(ceilK, Math.max(0, Math.floor(opts.knownOk / m))) };
   } else if (opts.strategy === 'power-bisect') {
     b = await powerBisect(ctx, b);
+  } else if (opts.strategy === 'shrink-on-oom') {
+    b = await shrinkFromStart(ctx, b);
   } else {
     const startK = Math.min(Math.max(1, Math.ceil(opts.start / m)), ceilK);
     [b] = await probe(ctx, b, startK, 'explore');
@@ -212,6 +214,25 @@ async function powerBisect(ctx: Search, start: SearchBracket): Promise<SearchBra
       return r;
     },
     { init: startK * m, multipleOf: m, ceiling: ceilK * m },
+  );
+  return b;
+}
+
+/**
+ * Accelerate's find_executable_batch_size as the first phase: from start, x0.9 after each OOM until a batch runs.
+ * Its first success is a lower bound and the OOM before it an upper one; close() bisects them to exact.
+ */
+async function shrinkFromStart(ctx: Search, start: SearchBracket): Promise<SearchBracket> {
+  const { m, ceilK } = ctx;
+  let b = start;
+  const startK = Math.min(Math.max(1, Math.ceil(ctx.opts.start / m)), ceilK);
+  await shrinkOnOom(
+    async (batch) => {
+      let r: ProbeResult;
+      [b, r] = await probe(ctx, b, Math.max(1, Math.round(batch / m)), 'shrink-on-oom');
+      return r;
+    },
+    { start: startK * m, multipleOf: m },
   );
   return b;
 }

@@ -1,4 +1,5 @@
-// Two reference batch-size finders, written from their documented algorithms, for the benchmark.
+// Two reference batch-size finders, written from their documented algorithms: the benchmark's baselines, and
+// the first phase of a max-batch stage's search under `strategy: power-bisect` or `shrink-on-oom`.
 import type { ProbeFn } from './probe.js';
 
 export interface ReferenceResult {
@@ -39,7 +40,8 @@ export async function powerThenBisect(
 
 /**
  * Accelerate's find_executable_batch_size: start at `start` and multiply by 0.9 after every
- * out-of-memory failure; the first size that runs is the answer.
+ * out-of-memory failure; the first size that runs is the answer. Any other failure ends it with no
+ * answer, as Accelerate raises every error that is not an out-of-memory one.
  */
 export async function shrinkOnOom(
   run: ProbeFn,
@@ -50,7 +52,9 @@ export async function shrinkOnOom(
   let probes = 0;
   while (size >= opts.multipleOf) {
     probes += 1;
-    if ((await run(size, 'probe')).ok) return { max: size, probes };
+    const r = await run(size, 'probe');
+    if (r.ok) return { max: size, probes };
+    if (r.outcome !== 'oom') return { max: null, probes };
     size = Math.floor((size * factor) / opts.multipleOf) * opts.multipleOf;
   }
   return { max: null, probes };

@@ -1,6 +1,7 @@
 // A max-batch stage may place its boundary with a reference finder (strategy: power-bisect, Lightning's
-// BatchSizeFinder in mode binsearch) instead of tunebench's own search: the same stage, trials, confirmation
-// and report, so the two are compared on one workload like for like.
+// BatchSizeFinder in mode binsearch; shrink-on-oom, Accelerate's find_executable_batch_size) instead of
+// tunebench's own search: the same stage, trials, confirmation and report, so they are compared on one
+// workload like for like.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,10 +11,10 @@ import { CLI, tempDir } from '../support/paths.js';
 import { simulatedGpuHead } from '../support/simulated-gpu.js';
 import { readRunDir } from '../../harness/experiment/run-file.js';
 
-function experiment(strategy: string): string {
+function experiment(strategy: string, start: number): string {
   return `${simulatedGpuHead(`strategy-${strategy}`, ['--hold-ms=15'])}  - kind: max-batch
     strategy: ${strategy}
-    start: 64
+    start: ${start}
     multiple_of: 8
     ceiling: 4096
     steps: 2
@@ -25,10 +26,10 @@ function experiment(strategy: string): string {
 `;
 }
 
-async function run(strategy: string) {
+async function run(strategy: string, start = 64) {
   const dir = tempDir('tunebench-strategy-');
   const file = join(dir, 'e.yaml');
-  writeFileSync(file, experiment(strategy));
+  writeFileSync(file, experiment(strategy, start));
   const r = await execa(process.execPath, [CLI, 'run', file, '--out', join(dir, 'runs'), '--quiet'], { reject: false });
   assert.equal(r.exitCode, 0, r.stderr);
   const runDir = /run directory: (\S+)/.exec(r.stdout)![1]!;
@@ -38,10 +39,14 @@ async function run(strategy: string) {
   return { runDir, records, result: stage.kind === 'max-batch' ? stage.result : undefined };
 }
 
+/** tunebench's own search on the same workload, run once for every strategy it is compared with. */
+let ownRun: ReturnType<typeof run> | undefined;
+const ownSearch = () => (ownRun ??= run('tunebench'));
+
 describe('max-batch strategy', () => {
   it('power-bisect doubles from start, bisects, and its answer is confirmed and reported like the search', async () => {
     const pb = await run('power-bisect');
-    const own = await run('tunebench');
+    const own = await ownSearch();
     const probes = pb.records.filter((t) => t.role.kind === 'probe').map((t) => t.config['batch_size']);
     // Doubling from start until the first failure, then bisection to adjacent multiples.
     assert.deepEqual(probes.slice(0, 4), [64, 128, 256, 512]);
@@ -70,6 +75,31 @@ describe('max-batch strategy', () => {
       new RegExp(
         `Trials to the exact max: ${pb.result!.probesToMax} \\(strategy power-bisect: Lightning's BatchSizeFinder`,
       ),
+    );
+  });
+
+  it('shrink-on-oom shrinks x0.9 from start until a batch runs, then is bisected to the same exact max', async () => {
+    const sh = await run('shrink-on-oom', 4096);
+    const own = await ownSearch();
+    const probes = sh.records.filter((t) => t.role.kind === 'probe').map((t) => Number(t.config['batch_size']));
+    const oks = sh.records.filter((t) => t.role.kind === 'probe').map((t) => t.outcome === 'ok');
+    // Accelerate's phase: each OOM shrinks the batch to 0.9x (on multiples of 8) until the first that runs.
+    const first = oks.indexOf(true);
+    assert.ok(first > 0, JSON.stringify(probes));
+    assert.deepEqual(
+      probes.slice(0, first + 1),
+      probes.slice(0, first + 1).map((_, i) => (i === 0 ? 4096 : Math.floor((probes[i - 1]! * 0.9) / 8) * 8)),
+    );
+    // Then the bracket between that pass and the OOM before it is bisected: the max is exact, and tunebench's.
+    assert.equal(sh.result!.status, 'exact');
+    assert.equal(sh.result!.max, own.result!.max);
+    assert.equal(sh.result!.smallestFail, sh.result!.max! + 8);
+    assert.ok(sh.result!.max! >= probes[first]! && sh.result!.max! < probes[first - 1]!);
+    assert.equal(sh.result!.confirmed, true);
+    assert.equal(sh.result!.strategy, 'shrink-on-oom');
+    assert.match(
+      readFileSync(join(sh.runDir, 'summary.md'), 'utf8'),
+      /\(strategy shrink-on-oom: Accelerate's find\\?_executable\\?_batch\\?_size, x0\.9 from the start after each OOM/,
     );
   });
 });

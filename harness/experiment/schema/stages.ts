@@ -93,10 +93,11 @@ export const maxBatchStage = object(
         'fresh process; auto: in-process for a warm-started (warm_start: fork) workload on a GPU machine',
     ).default('auto'),
     strategy: oneOf(
-      ['tunebench', 'power-bisect'] as const,
+      ['tunebench', 'power-bisect', 'shrink-on-oom'] as const,
       'how the probes place the boundary before the confirmation: tunebench (grow from start, guided by the ' +
-        'memory line, placed by what probes cost) or power-bisect (Lightning BatchSizeFinder mode binsearch: double ' +
-        "from start until a failure, then bisect), whose answer is confirmed and repeated like tunebench's own",
+        'memory line, placed by what probes cost), power-bisect (Lightning BatchSizeFinder mode binsearch: double ' +
+        'from start until a failure, then bisect) or shrink-on-oom (Accelerate find_executable_batch_size: from ' +
+        "start, x0.9 after each OOM until one runs; then bisected to exact); each answer is confirmed and repeated like tunebench's own",
     ).default('tunebench'),
     place_by: oneOf(
       ['time', 'count'] as const,

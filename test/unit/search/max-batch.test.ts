@@ -78,6 +78,39 @@ describe('findMaxBatch', () => {
     }
   });
 
+  it('strategy shrink-on-oom: x0.9 from start until a batch runs (Accelerate), then bisected to exact', async () => {
+    for (const max of [16, 1000, 37_000]) {
+      const c = curve('linear', max);
+      const r = await search(c, { strategy: 'shrink-on-oom', start: 65_536 });
+      assertExact(r);
+      const probes = r.calls.map((x) => x.batch);
+      // Accelerate's phase: every probe up to the first that fits is 0.9x the one before, on multiples of 8.
+      const firstOk = probes.findIndex((b) => b <= r.truth!);
+      assert.ok(firstOk > 0);
+      assert.deepEqual(
+        probes.slice(0, firstOk + 1),
+        probes.slice(0, firstOk + 1).map((_, i) => (i === 0 ? 65_536 : Math.floor((probes[i - 1]! * 0.9) / 8) * 8)),
+      );
+      assert.ok(r.result.log.every((l) => !l.startsWith('explore')));
+      const own = await search(c, { start: 64 });
+      assert.equal(own.result.max, r.result.max);
+    }
+  });
+
+  it('strategy shrink-on-oom stops at a failure that is not an OOM, as Accelerate raises it: the workload is broken', async () => {
+    const calls: number[] = [];
+    const result = await findMaxBatch(
+      async (batch, role) => {
+        calls.push(batch);
+        return bareResult(batch, 'crash', role);
+      },
+      { ...BASE, capBytes: 1 << 30, strategy: 'shrink-on-oom', start: 1024 },
+    );
+    assert.deepEqual(calls, [1024]);
+    assert.equal(result.status, 'failed');
+    assert.ok(result.notes.some((n) => n.kind === 'workload-broken' && n.batch === 1024 && n.outcome === 'crash'));
+  });
+
   it('finds a max below the first probe by bisecting down', async () => {
     const r = await search(curve('linear', 100), { start: 4096 });
     assertExact(r);

@@ -25,4 +25,19 @@ describe('reference finders', () => {
     assert.equal(r.max, 656);
     assert.equal(r.probes, 5);
   });
+
+  it('shrink-on-OOM ends at a failure that is not an OOM, with no answer (Accelerate raises it)', async () => {
+    const calls: number[] = [];
+    const r = await shrinkOnOom(
+      async (batch) => {
+        calls.push(batch);
+        const w = threshold(700);
+        const out = await w.run(batch, 'probe');
+        return batch < 900 ? { ...out, ok: false, outcome: 'crash' } : out;
+      },
+      { start: 1000, multipleOf: 1 },
+    );
+    assert.deepEqual(calls, [1000, 900, 810]);
+    assert.deepEqual(r, { max: null, probes: 3 });
+  });
 });
