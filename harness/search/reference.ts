@@ -10,7 +10,8 @@ export interface ReferenceResult {
 /**
  * Lightning's BatchSizeFinder, mode "binsearch": double from `init` until a failure, then bisect
  * between the last success and the first failure until they are one step apart. Steps here are
- * multiples of `multipleOf` so that all strategies answer on the same grid.
+ * multiples of `multipleOf` so that all strategies answer on the same grid. A failure that is not an
+ * out-of-memory one ends it with no answer, as Lightning raises every other error.
  */
 export async function powerThenBisect(
   run: ProbeFn,
@@ -22,7 +23,9 @@ export async function powerThenBisect(
   let size = opts.init;
   for (;;) {
     probes += 1;
-    const ok = (await run(size, 'probe')).ok;
+    const r = await run(size, 'probe');
+    if (!r.ok && r.outcome !== 'oom') return { max: null, probes };
+    const ok = r.ok;
     if (ok) low = Math.max(low, size);
     else high = high === null ? size : Math.min(high, size);
     if (high === null) {

@@ -97,19 +97,20 @@ describe('findMaxBatch', () => {
     }
   });
 
-  it('strategy shrink-on-oom stops at a failure that is not an OOM, as Accelerate raises it: the workload is broken', async () => {
-    const calls: number[] = [];
-    const result = await findMaxBatch(
-      async (batch, role) => {
-        calls.push(batch);
-        return bareResult(batch, 'crash', role);
-      },
-      { ...BASE, capBytes: 1 << 30, strategy: 'shrink-on-oom', start: 1024 },
-    );
-    assert.deepEqual(calls, [1024]);
-    assert.equal(result.status, 'failed');
-    assert.ok(result.notes.some((n) => n.kind === 'workload-broken' && n.batch === 1024 && n.outcome === 'crash'));
-  });
+  for (const strategy of ['shrink-on-oom', 'power-bisect'] as const)
+    it(`strategy ${strategy} stops at a failure that is not an OOM, as its library raises it: the workload is broken`, async () => {
+      const calls: number[] = [];
+      const result = await findMaxBatch(
+        async (batch, role) => {
+          calls.push(batch);
+          return bareResult(batch, 'crash', role);
+        },
+        { ...BASE, capBytes: 1 << 30, strategy, start: 1024 },
+      );
+      assert.deepEqual(calls, [1024]);
+      assert.equal(result.status, 'failed');
+      assert.ok(result.notes.some((n) => n.kind === 'workload-broken' && n.batch === 1024 && n.outcome === 'crash'));
+    });
 
   it('finds a max below the first probe by bisecting down', async () => {
     const r = await search(curve('linear', 100), { start: 4096 });

@@ -26,6 +26,21 @@ describe('reference finders', () => {
     assert.equal(r.probes, 5);
   });
 
+  it('power-then-bisect ends at a failure that is not an OOM, with no answer (Lightning raises it)', async () => {
+    const calls: number[] = [];
+    const w = threshold(1000);
+    const r = await powerThenBisect(
+      async (batch) => {
+        calls.push(batch);
+        const out = await w.run(batch, 'probe');
+        return batch === 8 ? { ...out, ok: false, outcome: 'timeout' } : out;
+      },
+      { init: 2, multipleOf: 1, ceiling: 1 << 20 },
+    );
+    assert.deepEqual(calls, [2, 4, 8]);
+    assert.deepEqual(r, { max: null, probes: 3 });
+  });
+
   it('shrink-on-OOM ends at a failure that is not an OOM, with no answer (Accelerate raises it)', async () => {
     const calls: number[] = [];
     const r = await shrinkOnOom(
