@@ -144,7 +144,10 @@ async function runOrResume(f: RunFlags): Promise<RunResult> {
 function printResult(result: RunResult, o: Readonly<CommonOptions>): void {
   // A stage that failed at the batch an earlier stage chose is the harness's answer failing (exit 1).
   const failures = result.stage_failures ?? [];
-  reportInvalidStages(result, failures);
+  // The journal is read once, and only when something printed needs it.
+  let records: readonly TrialRecord[] | undefined;
+  const recordsOf = () => (records ??= readRunDir(result.run_dir).records);
+  reportInvalidStages(result, failures, recordsOf);
   const failedBy = (): StageFailedError =>
     new StageFailedError(
       `${failures.map(stageFailureSentence).join('; ')} (see ${result.files['summary'] ?? result.run_dir})`,
@@ -152,18 +155,21 @@ function printResult(result: RunResult, o: Readonly<CommonOptions>): void {
   if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
   // --quiet hides the progress, never the result.
   if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else process.stdout.write(terminalLines(headline(result, failures.length > 0)));
+  else process.stdout.write(terminalLines(headline(result, failures.length > 0, recordsOf())));
   if (failures.length > 0) throw failedBy();
 }
 
 /** Stages whose workload failed before any config ran: the user's to fix, reported as invalid input. */
-function reportInvalidStages(result: RunResult, failures: readonly StageFailure[]): void {
+function reportInvalidStages(
+  result: RunResult,
+  failures: readonly StageFailure[],
+  recordsOf: () => readonly TrialRecord[],
+): void {
   const invalid = result.failed_stages.filter((s) => !failures.some((f) => f.stage === s));
   if (invalid.length === 0) return;
   // A workload that fails before any config runs is the user's to fix: report it as invalid input.
   process.exitCode = EXIT.invalid;
-  const records = readRunDir(result.run_dir).records;
-  const why = result.stages.filter((s) => invalid.includes(s.name)).map((s) => whyFailed(s, records));
+  const why = result.stages.filter((s) => invalid.includes(s.name)).map((s) => whyFailed(s, recordsOf()));
   process.stderr.write(
     terminalLines(
       `tunebench: invalid input: the workload failed in stage ${invalid.join(', ')}: ` +
@@ -180,7 +186,7 @@ function whyFailed(stage: RunResult['stages'][number], records: readonly TrialRe
 }
 
 /** What a finished run prints for a person, before terminal escaping. */
-function headline(result: RunResult, harnessFailed: boolean): string {
+function headline(result: RunResult, harnessFailed: boolean, records: readonly TrialRecord[]): string {
   const chosen = Object.entries(result.chosen)
     .map(([k, v]) => `${k}=${String(v)}`)
     .join(' ');
@@ -196,9 +202,7 @@ function headline(result: RunResult, harnessFailed: boolean): string {
       `${result.trials.total} trials` +
       `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
     `chosen: ${chosen || '(nothing)'}`,
-    ...[...result.warnings.map(warningText), ...stageWarnings(result, readRunDir(result.run_dir).records)].map(
-      (w) => `warning: ${w}`,
-    ),
+    ...[...result.warnings.map(warningText), ...stageWarnings(result, records)].map((w) => `warning: ${w}`),
     `run directory: ${result.run_dir}`,
     `summary: ${result.files['summary']}`,
     `report: ${result.files['report']}`,

@@ -82,13 +82,10 @@ async function search(ctx: Search, start: SearchBracket): Promise<SearchBracket>
   } else if (opts.knownOk !== undefined) {
     // What the neighbour showed is the lower bound; the prediction (or doubling) takes it from there.
     b = { ...b, lo: Math.min(ceilK, Math.max(0, Math.floor(opts.knownOk / m))) };
-  } else if (opts.strategy === 'power-bisect') {
-    b = await powerBisect(ctx, b);
-  } else if (opts.strategy === 'shrink-on-oom') {
-    b = await shrinkFromStart(ctx, b);
+  } else if (opts.strategy === 'power-bisect' || opts.strategy === 'shrink-on-oom') {
+    b = await referenceFirst(ctx, b, opts.strategy);
   } else {
-    const startK = Math.min(Math.max(1, Math.ceil(opts.start / m)), ceilK);
-    [b] = await probe(ctx, b, startK, 'explore');
+    [b] = await probe(ctx, b, startK(ctx), 'explore');
     b = await explore(ctx, b);
   }
   b = await close(ctx, b);
@@ -199,41 +196,30 @@ async function fromHint(
   return b;
 }
 
-/**
- * Lightning's BatchSizeFinder (mode binsearch) as this search's first phase: doubling from start until a
- * failure, then bisection to adjacent multiples, each probe run and recorded as the search's own.
- */
-async function powerBisect(ctx: Search, start: SearchBracket): Promise<SearchBracket> {
-  const { m, ceilK } = ctx;
-  let b = start;
-  const startK = Math.min(Math.max(1, Math.ceil(ctx.opts.start / m)), ceilK);
-  await powerThenBisect(
-    async (batch) => {
-      let r: ProbeResult;
-      [b, r] = await probe(ctx, b, Math.max(1, Math.round(batch / m)), 'power-then-bisect');
-      return r;
-    },
-    { init: startK * m, multipleOf: m, ceiling: ceilK * m },
-  );
-  return b;
-}
+/** The first probe's multiple: start, on the grid of multiple_of, within the ceiling. */
+const startK = ({ opts, m, ceilK }: Search): number => Math.min(Math.max(1, Math.ceil(opts.start / m)), ceilK);
 
 /**
- * Accelerate's find_executable_batch_size as the first phase: from start, x0.9 after each OOM until a batch runs.
- * Its first success is a lower bound and the OOM before it an upper one; close() bisects them to exact.
+ * A reference finder (search/reference.ts) as this search's first phase, from start, each of its probes run and
+ * recorded as the search's own: Lightning's BatchSizeFinder in mode binsearch (doubling until a failure, then
+ * bisection to adjacent multiples), or Accelerate's find_executable_batch_size (x0.9 after each OOM until a
+ * batch runs, whose pass and the OOM before it close() then bisects to exact).
  */
-async function shrinkFromStart(ctx: Search, start: SearchBracket): Promise<SearchBracket> {
+async function referenceFirst(
+  ctx: Search,
+  start: SearchBracket,
+  strategy: 'power-bisect' | 'shrink-on-oom',
+): Promise<SearchBracket> {
   const { m, ceilK } = ctx;
   let b = start;
-  const startK = Math.min(Math.max(1, Math.ceil(ctx.opts.start / m)), ceilK);
-  await shrinkOnOom(
-    async (batch) => {
-      let r: ProbeResult;
-      [b, r] = await probe(ctx, b, Math.max(1, Math.round(batch / m)), 'shrink-on-oom');
-      return r;
-    },
-    { start: startK * m, multipleOf: m },
-  );
+  const run: ProbeFn = async (batch) => {
+    let r: ProbeResult;
+    [b, r] = await probe(ctx, b, Math.max(1, Math.round(batch / m)), strategy);
+    return r;
+  };
+  const from = startK(ctx) * m;
+  if (strategy === 'power-bisect') await powerThenBisect(run, { init: from, multipleOf: m, ceiling: ceilK * m });
+  else await shrinkOnOom(run, { start: from, multipleOf: m });
   return b;
 }
 

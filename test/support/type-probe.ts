@@ -69,6 +69,17 @@ function probesOf(
   return out;
 }
 
+/** A compiler host that also serves `probeFile`, which exists only as `text`. */
+function withProbe(host: ts.CompilerHost, probeFile: string, text: string): ts.CompilerHost {
+  return {
+    ...host,
+    fileExists: (f) => f === probeFile || host.fileExists(f),
+    readFile: (f) => (f === probeFile ? text : host.readFile(f)),
+    getSourceFile: (f, lang, onError, fresh) =>
+      f === probeFile ? ts.createSourceFile(f, text, lang) : host.getSourceFile(f, lang, onError, fresh),
+  };
+}
+
 /** Field paths are written with `!` so that an optional field's own fields can be probed. */
 const optionalChainFree = (path: string) => `${path}!`;
 
@@ -98,14 +109,7 @@ export function writableFields(
   const head = `import type { ${name} } from '${spec}';\ndeclare const v: ${name};\n`;
   // Each write in a function of its own: an assignment narrows the field's type for the lines after it.
   const text = head + probes.map((p, i) => `export function probe${i}(): void { ${p.statement} }\n`).join('');
-  const probeHost: ts.CompilerHost = {
-    ...host,
-    fileExists: (f) => f === probeFile || host.fileExists(f),
-    readFile: (f) => (f === probeFile ? text : host.readFile(f)),
-    getSourceFile: (f, lang, onError, fresh) =>
-      f === probeFile ? ts.createSourceFile(f, text, lang) : host.getSourceFile(f, lang, onError, fresh),
-  };
-  const program = ts.createProgram([probeFile], OPTIONS, probeHost, first);
+  const program = ts.createProgram([probeFile], OPTIONS, withProbe(host, probeFile, text), first);
   const probeSource = program.getSourceFile(probeFile)!;
   const refused = new Set<number>();
   for (const d of program.getSemanticDiagnostics(probeSource)) {
@@ -131,15 +135,7 @@ export function errorsByLine(file: string, head: string, lines: readonly string[
   const abs = join(ROOT, file);
   const probeFile = join(dirname(abs), '__type_probe__.ts');
   const text = head + lines.map((l, i) => `export function probe${i}(): void { ${l} }\n`).join('');
-  const host = ts.createCompilerHost(OPTIONS);
-  const probeHost: ts.CompilerHost = {
-    ...host,
-    fileExists: (f) => f === probeFile || host.fileExists(f),
-    readFile: (f) => (f === probeFile ? text : host.readFile(f)),
-    getSourceFile: (f, lang, onError, fresh) =>
-      f === probeFile ? ts.createSourceFile(f, text, lang) : host.getSourceFile(f, lang, onError, fresh),
-  };
-  const program = ts.createProgram([probeFile], OPTIONS, probeHost);
+  const program = ts.createProgram([probeFile], OPTIONS, withProbe(ts.createCompilerHost(OPTIONS), probeFile, text));
   const source = program.getSourceFile(probeFile)!;
   const headLines = head.split('\n').length - 1;
   const out = new Map<number, string[]>();
