@@ -23,6 +23,9 @@ import {
 import { withStopSignals } from './signals.js';
 import { readRunDir, type RunResult } from '../experiment/run-file.js';
 import { loadExperiment } from '../engine/load.js';
+import { STAGE_KIND_MODULES } from '../engine/kinds/index.js';
+import { kindAnswer } from '../report/kinds.js';
+import { answerLines, type StageAnswer } from '../report/answers.js';
 
 export function registerRun(program: Command): void {
   addCommonOptions(
@@ -154,8 +157,9 @@ function printResult(result: RunResult, o: Readonly<CommonOptions>): void {
     );
   if (process.env['GITHUB_STEP_SUMMARY']) appendStepSummary(readFileSync(result.files['summary']!, 'utf8'));
   // --quiet hides the progress, never the result.
-  if (o.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  else process.stdout.write(terminalLines(headline(result, failures.length > 0, recordsOf())));
+  const answers = result.stages.map((s) => kindAnswer(STAGE_KIND_MODULES, s));
+  if (o.json) process.stdout.write(`${JSON.stringify({ ...result, answers }, null, 2)}\n`);
+  else process.stdout.write(terminalLines(headline(result, answers, failures.length > 0, recordsOf())));
   if (failures.length > 0) throw failedBy();
 }
 
@@ -186,10 +190,20 @@ function whyFailed(stage: RunResult['stages'][number], records: readonly TrialRe
 }
 
 /** What a finished run prints for a person, before terminal escaping. */
-function headline(result: RunResult, harnessFailed: boolean, records: readonly TrialRecord[]): string {
-  const chosen = Object.entries(result.chosen)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(' ');
+function headline(
+  result: RunResult,
+  answers: readonly StageAnswer[],
+  harnessFailed: boolean,
+  records: readonly TrialRecord[],
+): string {
+  // A run whose stages chose nothing (claims check an effect; a failed search finds none) has no config to
+  // name: its settings are the experiment's own, not a choice.
+  const choseSomething = result.stages.some((s) => Object.keys(s.chosen).length > 0);
+  const chosen = choseSomething
+    ? Object.entries(result.chosen)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(' ')
+    : 'nothing (no stage chose a setting)';
   // The headline says what the exit status says: a run with failed stages exits 2.
   const ended =
     result.failed_stages.length > 0
@@ -201,8 +215,11 @@ function headline(result: RunResult, harnessFailed: boolean, records: readonly T
     `tunebench: ${result.experiment} ${ended} in ${formatSeconds(result.wall_seconds)}: ` +
       `${result.trials.total} trials` +
       `${result.trials.replayed ? ` (${result.trials.replayed} replayed from the journal)` : ''}`,
-    `chosen: ${chosen || '(nothing)'}`,
     ...[...result.warnings.map(warningText), ...stageWarnings(result, records)].map((w) => `warning: ${w}`),
+    // Each stage's answer (a claim's verdict, a compare's arms, the max), then what was chosen: last, where a
+    // person looks.
+    ...answerLines(answers).map((a) => `answer: ${a}`),
+    `chosen: ${chosen || '(nothing)'}`,
     `run directory: ${result.run_dir}`,
     `summary: ${result.files['summary']}`,
     `report: ${result.files['report']}`,

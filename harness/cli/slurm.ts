@@ -2,7 +2,10 @@
 // SLURM jobs run: `trial` (one array task) and `stage-worker` (a max-batch stage in one allocation).
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
-import { createProgress } from './progress.js';
+import { createProgress, terminalLines } from './progress.js';
+import { STAGE_KIND_MODULES } from '../engine/kinds/index.js';
+import { kindAnswer } from '../report/kinds.js';
+import { answerLines } from '../report/answers.js';
 import { experimentOfRun, resumeExperiment } from '../engine/resume.js';
 import { runContext, runStages } from '../engine/run-experiment.js';
 import { initialState } from '../engine/revisions.js';
@@ -60,6 +63,8 @@ export function registerSlurm(program: Command): void {
       const result = await withStopSignals((signal) =>
         resumeExperiment({ runDir: dir, progress, signal, noWait: !raw.wait }),
       ).finally(() => progress.finish());
+      const answers = answerLines(result.stages.map((s) => kindAnswer(STAGE_KIND_MODULES, s)));
+      process.stdout.write(terminalLines(answers.map((a) => `answer: ${a}\n`).join('')));
       process.stdout.write(
         `tunebench: ${result.experiment} collected: ${result.trials.total} trials; chosen: ${Object.entries(
           result.chosen,

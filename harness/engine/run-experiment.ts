@@ -12,6 +12,7 @@ import { formatBytes } from '../experiment/units.js';
 import { argsWritten, buildChosenConfig, writeChosenConfig, type ChosenConfigArgs } from '../report/chosen-config.js';
 import { writeReports } from '../report/write.js';
 import { noteText } from '../report/notes.js';
+import { kindAnswer } from '../report/kinds.js';
 import { readJournal, type Journal } from '../store/journal.js';
 import { createRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
@@ -280,6 +281,8 @@ export async function runStages(run: RunContext, cursor: RunCursor, until = Infi
     });
     const outcome = lowered.outcome;
     for (const note of outcome.notes) run.progress.note(noteText(note));
+    // The stage's answer, in the words summary.md uses: a claim's verdict sentence, a compare's arms, the max.
+    run.progress.note(`answer: ${kindAnswer(STAGE_KIND_MODULES, outcome).line}`);
     cursor.state = revise(before, [...lowered.revisions, { kind: 'stage', outcome }]);
     // The batch failed and nothing lower held: later stages would run at a batch that failed.
     if (lowered.revisions.some((r) => r.kind === 'failure')) break;

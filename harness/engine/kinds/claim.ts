@@ -7,6 +7,7 @@ import { claimChart } from '../../report/charts/claim.js';
 import { claimBlocks } from '../../report/tables.js';
 import { groupsByConfig } from '../stages/lower-after-failure.js';
 import { runClaimStage } from '../stages/claim.js';
+import { claimAnswer } from '../../report/answers.js';
 import type { StageKindModule } from './types.js';
 
 const SIDES = ['baseline', 'candidate'] as const;
@@ -37,6 +38,7 @@ export const claimKind: StageKindModule<'claim'> = {
   failed: () => false,
   failureAtBatch: { groups: groupsByConfig, wholeConfigs: false, lightest: () => null },
   blocks: (r) => [claimBlocks(r), []],
+  answer: claimAnswer,
   charts: (name, r, own) => {
     const chart = claimChart(name, r);
     return {

@@ -5,6 +5,7 @@ import { compareChart } from '../../report/charts/compare.js';
 import { compareBlocks } from '../../report/tables.js';
 import { groupsByConfig } from '../stages/lower-after-failure.js';
 import { runCompareStage } from '../stages/compare.js';
+import { compareAnswer } from '../../report/answers.js';
 import type { StageKindModule } from './types.js';
 
 export const compareKind: StageKindModule<'compare'> = {
@@ -33,6 +34,7 @@ export const compareKind: StageKindModule<'compare'> = {
   failed: () => false,
   failureAtBatch: { groups: groupsByConfig, wholeConfigs: false, lightest: () => null },
   blocks: (r) => [[], compareBlocks(r)],
+  answer: compareAnswer,
   charts: (name, r, own) => ({
     charts: [compareChart(name, r)],
     representative: lastOk(own.filter((t) => t.config[r.param] === r.chosen)),

@@ -5,6 +5,7 @@ import type { Known } from '../../experiment/kinds.js';
 import { maxBatchChart } from '../../report/charts/max-batch.js';
 import { lastOk } from '../../report/charts/index.js';
 import { maxBatchBlocks } from '../../report/tables.js';
+import { maxBatchAnswer } from '../../report/answers.js';
 import { groupsByConfig } from '../stages/lower-after-failure.js';
 import { runMaxBatchStage } from '../stages/max-batch.js';
 import type { KindMetric, StageKindModule } from './types.js';
@@ -37,6 +38,7 @@ export const maxBatchKind: StageKindModule<'max-batch'> = {
   failed: (o) => o.result.status === 'failed' || o.result.status === 'none-fits',
   failureAtBatch: { groups: groupsByConfig, wholeConfigs: false, lightest: () => null },
   blocks: maxBatchBlocks,
+  answer: maxBatchAnswer,
   charts: (name, r, own) => ({
     charts: [maxBatchChart(name, r, own)],
     representative:

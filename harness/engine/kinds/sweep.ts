@@ -8,6 +8,7 @@ import { sweepBlocks } from '../../report/tables.js';
 import { cheaper } from '../../search/rank.js';
 import { gridSize } from '../../search/space.js';
 import { runSweepStage } from '../stages/sweep.js';
+import { sweepAnswer } from '../../report/answers.js';
 import type { StageKindModule } from './types.js';
 
 export const sweepKind: StageKindModule<'sweep'> = {
@@ -60,6 +61,7 @@ export const sweepKind: StageKindModule<'sweep'> = {
     },
   },
   blocks: (r) => [[], sweepBlocks(r)],
+  answer: sweepAnswer,
   charts: (name, r, own) => {
     const chosen = r.configs.find((c) => c.key === r.chosen_key);
     return {

@@ -60,6 +60,7 @@ export const toyKind: StageKindModule<'toy'> = {
   failureAtBatch: { groups: groupsByConfig, wholeConfigs: false, lightest: () => null },
   blocks: () => [[], []],
   charts: () => ({ charts: [], representative: undefined }),
+  answer: (r) => ({ verdict: 'ran', line: \`\${r.trials} trial(s)\` }),
   keyMetrics: () => [],
   source: () => null,
 };
