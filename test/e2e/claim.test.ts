@@ -1,4 +1,5 @@
-// The claim stage end to end on a workload with exactly known work (experiments/workloads/known_work.mjs).
+// The claim stage end to end on a workload whose effects are simulated (test/fixtures/programs/simulated-steps.mjs):
+// each verdict must come out the same on a loaded machine. Real processes under contention: verdicts.test.ts.
 import { roleText } from '../../harness/domain/index.js';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -17,11 +18,11 @@ describe('claim stage', () => {
       const out = tempDir();
       const r = await execa(
         process.execPath,
-        [CLI, 'run', join(FIXTURES, 'experiments', 'claims-known-work.yaml'), '--out', out],
+        [CLI, 'run', join(FIXTURES, 'experiments', 'claims-simulated.yaml'), '--out', out],
         { reject: false, env: { SLURM_CPUS_PER_TASK: '' } },
       );
       assert.equal(r.exitCode, 0, r.stderr);
-      const dir = runDir(out, 'claims-known-work');
+      const dir = runDir(out, 'claims-simulated');
       const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
         result: { stages: { name: string; result: ClaimSummary }[] };
       };
@@ -37,7 +38,7 @@ describe('claim stage', () => {
       assert.equal(by['two-commands']!.verdict, 'confirmed', by['two-commands']!.reason);
       assert.match(
         by['two-commands']!.sentence,
-        /`node .*known_work\.mjs --work=2\.5`.* -> `node .*known_work\.mjs --work=1`.*whole-process time/,
+        /`node .*simulated-steps\.mjs --work=2\.5`.* -> `node .*simulated-steps\.mjs --work=1`.*whole-process time/,
       );
       const argvs = journal(dir)
         .filter((t) => t.stage === 'two-commands')

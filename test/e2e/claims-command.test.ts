@@ -4,19 +4,21 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
-import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { CLI, PROGRAMS, ROOT, tempDir } from '../support/paths.js';
 
 describe('tunebench claims', () => {
   it('prints a verdict table for a folder of claim experiments and flags an invalid file', async () => {
     const dir = tempDir();
-    const work = join(ROOT, 'experiments', 'workloads', 'known_work.mjs');
+    // Simulated step times: "confirmed" must come out on a loaded machine too (a real 2.5x there can read
+    // [1.92, 3.02], an honest "inconclusive" that this test is not about).
+    const work = join(PROGRAMS, 'simulated-steps.mjs');
     writeFileSync(
       join(dir, 'a-known.yaml'),
       [
         'name: known',
         'workload: { kind: command, command: [node, ' +
           JSON.stringify(work) +
-          '], protocol: required, params: { batch_size: 1, units: 10000 } }',
+          '], protocol: required, params: { batch_size: 1, step_ms: 2 } }',
         'measure: { warmup_steps: 2, steps: 8 }',
         'stages:',
         '  - { kind: claim, name: half, claim: "2-3x", baseline: { work: 2.5 }, candidate: { work: 1 } }',

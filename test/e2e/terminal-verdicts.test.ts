@@ -36,7 +36,7 @@ describe('every stage prints its answer on the terminal', () => {
       result: { stages: { name: string; result: ClaimSummary }[] };
     };
     const claims = Object.fromEntries(run.result.stages.map((s) => [s.name, s.result]));
-    const expected = { within: 'confirmed', short: 'falls short', unsure: 'inconclusive' } as const;
+    const expected = { within: 'confirmed', short: 'falls short', beyond: 'exceeds', unsure: 'inconclusive' } as const;
     // While the run goes (stderr): each claim stage ends with its sentence, the one summary.md prints.
     const live = answers(r.stderr);
     for (const [name, verdict] of Object.entries(expected)) {
@@ -48,14 +48,21 @@ describe('every stage prints its answer on the terminal', () => {
       // At the end (stdout): every claim again, named, after the warnings.
       assert.ok(answers(r.stdout).includes(`${name} (claim): ${sentence}`), r.stdout);
     }
-    // The compare's verdict, live and at the end.
-    assert.match(r.stderr, /answer: work=0\.5 vs 1: faster, throughput \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\]/);
-    assert.match(r.stdout, /^answer: halved \(compare\): work=0\.5 vs 1: faster, .*kept work=0\.5$/m);
+    assert.match(
+      claims['short']!.sentence,
+      /falls short \(the CI .* lies entirely below 5x to 10x: a smaller effect\)/,
+    );
+    assert.match(claims['beyond']!.sentence, /exceeds \(the CI .* lies entirely above 1\.5x to 2x/);
+    // The compare's verdicts, live and at the end: half the work is faster, a quarter more is slower.
+    const arms =
+      /work=0\.5 vs 1: faster, throughput \+\d+\.\d% \[\+\d+\.\d%, \+\d+\.\d%\]; work=1\.25 vs 1: slower, throughput -\d+\.\d% \[-\d+\.\d%, -\d+\.\d%\]/;
+    assert.match(r.stderr, new RegExp(`answer: ${arms.source}`));
+    assert.match(r.stdout, new RegExp(`^answer: halved \\(compare\\): ${arms.source} .*kept work=0\\.5$`, 'm'));
     // The last lines: answers, then the chosen config (the compare chose work=0.5), then the files.
-    const tail = r.stdout.trimEnd().split('\n').slice(-8);
+    const tail = r.stdout.trimEnd().split('\n').slice(-9);
     assert.deepEqual(
       tail.map((l) => l.split(':')[0]),
-      ['answer', 'answer', 'answer', 'answer', 'chosen', 'run directory', 'summary', 'report'],
+      ['answer', 'answer', 'answer', 'answer', 'answer', 'chosen', 'run directory', 'summary', 'report'],
       r.stdout,
     );
     assert.match(r.stdout, /^chosen: .*work=0\.5/m);
@@ -74,8 +81,9 @@ describe('every stage prints its answer on the terminal', () => {
       [
         ['within', 'claim', 'confirmed'],
         ['short', 'claim', 'falls short'],
+        ['beyond', 'claim', 'exceeds'],
         ['unsure', 'claim', 'inconclusive'],
-        ['halved', 'compare', 'work=0.5 faster'],
+        ['halved', 'compare', 'work=0.5 faster, work=1.25 slower'],
       ],
     );
   });

@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { execa } from 'execa';
 import { readJournal } from '../../harness/store/journal.js';
-import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { CLI, PROGRAMS, tempDir } from '../support/paths.js';
 
-const KNOWN_WORK = join(ROOT, 'experiments', 'workloads', 'known_work.mjs');
+// Simulated step times (2 ms x work): a 2.5x that a loaded machine cannot blur.
+const SIMULATED = join(PROGRAMS, 'simulated-steps.mjs');
 
 async function tunebench(args: string[], cwd = tempDir()) {
   const out = join(cwd, 'reports');
@@ -94,8 +95,8 @@ describe('tunebench time', () => {
       'time',
       '--json',
       '--quiet',
-      `node ${KNOWN_WORK} --work=1`,
-      `node ${KNOWN_WORK} --work=0.4`,
+      `node ${SIMULATED} --work=1`,
+      `node ${SIMULATED} --work=0.4`,
     ]);
     assert.equal(r.exitCode, 0, r.stderr);
     const [first, second] = JSON.parse(r.stdout).commands;

@@ -1,6 +1,6 @@
 // Verdicts end to end on real processes (experiments/workloads/known_work.mjs, whose work is known
-// exactly), through `tunebench run`: quiet, and while a CPU-burning process competes for the cores
-// during part of the run. A/A pairs must never be called different or confirm a claim; planted
+// exactly), through `tunebench run`: as the machine is, and while a CPU-burning process competes for the
+// cores during part of the run. A/A pairs must never be called different or confirm a claim; planted
 // effects must get the right verdict, or an honest "inconclusive", never a wrong one.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -73,15 +73,11 @@ function check(by: Stages, label: string): void {
 }
 
 describe('verdicts on real processes', () => {
-  it('are right on a quiet machine', async () => {
-    const by = await run(false);
-    check(by, 'quiet');
-    // Quiet and with a 2.5x effect, the strong claims decide.
-    assert.equal(by['within']!.verdict, 'confirmed', by['within']!.reason);
-    assert.equal(by['short']!.verdict, 'falls short', by['short']!.reason);
-    assert.equal(by['beyond']!.verdict, 'exceeds', by['beyond']!.reason);
-    assert.match(by['short']!.sentence, /falls short \(the CI .* lies entirely below 5x to 10x: a smaller effect\)/);
-    assert.equal(by['planted-compare']!.arms.find((a) => !a.baseline)!.verdict, 'slower');
+  // Whether the machine is quiet is not this test's to know (npm test runs beside other work): on real
+  // processes it asserts what holds under any load, never a wrong verdict. That each verdict does come out
+  // when the effect is clear is shown on simulated step times (claim.test.ts, terminal-verdicts.test.ts).
+  it('are never wrong as the machine is', async () => {
+    check(await run(false), 'as is');
   });
 
   it('stay honest while another process competes for the cores during part of the run', async () => {

@@ -10,6 +10,7 @@ import { before, describe, it } from 'node:test';
 import { execa } from 'execa';
 import { ROOT, tempDir } from '../support/paths.js';
 import { requireSystem } from '../support/system.js';
+import { startCluster } from '../support/slurm-cluster.js';
 
 /** The environment of a fresh shell, without the npm_* variables of the npm that runs this suite. */
 const SHELL_ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
@@ -178,6 +179,8 @@ describe('the portable bundle', { skip: requireSystem('xz') }, () => {
     'runs SLURM array tasks on the bundled runtime: the batch scripts start its node',
     { skip: requireSystem('slurm') },
     async () => {
+      // The cluster is this test's to start: it must not depend on the SLURM suite (or .ci/run) having run first.
+      await startCluster();
       const path = pathWith(['prlimit', 'sbatch', 'squeue', 'scontrol', 'sacct', 'scancel', 'sinfo']);
       const work = tempDir('tunebench-bundle-slurm-');
       mkdirSync(join(work, 'reports'));

@@ -14,10 +14,11 @@ import { stageDoneSchema } from '../../harness/executors/slurm/worker.js';
 import { readJournal } from '../../harness/store/journal.js';
 import { readCheckedJson } from '../../harness/util/checked-json.js';
 import { readTrace, trialKey, type Trace } from '../support/faults.js';
-import { CLI, FIXTURES, ROOT, tempDir } from '../support/paths.js';
+import { CLI, FIXTURES, tempDir } from '../support/paths.js';
 import { makeBisectRepo } from '../support/bisect-repo.js';
 import { runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
+import { startCluster } from '../support/slurm-cluster.js';
 import { waitFor } from '../support/wait.js';
 import type { TrialRecord } from '../../harness/domain/index.js';
 import { readRunJson } from '../../harness/experiment/run-file.js';
@@ -85,8 +86,7 @@ function sweepBatch(out: string, name: string): { dir: string; id: string; job: 
 describe('the slurm executor on a real cluster', { skip, timeout: 15 * 60_000 }, () => {
   let local: Trace;
   before(async () => {
-    const up = await execa(join(ROOT, 'test', 'slurm', 'cluster.sh'), [], { reject: false });
-    assert.equal(up.exitCode, 0, `${up.stdout}\n${up.stderr}`);
+    await startCluster();
     const out = tempDir();
     const r = await cli(['run', EXPERIMENT, '--executor', 'local', '--out', out, '--quiet']);
     assert.equal(r.exitCode, 0, r.stderr);
