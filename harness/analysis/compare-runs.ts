@@ -9,6 +9,7 @@ import { direction, memoryVerdict, speedVerdict } from '../stats/verdict.js';
 import {
   isFinished,
   type Fingerprint,
+  type WorkloadStack,
   type Interval,
   type MemoryVerdict,
   type ParamValue,
@@ -157,7 +158,8 @@ export function compareRuns(before: RunSide, after: RunSide, opts: { noiseBand?:
 
 /** What differs between two fingerprints that could explain a change: device, driver, libraries. */
 /** What can differ between two environment fingerprints; `version` names its package in `name`. */
-export type EnvironmentField = 'fingerprint' | 'host' | 'CPU' | 'GPU' | 'GPU driver' | 'memory' | 'kernel' | 'version';
+export type EnvironmentField =
+  'fingerprint' | 'host' | 'CPU' | 'GPU' | 'GPU driver' | 'memory' | 'kernel' | 'version' | 'workload';
 
 /** One difference between two fingerprints: the typed fact, and its sentence for the reader. */
 export interface EnvironmentDifference {
@@ -193,6 +195,24 @@ export function environmentDiffs(a: Fingerprint | undefined, b: Fingerprint | un
   diff('kernel', a.kernel, b.kernel);
   for (const k of [...new Set([...Object.keys(a.versions ?? {}), ...Object.keys(b.versions ?? {})])].sort())
     diff('version', a.versions?.[k], b.versions?.[k], k);
+  // The workload's own stack, where both runs recorded one (runs before it was kept have none).
+  if (a.workload !== undefined && b.workload !== undefined) {
+    const stack = (w: WorkloadStack | null): Record<string, string | null> => ({
+      python: w?.python ?? null,
+      ...w?.packages,
+      cuda: w?.cuda ?? null,
+    });
+    const [x, y] = [stack(a.workload), stack(b.workload)];
+    for (const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()) {
+      const [before, after] = [JSON.stringify(x[k] ?? null), JSON.stringify(y[k] ?? null)];
+      if (before !== after)
+        out.push({
+          field: 'workload',
+          name: k,
+          text: `the workload's ${k === 'cuda' ? 'CUDA (of torch)' : k} version differs: ${before} before, ${after} after`,
+        });
+    }
+  }
   return out;
 }
 

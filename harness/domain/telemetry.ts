@@ -69,6 +69,18 @@ export const telemetrySchema = z.object({
 export type Telemetry = z.infer<typeof telemetrySchema>;
 
 /** The environment stored with every run: host, CPU, memory, runtimes and the git commit. */
+/** The workload's own stack: its Python interpreter, the versions of the packages that split a series, and torch's CUDA. */
+export const workloadStackSchema = z.object({
+  /** The interpreter as the experiment names it (workload.python, or the command's program). */
+  interpreter: z.string(),
+  python: z.string(),
+  /** Installed versions (importlib.metadata) of torch and numpy; a package that is absent is left out. */
+  packages: z.record(z.string(), z.string()),
+  /** The CUDA version torch was built for; null for a CPU build or without torch. */
+  cuda: z.string().nullable(),
+});
+export type WorkloadStack = z.infer<typeof workloadStackSchema>;
+
 export const fingerprintSchema = z.object({
   host: z.string(),
   os: z.string(),
@@ -83,5 +95,10 @@ export const fingerprintSchema = z.object({
    * repository a bisection runs in. Absent in runs recorded before it was stored.
    */
   git_root: z.string().nullable().optional(),
+  /**
+   * A Python workload's stack (null: the workload runs no Python, or its interpreter could not be read).
+   * Absent in runs recorded before it was stored.
+   */
+  workload: workloadStackSchema.nullable().optional(),
 });
 export type Fingerprint = z.infer<typeof fingerprintSchema>;

@@ -94,7 +94,7 @@ export async function resumeExperiment(opts: ResumeOptions): Promise<RunResult> 
     requireJournalOfProgress(runJson, resumed);
     const records = readJournalForResume(resumed, notes);
     const { experiment, workload } = experimentOfRun(runJson);
-    const env = fingerprint();
+    const env = fingerprint(process.cwd(), workload.python);
     const mechanism = preflightLimit(experiment, env);
     // Another host of the same cluster is the same environment; anything else is noted.
     const moved = environmentDiffs(runJson.environment, env)

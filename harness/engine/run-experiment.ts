@@ -71,7 +71,7 @@ export async function runExperiment(opts: RunOptions): Promise<RunResult> {
   if (opts.executor) experiment.executor = { ...experiment.executor, kind: opts.executor };
   refuseMemoryAboveMachine(experiment);
   const workload: Workload = createWorkload(experiment.workload, experiment.seed, source);
-  const env = fingerprint();
+  const env = fingerprint(process.cwd(), workload.python);
   const mechanism = preflightLimit(experiment, env);
   const dir = createRunDir(opts.outDir, experiment.name);
   const runJson = newRunJson({

@@ -22,7 +22,8 @@ export const INDEX_FILE = '.history-index.json';
 export const HISTORY_LOCK_FILE = '.history.lock';
 // 2: process-timed throughput is named runs/s (read from the journal of command workloads).
 // 3: figures rebuilt from each run's journal (run.json's stored result is not trusted).
-const INDEX_VERSION = 3;
+// 4: the environment key is the device and the workload's stack (not tunebench's or Node's versions).
+const INDEX_VERSION = 4;
 
 /** One key metric of a run: higher is better for every metric tunebench tracks. */
 const metricPointSchema = z.object({
@@ -61,19 +62,36 @@ export interface HistoryIndex {
   warnings: string[];
 }
 
-/** What makes two runs comparable: the device, its driver and the library versions. */
+/** Versions of the harness itself: a bump of tunebench or of the Node.js it runs on is not the workload's change. */
+const HARNESS_VERSIONS = new Set(['tunebench', 'node']);
+
+/**
+ * What makes two runs comparable: the device, its driver and the workload's own stack. For a Python
+ * workload that is its interpreter's Python, torch, numpy and torch's CUDA (the fingerprint's `workload`);
+ * otherwise the libraries the harness runs the workload with (onnxruntime-node). tunebench's and Node's
+ * versions are the harness's and never split a series.
+ */
 export function environmentKey(env: Fingerprint | undefined): { key: string; label: string } {
-  const versions = Object.entries(env?.versions ?? {})
-    .filter(([k]) => k !== 'tunebench')
-    .sort(([a], [b]) => a.localeCompare(b));
+  const stack: [string, string][] =
+    env?.workload !== undefined
+      ? env.workload === null
+        ? [['python', 'unknown']]
+        : [
+            ['python', env.workload.python],
+            ...Object.entries(env.workload.packages).sort(([a], [b]) => a.localeCompare(b)),
+            ...(env.workload.cuda !== null ? [['CUDA', env.workload.cuda] as [string, string]] : []),
+          ]
+      : Object.entries(env?.versions ?? {})
+          .filter(([k]) => !HARNESS_VERSIONS.has(k))
+          .sort(([a], [b]) => a.localeCompare(b));
   const device = env?.gpu
     ? `${env.gpu.count} x ${env.gpu.name}, driver ${env.gpu.driver}`
     : `${env?.cpu.model ?? 'unknown CPU'}, ${env?.cpu.cores ?? '?'} cores, no GPU`;
-  const label = `${device}; ${versions.map(([k, v]) => `${k} ${v}`).join(', ')}`;
+  const label = `${device}; ${stack.map(([k, v]) => `${k} ${v}`).join(', ')}`;
   const identity = JSON.stringify({
     cpu: env?.cpu ?? null,
     gpu: env?.gpu ? { name: env.gpu.name, driver: env.gpu.driver, count: env.gpu.count } : null,
-    versions,
+    stack,
   });
   return { key: createHash('sha256').update(identity).digest('hex').slice(0, 10), label };
 }

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import type { Fingerprint } from '../domain/telemetry.js';
 import { gpuInfo } from './nvidia-smi.js';
+import { workloadStack } from './workload-stack.js';
 
 export type { Fingerprint };
 
@@ -42,7 +43,11 @@ function osName(): string {
   }
 }
 
-export function fingerprint(cwd = process.cwd()): Fingerprint {
+/**
+ * The environment of a run: this machine, tunebench's own versions and the git checkout at `cwd`; with
+ * `python` (the workload's interpreter), that interpreter's stack too (workload-stack.ts).
+ */
+export function fingerprint(cwd = process.cwd(), python?: string): Fingerprint {
   const cpus = os.cpus();
   const git = gitCheckout(cwd);
   return {
@@ -59,6 +64,7 @@ export function fingerprint(cwd = process.cwd()): Fingerprint {
     },
     git_commit: git.commit,
     git_root: git.root,
+    ...(python !== undefined ? { workload: workloadStack(python) } : {}),
   };
 }
 

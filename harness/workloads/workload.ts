@@ -75,6 +75,8 @@ export interface Workload {
   readonly fixedParams: Config;
   /** `argv` replaces the program and its arguments (templates included) where the workload allows it. */
   command(config: Config, measure: MeasureSteps, argv?: readonly string[]): TrialCommand;
+  /** The Python interpreter the user's program runs under, when it is a Python program: its stack is fingerprinted. */
+  readonly python?: string | undefined;
   /** Workloads that run the user's own program: that program with `config`; throws when a template has no value. */
   training?(config: Config): TrainingCommand;
 }

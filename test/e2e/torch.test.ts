@@ -9,7 +9,7 @@ import { execa } from 'execa';
 import { CLI, FIXTURES, tempDir } from '../support/paths.js';
 import { assertExactMax, journal, runDir } from '../support/runs.js';
 import { requireSystem } from '../support/system.js';
-import type { CompareSummary, MaxBatchSummary, SweepSummary } from '../../harness/domain/index.js';
+import type { CompareSummary, Fingerprint, MaxBatchSummary, SweepSummary } from '../../harness/domain/index.js';
 
 describe('PyTorch workload (torch-cnn, small)', { skip: requireSystem('torch') }, () => {
   it(
@@ -29,7 +29,11 @@ describe('PyTorch workload (torch-cnn, small)', { skip: requireSystem('torch') }
       const records = journal(dir);
       const run = JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as {
         result: { stages: { name: string; result: unknown }[]; chosen: Record<string, unknown> };
+        environment: Fingerprint;
       };
+      // The workload's own stack is in the fingerprint: the interpreter it ran under and its torch.
+      assert.equal(run.environment.workload?.interpreter, '/usr/bin/python3');
+      assert.match(run.environment.workload?.packages['torch'] ?? '', /^\d+\.\d+/);
       const [mb, sweep, cmp] = run.result.stages.map((s) => s.result) as [
         MaxBatchSummary,
         SweepSummary,

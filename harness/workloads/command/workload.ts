@@ -15,6 +15,7 @@ import {
 import { torchrunTraining, torchrunTrial, type LauncherSpec } from './launcher.js';
 import { expandArg, expandArgs, programLength } from './template.js';
 import type { Config, ParamValue } from '../../domain/index.js';
+import { isPython } from '../../telemetry/workload-stack.js';
 
 /** Where the Python adapter lives; the harness puts it on PYTHONPATH. */
 export const PYTHON_ADAPTER_DIR = resolve(
@@ -56,12 +57,17 @@ export class CommandWorkload implements Workload {
   readonly kind = 'command';
   readonly description: string;
   readonly fixedParams: Config;
+  readonly python: string | undefined;
 
   constructor(
     private readonly spec: CommandSpec,
     private readonly baseDir: string,
   ) {
     this.fixedParams = definedParams(spec.params);
+    // The interpreter the program runs under: workload.python (for "{python}" and a .py script), or a program
+    // that is itself a Python (python3 train.py).
+    const first = spec.command[0] ?? '';
+    this.python = spec.python ?? (isPython(first) ? first : undefined);
     const ranks = spec.launcher ? ` (torchrun, ${spec.launcher.nproc_per_node} ranks)` : '';
     this.description = `command ${spec.command.join(' ')}${ranks}`;
   }
