@@ -12,6 +12,7 @@ import { registerBisect } from './bisect.js';
 import { registerClaims } from './claims.js';
 import { registerCompare } from './compare.js';
 import { registerHistory } from './history.js';
+import { registerGate } from './gate.js';
 import { registerReport } from './report.js';
 import { registerRun } from './run.js';
 import { registerSchema } from './schema.js';
@@ -40,6 +41,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerCompare(program);
   registerClaims(program);
   registerHistory(program);
+  registerGate(program);
   registerBisect(program);
   registerSlurm(program);
   registerValidate(program);

@@ -40,7 +40,12 @@ const acceptedFileSchema = z.object({ accepted: z.array(acceptedRunSchema) });
 const confirmationsFileSchema = z.object({ confirmations: z.array(confirmationSchema) });
 
 /** A JSON file that history keeps beside the runs, checked; a missing file is an empty one. */
-function readHistoryFile<S extends z.ZodType>(schema: S, path: string, what: string, fix: string): z.output<S> | null {
+export function readHistoryFile<S extends z.ZodType>(
+  schema: S,
+  path: string,
+  what: string,
+  fix: string,
+): z.output<S> | null {
   if (!existsSync(path)) return null;
   try {
     return readCheckedJson(schema, path, what, fix);

@@ -1,7 +1,8 @@
-// The nightly recipe (experiments/nightly/nightly.sh) end to end on the deterministic simulated GPU:
-// quiet nights pass, a planted slowdown fails loudly with exit 3, and a night stopped by SIGTERM is
-// resumed by the next night's job instead of starting over. With BISECT=1, in a project's own git
-// repository, a regression runs the bisect command history printed between the two nights' commits.
+// The nightly recipe (experiments/nightly/nightly.sh) end to end in a project's own git repository, on the
+// deterministic simulated GPU: quiet nights pass, the first night of a slower commit fails loudly with exit
+// 3 (the paired gate runs both commits tonight), and a night stopped by SIGTERM is resumed by the next
+// night's job instead of starting over. With BISECT=1 a regression runs the bisect command the gate
+// printed between the two nights' commits.
 import assert from 'node:assert/strict';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,7 +11,7 @@ import { execa } from 'execa';
 import type { BisectFile } from '../../harness/report/bisect.js';
 import { makeBisectRepo } from '../support/bisect-repo.js';
 import { NIGHTLY_EXPERIMENT } from '../support/history.js';
-import { CLI, ROOT, tempDir } from '../support/paths.js';
+import { CLI, PROGRAMS, ROOT, tempDir } from '../support/paths.js';
 import { waitFor } from '../support/wait.js';
 
 const SCRIPT = join(ROOT, 'experiments', 'nightly', 'nightly.sh');
@@ -18,24 +19,41 @@ const SCRIPT = join(ROOT, 'experiments', 'nightly', 'nightly.sh');
 describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
   it(
     'passes quiet nights, resumes a night stopped by SIGTERM, ' +
-      'and exits 3 with REGRESSION on a planted 30% slowdown',
+      'and exits 3 with REGRESSION on the first night of a commit 30% slower',
     async () => {
+      // The project: a git repository with the simulated GPU program, its experiment and the nightly script
+      // kept at experiments/nightly/ as in tunebench's own tree.
+      const repo = realpathSync(tempDir('tunebench-nightly-repo-'));
+      const git = (...args: string[]) => execa('git', ['-C', repo, ...args]);
+      await git('init', '-q');
+      await git('config', 'user.email', 'dev@example.com');
+      await git('config', 'user.name', 'Dev Eloper');
+      mkdirSync(join(repo, 'programs'));
+      mkdirSync(join(repo, 'experiments', 'nightly'), { recursive: true });
+      for (const f of ['simulated-gpu.mjs', 'emit.mjs']) copyFileSync(join(PROGRAMS, f), join(repo, 'programs', f));
+      copyFileSync(NIGHTLY_EXPERIMENT, join(repo, 'experiments', 'nightly.yaml'));
+      const script = join(repo, 'experiments', 'nightly', 'nightly.sh');
+      copyFileSync(SCRIPT, script);
+      chmodSync(script, 0o755);
+      await git('add', '-A');
+      await git('commit', '-q', '-m', 'first');
       const reports = tempDir();
       const summary = join(tempDir(), 'summary.md');
       const night = (extra: Record<string, string> = {}) =>
-        execa(SCRIPT, [], {
+        execa(script, [], {
           reject: false,
           env: {
-            EXPERIMENT: NIGHTLY_EXPERIMENT,
+            EXPERIMENT: 'experiments/nightly.yaml',
             REPORTS: reports,
             THRESHOLD: '10',
+            TUNEBENCH: `${process.execPath} ${CLI}`,
             GITHUB_STEP_SUMMARY: summary,
             ...extra,
           },
         });
       const first = await night();
       assert.equal(first.exitCode, 0, first.stderr);
-      assert.match(first.stdout, /no baseline: this is the first finished run in its environment/);
+      assert.match(first.stdout, /^tunebench gate: night \S+ \(\w{12}\) starts the gate's ledger/m);
 
       // The second night is stopped by SIGTERM mid-run (as SLURM preemption does); the script passes the
       // signal on, tunebench writes a partial report and the script exits 130.
@@ -43,47 +61,70 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
       const runs = join(reports, 'nightly');
       // Stop it once the second run has journaled a few trials.
       await waitFor('the second night under way', () => {
-        const id = readdirSync(runs).sort()[1];
+        const id = readdirSync(runs)
+          .filter((d) => d !== 'nights.json')
+          .sort()[1];
         return id && readFileSync(join(runs, id, 'trials.jsonl'), 'utf8').split('\n').length > 4 ? id : null;
       });
       second.kill('SIGTERM');
       const stopped = await second;
       assert.equal(stopped.exitCode, 130, stopped.stderr);
-      const stoppedDir = join(runs, readdirSync(runs).sort()[1]!);
+      const runDirs = () =>
+        readdirSync(runs)
+          .filter((d) => d !== 'nights.json')
+          .sort();
+      const stoppedDir = join(runs, runDirs()[1]!);
       assert.equal(
         (JSON.parse(readFileSync(join(stoppedDir, 'run.json'), 'utf8')) as { status: string }).status,
         'stopped',
       );
 
-      // The next night resumes that run (no third run directory) and compares it with the first: same
-      // config, no regression.
+      // The next night resumes that run (no third run directory). Its commit is the reference's: no code
+      // changed, so it is not a code regression, whatever the machine did.
       const third = await night();
       assert.equal(third.exitCode, 0, third.stderr);
-      assert.equal(readdirSync(runs).length, 2);
+      assert.equal(runDirs().length, 2);
       assert.equal(
         (JSON.parse(readFileSync(join(stoppedDir, 'run.json'), 'utf8')) as { status: string; resumes: unknown[] })
           .resumes.length,
         1,
       );
-      assert.match(third.stdout, /no significant regression and the same chosen config vs previous run/);
+      assert.match(third.stdout, /^tunebench gate: night \S+ runs the reference's commit \w{12}: no code changed/m);
 
-      // A slower night: every throughput metric drops by 23% (1/1.3), beyond the 10% threshold. Every
-      // night ran at the same commit of this checkout (or at none): BISECT=1 has no command to run.
-      const slow = await night({ SIMULATED_GPU_SLOWDOWN: '1.3', BISECT: '1' });
-      assert.equal(slow.exitCode, 3, slow.stderr);
-      assert.match(slow.stderr, /^tunebench: no bisect command for nightly: /m);
-      assert.match(slow.stderr, /^tunebench nightly: BISECT=1, but history gave no bisect command/m);
-      assert.match(slow.stdout, /REGRESSION: .* is -23\.\d% \[/);
+      // A commit whose steps take 30% longer: tonight's build and the reference's run tonight in paired
+      // rounds, and the first night of the slow commit fails, beyond the 10% threshold.
+      const program = join(repo, 'programs', 'simulated-gpu.mjs');
+      writeFileSync(
+        program,
+        readFileSync(program, 'utf8').replace(
+          'process.env.SIMULATED_GPU_SLOWDOWN ?? 1)',
+          'process.env.SIMULATED_GPU_SLOWDOWN ?? 1.3)',
+        ),
+      );
+      await git('commit', '-q', '-am', 'slower steps');
+      const slow = await night();
+      assert.equal(slow.exitCode, 3, `${slow.stdout}\n${slow.stderr}`);
+      assert.match(
+        slow.stdout,
+        /^tunebench gate: REGRESSION: \w{12} against the reference \w{12} .*: tonight\/reference 0\.7\d\dx \[/m,
+      );
       assert.match(slow.stderr, /tunebench nightly: REGRESSION beyond 10%/);
       // The accept command names the night that was judged, ready to paste (no <run-dir> placeholder).
-      const latest = join(runs, readdirSync(runs).sort().at(-1)!);
+      const latest = join(runs, runDirs().at(-1)!);
       assert.ok(slow.stderr.includes(`if it is intended: tunebench baseline accept ${latest})`), slow.stderr);
+      // The ledger keeps every judged night; a flagged one is never a reference.
+      const ledger = (JSON.parse(readFileSync(join(runs, 'nights.json'), 'utf8')) as { nights: { verdict: string }[] })
+        .nights;
+      assert.deepEqual(
+        ledger.map((n) => n.verdict),
+        ['first', 'same-commit', 'flagged'],
+      );
       // On GitHub Actions each night's history lands in the step summary.
       assert.equal((readFileSync(summary, 'utf8').match(/^# tunebench history: nightly$/gm) ?? []).length, 3);
     },
   );
 
-  it("BISECT=1: a regression runs the bisect command history printed, from the two nights' commits, and exits 3", async () => {
+  it("BISECT=1: a regression runs the bisect command the gate printed, between the two nights' commits, and exits 3", async () => {
     // The project: a git repository whose program does 5x the work at its last commit, with the nightly
     // script kept at experiments/nightly/ as in tunebench's own tree (untracked: checkouts keep it).
     const repo = tempDir('tunebench-bisect-');
@@ -117,8 +158,11 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
     const slow = await night(shas[2]!, { BISECT: '1', BISECT_BUILD: 'sh build.sh' });
     assert.equal(slow.exitCode, 3, `${slow.stdout}\n${slow.stderr}`);
 
-    // history printed the command between the nights' commits, as their run.json files record them.
-    const runs = readdirSync(join(reports, 'work')).sort();
+    // The gate measured the two commits paired and printed the command between them, as the nights' run.json
+    // files record them.
+    const runs = readdirSync(join(reports, 'work'))
+      .filter((d) => d !== 'nights.json')
+      .sort();
     const commit = (id: string) =>
       (
         JSON.parse(readFileSync(join(reports, 'work', id, 'run.json'), 'utf8')) as {
@@ -133,9 +177,7 @@ describe('the nightly recipe', { timeout: 5 * 60_000 }, () => {
     assert.ok(
       slow.stderr
         .split('\n')
-        .includes(
-          `tunebench: bisect work (good: run ${runs[0]}, bad: run ${runs[1]}): tunebench bisect ${args.join(' ')}`,
-        ),
+        .includes(`tunebench gate: the commit that made it slower: tunebench bisect ${args.join(' ')}`),
       slow.stderr,
     );
     assert.match(slow.stderr, /^tunebench nightly: REGRESSION beyond 10%/m);
