@@ -108,6 +108,13 @@ export function findings(h: ExperimentHistory, thresholdPct: number | null): Fin
         kind: 'config-change',
         text: `CONFIG CHANGE: ${c.param} ${String(c.before)} -> ${String(c.after)} vs ${against}`,
       });
+    for (const t of g.config_ties)
+      out.push(
+        note(
+          `${t.param}: tied, kept ${t.param}=${String(t.before)} (tonight picked ${String(t.after)} among configs ` +
+            `tied within the noise band: ${t.why}); not a config change`,
+        ),
+      );
     if (!series && g.regressions.length === 0 && g.config_changes.length === 0)
       out.push(
         note(`latest run ${g.latest.run_id}: no significant regression and the same chosen config vs ${against}`),

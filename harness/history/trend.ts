@@ -13,6 +13,7 @@ import {
 import { detectChangePoints } from '../stats/change-points.js';
 import type { RunEntry } from './index.js';
 import { seriesGate, type SeriesGate } from './series-gate.js';
+import { tiedBy } from './config-change.js';
 import { confirmationRoots, readAccepted, readBaseline, readConfirmations } from './files.js';
 import type { ParamValue } from '../domain/index.js';
 import { readRunDir } from '../experiment/run-file.js';
@@ -76,6 +77,8 @@ export interface Gate {
   /** Metrics significantly slower than the baseline beyond the threshold (all significant slowdowns without one). */
   regressions: MetricComparison[];
   config_changes: { param: string; before: ParamValue | null; after: ParamValue | null }[];
+  /** Chosen values that changed between configs tied tonight: not a change (no exit 4), and why. */
+  config_ties: { param: string; before: ParamValue | null; after: ParamValue | null; why: string }[];
   /**
    * The series gate on the latest run's environment (null when it cannot run); it decides exit 3
    * unless it is warming up.
@@ -186,6 +189,7 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
     comparison: null,
     regressions: [],
     config_changes: [],
+    config_ties: [],
     series: nightly,
     notes,
   };
@@ -209,9 +213,14 @@ function gate(runs: readonly RunEntry[], opts: HistoryOptions, alpha: number): G
   }
   out.comparison = compareRuns(before, after, { noiseBand: opts.noiseBand });
   out.regressions = regressions(out.comparison, opts.failPct);
-  out.config_changes = out.comparison.chosen
-    .filter((c) => c.changed)
-    .map(({ param, before: b, after: a }) => ({ param, before: b, after: a }));
+  // A value that flipped between configs tied within the noise band tonight is not a change (exit 4 is for
+  // changes the night decided): it is kept as a tie, with why.
+  const stages = after.run.result?.stages ?? [];
+  for (const { param, before: b, after: a } of out.comparison.chosen.filter((c) => c.changed)) {
+    const tie = tiedBy({ param, before: b, after: a }, stages);
+    if (tie === null) out.config_changes.push({ param, before: b, after: a });
+    else out.config_ties.push({ param, before: b, after: a, why: tie });
+  }
   return out;
 }
 

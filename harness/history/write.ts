@@ -86,6 +86,7 @@ export function historyJson(h: ExperimentHistory, threshold: number | null, hint
         verdict: r.verdict,
       })),
       config_changes: g.config_changes,
+      config_ties: g.config_ties,
       decided_by: seriesDecides(g) ? 'series' : 'baseline',
       failing: failingMetrics(g),
       series: g.series,
