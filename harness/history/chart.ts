@@ -5,6 +5,7 @@ import type { ExperimentHistory } from './trend.js';
 
 const WIDTH = 640;
 const CHANGE_COLOR = '#c0392b';
+const FLAGGED_COLOR = '#8e44ad';
 
 function metricRows(h: ExperimentHistory): Record<string, unknown>[] {
   const rows: Record<string, unknown>[] = [];
@@ -18,6 +19,7 @@ function metricRows(h: ExperimentHistory): Record<string, unknown>[] {
         env: m.env_key,
         t: p.started_at,
         run: p.run_id,
+        commit: h.commits[p.run_id]?.slice(0, 12) ?? '-',
         value: round(p.value),
         low: round(p.low ?? p.value),
         high: round(p.high ?? p.value),
@@ -35,10 +37,28 @@ function metricRows(h: ExperimentHistory): Record<string, unknown>[] {
       });
     }
   }
+  // Nights the paired gate flagged, marked on every metric's row.
+  for (const n of h.nights.filter((night) => night.verdict === 'flagged'))
+    for (const m of h.metrics)
+      rows.push({
+        kind: 'flagged',
+        metric: `${m.name} (${m.unit})`,
+        t: n.started_at,
+        run: n.run_id,
+        commit: n.commit?.slice(0, 12) ?? '-',
+        label: n.ratio ? `flagged ${n.ratio.estimate.toFixed(3)}x` : 'flagged',
+      });
   return rows;
 }
 
-const x = { field: 't', type: 'temporal', title: null, axis: { labelAngle: 0 } };
+/** Time on a 24-hour clock, in UTC as run ids and run.json keep it. */
+const x = {
+  field: 't',
+  type: 'temporal',
+  title: null,
+  scale: { type: 'utc' },
+  axis: { labelAngle: 0, format: '%m-%d %H:%M', formatType: 'utc' },
+};
 const env = { field: 'env', type: 'nominal', title: 'environment' };
 const facetHeader = {
   title: null,
@@ -78,7 +98,8 @@ function metricsFacet(h: ExperimentHistory): VlSpec {
             color: env,
             tooltip: [
               { field: 'run' },
-              { field: 't', type: 'temporal', timeUnit: 'yearmonthdatehoursminutes' },
+              { field: 'commit' },
+              { field: 't', type: 'temporal', timeUnit: 'utcyearmonthdatehoursminutes', format: '%Y-%m-%d %H:%M UTC' },
               { field: 'value' },
               { field: 'low' },
               { field: 'high' },
@@ -100,6 +121,19 @@ function metricsFacet(h: ExperimentHistory): VlSpec {
           transform: [{ filter: "datum.kind === 'change'" }],
           mark: { type: 'text', align: 'left', baseline: 'top', dx: 3, dy: 2, fontSize: 10, color: CHANGE_COLOR },
           encoding: { x, y: { value: 0 }, text: { field: 'label' } },
+        },
+        {
+          transform: [{ filter: "datum.kind === 'flagged'" }],
+          mark: { type: 'point', shape: 'triangle-down', filled: true, size: 60, color: FLAGGED_COLOR },
+          encoding: {
+            x,
+            y: { value: 4 },
+            tooltip: [
+              { field: 'run', title: 'flagged by the paired gate' },
+              { field: 'commit' },
+              { field: 'label', title: 'tonight/reference' },
+            ],
+          },
         },
       ],
     },
@@ -146,8 +180,9 @@ export function historyChart(h: ExperimentHistory): Chart {
     spec: {
       ...base(
         title,
-        'Key metrics per run with their 95% CI band; ' +
-          'dashed rules mark change points (step detection weighted by CI width); then the chosen values.',
+        'Key metrics per run (UTC, 24-hour clock; the commit on hover) with their 95% CI band; dashed rules ' +
+          'mark change points (step detection weighted by CI width), triangles the nights the paired gate ' +
+          'flagged; then the chosen values.',
       ),
       vconcat: parts,
       resolve: { scale: { color: 'shared', x: 'shared' } },

@@ -245,6 +245,35 @@ function chosenRows(h: ExperimentHistory): string[][] {
 }
 const CHOSEN_HEADERS = ['parameter', 'before', 'after', 'from run', 'environment'];
 
+/** "2026-12-08 01:16 UTC": a night's time on a 24-hour clock. */
+export const nightTime = (iso: string): string =>
+  /^\d{4}-\d\d-\d\dT\d\d:\d\d/.test(iso) ? `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC` : iso;
+
+function nightRows(h: ExperimentHistory): string[][] {
+  const x = (v: number) => `${v.toFixed(3)}x`;
+  return h.nights.map((n) => [
+    nightTime(n.started_at),
+    n.run_id,
+    n.commit?.slice(0, 12) ?? '-',
+    n.verdict,
+    n.ratio ? `${x(n.ratio.estimate)} [${x(n.ratio.low)}, ${x(n.ratio.high)}]` : '-',
+    n.rounds > 0 ? String(n.rounds) : '-',
+    n.reference?.commit?.slice(0, 12) ?? '-',
+  ]);
+}
+const NIGHT_HEADERS = [
+  'night',
+  'run',
+  'commit',
+  'gate',
+  'tonight/reference [95% CI]',
+  'paired rounds',
+  'reference commit',
+];
+const NIGHTS_NOTE =
+  "Each night the paired gate (tunebench gate) ran tonight's commit and the reference's in interleaved rounds: " +
+  'flagged nights (a slowdown beyond the threshold) and undecided ones never become the reference; accepted ones do.';
+
 export function historyMarkdown(h: ExperimentHistory, thresholdPct: number | null): string {
   const out = [`# tunebench history: ${md(h.experiment)}`, ''];
   out.push(
@@ -274,6 +303,18 @@ export function historyMarkdown(h: ExperimentHistory, thresholdPct: number | nul
       : 'The chosen config never changed.',
     '',
   );
+  if (h.nights.length > 0)
+    out.push(
+      '## Nights judged by the paired gate',
+      '',
+      NIGHTS_NOTE,
+      '',
+      table(
+        NIGHT_HEADERS,
+        nightRows(h).map((r) => r.map(md)),
+      ),
+      '',
+    );
   return out.join('\n');
 }
 
@@ -317,6 +358,16 @@ export function historyHtml(
     '<h2 id="chosen">Chosen config changes</h2>',
     chosen.length > 0 ? htmlTable(CHOSEN_HEADERS, chosen, []) : '<p>The chosen config never changed.</p>',
   );
+  if (h.nights.length > 0)
+    out.push(
+      '<h2 id="nights">Nights judged by the paired gate</h2>',
+      `<p>${esc(NIGHTS_NOTE)}</p>`,
+      htmlTable(
+        NIGHT_HEADERS,
+        nightRows(h),
+        h.nights.flatMap((n, i) => (n.verdict === 'flagged' ? [i] : [])),
+      ),
+    );
   out.push('</body>', '</html>', '');
   return out.join('\n');
 }

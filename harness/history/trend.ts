@@ -14,6 +14,7 @@ import { detectChangePoints } from '../stats/change-points.js';
 import type { RunEntry } from './index.js';
 import { seriesGate, type SeriesGate } from './series-gate.js';
 import { tiedBy } from './config-change.js';
+import { readNights, type Night } from './nights.js';
 import { confirmationRoots, readAccepted, readBaseline, readConfirmations } from './files.js';
 import type { ParamValue } from '../domain/index.js';
 import { readRunDir } from '../experiment/run-file.js';
@@ -94,6 +95,10 @@ export interface ExperimentHistory {
   metrics: MetricTrend[];
   chosen: ChosenTrend[];
   gate: Gate | null;
+  /** The nights the paired gate judged (nights.json), oldest first: flagged, accepted and the rest. */
+  nights: Night[];
+  /** Each run's git commit (null when it recorded none), by run id: the chart's ticks and tooltips. */
+  commits: Record<string, string | null>;
 }
 
 export interface HistoryOptions {
@@ -267,6 +272,8 @@ export function analyzeHistory(
       metrics: series(mine),
       chosen: chosenSeries(mine),
       gate: gate(mine, opts, alpha),
+      nights: mine.length > 0 ? readNights(dirname(mine[0]!.dir)) : [],
+      commits: Object.fromEntries(mine.map((r) => [r.run_id, r.git_commit])),
     };
   });
 }
