@@ -57,7 +57,7 @@ const x = {
   type: 'temporal',
   title: null,
   scale: { type: 'utc' },
-  axis: { labelAngle: 0, format: '%m-%d %H:%M', formatType: 'utc' },
+  axis: { labelAngle: 0, format: '%m-%d %H:%M' },
 };
 const env = { field: 'env', type: 'nominal', title: 'environment' };
 const facetHeader = {
