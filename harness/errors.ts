@@ -7,7 +7,7 @@ export const EXIT = {
   harness: 1,
   /** Invalid input: a malformed experiment file, an unknown option, a missing file. */
   invalid: 2,
-  /** compare / history --fail-on-regression: a significant regression beyond the threshold. */
+  /** gate, compare / history --fail-on-regression: a significant regression beyond the threshold. */
   regression: 3,
   /** tunebench history --fail-on-config-change: the latest run chose another config than its baseline. */
   configChanged: 4,
