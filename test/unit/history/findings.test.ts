@@ -11,6 +11,7 @@ const history = {
     env_mismatch: ['host a100-node vs h100-node'],
     regressions: [{ metric: 'samples/s', throughput_ratio: { estimate: 0.9, low: 0.85, high: 0.95 } }],
     config_changes: [{ param: 'num_workers', before: 2, after: 4 }],
+    config_ties: [{ param: 'prefetch_factor', before: 2, after: 4, why: 'stage loader: prefetch_factor=2 is tied' }],
     notes: ['REGRESSION is a word this note quotes; it is still a note'],
     latest: { run_id: 'night-0002' },
     series: null,
@@ -23,13 +24,18 @@ describe('history findings', () => {
     const found = findings(history, 5);
     assert.deepEqual(
       found.map((f) => f.kind),
-      ['environment', 'regression', 'config-change', 'note'],
+      ['environment', 'regression', 'config-change', 'note', 'note'],
     );
-    assert.deepEqual(found.map(alarming), [true, true, true, false]);
+    assert.deepEqual(found.map(alarming), [true, true, true, false, false]);
     assert.match(
       found[1]!.text,
       /^REGRESSION: samples\/s is -10\.0% \[-15\.0%, -5\.0%\] vs previous run night-0001 \(beyond 5%\)$/,
     );
     assert.match(found[2]!.text, /^CONFIG CHANGE: num_workers 2 -> 4 vs previous run night-0001$/);
+    // A value that flipped between tied configs is a note, never a config change.
+    assert.match(
+      found.find((f) => f.text.startsWith('prefetch_factor'))!.text,
+      /^prefetch_factor: tied, kept prefetch_factor=2 \(tonight picked 4 .*\); not a config change$/,
+    );
   });
 });
