@@ -2,11 +2,12 @@
 // may depend on another having run first (a service it needs, a file another leaves): the order is a
 // setting, so that CI can prove it.
 //   TUNEBENCH_TEST_ORDER  sorted (default) | reverse | shuffle | shuffle:<seed>
+//   --list                print the files in that order, run nothing
 // A shuffled run prints its seed; the same seed gives the same order again.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SUITES = ['unit', 'integration', 'e2e', 'faults', 'slurm'];
@@ -20,19 +21,7 @@ function testFiles(dir, into = []) {
   return into;
 }
 
-/** A small seeded generator (mulberry32): the same seed, the same order. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function ordered(files, order) {
+async function ordered(files, order) {
   const sorted = [...files].sort();
   if (order === 'sorted') return sorted;
   if (order === 'reverse') return sorted.reverse();
@@ -45,7 +34,9 @@ function ordered(files, order) {
   }
   const seed = m[1] === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(m[1]);
   console.log(`run-tests: test files in shuffled order, seed ${seed} (TUNEBENCH_TEST_ORDER=shuffle:${seed} repeats it)`);
-  const next = random(seed);
+  // The harness's own seeded generator (npm test builds before it runs this script).
+  const { createRng } = await import(pathToFileURL(join(ROOT, 'dist', 'harness', 'stats', 'rng.js')).href);
+  const next = createRng(seed);
   for (let i = sorted.length - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
     [sorted[i], sorted[j]] = [sorted[j], sorted[i]];
@@ -60,7 +51,12 @@ if (files.length === 0) {
   process.exit(1);
 }
 const order = process.env.TUNEBENCH_TEST_ORDER || 'sorted';
-const list = ordered(files, order);
+const list = await ordered(files, order);
+// --list: the files in the order they would run, one a line; nothing runs.
+if (process.argv.includes('--list')) {
+  console.log(list.map((f) => relative(ROOT, f)).join('\n'));
+  process.exit(0);
+}
 if (order !== 'sorted') console.log(`run-tests: first files: ${list.slice(0, 3).map((f) => relative(dist, f)).join(', ')}`);
 const r = spawnSync(process.execPath, ['--test', '--test-concurrency=1', ...list.map((f) => relative(ROOT, f))], {
   cwd: ROOT,

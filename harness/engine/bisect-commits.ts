@@ -11,7 +11,8 @@ import { COMMIT_PARAMETER } from '../search/bisect-step.js';
 import { StoreError } from '../errors.js';
 import { createWorkload, type WorkloadOptions } from '../workloads/index.js';
 import type { MeasureSteps, TrialCommand, Workload } from '../workloads/workload.js';
-import type { Config } from '../domain/index.js';
+import { measuredPeakMemory, type Config, type TrialRecord } from '../domain/index.js';
+import type { ArmTrial } from '../search/sweep.js';
 import { bisectBuildSchema, type BisectBuild } from '../report/bisect.js';
 
 export const BUILDS_FILE = 'builds.jsonl';
@@ -192,4 +193,15 @@ export function worktreeWorkload(
 export function pathInRepo(repo: string, file: string): string | null {
   const rel = relative(repo, file);
   return rel === '' || rel.startsWith('..') || rel.startsWith('/') ? null : rel;
+}
+
+/** A journaled trial of a commit as the compare strategy sees it (a bisection step's, a gate night's). */
+export function commitTrialOf(record: TrialRecord): ArmTrial {
+  return {
+    outcome: record.outcome,
+    reason: record.reason,
+    steps: record.steps,
+    wallSeconds: record.wall_seconds,
+    memory: measuredPeakMemory(record),
+  };
 }

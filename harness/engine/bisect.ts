@@ -13,8 +13,8 @@ import type { ArmPlanFn, ArmTrialFn } from '../search/sweep.js';
 import { createRunDir, openRunDir, type RunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
 import { printedCommand } from '../util/shell.js';
-import { measuredPeakMemory, type BisectRun, type Config, type TrialRecord } from '../domain/index.js';
-import { CommitTrees, pathInRepo, type BuildRecord } from './bisect-commits.js';
+import type { BisectRun, Config, TrialRecord } from '../domain/index.js';
+import { commitTrialOf, CommitTrees, pathInRepo, type BuildRecord } from './bisect-commits.js';
 import { writeBisectFiles } from './bisect-finish.js';
 import type { BisectFile } from '../report/bisect.js';
 import type { Progress } from '../executors/progress.js';
@@ -285,13 +285,7 @@ function commitMeasure(a: {
     if (!runCtx.trials.replayed()) await trees.ensureLive(commit);
     const record = await runJournaledTrialOf(runCtx, specOf(config, o));
     current.push(record.index);
-    return {
-      outcome: record.outcome,
-      reason: record.reason,
-      steps: record.steps,
-      wallSeconds: record.wall_seconds,
-      memory: measuredPeakMemory(record),
-    };
+    return commitTrialOf(record);
   };
   // The trials of a look, announced together (a SLURM array); their commits' worktrees exist before they are
   // submitted, since the array's tasks run them on other nodes. Replayed trials need neither.

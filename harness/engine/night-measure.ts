@@ -9,8 +9,8 @@ import { measureNight, type NightMeasurement } from '../search/nightly-gate.js';
 import type { ArmTrialFn } from '../search/sweep.js';
 import { createRunDir } from '../store/run-dir.js';
 import { fingerprint } from '../telemetry/fingerprint.js';
-import { measuredPeakMemory, type Config } from '../domain/index.js';
-import { CommitTrees, pathInRepo } from './bisect-commits.js';
+import type { Config } from '../domain/index.js';
+import { commitTrialOf, CommitTrees, pathInRepo } from './bisect-commits.js';
 import type { Progress } from '../executors/progress.js';
 import { newRunJson, preflightLimit, runContext } from './run-experiment.js';
 import { writeRunJson } from '../experiment/run-file.js';
@@ -114,13 +114,7 @@ export async function measureNightInWorktrees(o: NightMeasureOptions): Promise<N
         },
         { n, ofAbout: n, show: ['commit'] },
       );
-      return {
-        outcome: record.outcome,
-        reason: record.reason,
-        steps: record.steps,
-        wallSeconds: record.wall_seconds,
-        memory: measuredPeakMemory(record),
-      };
+      return commitTrialOf(record);
     };
     const measurement = await measureNight(trial, {
       reference: o.reference,
