@@ -65,17 +65,36 @@ async function judge(o: GateOptions, reports: string): Promise<GateOutcome> {
   const known = nights.find((n) => n.run_id === tonight.run_id);
   if (known) return { night: known, again: true };
   const reference = referenceOf(runs, tonight, nights, readBaseline(expDir), readAccepted(expDir));
-  const night = await measureAgainst(o, reports, tonight, reference);
+  const night = await judgeNight(tonight, reference, o.threshold, (ref, now) =>
+    measureInWorktrees(o, reports, ref, now),
+  );
   writeNights(expDir, [...nights, night]);
   return { night, again: false };
 }
 
-/** Tonight against the reference: the night's record, measured when their commits differ. */
-async function measureAgainst(
-  o: GateOptions,
-  reports: string,
+/** What measuring a night gave: the paired verdict, the gate's run directory, and a regression's bisection. */
+export interface NightMeasured {
+  measurement: NightMeasurement;
+  gateDir: string | null;
+  bisect: string[] | null;
+}
+
+/** Measures tonight's commit against the reference's (both known to differ and to be recorded). */
+export type MeasureNightFn = (
+  reference: RunEntry & { git_commit: string },
+  tonight: RunEntry & { git_commit: string },
+) => Promise<NightMeasured>;
+
+/**
+ * Tonight's record against its reference: the first night of the ledger without one, a night of the
+ * reference's own commit without measuring, else the paired measurement's verdict. The bench drives it with
+ * simulated measurements (test/bench/nightly.bench.ts); the gate with worktrees.
+ */
+export async function judgeNight(
   tonight: RunEntry,
   reference: RunEntry | null,
+  threshold: number,
+  measure: MeasureNightFn,
 ): Promise<Night> {
   const base = {
     run_id: tonight.run_id,
@@ -83,7 +102,7 @@ async function measureAgainst(
     commit: tonight.git_commit,
     started_at: tonight.started_at,
     reference: reference ? { run_id: reference.run_id, commit: reference.git_commit } : null,
-    threshold: o.threshold,
+    threshold,
     judged_at: new Date().toISOString(),
   };
   const none = { ratio: null, rounds: 0, trials: 0, gate_dir: null, failure: null, bisect: null };
@@ -95,6 +114,31 @@ async function measureAgainst(
       } records no git commit: run tunebench from inside the repository of the code under test (nightly.sh does)`,
     );
   if (tonight.git_commit === reference.git_commit) return { ...base, ...none, verdict: 'same-commit' };
+  const measured = await measure(
+    { ...reference, git_commit: reference.git_commit },
+    { ...tonight, git_commit: tonight.git_commit },
+  );
+  const m = measured.measurement;
+  const verdict = verdictWord(m);
+  return {
+    ...base,
+    verdict,
+    bisect: verdict === 'flagged' ? measured.bisect : null,
+    ratio: m.ratio ? { estimate: m.ratio.estimate, low: m.ratio.low, high: m.ratio.high } : null,
+    rounds: m.rounds,
+    trials: m.trials,
+    gate_dir: measured.gateDir,
+    failure: m.failure,
+  };
+}
+
+/** The paired measurement in worktrees of the repository tonight's run was made in. */
+async function measureInWorktrees(
+  o: GateOptions,
+  reports: string,
+  reference: RunEntry & { git_commit: string },
+  tonight: RunEntry & { git_commit: string },
+): Promise<NightMeasured> {
   const run = readRunJson(tonight.dir, 'the gate cannot know what tonight ran');
   const repo = o.repo ?? run.environment.git_root ?? null;
   if (repo === null)
@@ -114,20 +158,19 @@ async function measureAgainst(
     progress: o.progress,
     ...(o.signal ? { signal: o.signal } : {}),
   });
-  const m = measured.measurement;
-  const verdict = verdictWord(m);
   return {
-    ...base,
-    verdict,
-    bisect:
-      verdict === 'flagged'
-        ? ['bisect', '--repo', repo, '--good', reference.git_commit, '--bad', tonight.git_commit, run.experiment_file]
-        : null,
-    ratio: m.ratio ? { estimate: m.ratio.estimate, low: m.ratio.low, high: m.ratio.high } : null,
-    rounds: m.rounds,
-    trials: m.trials,
-    gate_dir: measured.runDir,
-    failure: m.failure,
+    measurement: measured.measurement,
+    gateDir: measured.runDir,
+    bisect: [
+      'bisect',
+      '--repo',
+      repo,
+      '--good',
+      reference.git_commit,
+      '--bad',
+      tonight.git_commit,
+      run.experiment_file,
+    ],
   };
 }
 
